@@ -1,0 +1,71 @@
+//! The main example: a Rust library whose functions (and, with the object-authoring macros,
+//! types) are used from Python and C++ exactly like C++ ones.
+use tvm_ffi::{ffi_func, Array, Function, ObjectRef};
+
+/// Adds two integers.
+#[ffi_func(name = "my_ext.add")]
+pub fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+/// Parses an integer; an invalid text raises `ValueError`.
+#[ffi_func(name = "my_ext.parse")]
+pub fn parse(text: &str) -> tvm_ffi::Result<i64> {
+    Ok(text.trim().parse::<i64>()?)
+}
+
+/// Calls `f` twice: `f(f(x))`.
+#[ffi_func(name = "my_ext.apply_twice")]
+pub fn apply_twice(f: Function, x: i64) -> tvm_ffi::Result<i64> {
+    let once: i64 = f.call_as((x,))?;
+    f.call_as((once,))
+}
+
+/// Greets `name` (a string that may be longer or shorter than 8 bytes).
+#[ffi_func(name = "my_ext.greet")]
+pub fn greet(name: &str) -> String {
+    format!("hello, {name}")
+}
+
+/// Sums an array of integers.
+#[ffi_func(name = "my_ext.sum")]
+pub fn sum(values: Array<i64>) -> i64 {
+    values.iter().sum()
+}
+
+/// Counts the entries of a map and sums its values.
+#[ffi_func(name = "my_ext.map_total")]
+pub fn map_total(m: tvm_ffi::Map<tvm_ffi::String, i64>) -> i64 {
+    m.entries().into_iter().map(|(_, v)| v).sum()
+}
+
+/// Returns its argument: an object made anywhere keeps its identity.
+#[ffi_func(name = "my_ext.identity")]
+pub fn identity(obj: ObjectRef<tvm_ffi::builtin::Object>) -> ObjectRef<tvm_ffi::builtin::Object> {
+    obj
+}
+
+/// Divides; panics on zero (the panic becomes a RuntimeError, the process survives).
+#[ffi_func(name = "my_ext.checked_div")]
+pub fn checked_div(a: i64, b: i64) -> i64 {
+    if b == 0 {
+        panic!("division by zero in checked_div");
+    }
+    a / b
+}
+
+/// Narrows to i32: an out-of-range argument is a TypeError, never a truncation.
+#[ffi_func(name = "my_ext.narrow")]
+pub fn narrow(x: i32) -> i32 {
+    x
+}
+
+/// Calls `f()` and describes the error it raised as `"<kind>: <message>"` (or `"ok"`): an
+/// exception raised by a Python callback arrives in Rust with its original kind.
+#[ffi_func(name = "my_ext.describe_error")]
+pub fn describe_error(f: Function) -> String {
+    match f.call(()) {
+        Ok(_) => "ok".to_string(),
+        Err(err) => format!("{}: {}", err.kind(), err.message()),
+    }
+}

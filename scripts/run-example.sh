@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The main example end to end: builds the Rust library examples/point and uses its functions
+# from Python and from a C++ program compiled against the wheel's headers.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+bash scripts/setup.sh
+lib="$root/target/debug/libtvm_ffi_example_point.so"
+echo "==> Python uses the Rust library"
+.venv/bin/python examples/point/python/main.py "$lib"
+echo "==> C++ uses the Rust library"
+bash examples/point/cpp/build.sh "$root/target/example-cpp"
+"$root/target/example-cpp/point_main" "$lib"

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Sets up everything on a fresh machine: a project-local Python environment (.venv) with the
+# pinned apache-tvm-ffi wheel, pytest and numpy, then the cargo build of the workspace.
+# Idempotent: a second run only checks that everything is in place.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+python="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  echo "==> creating .venv with $($python --version)"
+  "$python" -m venv .venv
+fi
+if ! .venv/bin/python -m pip freeze 2>/dev/null | grep -qx "apache-tvm-ffi==0.1.15.post2" \
+   || ! .venv/bin/python -c "import pytest, numpy" 2>/dev/null; then
+  echo "==> installing python-requirements.txt into .venv"
+  .venv/bin/python -m pip install --disable-pip-version-check -q -r python-requirements.txt
+fi
+echo "==> libtvm_ffi: $(.venv/bin/tvm-ffi-config --libdir)"
+echo "==> cargo build"
+cargo build --workspace --all-targets --quiet

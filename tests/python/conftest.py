@@ -1,0 +1,21 @@
+"""Shared fixtures: the Rust example library built by cargo, loaded the way users load it."""
+import os
+import pathlib
+
+import pytest
+import tvm_ffi
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def _lib_path(name: str) -> str:
+    path = pathlib.Path(os.environ.get("TVM_FFI_TARGET_DIR", ROOT / "target" / "debug")) / name
+    if not path.exists():
+        pytest.fail(f"{path} is missing: run `bash scripts/test.sh` (it builds the workspace first)")
+    return str(path)
+
+
+@pytest.fixture(scope="session")
+def example_lib():
+    """`examples/point` loaded with tvm_ffi.load_module."""
+    return tvm_ffi.load_module(_lib_path("libtvm_ffi_example_point.so"))

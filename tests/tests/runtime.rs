@@ -1,0 +1,374 @@
+//! The runtime crate against the real libtvm_ffi and its C++ test peer (`testing.*`).
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use tvm_ffi::object::{DerivedObject, RuntimeType, RustObject, TypeSlot};
+use tvm_ffi::{
+    Any, AnyView, Array, Bytes, DataType, Device, Error, Function, Map, ObjectRef, ObjectType,
+    String,
+};
+
+fn global(name: &str) -> Function {
+    tvm_ffi_tests::load_cpp_testing_library();
+    Function::get_global(name).unwrap_or_else(|| panic!("global `{name}` missing"))
+}
+
+fn echo(value: Any) -> Any {
+    global("testing.echo").call((&value,)).expect("echo")
+}
+
+// A Rust-defined object type, written by hand (what #[derive(Object)] generates).
+static DROPS: AtomicUsize = AtomicUsize::new(0);
+struct Counter {
+    value: i64,
+}
+impl Drop for Counter {
+    fn drop(&mut self) {
+        DROPS.fetch_add(1, Ordering::SeqCst);
+    }
+}
+static COUNTER_SLOT: TypeSlot = TypeSlot::new();
+// SAFETY: allocated only through ObjectRef::new (header + Counter), never mutated.
+unsafe impl ObjectType for Counter {
+    const TYPE_KEY: &'static str = "rust_tests.Counter";
+    fn runtime_type() -> RuntimeType {
+        if let Some(ty) = COUNTER_SLOT.get() {
+            return ty;
+        }
+        let ty = tvm_ffi::registry::allocate_type_index(
+            Self::TYPE_KEY,
+            tvm_ffi::builtin::Object::runtime_type(),
+            true,
+        )
+        .expect("allocate");
+        COUNTER_SLOT.set(ty);
+        ty
+    }
+}
+impl DerivedObject for Counter {
+    type Parent = tvm_ffi::builtin::Object;
+}
+// SAFETY: plain Rust payload dropped by the Rust deleter.
+unsafe impl RustObject for Counter {}
+
+#[test]
+fn every_value_kind_round_trips_through_cpp_echo() {
+    assert!(echo(Any::none()).is_none());
+    assert!(echo(Any::new(true)).cast::<bool>().unwrap());
+    assert!(!echo(Any::new(false)).cast::<bool>().unwrap());
+    assert_eq!(echo(Any::new(-7i64)).cast::<i64>().unwrap(), -7);
+    assert_eq!(echo(Any::new(i64::MAX)).cast::<i64>().unwrap(), i64::MAX);
+    assert_eq!(echo(Any::new(200u8)).cast::<u8>().unwrap(), 200);
+    assert_eq!(echo(Any::new(-3i32)).cast::<i32>().unwrap(), -3);
+    assert_eq!(echo(Any::new(2.5f64)).cast::<f64>().unwrap(), 2.5);
+    assert_eq!(echo(Any::new(0.25f32)).cast::<f32>().unwrap(), 0.25);
+    for text in [
+        "",
+        "short",
+        "exactly",
+        "eight by",
+        "a string longer than seven bytes",
+    ] {
+        let back = echo(Any::new(text));
+        assert_eq!(back.cast::<&str>().unwrap(), text);
+        assert_eq!(back.cast::<String>().unwrap(), text);
+        let expected = if text.len() <= 7 {
+            "ffi.SmallStr"
+        } else {
+            "ffi.String"
+        };
+        assert_eq!(back.type_key(), expected, "{text:?}");
+    }
+    for bytes in [&b"ab\0c"[..], &b"0123456789abcdef"[..]] {
+        let back = echo(Any::new(bytes));
+        assert_eq!(back.cast::<&[u8]>().unwrap(), bytes);
+        assert_eq!(back.cast::<Bytes>().unwrap().as_bytes(), bytes);
+    }
+    assert_eq!(
+        echo(Any::new(None::<i64>)).cast::<Option<i64>>().unwrap(),
+        None
+    );
+    assert_eq!(
+        echo(Any::new(Some(5i64))).cast::<Option<i64>>().unwrap(),
+        Some(5)
+    );
+    let dtype: DataType = "float16x4".parse().unwrap();
+    assert_eq!(echo(Any::new(dtype)).cast::<DataType>().unwrap(), dtype);
+    assert_eq!(dtype.to_string(), "float16x4");
+    let device: Device = "cuda:3".parse().unwrap();
+    assert_eq!(echo(Any::new(device)).cast::<Device>().unwrap(), device);
+    assert_eq!(device.to_string(), "cuda:3");
+    let ptr = 0x1234usize as *mut std::ffi::c_void;
+    assert_eq!(
+        echo(Any::new(ptr)).cast::<*mut std::ffi::c_void>().unwrap(),
+        ptr
+    );
+    let array = Array::new(["x", "a longer string element"]).unwrap();
+    let back: Array<String> = echo(Any::new(&array)).cast().unwrap();
+    assert!(back.as_object_ref().ptr_eq(array.as_object_ref()));
+    assert_eq!(
+        back.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+        ["x", "a longer string element"]
+    );
+    let map = Map::new([("k", 1i64), ("key number two", 2)]).unwrap();
+    let back: Map<String, i64> = echo(Any::new(&map)).cast().unwrap();
+    assert_eq!(back.get("key number two"), Some(2));
+    assert_eq!(back.get("missing"), None);
+    assert_eq!(back.len(), 2);
+    let obj = ObjectRef::new(Counter { value: 11 });
+    let back: ObjectRef<Counter> = echo(Any::new(&obj)).cast().unwrap();
+    assert!(back.ptr_eq(&obj));
+    assert_eq!(back.value, 11);
+    let f = Function::from_typed(|x: i64| x * 2);
+    let back: Function = echo(Any::new(&f)).cast().unwrap();
+    assert_eq!(back.call_as::<i64, _>((21,)).unwrap(), 42);
+}
+
+#[test]
+fn cast_try_cast_and_exact_follow_the_runtime_rules() {
+    let int = Any::new(42i64);
+    assert_eq!(int.cast::<f64>().unwrap(), 42.0);
+    assert_eq!(int.try_cast::<f64>(), Some(42.0));
+    assert_eq!(int.as_exact::<f64>(), None);
+    assert_eq!(int.as_exact::<i64>(), Some(42));
+    assert_eq!(int.try_cast::<bool>(), Some(true));
+    assert_eq!(int.as_exact::<bool>(), None);
+    let err = int.cast::<String>().unwrap_err();
+    assert_eq!(err.kind(), "TypeError");
+    assert_eq!(err.message(), "Cannot convert from type `int` to `str`");
+    let big = Any::new(1i64 << 40);
+    assert_eq!(big.try_cast::<i32>(), None);
+    let err = big.cast::<i32>().unwrap_err();
+    assert_eq!(
+        err.message(),
+        "Cannot convert from type `int` (value 1099511627776 is out of range for `i32`) to `int`"
+    );
+    assert_eq!(Any::new(-1i64).try_cast::<u64>(), None);
+    assert!(u64::MAX.try_into_any_checked().is_err());
+    let s = Any::new("dtype");
+    assert_eq!(s.as_exact::<i64>(), None);
+    assert_eq!(
+        Any::new("int32").cast::<DataType>().unwrap(),
+        DataType::int(32)
+    );
+    let arr = Array::new([Any::new(1i64), Any::new("two")]).unwrap();
+    let err = Any::new(arr).cast::<Array<i64>>().unwrap_err();
+    assert_eq!(
+        err.message(),
+        "Cannot convert from type `Array[index 1: ffi.SmallStr]` to `Array<int>`"
+    );
+}
+
+trait CheckedAny {
+    fn try_into_any_checked(self) -> tvm_ffi::Result<Any>;
+}
+impl CheckedAny for u64 {
+    fn try_into_any_checked(self) -> tvm_ffi::Result<Any> {
+        tvm_ffi::TryIntoAny::try_into_any(self)
+    }
+}
+
+#[test]
+fn rust_closures_registered_as_globals_are_callable_from_cpp() {
+    let concat = Function::from_typed(|a: String, b: std::string::String, n: i64| -> String {
+        let mut out = std::string::String::new();
+        for _ in 0..n {
+            out.push_str(&a);
+            out.push_str(&b);
+        }
+        out.as_str().into()
+    });
+    concat.register_global("rust_tests.concat", true).unwrap();
+    let apply = global("testing.apply");
+    let f = Function::get_global("rust_tests.concat").unwrap();
+    let out: std::string::String = apply.call_as((&f, "ab", "a longer piece", 2i64)).unwrap();
+    assert_eq!(out, "aba longer pieceaba longer piece");
+    let short: std::string::String = apply.call_as((&f, "x", "y", 1i64)).unwrap();
+    assert_eq!(short, "xy");
+
+    let sum = Function::from_typed(|xs: Array<i64>, m: Map<String, i64>| -> i64 {
+        xs.iter().sum::<i64>() + m.entries().iter().map(|(_, v)| v).sum::<i64>()
+    });
+    sum.register_global("rust_tests.sum", true).unwrap();
+    let f = Function::get_global("rust_tests.sum").unwrap();
+    let xs = Array::new([1i64, 2, 3]).unwrap();
+    let m = Map::new([("a", 10i64), ("bbbbbbbbbb", 20)]).unwrap();
+    assert_eq!(apply.call_as::<i64, _>((&f, &xs, &m)).unwrap(), 36);
+
+    let obj_in = Function::from_typed(|c: ObjectRef<Counter>| -> ObjectRef<Counter> {
+        ObjectRef::new(Counter { value: c.value + 1 })
+    });
+    let c = ObjectRef::new(Counter { value: 1 });
+    let out: ObjectRef<Counter> = apply.call_as((&obj_in, &c)).unwrap();
+    assert_eq!(out.value, 2);
+
+    let err = apply.call((&f, "not an array", &m)).unwrap_err();
+    assert_eq!(err.kind(), "TypeError");
+    assert_eq!(
+        err.message(),
+        "Mismatched type on argument #0 when calling: `(0: Array<int>, 1: Map<str, int>) -> int`. Expected `Array<int>` but got `ffi.String`"
+    );
+}
+
+#[test]
+fn reference_counts_agree_with_the_runtime() {
+    let use_count = global("testing.object_use_count");
+    let count = |obj: &ObjectRef<Counter>| use_count.call_as::<i64, _>((obj,)).unwrap();
+    let before = DROPS.load(Ordering::SeqCst);
+    let a = ObjectRef::new(Counter { value: 1 });
+    assert_eq!(a.strong_count(), 1);
+    assert_eq!(count(&a), 1);
+    let b = a.clone();
+    assert_eq!(a.strong_count(), 2);
+    assert_eq!(count(&a), 2);
+    let any = Any::new(&a);
+    assert_eq!(count(&a), 3);
+    let view: AnyView<'_> = any.view();
+    let view2 = view;
+    assert_eq!(count(&a), 3, "views do not count");
+    let _ = view2;
+    let from_view: ObjectRef<Counter> = view.cast().unwrap();
+    assert_eq!(count(&a), 4);
+    let borrowed: &ObjectRef<Counter> = view.cast().unwrap();
+    assert_eq!(count(borrowed), 4, "borrowed extraction does not count");
+    drop(from_view);
+    drop(any);
+    drop(b);
+    assert_eq!(count(&a), 1);
+    let weak = a.downgrade();
+    assert_eq!(weak.upgrade().map(|s| s.value), Some(1));
+    assert_eq!(a.strong_count(), 1);
+    assert_eq!(DROPS.load(Ordering::SeqCst), before);
+    drop(a);
+    assert_eq!(
+        DROPS.load(Ordering::SeqCst),
+        before + 1,
+        "Drop ran exactly once"
+    );
+    assert!(weak.upgrade().is_none());
+    assert_eq!(weak.strong_count(), 0);
+    drop(weak);
+    assert_eq!(DROPS.load(Ordering::SeqCst), before + 1);
+}
+
+#[test]
+fn object_identity_types_and_casts() {
+    let c = ObjectRef::new(Counter { value: 3 });
+    assert_eq!(c.type_key(), "rust_tests.Counter");
+    assert_eq!(c.type_index(), Counter::runtime_type().index);
+    assert!(c.is_instance::<Counter>());
+    assert!(c.is_instance::<tvm_ffi::builtin::Object>());
+    assert!(!c.is_instance::<tvm_ffi::builtin::ArrayObj>());
+    let root = c.clone().upcast::<tvm_ffi::builtin::Object, _>();
+    assert!(root.ptr_eq(&c));
+    assert!(root.downcast::<tvm_ffi::builtin::ArrayObj>().is_none());
+    let back = root.downcast::<Counter>().unwrap();
+    assert_eq!(back.value, 3);
+    assert_eq!(std::mem::size_of::<ObjectRef<Counter>>(), 8);
+    assert_eq!(std::mem::size_of::<Option<ObjectRef<Counter>>>(), 8);
+    assert_eq!(std::mem::size_of::<Any>(), 16);
+    assert_eq!(std::mem::size_of::<String>(), 16);
+    let arr = Array::new([1i64]).unwrap();
+    assert_eq!(format!("{arr:?}"), "[1]");
+    assert!(format!("{:?}", arr.as_object_ref()).contains('1'));
+}
+
+#[test]
+fn errors_cross_the_boundary_with_kind_and_message() {
+    let raise = global("testing.test_raise_error");
+    let err = raise
+        .call(("ValueError", "bad value from C++"))
+        .unwrap_err();
+    assert_eq!(err.kind(), "ValueError");
+    assert_eq!(err.message(), "bad value from C++");
+    assert!(err.backtrace().contains("File \""), "{}", err.backtrace());
+
+    let failing = Function::from_typed(|x: i64| -> tvm_ffi::Result<i64> {
+        if x < 0 {
+            tvm_ffi::bail!(ValueError, "negative: {x}");
+        }
+        Ok(x)
+    });
+    let apply = global("testing.apply");
+    let err = apply.call((&failing, -1i64)).unwrap_err();
+    assert_eq!(err.kind(), "ValueError");
+    assert_eq!(err.message(), "negative: -1");
+    assert!(
+        err.backtrace().contains("runtime.rs"),
+        "{}",
+        err.backtrace()
+    );
+
+    let panicking = Function::from_packed_named("rust_tests.boom", |_| panic!("kaboom"));
+    let err = apply.call((&panicking,)).unwrap_err();
+    assert_eq!(err.kind(), "RuntimeError");
+    assert!(
+        err.message()
+            .starts_with("Rust panic in `rust_tests.boom` at "),
+        "{}",
+        err.message()
+    );
+    assert!(err.message().ends_with(": kaboom"), "{}", err.message());
+    // The process survived and the next call works.
+    assert_eq!(apply.call_as::<i64, _>((&failing, 3i64)).unwrap(), 3);
+
+    let e: Error = "x".parse::<i64>().unwrap_err().into();
+    assert_eq!(e.kind(), "ValueError");
+}
+
+#[test]
+fn version_check_rejects_a_mismatched_runtime() {
+    use tvm_ffi::sys::TVMFFIVersion;
+    use tvm_ffi::version::{check_version, ensure_compatible, runtime_version};
+    assert!(ensure_compatible().is_ok());
+    let v = runtime_version();
+    assert_eq!((v.major, v.minor), (0, 1));
+    let err = check_version(TVMFFIVersion {
+        major: 0,
+        minor: 2,
+        patch: 0,
+    })
+    .unwrap_err();
+    assert!(
+        err.message().contains("incompatible libtvm_ffi"),
+        "{}",
+        err.message()
+    );
+    assert!(err.message().contains("0.2.0"), "{}", err.message());
+    assert!(check_version(TVMFFIVersion {
+        major: 1,
+        minor: 1,
+        patch: 16
+    })
+    .is_err());
+    assert!(check_version(TVMFFIVersion {
+        major: 0,
+        minor: 1,
+        patch: 99
+    })
+    .is_ok());
+}
+
+#[test]
+fn global_registry_lists_and_overrides() {
+    let f = Function::from_typed(|| 1i64);
+    f.register_global("rust_tests.listed", false).unwrap();
+    let err = f.register_global("rust_tests.listed", false).unwrap_err();
+    assert!(
+        err.message().contains("rust_tests.listed"),
+        "{}",
+        err.message()
+    );
+    Function::from_typed(|| 2i64)
+        .register_global("rust_tests.listed", true)
+        .unwrap();
+    assert_eq!(
+        Function::get_global("rust_tests.listed")
+            .unwrap()
+            .call_as::<i64, _>(())
+            .unwrap(),
+        2
+    );
+    let names = Function::list_global_names().unwrap();
+    assert!(names.iter().any(|n| n == "rust_tests.listed"));
+    assert!(Function::get_global("rust_tests.does_not_exist").is_none());
+}

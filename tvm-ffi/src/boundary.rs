@@ -1,0 +1,108 @@
+//! The `extern "C"` boundary: every Rust function the runtime can call goes through
+//! [`guard`], which turns an `Err` into a raised error and a panic into a `RuntimeError` whose
+//! message says it was a panic and where. Nothing unwinds into C.
+use std::cell::RefCell;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Once;
+
+use crate::error::{Error, Result};
+use crate::sys::TVMFFIAny;
+use crate::Any;
+
+thread_local! {
+    static LAST_PANIC_LOCATION: RefCell<Option<std::string::String>> = const { RefCell::new(None) };
+}
+
+static HOOK: Once = Once::new();
+
+/// Installs (once) a panic hook that remembers where a panic happened, then defers to the
+/// previous hook (so the usual message still reaches stderr).
+pub fn install_panic_hook() {
+    HOOK.call_once(|| {
+        let previous = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            if let Some(loc) = info.location() {
+                let text = format!("{}:{}:{}", loc.file(), loc.line(), loc.column());
+                LAST_PANIC_LOCATION.with(|slot| *slot.borrow_mut() = Some(text));
+            }
+            previous(info);
+        }));
+    });
+}
+
+/// Converts a caught panic payload into an error naming `context` and the panic site.
+pub fn panic_to_error(context: &str, payload: Box<dyn std::any::Any + Send>) -> Error {
+    let message = if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<std::string::String>() {
+        s.clone()
+    } else {
+        "<non-string panic payload>".to_string()
+    };
+    let location = LAST_PANIC_LOCATION.with(|slot| slot.borrow_mut().take());
+    let target = if context.is_empty() {
+        std::string::String::new()
+    } else {
+        format!(" in `{context}`")
+    };
+    match location {
+        Some(loc) => {
+            let (file, line) = split_location(&loc);
+            Error::at(
+                "RuntimeError",
+                format!("Rust panic{target} at {loc}: {message}"),
+                file,
+                line,
+                context,
+            )
+        }
+        None => Error::runtime_error(format!("Rust panic{target}: {message}")),
+    }
+}
+
+fn split_location(loc: &str) -> (&str, u32) {
+    let mut parts = loc.rsplitn(3, ':');
+    let _column = parts.next();
+    let line = parts.next().and_then(|l| l.parse().ok()).unwrap_or(0);
+    (parts.next().unwrap_or(loc), line)
+}
+
+/// Runs `body` at the ABI boundary: writes its value into `result` and returns 0, or raises the
+/// error (or the panic, as a `RuntimeError`) and returns -1.
+///
+/// # Safety
+/// `result` must be a valid, writable output slot (the caller zero-initialises it).
+#[inline]
+pub unsafe fn guard(
+    context: &str,
+    result: *mut TVMFFIAny,
+    body: impl FnOnce() -> Result<Any>,
+) -> i32 {
+    match panic::catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(value)) => {
+            // SAFETY: valid output slot per the contract; ownership moves to the caller.
+            unsafe { result.write(value.into_raw()) };
+            0
+        }
+        Ok(Err(err)) => {
+            err.set_raised();
+            -1
+        }
+        Err(payload) => {
+            panic_to_error(context, payload).set_raised();
+            -1
+        }
+    }
+}
+
+/// Runs `body` where no result slot exists (deleters, load-time registration): a panic is
+/// reported on stderr and turned into `None`.
+pub fn guard_quiet<T>(context: &str, body: impl FnOnce() -> T) -> Option<T> {
+    match panic::catch_unwind(AssertUnwindSafe(body)) {
+        Ok(v) => Some(v),
+        Err(payload) => {
+            eprintln!("tvm-ffi: {}", panic_to_error(context, payload));
+            None
+        }
+    }
+}

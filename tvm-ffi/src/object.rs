@@ -1,0 +1,583 @@
+//! Reference-counted objects: the 24-byte header, [`ObjectRef`] and [`WeakRef`].
+//!
+//! Reference counting follows the C++ runtime (`tvm/ffi/object.h`) bit for bit: the strong count
+//! lives in the low 32 bits of `combined_ref_count`, the weak count in the high 32 bits, and the
+//! weak count carries one extra reference on behalf of all strong references. Clone and drop are
+//! inline atomic operations; libtvm_ffi is never called on those paths.
+use std::ffi::{c_int, c_void};
+use std::fmt;
+use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
+use std::ptr::NonNull;
+use std::sync::atomic::{fence, AtomicI64, AtomicU64, Ordering};
+
+use crate::sys::{self, TVMFFIObject};
+
+const STRONG_ONE: u64 = 1;
+const WEAK_ONE: u64 = 1 << 32;
+const BOTH_ONE: u64 = STRONG_ONE | WEAK_ONE;
+const STRONG_MASK: u64 = (1 << 32) - 1;
+
+/// Index and inheritance depth of a type in the runtime's registry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RuntimeType {
+    /// The type index stored in every object header.
+    pub index: i32,
+    /// Depth in the single-inheritance tree (`ffi.Object` is 0).
+    pub depth: i32,
+}
+
+/// Lazily resolved [`RuntimeType`] of a type whose index is assigned at load time.
+///
+/// Registration stores the index here; a type defined elsewhere (for example in C++) is looked up
+/// by key on first use.
+pub struct TypeSlot {
+    // index in the low 32 bits, depth in the high 32 bits; 0 means "not yet resolved"
+    // (index 0 is `None`, never an object type).
+    packed: AtomicI64,
+}
+
+impl TypeSlot {
+    /// An unresolved slot.
+    pub const fn new() -> Self {
+        TypeSlot {
+            packed: AtomicI64::new(0),
+        }
+    }
+
+    /// Records the runtime type (called by registration).
+    pub fn set(&self, ty: RuntimeType) {
+        let packed = (ty.index as u32 as i64) | ((ty.depth as i64) << 32);
+        self.packed.store(packed, Ordering::Release);
+    }
+
+    /// The resolved type, if any.
+    #[inline]
+    pub fn get(&self) -> Option<RuntimeType> {
+        let packed = self.packed.load(Ordering::Acquire);
+        if packed == 0 {
+            None
+        } else {
+            Some(RuntimeType {
+                index: packed as i32,
+                depth: (packed >> 32) as i32,
+            })
+        }
+    }
+
+    /// The resolved type, looking `key` up in the runtime registry on first use.
+    ///
+    /// # Panics
+    /// If no type of that key is registered: using an object type before its library is loaded
+    /// is a programming error.
+    #[inline]
+    pub fn resolve(&self, key: &str) -> RuntimeType {
+        match self.get() {
+            Some(ty) => ty,
+            None => self.resolve_slow(key),
+        }
+    }
+
+    #[cold]
+    fn resolve_slow(&self, key: &str) -> RuntimeType {
+        crate::registry::ensure_registered();
+        if let Some(ty) = self.get() {
+            return ty;
+        }
+        match crate::type_info::lookup_type(key) {
+            Some(ty) => {
+                self.set(ty);
+                ty
+            }
+            None => panic!(
+                "TVM-FFI type `{key}` is not registered: load the library that defines it first \
+                 (see tvm_ffi::registry::load_errors() for registration failures)"
+            ),
+        }
+    }
+}
+
+impl Default for TypeSlot {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A payload type of a TVM-FFI object: the part of the object after the 24-byte header.
+///
+/// # Safety
+/// Implementors guarantee that every object whose header carries this type's index (or the index
+/// of a subtype) is laid out as `[TVMFFIObject header][Self]`, with `Self` placed at
+/// [`ObjectCell::PAYLOAD_OFFSET`], and that `Self` is only ever reached through shared
+/// references. `#[derive(Object)]` implements this trait; the built-in payloads are in
+/// [`crate::builtin`].
+pub unsafe trait ObjectType: Send + Sync + Sized + 'static {
+    /// The registry key, e.g. `"my_ext.Point"`.
+    const TYPE_KEY: &'static str;
+    /// The runtime index and depth of this type.
+    fn runtime_type() -> RuntimeType;
+}
+
+/// An object type with a parent other than itself (every type but `ffi.Object`).
+pub trait DerivedObject: ObjectType {
+    /// The parent type; its payload is a prefix of this type's payload.
+    type Parent: ObjectType;
+}
+
+/// An object type that Rust code may allocate with [`ObjectRef::new`]: a type defined in Rust
+/// (by `#[derive(Object)]`), as opposed to a built-in or a type declared from another language.
+///
+/// # Safety
+/// The runtime must be able to destroy such objects with the Rust deleter alone.
+pub unsafe trait RustObject: ObjectType {}
+
+/// Marker for the position of an ancestor in the parent chain (see [`IsA`]).
+pub struct Here;
+/// Marker for an ancestor further up the parent chain (see [`IsA`]).
+pub struct There<I>(PhantomData<I>);
+
+/// `Self` is `U` or derives from it. `I` is inferred; it encodes the path up the parent chain so
+/// that the implementations do not overlap.
+///
+/// # Safety
+/// Only the two blanket implementations in this crate exist; they are sound because every
+/// [`DerivedObject`] payload starts with its parent's payload.
+pub unsafe trait IsA<U: ObjectType, I>: ObjectType {}
+// SAFETY: reflexive.
+unsafe impl<T: ObjectType> IsA<T, Here> for T {}
+// SAFETY: the parent's payload is a prefix of T's payload (ObjectType/DerivedObject contract).
+unsafe impl<T, U, I> IsA<U, There<I>> for T
+where
+    T: DerivedObject,
+    U: ObjectType,
+    T::Parent: IsA<U, I>,
+{
+}
+
+/// The memory of an object allocated by Rust: the header followed by the payload.
+#[repr(C)]
+pub struct ObjectCell<T> {
+    header: TVMFFIObject,
+    payload: T,
+}
+
+impl<T> ObjectCell<T> {
+    /// Offset of the payload from the start of the header (24 for every supported payload).
+    pub const PAYLOAD_OFFSET: usize = std::mem::offset_of!(ObjectCell<T>, payload);
+    /// Total size of the object, header included.
+    pub const TOTAL_SIZE: usize = std::mem::size_of::<ObjectCell<T>>();
+}
+
+#[inline(always)]
+fn ref_count(ptr: NonNull<TVMFFIObject>) -> &'static AtomicU64 {
+    // SAFETY: `combined_ref_count` is the first field, 8-byte aligned, and only ever accessed
+    // atomically by every runtime (C++ uses __atomic builtins on it). The reference never
+    // outlives the object in practice: callers hold a strong or weak reference.
+    unsafe { &*(ptr.as_ptr() as *const AtomicU64) }
+}
+
+/// Increments the strong count of a live object.
+///
+/// # Safety
+/// `ptr` must point to a live object on which the caller holds a strong reference.
+#[inline(always)]
+pub(crate) unsafe fn inc_ref(ptr: NonNull<TVMFFIObject>) {
+    ref_count(ptr).fetch_add(STRONG_ONE, Ordering::Relaxed);
+}
+
+/// Releases one strong reference, running the deleter when counts reach zero.
+///
+/// # Safety
+/// The caller must own one strong reference to `ptr`, which it gives up.
+#[inline(always)]
+pub(crate) unsafe fn dec_ref(ptr: NonNull<TVMFFIObject>) {
+    let before = ref_count(ptr).fetch_sub(STRONG_ONE, Ordering::Release);
+    if before == BOTH_ONE {
+        fence(Ordering::Acquire);
+        // SAFETY: last strong and last weak reference: the object may be destroyed and freed.
+        unsafe { call_deleter(ptr, sys::kTVMFFIObjectDeleterFlagBitMaskBoth) };
+    } else if before & STRONG_MASK == STRONG_ONE {
+        // SAFETY: last strong reference while weak references remain.
+        unsafe { dec_ref_slow(ptr) };
+    }
+}
+
+#[cold]
+unsafe fn dec_ref_slow(ptr: NonNull<TVMFFIObject>) {
+    fence(Ordering::Acquire);
+    // SAFETY: strong count reached zero; destroy the payload, keep the memory.
+    unsafe { call_deleter(ptr, sys::kTVMFFIObjectDeleterFlagBitMaskStrong) };
+    // SAFETY: the strong references collectively held one weak reference; release it.
+    unsafe { dec_weak(ptr) };
+}
+
+/// # Safety
+/// The caller owns one weak reference to `ptr`, which it gives up.
+#[inline]
+unsafe fn dec_weak(ptr: NonNull<TVMFFIObject>) {
+    if ref_count(ptr).fetch_sub(WEAK_ONE, Ordering::Release) == WEAK_ONE {
+        fence(Ordering::Acquire);
+        // SAFETY: the last weak reference is gone: free the memory.
+        unsafe { call_deleter(ptr, sys::kTVMFFIObjectDeleterFlagBitMaskWeak) };
+    }
+}
+
+#[inline]
+unsafe fn call_deleter(ptr: NonNull<TVMFFIObject>, flags: c_int) {
+    // SAFETY: the header is valid until the weak-flag deleter call frees it.
+    let deleter = unsafe { (*ptr.as_ptr()).deleter };
+    if let Some(deleter) = deleter {
+        // SAFETY: the deleter protocol of the header: flags tell what to do.
+        unsafe { deleter(ptr.as_ptr() as *mut c_void, flags) };
+    }
+}
+
+/// The deleter of objects allocated by [`ObjectRef::new`].
+unsafe extern "C" fn rust_object_deleter<T>(ptr: *mut c_void, flags: c_int) {
+    let cell = ptr as *mut ObjectCell<T>;
+    if flags & sys::kTVMFFIObjectDeleterFlagBitMaskStrong != 0 {
+        // A panic in Drop must not unwind into C; the payload is then leaked, not freed twice.
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            // SAFETY: strong count reached zero: no one can reach the payload any more.
+            unsafe { std::ptr::drop_in_place(std::ptr::addr_of_mut!((*cell).payload)) }
+        }));
+        if result.is_err() {
+            eprintln!(
+                "tvm-ffi: a panic in Drop of `{}` was caught in the object deleter",
+                std::any::type_name::<T>()
+            );
+        }
+    }
+    if flags & sys::kTVMFFIObjectDeleterFlagBitMaskWeak != 0 {
+        // SAFETY: allocated by ObjectRef::new with this exact layout; last reference gone.
+        unsafe { std::alloc::dealloc(cell as *mut u8, std::alloc::Layout::new::<ObjectCell<T>>()) };
+    }
+}
+
+/// A strong reference to an object whose payload is (at least) `T`.
+///
+/// Pointer-sized and layout-compatible with C++ `ObjectRef`: a non-null pointer to the header.
+/// Clone and drop are inline atomic operations on the header.
+#[repr(transparent)]
+pub struct ObjectRef<T: ObjectType> {
+    ptr: NonNull<TVMFFIObject>,
+    _marker: PhantomData<T>,
+}
+
+// SAFETY: the reference count is atomic and payloads are `Send + Sync` (ObjectType bound);
+// payloads are only reachable through `&T`.
+unsafe impl<T: ObjectType> Send for ObjectRef<T> {}
+// SAFETY: as above.
+unsafe impl<T: ObjectType> Sync for ObjectRef<T> {}
+
+impl<T: RustObject> ObjectRef<T> {
+    /// Allocates a new object holding `payload`, with strong and weak count 1.
+    ///
+    /// One allocation: the header and the payload share one block.
+    pub fn new(payload: T) -> Self {
+        let ptr = alloc_object(payload, T::runtime_type().index);
+        ObjectRef {
+            ptr,
+            _marker: PhantomData,
+        }
+    }
+}
+
+/// Allocates `[header][payload]` with strong and weak count 1 and the Rust deleter.
+///
+/// The caller is responsible for `type_index` describing a type whose payload layout is `P`.
+pub(crate) fn alloc_object<P>(payload: P, type_index: i32) -> NonNull<TVMFFIObject> {
+    {
+        let layout = std::alloc::Layout::new::<ObjectCell<P>>();
+        // SAFETY: the layout has a non-zero size (the header alone is 24 bytes).
+        let raw = unsafe { std::alloc::alloc(layout) } as *mut ObjectCell<P>;
+        let Some(cell) = NonNull::new(raw) else {
+            std::alloc::handle_alloc_error(layout)
+        };
+        // SAFETY: freshly allocated, properly aligned memory for an ObjectCell<P>.
+        unsafe {
+            cell.as_ptr().write(ObjectCell {
+                header: TVMFFIObject {
+                    combined_ref_count: BOTH_ONE,
+                    type_index,
+                    __padding: 0,
+                    deleter: Some(rust_object_deleter::<P>),
+                },
+                payload,
+            });
+        }
+        cell.cast()
+    }
+}
+
+impl<T: ObjectType> ObjectRef<T> {
+    /// Takes ownership of one strong reference held in a raw handle.
+    ///
+    /// # Safety
+    /// `ptr` must point to a live object that is an instance of `T`, and the caller gives up
+    /// one strong reference to it.
+    #[inline]
+    pub unsafe fn from_raw(ptr: NonNull<TVMFFIObject>) -> Self {
+        ObjectRef {
+            ptr,
+            _marker: PhantomData,
+        }
+    }
+
+    /// Makes a new strong reference from a borrowed raw handle (increments the count).
+    ///
+    /// # Safety
+    /// `ptr` must point to a live object that is an instance of `T`.
+    #[inline]
+    pub unsafe fn from_raw_borrowed(ptr: NonNull<TVMFFIObject>) -> Self {
+        // SAFETY: the caller guarantees the object is alive.
+        unsafe { inc_ref(ptr) };
+        ObjectRef {
+            ptr,
+            _marker: PhantomData,
+        }
+    }
+
+    /// Gives up ownership without decrementing; pair with [`ObjectRef::from_raw`].
+    #[inline]
+    pub fn into_raw(self) -> NonNull<TVMFFIObject> {
+        ManuallyDrop::new(self).ptr
+    }
+
+    /// The raw handle, still owned by `self`.
+    #[inline]
+    pub fn as_raw(&self) -> NonNull<TVMFFIObject> {
+        self.ptr
+    }
+
+    /// The header of the object.
+    #[inline]
+    pub fn header(&self) -> &TVMFFIObject {
+        // SAFETY: the header is valid while a strong reference exists; its non-atomic fields
+        // (type index, deleter) never change after construction.
+        unsafe { self.ptr.as_ref() }
+    }
+
+    /// The runtime type index of the object (its dynamic type, maybe a subtype of `T`).
+    #[inline]
+    pub fn type_index(&self) -> i32 {
+        self.header().type_index
+    }
+
+    /// The registry key of the object's dynamic type.
+    pub fn type_key(&self) -> &'static str {
+        crate::type_info::type_key_of_index(self.type_index())
+    }
+
+    /// Current strong reference count.
+    #[inline]
+    pub fn strong_count(&self) -> u32 {
+        (ref_count(self.ptr).load(Ordering::Relaxed) & STRONG_MASK) as u32
+    }
+
+    /// Current weak reference count (including the one held by the strong references).
+    #[inline]
+    pub fn weak_count(&self) -> u32 {
+        (ref_count(self.ptr).load(Ordering::Relaxed) >> 32) as u32
+    }
+
+    /// Whether two references point to the same object.
+    #[inline]
+    pub fn ptr_eq<U: ObjectType>(&self, other: &ObjectRef<U>) -> bool {
+        self.ptr == other.ptr
+    }
+
+    /// Whether the object is an instance of `U` (its type or a subtype). O(1): the runtime
+    /// stores each type's ancestors in an array indexed by depth.
+    #[inline]
+    pub fn is_instance<U: ObjectType>(&self) -> bool {
+        crate::type_info::is_instance_index(self.type_index(), U::runtime_type())
+    }
+
+    /// A new reference typed as `U` when the object is an instance of `U`.
+    pub fn downcast<U: ObjectType>(&self) -> Option<ObjectRef<U>> {
+        if self.is_instance::<U>() {
+            Some(self.clone().cast_unchecked())
+        } else {
+            None
+        }
+    }
+
+    /// Like [`ObjectRef::downcast`], consuming `self` (no reference count change), and handing
+    /// `self` back on mismatch.
+    pub fn try_downcast<U: ObjectType>(self) -> Result<ObjectRef<U>, Self> {
+        if self.is_instance::<U>() {
+            Ok(self.cast_unchecked())
+        } else {
+            Err(self)
+        }
+    }
+
+    /// Upcasts to an ancestor type (checked at compile time, free at run time).
+    #[inline]
+    pub fn upcast<U: ObjectType, I>(self) -> ObjectRef<U>
+    where
+        T: IsA<U, I>,
+    {
+        self.cast_unchecked()
+    }
+
+    /// Upcasts to the root object type.
+    #[inline]
+    pub fn into_object(self) -> ObjectRef<crate::builtin::Object> {
+        self.cast_unchecked()
+    }
+
+    /// Borrows as a reference to the root object type.
+    #[inline]
+    pub fn as_object(&self) -> &ObjectRef<crate::builtin::Object> {
+        // SAFETY: ObjectRef is repr(transparent) over the pointer for every T; every object is
+        // an instance of the root type.
+        unsafe { &*(self as *const Self as *const ObjectRef<crate::builtin::Object>) }
+    }
+
+    /// Creates a weak reference.
+    pub fn downgrade(&self) -> WeakRef<T> {
+        ref_count(self.ptr).fetch_add(WEAK_ONE, Ordering::Relaxed);
+        WeakRef {
+            ptr: self.ptr,
+            _marker: PhantomData,
+        }
+    }
+
+    #[inline]
+    fn cast_unchecked<U: ObjectType>(self) -> ObjectRef<U> {
+        ObjectRef {
+            ptr: self.into_raw(),
+            _marker: PhantomData,
+        }
+    }
+
+    /// Reinterprets a borrowed reference.
+    ///
+    /// # Safety
+    /// The object must be an instance of `U`.
+    #[inline]
+    pub unsafe fn cast_ref_unchecked<U: ObjectType>(&self) -> &ObjectRef<U> {
+        // SAFETY: same representation; instance-ness guaranteed by the caller.
+        unsafe { &*(self as *const Self as *const ObjectRef<U>) }
+    }
+}
+
+impl<T: ObjectType> std::ops::Deref for ObjectRef<T> {
+    type Target = T;
+    #[inline]
+    fn deref(&self) -> &T {
+        // SAFETY: ObjectType contract: the payload of an instance of T sits at PAYLOAD_OFFSET.
+        unsafe {
+            &*((self.ptr.as_ptr() as *const u8).add(ObjectCell::<T>::PAYLOAD_OFFSET) as *const T)
+        }
+    }
+}
+
+impl<T: ObjectType> Clone for ObjectRef<T> {
+    #[inline]
+    fn clone(&self) -> Self {
+        // SAFETY: self holds a strong reference.
+        unsafe { inc_ref(self.ptr) };
+        ObjectRef {
+            ptr: self.ptr,
+            _marker: PhantomData,
+        }
+    }
+}
+
+impl<T: ObjectType> Drop for ObjectRef<T> {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: self owns one strong reference.
+        unsafe { dec_ref(self.ptr) }
+    }
+}
+
+impl<T: ObjectType> fmt::Debug for ObjectRef<T> {
+    /// Prints through the runtime's reflection printer (the same text as Python's `repr`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match crate::type_info::repr_of(self.as_object()) {
+            Some(text) => f.write_str(&text),
+            None => write!(f, "{}({:p})", self.type_key(), self.ptr),
+        }
+    }
+}
+
+impl<T: ObjectType> PartialEq for ObjectRef<T> {
+    /// Identity comparison, like C++ `ObjectRef::same_as`.
+    fn eq(&self, other: &Self) -> bool {
+        self.ptr == other.ptr
+    }
+}
+impl<T: ObjectType> Eq for ObjectRef<T> {}
+impl<T: ObjectType> std::hash::Hash for ObjectRef<T> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.ptr.hash(state)
+    }
+}
+
+/// A weak reference: keeps the memory, not the payload, alive.
+pub struct WeakRef<T: ObjectType> {
+    ptr: NonNull<TVMFFIObject>,
+    _marker: PhantomData<T>,
+}
+
+// SAFETY: only atomic operations on the header happen through a WeakRef.
+unsafe impl<T: ObjectType> Send for WeakRef<T> {}
+// SAFETY: as above.
+unsafe impl<T: ObjectType> Sync for WeakRef<T> {}
+
+impl<T: ObjectType> WeakRef<T> {
+    /// A strong reference if the object is still alive.
+    pub fn upgrade(&self) -> Option<ObjectRef<T>> {
+        let counter = ref_count(self.ptr);
+        let mut current = counter.load(Ordering::Relaxed);
+        while current & STRONG_MASK != 0 {
+            match counter.compare_exchange_weak(
+                current,
+                current + STRONG_ONE,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => {
+                    return Some(ObjectRef {
+                        ptr: self.ptr,
+                        _marker: PhantomData,
+                    })
+                }
+                Err(actual) => current = actual,
+            }
+        }
+        None
+    }
+
+    /// Current strong reference count (0 once the payload is gone).
+    pub fn strong_count(&self) -> u32 {
+        (ref_count(self.ptr).load(Ordering::Relaxed) & STRONG_MASK) as u32
+    }
+}
+
+impl<T: ObjectType> Clone for WeakRef<T> {
+    fn clone(&self) -> Self {
+        ref_count(self.ptr).fetch_add(WEAK_ONE, Ordering::Relaxed);
+        WeakRef {
+            ptr: self.ptr,
+            _marker: PhantomData,
+        }
+    }
+}
+
+impl<T: ObjectType> Drop for WeakRef<T> {
+    fn drop(&mut self) {
+        // SAFETY: self owns one weak reference.
+        unsafe { dec_weak(self.ptr) }
+    }
+}
+
+impl<T: ObjectType> fmt::Debug for WeakRef<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "WeakRef<{}>({:p})", T::TYPE_KEY, self.ptr)
+    }
+}

@@ -1,0 +1,72 @@
+//! Queries against the runtime's type registry: keys, indices, ancestry.
+use crate::object::RuntimeType;
+use crate::sys;
+
+/// The registry entry of a type index, if any.
+pub fn type_info(index: i32) -> Option<&'static sys::TVMFFITypeInfo> {
+    // SAFETY: TVMFFIGetTypeInfo returns null or a pointer into the registry, which lives (and
+    // never moves its entries) until process exit.
+    unsafe { sys::TVMFFIGetTypeInfo(index).as_ref() }
+}
+
+/// The key of a registered type index (`"int"`, `"ffi.String"`, `"my_ext.Point"` ...).
+pub fn type_key_of_index(index: i32) -> &'static str {
+    if index == sys::type_index::kTVMFFIAny {
+        return "Any";
+    }
+    match type_info(index) {
+        // SAFETY: type keys are owned by the registry for the life of the process.
+        Some(info) => {
+            std::str::from_utf8(unsafe { info.type_key.as_bytes() }).unwrap_or("<invalid>")
+        }
+        None => "<unregistered>",
+    }
+}
+
+/// Looks a type up by key.
+pub fn lookup_type(key: &str) -> Option<RuntimeType> {
+    let key = sys::TVMFFIByteArray::from_bytes(key.as_bytes());
+    let mut index = 0i32;
+    // SAFETY: key is a valid byte array for the duration of the call.
+    let rc = unsafe { sys::TVMFFITypeKeyToIndex(&key, &mut index) };
+    if rc != 0 {
+        // The runtime raises an error into TLS on a miss; drop it.
+        drop(crate::error::Error::take_raised());
+        return None;
+    }
+    let info = type_info(index)?;
+    Some(RuntimeType {
+        index,
+        depth: info.type_depth,
+    })
+}
+
+/// Whether an object of dynamic type `index` is an instance of `target`.
+#[inline]
+pub fn is_instance_index(index: i32, target: RuntimeType) -> bool {
+    if index == target.index || target.index == sys::type_index::kTVMFFIObject {
+        return true;
+    }
+    // Parents are always registered (and so indexed) before their children.
+    if index < target.index {
+        return false;
+    }
+    match type_info(index) {
+        Some(info) if info.type_depth > target.depth => {
+            // SAFETY: type_ancestors has type_depth entries, each a valid registry pointer.
+            unsafe {
+                let ancestor = *info.type_ancestors.add(target.depth as usize);
+                (*ancestor).type_index == target.index
+            }
+        }
+        _ => false,
+    }
+}
+
+/// The runtime's reflection-based printout of an object (`ffi.ReprPrint`), as Python's `repr`.
+pub fn repr_of(obj: &crate::ObjectRef<crate::builtin::Object>) -> Option<String> {
+    static REPR: crate::function::GlobalCache = crate::function::GlobalCache::new("ffi.ReprPrint");
+    let f = REPR.get().ok()?;
+    let out = f.call((obj,)).ok()?;
+    out.try_cast::<String>()
+}

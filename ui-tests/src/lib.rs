@@ -1,0 +1,1 @@
+//! Compile-fail tests of the tvm-ffi macros (see tests/ui.rs).

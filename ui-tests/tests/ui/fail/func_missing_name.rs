@@ -1,0 +1,8 @@
+use tvm_ffi::ffi_func;
+
+#[ffi_func]
+fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+fn main() {}
