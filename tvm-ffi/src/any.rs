@@ -275,7 +275,11 @@ impl<'a> AnyView<'a> {
 fn cast_error<'a, T: FromAny<'a>>(view: &AnyView<'_>) -> Error {
     Error::new(
         "TypeError",
-        format!("Cannot convert from type {} to `{}`", T::describe_mismatch(view), T::type_str()),
+        format!(
+            "Cannot convert from type {} to `{}`",
+            T::describe_mismatch(view),
+            T::type_str()
+        ),
     )
 }
 
