@@ -13,7 +13,17 @@ static MAP_SIZE: GlobalCache = GlobalCache::new("ffi.MapSize");
 static MAP_GET: GlobalCache = GlobalCache::new("ffi.MapGetItemOrMissing");
 static MAP_COUNT: GlobalCache = GlobalCache::new("ffi.MapCount");
 static MAP_ITER: GlobalCache = GlobalCache::new("ffi.MapForwardIterFunctor");
-static MISSING: GlobalCache = GlobalCache::new("ffi.GetInvalidObject");
+static MISSING_FN: GlobalCache = GlobalCache::new("ffi.GetInvalidObject");
+
+/// The runtime's MISSING sentinel (a singleton object), fetched once rather than per lookup.
+fn missing_sentinel() -> Option<&'static Any> {
+    static MISSING: std::sync::OnceLock<Any> = std::sync::OnceLock::new();
+    if let Some(m) = MISSING.get() {
+        return Some(m);
+    }
+    let m = MISSING_FN.get().ok()?.call(()).ok()?;
+    Some(MISSING.get_or_init(|| m))
+}
 
 /// An immutable, reference-counted hash map in insertion order. Its memory layout is private
 /// to the runtime, so every access goes through the runtime's `ffi.Map*` functions.
@@ -101,7 +111,7 @@ impl<K, V: for<'a> FromAny<'a>> Map<K, V> {
     /// The value for `key`, if present.
     pub fn get<Q: crate::function::IntoArg>(&self, key: Q) -> Option<V> {
         let out = MAP_GET.get().ok()?.call((&self.obj, key)).ok()?;
-        let missing = MISSING.get().ok()?.call(()).ok()?;
+        let missing = missing_sentinel()?;
         if out.as_raw().type_index == missing.as_raw().type_index
             // SAFETY: both hold an object pointer when their indices are object indices.
             && unsafe { out.as_raw().value.v_obj == missing.as_raw().value.v_obj }
