@@ -1,11 +1,14 @@
 """Shared fixtures: the Rust example library built by cargo, loaded the way users load it."""
 import os
 import pathlib
+import sys
 
 import pytest
 import tvm_ffi
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+# Test modules import helpers from here (`from conftest import ...`).
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 
 def _lib_path(name: str) -> str:
@@ -15,7 +18,12 @@ def _lib_path(name: str) -> str:
     return str(path)
 
 
+def example_lib_path() -> str:
+    """Path of the `examples/point` cdylib."""
+    return _lib_path("libtvm_ffi_example_point.so")
+
+
 @pytest.fixture(scope="session")
 def example_lib():
     """`examples/point` loaded with tvm_ffi.load_module."""
-    return tvm_ffi.load_module(_lib_path("libtvm_ffi_example_point.so"))
+    return tvm_ffi.load_module(example_lib_path())

@@ -7,9 +7,12 @@
 //! errors, so one mistake does not cascade.
 use proc_macro::TokenStream;
 
+mod callable;
 mod diagnostics;
 mod docs;
 mod func;
+mod methods;
+mod object;
 
 /// Registers a Rust function as a TVM-FFI global function when the library loads.
 ///
@@ -26,4 +29,45 @@ mod func;
 #[proc_macro_attribute]
 pub fn ffi_func(attr: TokenStream, item: TokenStream) -> TokenStream {
     func::expand(attr.into(), item.into()).into()
+}
+
+/// Makes a `#[repr(C)]` struct a TVM-FFI object type, registered with the runtime (key,
+/// parent, reflected fields, creator, constructor) when the library loads.
+///
+/// ```ignore
+/// /// A point in the plane.
+/// #[derive(tvm_ffi::Object, Clone)]
+/// #[ffi_type(key = "my_ext.Point", structural = "tree")]
+/// #[repr(C)]
+/// pub struct Point {
+///     #[ffi(rw)]
+///     pub x: tvm_ffi::Rw<i64>,
+///     #[ffi(default = 7)]
+///     pub y: i64,
+/// }
+/// ```
+///
+/// Type options (`#[ffi_type(..)]`): `key`, `final`, `structural`, `external` (declares a type
+/// defined elsewhere, checked against the runtime's reflection at load). Field options
+/// (`#[ffi(..)]`): `base`, `skip`, `rw`, `name`, `default`, `default_factory`, `kw_only`,
+/// `init = false`, `repr = false`, `compare = false`, `hash = false`, `structural`,
+/// `metadata(..)`. See the crate docs of `tvm_ffi` for the full reference.
+#[proc_macro_derive(Object, attributes(ffi_type, ffi))]
+pub fn derive_object(input: TokenStream) -> TokenStream {
+    object::expand(input.into()).into()
+}
+
+/// Registers the functions of an inherent impl block as methods of a `#[derive(Object)]`
+/// type: `&self` methods (or `this: &ObjectRef<Self>` as first parameter) are instance methods,
+/// functions without receiver are static methods, and `#[ffi(init)]` marks the constructor.
+///
+/// ```ignore
+/// #[tvm_ffi::ffi_methods]
+/// impl Point {
+///     pub fn norm2(&self) -> i64 { self.x.get() * self.x.get() + self.y * self.y }
+/// }
+/// ```
+#[proc_macro_attribute]
+pub fn ffi_methods(attr: TokenStream, item: TokenStream) -> TokenStream {
+    methods::expand(attr.into(), item.into()).into()
 }

@@ -34,7 +34,9 @@ pub mod function;
 pub mod map;
 pub mod metadata;
 pub mod object;
+pub mod reflection;
 pub mod registry;
+pub mod rw;
 pub mod string;
 pub mod sys;
 pub mod type_info;
@@ -47,8 +49,9 @@ pub use error::{Error, Result};
 pub use function::{Function, IntoArg, IntoArgs};
 pub use map::Map;
 pub use object::{IsA, ObjectRef, ObjectType, WeakRef};
+pub use rw::Rw;
 pub use string::{Bytes, String};
-pub use tvm_ffi_macros::ffi_func;
+pub use tvm_ffi_macros::{ffi_func, ffi_methods, Object};
 
 /// Where the build found libtvm_ffi (the wheel's `lib` and `include` directories).
 pub mod build_info {

@@ -9,7 +9,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::mem::ManuallyDrop;
 use std::ptr::NonNull;
-use std::sync::atomic::{fence, AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{fence, AtomicI64, AtomicU32, AtomicU64, Ordering};
 
 use crate::sys::{self, TVMFFIObject};
 
@@ -116,6 +116,18 @@ pub unsafe trait ObjectType: Send + Sync + Sized + 'static {
     const TYPE_KEY: &'static str;
     /// The runtime index and depth of this type.
     fn runtime_type() -> RuntimeType;
+    /// Whether objects of this type carry a construction state (see
+    /// [`construction`](crate::object#construction-state)); set by `#[derive(Object)]`.
+    #[doc(hidden)]
+    const TRACKS_CONSTRUCTION: bool = false;
+    /// The registry key (`"my_ext.Point"`).
+    fn type_key() -> &'static str {
+        Self::TYPE_KEY
+    }
+    /// The runtime type index (assigned when the defining library loaded).
+    fn type_index() -> i32 {
+        Self::runtime_type().index
+    }
 }
 
 /// An object type with a parent other than itself (every type but `ffi.Object`).
@@ -254,6 +266,90 @@ unsafe extern "C" fn rust_object_deleter<T>(ptr: *mut c_void, flags: c_int) {
     }
 }
 
+// ---- construction state ----------------------------------------------------------------
+//
+// The runtime writes the fields of an object it is constructing (auto-init, JSON and pickle
+// loading, deep-copy fix-ups) through the reflected setters, including the setters of fields
+// that are read-only once the object is built. For objects of Rust-defined types this must
+// never happen under a live Rust `&T`, so such objects carry a state in the header's padding
+// word (which the runtime zeroes and never reads):
+//
+// - SEALED (0): immutable except for `Rw` fields. Every object Rust allocates with
+//   `ObjectRef::new`, and every object Rust has ever dereferenced, is sealed.
+// - OPEN (1): made by the runtime through the type's creator or shallow copy and not yet seen
+//   by Rust; reflected getters and setters may touch its fields, one at a time.
+// - BUSY (2): a reflected getter or setter is inside an OPEN object right now.
+//
+// `Deref` seals (waiting out a BUSY accessor), so no `&T` ever coexists with a setter.
+
+/// State value: immutable (see the construction-state notes above).
+pub(crate) const SEALED: u32 = 0;
+/// State value: still being constructed by the runtime.
+pub(crate) const OPEN: u32 = 1;
+const BUSY: u32 = 2;
+
+#[inline(always)]
+fn state_word(ptr: NonNull<TVMFFIObject>) -> &'static AtomicU32 {
+    // SAFETY: `__padding` is a 4-byte aligned u32 at offset 12 of the header; for objects of
+    // Rust-defined types only this module accesses it, and only atomically.
+    unsafe { &*(std::ptr::addr_of!((*ptr.as_ptr()).__padding) as *const AtomicU32) }
+}
+
+/// Marks the object immutable (waits while a reflected accessor is inside it).
+#[inline]
+fn seal(ptr: NonNull<TVMFFIObject>) {
+    if state_word(ptr).load(Ordering::Acquire) != SEALED {
+        seal_slow(ptr);
+    }
+}
+
+#[cold]
+fn seal_slow(ptr: NonNull<TVMFFIObject>) {
+    let word = state_word(ptr);
+    loop {
+        match word.compare_exchange_weak(OPEN, SEALED, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) | Err(SEALED) => return,
+            Err(_) => std::hint::spin_loop(),
+        }
+    }
+}
+
+/// Runs `access` with exclusive access to the fields of an OPEN object, or returns `None` if
+/// the object is sealed.
+///
+/// # Safety
+/// `ptr` must point to a live object of a type with `TRACKS_CONSTRUCTION`.
+pub(crate) unsafe fn with_construction_access<R>(
+    ptr: NonNull<TVMFFIObject>,
+    access: impl FnOnce() -> R,
+) -> Option<R> {
+    struct Reopen(&'static AtomicU32);
+    impl Drop for Reopen {
+        fn drop(&mut self) {
+            self.0.store(OPEN, Ordering::Release);
+        }
+    }
+    let word = state_word(ptr);
+    loop {
+        match word.compare_exchange_weak(OPEN, BUSY, Ordering::Acquire, Ordering::Relaxed) {
+            Ok(_) => break,
+            Err(SEALED) => return None,
+            Err(_) => std::hint::spin_loop(),
+        }
+    }
+    let _reopen = Reopen(word);
+    Some(access())
+}
+
+/// Whether the object is sealed (immutable but for `Rw` fields).
+///
+/// # Safety
+/// `ptr` must point to a live object.
+#[inline]
+pub(crate) unsafe fn is_sealed(ptr: NonNull<TVMFFIObject>) -> bool {
+    state_word(ptr).load(Ordering::Acquire) == SEALED
+}
+
 /// A strong reference to an object whose payload is (at least) `T`.
 ///
 /// Pointer-sized and layout-compatible with C++ `ObjectRef`: a non-null pointer to the header.
@@ -287,6 +383,15 @@ impl<T: RustObject> ObjectRef<T> {
 ///
 /// The caller is responsible for `type_index` describing a type whose payload layout is `P`.
 pub(crate) fn alloc_object<P>(payload: P, type_index: i32) -> NonNull<TVMFFIObject> {
+    alloc_object_in_state(payload, type_index, SEALED)
+}
+
+/// [`alloc_object`] with an explicit [construction state](self#construction-state).
+pub(crate) fn alloc_object_in_state<P>(
+    payload: P,
+    type_index: i32,
+    state: u32,
+) -> NonNull<TVMFFIObject> {
     {
         let layout = std::alloc::Layout::new::<ObjectCell<P>>();
         // SAFETY: the layout has a non-zero size (the header alone is 24 bytes).
@@ -300,7 +405,7 @@ pub(crate) fn alloc_object<P>(payload: P, type_index: i32) -> NonNull<TVMFFIObje
                 header: TVMFFIObject {
                     combined_ref_count: BOTH_ONE,
                     type_index,
-                    __padding: 0,
+                    __padding: state,
                     deleter: Some(rust_object_deleter::<P>),
                 },
                 payload,
@@ -468,6 +573,9 @@ impl<T: ObjectType> std::ops::Deref for ObjectRef<T> {
     type Target = T;
     #[inline]
     fn deref(&self) -> &T {
+        if T::TRACKS_CONSTRUCTION {
+            seal(self.ptr);
+        }
         // SAFETY: ObjectType contract: the payload of an instance of T sits at PAYLOAD_OFFSET.
         unsafe {
             &*((self.ptr.as_ptr() as *const u8).add(ObjectCell::<T>::PAYLOAD_OFFSET) as *const T)

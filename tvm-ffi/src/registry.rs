@@ -4,7 +4,7 @@
 //! # Contract
 //!
 //! - **Collection at link time.** The macros emit one `static` descriptor per item into a
-//!   [`linkme`] distributed slice ([`FUNCTIONS`], later `TYPES` and `METHODS`). The linker
+//!   [`linkme`] distributed slice ([`FUNCTIONS`], [`TYPES`], [`METHODS`]). The linker
 //!   gathers every descriptor of the final artifact (cdylib, executable, test binary) into one
 //!   contiguous array; nothing runs per item before `main`.
 //! - **One load-time constructor per artifact.** This crate places a single function in
@@ -13,6 +13,14 @@
 //!   the first constructor runs, the outcome never depends on the order in which the loader runs
 //!   constructors, and parents are registered before children by sorting on the key graph, not
 //!   by declaration or link order.
+//! - **Types in three phases.** (1) every type gets its index, metadata and own fields,
+//!   parents first (a parent defined in this artifact is registered on demand before its
+//!   child; a parent defined elsewhere must already be in the runtime); declared external
+//!   types are checked against the runtime's reflection instead. (2) Every method of every
+//!   `#[ffi_methods]` block, whichever module it is in. (3) Per type, the constructor (an
+//!   explicit `#[ffi(init)]` or the runtime's reflection-based `ffi._RegisterFFIInit`, which
+//!   snapshots the complete field table, hence last) and the type attributes
+//!   `__ffi_shallow_copy__` and `__ffi_type_final__`.
 //! - **Only libtvm_ffi is called** during registration (the loader lock is held, and from Python
 //!   the GIL): no Python callbacks, no blocking on other threads.
 //! - **Never abort.** A failure (version mismatch, duplicate global name, conflicting type) is
@@ -24,10 +32,19 @@
 //! - **Loading twice.** Loading the same file again is a no-op (the loader returns the same
 //!   handle and runs no constructor). A second *copy* of a library (another path) registering the
 //!   same global names gets "already registered" load errors for them, and keeps using its own
-//!   functions internally; the first registration stays in force.
+//!   functions internally; the first registration stays in force. For a type key that is already
+//!   registered, the layouts are compared: an identical one (same parent, size and fields) is
+//!   shared, the first copy's accessors and methods stay in force, and nothing is reported; a
+//!   different one is a load error naming the key, and the type (and its subtypes) stay
+//!   unusable from this copy.
 use std::sync::{Mutex, Once};
 
+use std::collections::HashMap;
+
 use crate::function::Function;
+use crate::object::RuntimeType;
+use crate::reflection::{FieldEntry, MethodEntry, MethodKind, TypeEntry, TypeOrigin};
+use crate::sys;
 
 /// A global function defined with `#[ffi_func(name = ...)]`.
 pub struct FunctionEntry {
@@ -44,6 +61,14 @@ pub struct FunctionEntry {
 /// All global functions of the artifact.
 #[linkme::distributed_slice]
 pub static FUNCTIONS: [FunctionEntry];
+
+/// All object types (`#[derive(Object)]`) of the artifact.
+#[linkme::distributed_slice]
+pub static TYPES: [TypeEntry];
+
+/// All methods and constructors (`#[ffi_methods]`) of the artifact.
+#[linkme::distributed_slice]
+pub static METHODS: [MethodEntry];
 
 static LOAD_ERRORS: Mutex<Vec<String>> = Mutex::new(Vec::new());
 static REGISTER: Once = Once::new();
@@ -78,6 +103,323 @@ fn register_all() {
     for entry in FUNCTIONS.iter() {
         register_function(entry);
     }
+    register_types();
+}
+
+/// Outcome of phase 1 for one type key.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum TypeState {
+    InProgress,
+    /// Registered by this artifact: methods and constructor still to come.
+    Registered(RuntimeType),
+    /// Already in the runtime (declared external, or an identical copy): nothing to add.
+    Shared(RuntimeType),
+    Failed,
+}
+
+fn register_types() {
+    let mut states: HashMap<&'static str, TypeState> = HashMap::new();
+    let local: HashMap<&'static str, &'static TypeEntry> =
+        TYPES.iter().map(|entry| (entry.key, entry)).collect();
+    for entry in TYPES.iter() {
+        prepare_type(entry, &local, &mut states);
+    }
+    for method in METHODS.iter() {
+        match states.get(method.type_key) {
+            Some(TypeState::Registered(ty)) if method.kind != MethodKind::Init => {
+                if let Err(err) = register_method(*ty, method) {
+                    report(format!(
+                        "cannot register method `{}.{}`: {}",
+                        method.type_key,
+                        method.name,
+                        err.message()
+                    ));
+                }
+            }
+            Some(_) => {}
+            None => report(format!(
+                "cannot register method `{}.{}`: the type is not defined by `#[derive(Object)]` in this library",
+                method.type_key, method.name
+            )),
+        }
+    }
+    for entry in TYPES.iter() {
+        if let Some(TypeState::Registered(ty)) = states.get(entry.key) {
+            if let Err(err) = finish_type(entry, *ty) {
+                report(format!(
+                    "cannot register the constructor or attributes of type `{}`: {}",
+                    entry.key,
+                    err.message()
+                ));
+            }
+        }
+    }
+}
+
+/// Phase 1 for `entry` (and, first, its local parent).
+fn prepare_type(
+    entry: &'static TypeEntry,
+    local: &HashMap<&'static str, &'static TypeEntry>,
+    states: &mut HashMap<&'static str, TypeState>,
+) -> TypeState {
+    if let Some(state) = states.get(entry.key) {
+        if *state == TypeState::InProgress {
+            report(format!(
+                "cannot register type `{}`: it is its own ancestor",
+                entry.key
+            ));
+            return TypeState::Failed;
+        }
+        return *state;
+    }
+    states.insert(entry.key, TypeState::InProgress);
+    let parent = match local.get(entry.parent_key) {
+        Some(parent_entry) => match prepare_type(parent_entry, local, states) {
+            TypeState::Registered(ty) | TypeState::Shared(ty) => Some(ty),
+            _ => None,
+        },
+        None => crate::type_info::lookup_type(entry.parent_key),
+    };
+    let outcome = crate::boundary::guard_quiet(entry.key, || {
+        match parent {
+        None => Err(crate::Error::runtime_error(format!(
+            "parent type `{}` is not registered (load the library that defines it first, or fix the errors reported for it)",
+            entry.parent_key
+        ))),
+        Some(parent) => match entry.origin {
+            TypeOrigin::External => check_external(entry, parent).map(TypeState::Shared),
+            TypeOrigin::Defined => define_type(entry, parent),
+        },
+    }
+    });
+    let state = match outcome {
+        Some(Ok(state)) => {
+            if let TypeState::Registered(ty) | TypeState::Shared(ty) = state {
+                entry.slot.set(ty);
+            }
+            state
+        }
+        Some(Err(err)) => {
+            report(format!(
+                "cannot register type `{}`: {}",
+                entry.key,
+                err.message()
+            ));
+            TypeState::Failed
+        }
+        None => {
+            report(format!(
+                "cannot register type `{}`: panic during registration",
+                entry.key
+            ));
+            TypeState::Failed
+        }
+    };
+    states.insert(entry.key, state);
+    state
+}
+
+fn check(rc: i32) -> crate::Result<()> {
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(crate::Error::from_return_code(rc))
+    }
+}
+
+fn byte_array(s: &str) -> sys::TVMFFIByteArray {
+    sys::TVMFFIByteArray::from_bytes(s.as_bytes())
+}
+
+/// Index, metadata and own fields of a type defined here.
+fn define_type(entry: &'static TypeEntry, parent: RuntimeType) -> crate::Result<TypeState> {
+    if let Some(existing) = crate::type_info::lookup_type(entry.key) {
+        // Another library, or another copy of this one, registered the key first.
+        return match layout_mismatch(entry, existing, parent) {
+            None => Ok(TypeState::Shared(existing)),
+            Some(why) => Err(crate::Error::runtime_error(format!(
+                "type `{}` is already registered with a different layout ({why})",
+                entry.key
+            ))),
+        };
+    }
+    let ty = allocate_type_index(entry.key, parent, entry.is_final)?;
+    let metadata = sys::TVMFFITypeMetadata {
+        doc: byte_array(entry.doc),
+        creator: entry.creator,
+        total_size: entry.total_size as i32,
+        structural_eq_hash_kind: entry.structural,
+    };
+    // SAFETY: valid metadata; the runtime copies the doc string.
+    check(unsafe { sys::TVMFFITypeRegisterMetadata(ty.index, &metadata) })?;
+    for field in entry.fields {
+        register_field(ty, field).map_err(|err| {
+            crate::Error::runtime_error(format!("field `{}`: {}", field.name, err.message()))
+        })?;
+    }
+    Ok(TypeState::Registered(ty))
+}
+
+fn register_field(ty: RuntimeType, field: &FieldEntry) -> crate::Result<()> {
+    let metadata = crate::metadata::metadata_json(&(field.type_schema)(), field.metadata);
+    // The runtime keeps its own reference to the default (or factory function).
+    let default = field.default.map(|make| make());
+    let info = sys::TVMFFIFieldInfo {
+        name: byte_array(field.name),
+        doc: byte_array(field.doc),
+        metadata: byte_array(&metadata),
+        flags: field.flags,
+        size: field.size as i64,
+        alignment: field.alignment as i64,
+        offset: field.offset as i64,
+        getter: Some(field.getter),
+        setter: field.setter as *mut std::ffi::c_void,
+        default_value_or_factory: match &default {
+            Some(any) => *any.as_raw(),
+            None => crate::Any::default().into_raw(),
+        },
+        field_static_type_index: field.static_type_index,
+    };
+    // SAFETY: valid field info; the runtime copies the strings and the default.
+    check(unsafe { sys::TVMFFITypeRegisterField(ty.index, &info) })
+}
+
+fn register_method(ty: RuntimeType, method: &MethodEntry) -> crate::Result<()> {
+    let function = (method.make)();
+    let metadata = (method.metadata)();
+    let flags = match method.kind {
+        MethodKind::Instance => 0,
+        MethodKind::Static | MethodKind::Init => {
+            sys::field_flags::kTVMFFIFieldFlagBitMaskIsStaticMethod
+        }
+    };
+    let info = sys::TVMFFIMethodInfo {
+        name: byte_array(method.name),
+        doc: byte_array(method.doc),
+        metadata: byte_array(&metadata),
+        flags,
+        method: *crate::Any::new(function.clone()).as_raw(),
+    };
+    // SAFETY: valid method info; the runtime copies the strings and takes its own reference
+    // to the function (`function` keeps ours alive across the call).
+    let rc = unsafe { sys::TVMFFITypeRegisterMethod(ty.index, &info) };
+    drop(function);
+    check(rc)
+}
+
+fn register_attr(ty: RuntimeType, name: &str, value: crate::Any) -> crate::Result<()> {
+    let name = byte_array(name);
+    // SAFETY: valid name and value; the runtime copies both.
+    check(unsafe { sys::TVMFFITypeRegisterAttr(ty.index, &name, value.as_raw()) })
+}
+
+/// Phase 3: constructor and type attributes.
+fn finish_type(entry: &'static TypeEntry, ty: RuntimeType) -> crate::Result<()> {
+    let explicit_init = METHODS
+        .iter()
+        .filter(|m| m.type_key == entry.key && m.kind == MethodKind::Init)
+        .collect::<Vec<_>>();
+    match explicit_init.as_slice() {
+        [] if entry.creator.is_some() => {
+            static REGISTER_INIT: crate::function::GlobalCache =
+                crate::function::GlobalCache::new("ffi._RegisterFFIInit");
+            REGISTER_INIT.get()?.call((ty.index,))?;
+        }
+        [] => {}
+        [init] => {
+            register_method(ty, init)?;
+            register_attr(ty, "__ffi_init__", crate::Any::new((init.make)()))?;
+        }
+        [first, second, ..] => {
+            return Err(crate::Error::runtime_error(format!(
+                "two `#[ffi(init)]` constructors (`{}` and `{}`); keep one",
+                first.name, second.name
+            )))
+        }
+    }
+    if let Some(copy) = (entry.shallow_copy)() {
+        register_attr(ty, "__ffi_shallow_copy__", crate::Any::new(copy))?;
+    }
+    if entry.is_final {
+        register_attr(ty, "__ffi_type_final__", crate::Any::new(true))?;
+    }
+    Ok(())
+}
+
+/// Checks a declared external type against the runtime's reflection.
+fn check_external(entry: &'static TypeEntry, parent: RuntimeType) -> crate::Result<RuntimeType> {
+    let existing = crate::type_info::lookup_type(entry.key).ok_or_else(|| {
+        crate::Error::runtime_error(
+            "it is declared `external` but not registered (load the library that defines it first)",
+        )
+    })?;
+    match layout_mismatch(entry, existing, parent) {
+        None => Ok(existing),
+        Some(why) => Err(crate::Error::runtime_error(format!(
+            "the Rust declaration does not match the registered type: {why}"
+        ))),
+    }
+}
+
+/// Compares an entry with a registered type: parent, total size and own fields.
+fn layout_mismatch(
+    entry: &TypeEntry,
+    existing: RuntimeType,
+    parent: RuntimeType,
+) -> Option<std::string::String> {
+    let info = crate::type_info::type_info(existing.index)?;
+    let actual_parent = if info.type_depth > 0 {
+        // SAFETY: ancestors has `type_depth` valid entries.
+        Some(unsafe { (**info.type_ancestors.add((info.type_depth - 1) as usize)).type_index })
+    } else {
+        None
+    };
+    if actual_parent != Some(parent.index) {
+        return Some(format!(
+            "its parent is `{}`, not `{}`",
+            actual_parent.map_or("<none>", crate::type_info::type_key_of_index),
+            entry.parent_key
+        ));
+    }
+    // SAFETY: metadata is null or points into the registry.
+    if let Some(metadata) = unsafe { info.metadata.as_ref() } {
+        if metadata.total_size as usize != entry.total_size {
+            return Some(format!(
+                "its total size is {} bytes, the Rust layout has {}",
+                metadata.total_size, entry.total_size
+            ));
+        }
+    }
+    let registered: &[sys::TVMFFIFieldInfo] = if info.num_fields > 0 {
+        // SAFETY: `fields` has `num_fields` entries owned by the registry.
+        unsafe { std::slice::from_raw_parts(info.fields, info.num_fields as usize) }
+    } else {
+        &[]
+    };
+    for field in entry.fields {
+        // SAFETY: registry strings live for the process.
+        let found = registered
+            .iter()
+            .find(|f| unsafe { f.name.as_bytes() } == field.name.as_bytes());
+        match found {
+            None => return Some(format!("it has no field `{}`", field.name)),
+            Some(f) if f.offset as usize != field.offset || f.size as usize != field.size => {
+                return Some(format!(
+                    "field `{}` is at offset {} with size {}, the Rust layout has offset {} and size {}",
+                    field.name, f.offset, f.size, field.offset, field.size
+                ))
+            }
+            Some(_) => {}
+        }
+    }
+    if entry.origin == TypeOrigin::Defined && registered.len() != entry.fields.len() {
+        return Some(format!(
+            "it has {} own fields, the Rust type {}",
+            registered.len(),
+            entry.fields.len()
+        ));
+    }
+    None
 }
 
 fn register_function(entry: &FunctionEntry) {

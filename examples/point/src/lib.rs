@@ -1,6 +1,125 @@
 //! The main example: a Rust library whose functions (and, with the object-authoring macros,
 //! types) are used from Python and C++ exactly like C++ ones.
-use tvm_ffi::{ffi_func, Array, Function, ObjectRef};
+use tvm_ffi::{ffi_func, ffi_methods, Array, Function, Object, ObjectRef, Rw};
+
+pub mod space;
+
+/// A point in the plane.
+#[derive(Object, Clone)]
+#[ffi_type(key = "my_ext.Point", structural = "tree")]
+#[repr(C)]
+pub struct Point {
+    /// The x coordinate (writable from Python and C++).
+    #[ffi(rw)]
+    pub x: Rw<i64>,
+    /// The y coordinate.
+    #[ffi(default = 7)]
+    pub y: i64,
+    /// A label, keyword-only.
+    #[ffi(kw_only, default = "pt")]
+    pub label: tvm_ffi::String,
+}
+
+#[ffi_methods]
+impl Point {
+    /// Squared distance from the origin.
+    pub fn norm2(&self) -> i64 {
+        let x = self.x.get();
+        x * x + self.y * self.y
+    }
+
+    /// A new point with both coordinates multiplied by `k`.
+    pub fn scale(&self, k: i64) -> ObjectRef<Point> {
+        ObjectRef::new(Point {
+            x: (self.x.get() * k).into(),
+            y: self.y * k,
+            label: self.label.clone(),
+        })
+    }
+
+    /// The origin (a static method).
+    pub fn origin() -> ObjectRef<Point> {
+        ObjectRef::new(Point {
+            x: 0.into(),
+            y: 0,
+            label: "origin".into(),
+        })
+    }
+
+    /// Whether `other` is this very object (receives the reference itself as `this`).
+    pub fn is_same(this: &ObjectRef<Self>, other: ObjectRef<Point>) -> bool {
+        this.ptr_eq(&other)
+    }
+}
+
+/// A closed interval `[lo, hi]` with an explicit constructor that validates its arguments.
+#[derive(Object)]
+#[ffi_type(key = "my_ext.Interval", structural = "tree")]
+#[repr(C)]
+pub struct Interval {
+    /// Lower bound.
+    pub lo: f64,
+    /// Upper bound.
+    pub hi: f64,
+}
+
+#[ffi_methods]
+impl Interval {
+    /// Makes `[lo, hi]`; `lo > hi` raises `ValueError`.
+    #[ffi(init)]
+    pub fn new(lo: f64, hi: f64) -> tvm_ffi::Result<Self> {
+        tvm_ffi::ensure!(lo <= hi, ValueError, "empty interval: lo={lo} > hi={hi}");
+        Ok(Interval { lo, hi })
+    }
+
+    /// `hi - lo`.
+    pub fn length(&self) -> f64 {
+        self.hi - self.lo
+    }
+}
+
+/// The C++ type `testing.TestCxxClassBase` (defined in `libtvm_ffi_testing`, which
+/// `import tvm_ffi` loads), declared so that a Rust type can derive from it. The layout is
+/// checked against the runtime's reflection when this library loads.
+#[derive(Object)]
+#[ffi_type(key = "testing.TestCxxClassBase", external)]
+#[repr(C)]
+pub struct TestCxxClassBase {
+    /// C++ `int64_t v_i64`.
+    pub v_i64: i64,
+    /// C++ `int32_t v_i32`.
+    pub v_i32: i32,
+}
+
+/// A Rust subtype of the C++ `testing.TestCxxClassBase`.
+#[derive(Object, Clone)]
+#[ffi_type(key = "my_ext.CxxChild")]
+#[repr(C)]
+pub struct CxxChild {
+    /// The C++ parent's payload.
+    #[ffi(base)]
+    pub base: TestCxxClassBase,
+    /// A field added in Rust.
+    #[ffi(default = "child")]
+    pub note: tvm_ffi::String,
+}
+
+#[ffi_methods]
+impl CxxChild {
+    /// `v_i64 + v_i32`, reading the C++ parent's fields.
+    pub fn total(&self) -> i64 {
+        self.base.v_i64 + self.base.v_i32 as i64
+    }
+}
+
+impl Clone for TestCxxClassBase {
+    fn clone(&self) -> Self {
+        TestCxxClassBase {
+            v_i64: self.v_i64,
+            v_i32: self.v_i32,
+        }
+    }
+}
 
 /// Adds two integers.
 #[ffi_func(name = "my_ext.add")]

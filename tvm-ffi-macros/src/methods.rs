@@ -1,0 +1,291 @@
+//! `#[ffi_methods]`: parse an inherent impl → [`MethodModel`]s → one registration descriptor
+//! per method (the impl itself is emitted unchanged, minus the `#[ffi(..)]` attributes).
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+
+use crate::callable::{arg_idents, replace_self, Callable};
+use crate::diagnostics::{with_original, Diagnostics};
+
+const METHOD_OPTIONS: &str = "`name = \"..\"`, `init`, `skip`";
+
+#[derive(PartialEq)]
+enum Receiver {
+    /// `&self`: called with the payload.
+    Payload,
+    /// `this: &ObjectRef<Self>` or `this: ObjectRef<Self>`: called with the reference.
+    ObjectRef,
+    /// No receiver.
+    Static,
+}
+
+struct MethodModel {
+    ident: syn::Ident,
+    name: String,
+    doc: String,
+    receiver: Receiver,
+    init: bool,
+    /// Parameter types after the receiver, with `Self` replaced.
+    params: Vec<syn::Type>,
+    /// `this`'s type, with `Self` replaced.
+    this_ty: Option<syn::Type>,
+    ret: Option<syn::Type>,
+}
+
+pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let mut imp: syn::ItemImpl = match syn::parse2(item.clone()) {
+        Ok(imp) => imp,
+        Err(_) => {
+            let err = syn::Error::new(
+                Span::call_site(),
+                "#[ffi_methods] applies to an inherent impl block: `impl Point { .. }`",
+            );
+            return with_original(err, item);
+        }
+    };
+    let result = build_models(attr, &imp);
+    strip_ffi_attrs(&mut imp);
+    match result {
+        Ok(methods) => {
+            let self_ty = &*imp.self_ty;
+            let registrations = methods.iter().map(|m| generate(self_ty, m));
+            quote! { #imp #(#registrations)* }
+        }
+        Err(err) => with_original(err, quote!(#imp)),
+    }
+}
+
+fn strip_ffi_attrs(imp: &mut syn::ItemImpl) {
+    for item in &mut imp.items {
+        if let syn::ImplItem::Fn(f) = item {
+            f.attrs.retain(|a| !a.path().is_ident("ffi"));
+        }
+    }
+}
+
+fn build_models(attr: TokenStream, imp: &syn::ItemImpl) -> syn::Result<Vec<MethodModel>> {
+    let mut diag = Diagnostics::default();
+    if !attr.is_empty() {
+        diag.push(syn::Error::new_spanned(
+            &attr,
+            "#[ffi_methods] takes no options; configure methods with `#[ffi(..)]` on each method",
+        ));
+    }
+    if let Some((_, path, _)) = &imp.trait_ {
+        diag.error(
+            path,
+            "#[ffi_methods] applies to an inherent impl (`impl Point`), not a trait impl",
+        );
+    }
+    if !imp.generics.params.is_empty() {
+        diag.error(
+            &imp.generics,
+            "#[ffi_methods] cannot register a generic impl: the runtime needs concrete types",
+        );
+    }
+    let self_ty = &*imp.self_ty;
+    let mut models = Vec::new();
+    let mut names = std::collections::HashSet::new();
+    for item in &imp.items {
+        let syn::ImplItem::Fn(f) = item else { continue };
+        if let Some(model) = build_method(f, self_ty, &mut diag) {
+            if !names.insert(model.name.clone()) {
+                diag.error(
+                    &f.sig.ident,
+                    format!(
+                        "duplicate method name `{}`; rename one with `#[ffi(name = \"..\")]`",
+                        model.name
+                    ),
+                );
+            }
+            models.push(model);
+        }
+    }
+    diag.finish(models)
+}
+
+fn build_method(
+    f: &syn::ImplItemFn,
+    self_ty: &syn::Type,
+    diag: &mut Diagnostics,
+) -> Option<MethodModel> {
+    let mut name = f.sig.ident.to_string();
+    let mut init: Option<Span> = None;
+    let mut skip = false;
+    for attr in f.attrs.iter().filter(|a| a.path().is_ident("ffi")) {
+        let result = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("name") {
+                let lit: syn::LitStr = meta.value()?.parse()?;
+                if syn::parse_str::<syn::Ident>(&lit.value()).is_err() {
+                    diag.error(
+                        &lit,
+                        format!("invalid method name `{}`: use an identifier", lit.value()),
+                    );
+                }
+                name = lit.value();
+            } else if meta.path.is_ident("init") {
+                init = Some(meta.path.span());
+            } else if meta.path.is_ident("skip") {
+                skip = true;
+            } else {
+                let key = meta
+                    .path
+                    .get_ident()
+                    .map(|i| i.to_string())
+                    .unwrap_or_default();
+                diag.push(meta.error(format!(
+                    "unknown #[ffi] method option `{key}`; valid options: {METHOD_OPTIONS}"
+                )));
+                if meta.input.peek(syn::Token![=]) {
+                    let _: syn::Expr = meta.value()?.parse()?;
+                }
+            }
+            Ok(())
+        });
+        if let Err(err) = result {
+            diag.push(err);
+        }
+    }
+    if skip {
+        return None;
+    }
+    let sig = &f.sig;
+    if let Some(a) = &sig.asyncness {
+        diag.error(a, "an `async fn` cannot be an FFI method: callers expect the result on return; make it synchronous");
+    }
+    if !sig.generics.params.is_empty() {
+        diag.error(&sig.generics, "an FFI method cannot be generic: the runtime needs one concrete signature; mark it `#[ffi(skip)]` or write a wrapper per type");
+    }
+    if let Some(v) = &sig.variadic {
+        diag.error(
+            v,
+            "C variadics are not supported; take `&[AnyView]` for a variadic method",
+        );
+    }
+    let mut receiver = Receiver::Static;
+    let mut this_ty = None;
+    let mut params = Vec::new();
+    for (i, input) in sig.inputs.iter().enumerate() {
+        match input {
+            syn::FnArg::Receiver(r) => {
+                if r.colon_token.is_some() {
+                    diag.error(
+                        r,
+                        "use `&self`, or take the reference as `this: &ObjectRef<Self>`",
+                    );
+                } else if r.reference.is_none() {
+                    diag.error(r, "an FFI method cannot take `self` by value: the object is shared; take `&self`");
+                } else if r.mutability.is_some() {
+                    diag.error(r, "an FFI method cannot take `&mut self`: objects are shared between languages; take `&self` and keep mutable state in `tvm_ffi::Rw<T>` fields");
+                }
+                receiver = Receiver::Payload;
+            }
+            syn::FnArg::Typed(pat) => {
+                let is_this =
+                    i == 0 && matches!(&*pat.pat, syn::Pat::Ident(p) if p.ident == "this");
+                if is_this {
+                    receiver = Receiver::ObjectRef;
+                    this_ty = Some(replace_self(&pat.ty, self_ty));
+                } else {
+                    params.push(replace_self(&pat.ty, self_ty));
+                }
+            }
+        }
+    }
+    if let Some(span) = init {
+        if receiver != Receiver::Static {
+            diag.push(syn::Error::new(span, "an `#[ffi(init)]` constructor has no receiver: it is an associated function returning `Self`, `ObjectRef<Self>` or a `Result` of either"));
+        }
+        if matches!(sig.output, syn::ReturnType::Default) {
+            diag.push(syn::Error::new(sig.ident.span(), "an `#[ffi(init)]` constructor returns the new object: `-> Self`, `-> ObjectRef<Self>` or a `Result` of either"));
+        }
+    }
+    let ret = match &sig.output {
+        syn::ReturnType::Default => None,
+        syn::ReturnType::Type(_, ty) => Some(replace_self(ty, self_ty)),
+    };
+    Some(MethodModel {
+        ident: sig.ident.clone(),
+        name: if init.is_some() {
+            "__ffi_init__".into()
+        } else {
+            name
+        },
+        doc: crate::docs::collect(&f.attrs),
+        receiver,
+        init: init.is_some(),
+        params,
+        this_ty,
+        ret,
+    })
+}
+
+fn generate(self_ty: &syn::Type, m: &MethodModel) -> TokenStream {
+    let ident = &m.ident;
+    let method_name = &m.name;
+    let doc = &m.doc;
+    let mut params = Vec::new();
+    match m.receiver {
+        Receiver::Payload => params.push(syn::parse_quote!(&::tvm_ffi::ObjectRef<#self_ty>)),
+        Receiver::ObjectRef => params.push(m.this_ty.clone().expect("this type")),
+        Receiver::Static => {}
+    }
+    params.extend(m.params.iter().cloned());
+    let args = arg_idents(params.len());
+    let call_args = args.iter().enumerate().map(|(i, a)| {
+        if i == 0 && m.receiver == Receiver::Payload {
+            quote!(&**#a)
+        } else {
+            quote!(#a)
+        }
+    });
+    let call = quote!(<#self_ty>::#ident(#(#call_args),*));
+    let unit: syn::Type = syn::parse_quote!(());
+    let ret = m.ret.as_ref().unwrap_or(&unit);
+    let (ret_desc, convert) = if m.init {
+        (
+            quote!(<::tvm_ffi::ObjectRef<::tvm_ffi::builtin::Object> as ::tvm_ffi::function::FfiReturn>::DESC),
+            quote_spanned! {ret.span()=> ::tvm_ffi::reflection::init_into_any::<#self_ty, #ret> },
+        )
+    } else {
+        (
+            quote_spanned! {ret.span()=> <#ret as ::tvm_ffi::function::FfiReturn>::DESC },
+            quote_spanned! {ret.span()=> <#ret as ::tvm_ffi::function::FfiReturn>::into_ffi_result },
+        )
+    };
+    let kind = if m.init {
+        quote!(Init)
+    } else if m.receiver == Receiver::Static {
+        quote!(Static)
+    } else {
+        quote!(Instance)
+    };
+    let callable = crate::callable::generate(&Callable {
+        name: quote! {
+            ::std::borrow::Cow::Owned(::std::format!(
+                "{}.{}",
+                <#self_ty as ::tvm_ffi::object::ObjectType>::TYPE_KEY,
+                #method_name
+            ))
+        },
+        params,
+        call,
+        ret_desc,
+        convert,
+    });
+    quote! {
+        const _: () = {
+            #callable
+            #[::tvm_ffi::__private::linkme::distributed_slice(::tvm_ffi::registry::METHODS)]
+            #[linkme(crate = ::tvm_ffi::__private::linkme)]
+            static __ENTRY: ::tvm_ffi::reflection::MethodEntry = ::tvm_ffi::reflection::MethodEntry {
+                type_key: <#self_ty as ::tvm_ffi::object::ObjectType>::TYPE_KEY,
+                name: #method_name,
+                doc: #doc,
+                kind: ::tvm_ffi::reflection::MethodKind::#kind,
+                make: __make,
+                metadata: __metadata,
+            };
+        };
+    }
+}

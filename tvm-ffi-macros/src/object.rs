@@ -1,0 +1,570 @@
+//! `#[derive(Object)]`: parse → [`ObjectModel`] → the type's `ObjectType` impls and its
+//! registration descriptor.
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+
+use crate::diagnostics::Diagnostics;
+
+const TYPE_OPTIONS: &str = "`key = \"pkg.Name\"`, `final`, `structural = \"tree\"|\"dag\"|\"const-tree\"|\"free-var\"|\"unique\"`, `external`";
+const FIELD_OPTIONS: &str = "`base`, `skip`, `rw`, `name = \"..\"`, `default = <expr>`, `default_factory = <path>`, `kw_only`, `init = false`, `repr = false`, `compare = false`, `hash = false`, `structural = \"ignore\"|\"def\"`, `metadata(key = <literal>, ..)`";
+
+// Field flag bits (c_api.h `TVMFFIFieldFlagBitMask*`).
+const WRITABLE: i64 = 1 << 0;
+const HAS_DEFAULT: i64 = 1 << 1;
+const SEQ_HASH_IGNORE: i64 = 1 << 3;
+const SEQ_HASH_DEF: i64 = 1 << 4;
+const DEFAULT_FROM_FACTORY: i64 = 1 << 5;
+const REPR_OFF: i64 = 1 << 6;
+const COMPARE_OFF: i64 = 1 << 7;
+const HASH_OFF: i64 = 1 << 8;
+const INIT_OFF: i64 = 1 << 9;
+const KW_ONLY: i64 = 1 << 10;
+
+/// A validated `#[derive(Object)]` struct.
+struct ObjectModel {
+    ident: syn::Ident,
+    key: String,
+    doc: String,
+    is_final: bool,
+    external: bool,
+    structural: Option<syn::Ident>,
+    /// The `#[ffi(base)]` field: the parent payload.
+    base: Option<(syn::Ident, syn::Type)>,
+    fields: Vec<FieldModel>,
+    /// Fields not reflected (`#[ffi(skip)]`): default-initialised by the creator.
+    skipped: Vec<syn::Ident>,
+}
+
+enum DefaultValue {
+    Expr(syn::Expr),
+    Factory(syn::Path),
+}
+
+struct FieldModel {
+    ident: syn::Ident,
+    ty: syn::Type,
+    name: String,
+    doc: String,
+    rw: Option<Span>,
+    flags: i64,
+    default: Option<DefaultValue>,
+    metadata: Vec<(String, syn::Lit)>,
+}
+
+pub fn expand(input: TokenStream) -> TokenStream {
+    let item: syn::DeriveInput = match syn::parse2(input) {
+        Ok(item) => item,
+        Err(err) => return err.to_compile_error(),
+    };
+    match build_model(&item) {
+        Ok(model) => generate(&model),
+        Err(err) => err.to_compile_error(),
+    }
+}
+
+fn build_model(item: &syn::DeriveInput) -> syn::Result<ObjectModel> {
+    let mut diag = Diagnostics::default();
+    let fields = match &item.data {
+        syn::Data::Struct(syn::DataStruct {
+            fields: syn::Fields::Named(named),
+            ..
+        }) => Some(named),
+        syn::Data::Struct(s) => {
+            diag.error(
+                &s.fields,
+                "#[derive(Object)] needs a struct with named fields: `struct Point { x: i64 }`",
+            );
+            None
+        }
+        syn::Data::Enum(e) => {
+            diag.error(
+                e.enum_token,
+                "#[derive(Object)] applies to structs; an enum cannot be a TVM-FFI object",
+            );
+            None
+        }
+        syn::Data::Union(u) => {
+            diag.error(
+                u.union_token,
+                "#[derive(Object)] applies to structs; a union cannot be a TVM-FFI object",
+            );
+            None
+        }
+    };
+    if !item.generics.params.is_empty() {
+        diag.error(
+            &item.generics,
+            "a TVM-FFI object type cannot be generic: the runtime registers one layout per type key; define one struct per instantiation",
+        );
+    }
+    if !has_repr_c(&item.attrs) {
+        diag.error(
+            &item.ident,
+            "a TVM-FFI object needs a C-compatible layout: add `#[repr(C)]` to the struct",
+        );
+    }
+
+    // ---- #[ffi_type(...)] ----
+    let mut key: Option<syn::LitStr> = None;
+    let mut is_final = false;
+    let mut external = false;
+    let mut structural: Option<syn::Ident> = None;
+    let mut seen_ffi_type = false;
+    for attr in item.attrs.iter().filter(|a| a.path().is_ident("ffi_type")) {
+        if seen_ffi_type {
+            diag.error(
+                attr,
+                "duplicate #[ffi_type]: merge the options into one attribute",
+            );
+        }
+        seen_ffi_type = true;
+        let result = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("key") {
+                let lit: syn::LitStr = meta.value()?.parse().map_err(|e| {
+                    syn::Error::new(e.span(), "`key` takes a string literal: `key = \"my_ext.Point\"`")
+                })?;
+                if !valid_type_key(&lit.value()) {
+                    diag.error(&lit, format!("invalid type key `{}`: use dot-separated identifiers such as `my_ext.Point`", lit.value()));
+                }
+                if key.replace(lit).is_some() {
+                    diag.push(meta.error("duplicate `key` option"));
+                }
+            } else if meta.path.is_ident("final") {
+                is_final = true;
+            } else if meta.path.is_ident("external") {
+                external = true;
+            } else if meta.path.is_ident("structural") {
+                let lit: syn::LitStr = meta.value()?.parse()?;
+                let kind = match lit.value().as_str() {
+                    "tree" => "TREE",
+                    "dag" => "DAG",
+                    "const-tree" => "CONST_TREE",
+                    "free-var" => "FREE_VAR",
+                    "unique" => "UNIQUE",
+                    other => {
+                        diag.error(&lit, format!("unknown structural kind `{other}`; use \"tree\", \"dag\", \"const-tree\", \"free-var\" or \"unique\""));
+                        "UNSUPPORTED"
+                    }
+                };
+                structural = Some(syn::Ident::new(kind, lit.span()));
+            } else {
+                let name = meta.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+                diag.push(meta.error(format!(
+                    "unknown #[ffi_type] option `{name}`; valid options: {TYPE_OPTIONS}"
+                )));
+                // Skip a value, if any, so parsing continues with the next option.
+                if meta.input.peek(syn::Token![=]) {
+                    let _: syn::Expr = meta.value()?.parse()?;
+                }
+            }
+            Ok(())
+        });
+        if let Err(err) = result {
+            diag.push(err);
+        }
+    }
+    if !seen_ffi_type {
+        diag.error(
+            &item.ident,
+            "#[derive(Object)] needs the type key: add `#[ffi_type(key = \"my_ext.Name\")]`",
+        );
+    } else if key.is_none() {
+        diag.error(
+            &item.ident,
+            "#[ffi_type] needs `key = \"my_ext.Name\"`: the type's registry key",
+        );
+    }
+
+    // ---- fields ----
+    let mut base = None;
+    let mut models = Vec::new();
+    let mut skipped = Vec::new();
+    let mut names = std::collections::HashMap::<String, Span>::new();
+    if let Some(fields) = fields {
+        for (position, field) in fields.named.iter().enumerate() {
+            let ident = field.ident.clone().expect("named field");
+            let parsed = parse_field(field, &mut diag);
+            match parsed {
+                FieldRole::Base(span) => {
+                    if position != 0 {
+                        diag.push(syn::Error::new(span, "the `#[ffi(base)]` field must be the first field: the parent's payload comes right after the object header"));
+                    }
+                    if base.is_some() {
+                        diag.push(syn::Error::new(
+                            span,
+                            "only one `#[ffi(base)]` field: TVM-FFI has single inheritance",
+                        ));
+                    }
+                    base = Some((ident, field.ty.clone()));
+                }
+                FieldRole::Skip => skipped.push(ident),
+                FieldRole::Reflected(model) => {
+                    if let Some(_previous) = names.insert(model.name.clone(), ident.span()) {
+                        diag.error(&ident, format!("duplicate reflected field name `{}`; rename one with `#[ffi(name = \"..\")]`", model.name));
+                    }
+                    models.push(*model);
+                }
+            }
+        }
+    }
+    diag.finish(ObjectModel {
+        ident: item.ident.clone(),
+        key: key.map(|k| k.value()).unwrap_or_default(),
+        doc: crate::docs::collect(&item.attrs),
+        is_final,
+        external,
+        structural,
+        base,
+        fields: models,
+        skipped,
+    })
+}
+
+enum FieldRole {
+    Base(Span),
+    Skip,
+    Reflected(Box<FieldModel>),
+}
+
+fn parse_field(field: &syn::Field, diag: &mut Diagnostics) -> FieldRole {
+    let ident = field.ident.clone().expect("named field");
+    let mut model = FieldModel {
+        name: ident.to_string().trim_start_matches("r#").to_string(),
+        ident,
+        ty: field.ty.clone(),
+        doc: crate::docs::collect(&field.attrs),
+        rw: None,
+        flags: 0,
+        default: None,
+        metadata: Vec::new(),
+    };
+    let mut base: Option<Span> = None;
+    let mut skip: Option<Span> = None;
+    let mut other_options: Option<Span> = None;
+    for attr in field.attrs.iter().filter(|a| a.path().is_ident("ffi")) {
+        let result = attr.parse_nested_meta(|meta| {
+            let path = &meta.path;
+            let span = path.span();
+            let flag_false = |meta: &syn::meta::ParseNestedMeta, what: &str| -> syn::Result<bool> {
+                let lit: syn::LitBool = meta.value()?.parse().map_err(|e| {
+                    syn::Error::new(e.span(), format!("`{what}` takes `false` (fields are included by default): `{what} = false`"))
+                })?;
+                Ok(!lit.value)
+            };
+            if path.is_ident("base") {
+                base = Some(span);
+                return Ok(());
+            }
+            if path.is_ident("skip") {
+                skip = Some(span);
+                return Ok(());
+            }
+            other_options = Some(span);
+            if path.is_ident("rw") {
+                model.rw = Some(span);
+                model.flags |= WRITABLE;
+            } else if path.is_ident("name") {
+                let lit: syn::LitStr = meta.value()?.parse()?;
+                if syn::parse_str::<syn::Ident>(&lit.value()).is_err() {
+                    diag.error(&lit, format!("invalid field name `{}`: use an identifier", lit.value()));
+                }
+                model.name = lit.value();
+            } else if path.is_ident("default") {
+                let expr: syn::Expr = meta.value()?.parse()?;
+                if model.default.replace(DefaultValue::Expr(expr)).is_some() {
+                    diag.push(syn::Error::new(span, "a field has one default: give either `default` or `default_factory`"));
+                }
+                model.flags |= HAS_DEFAULT;
+            } else if path.is_ident("default_factory") {
+                let factory: syn::Path = meta.value()?.parse().map_err(|e| {
+                    syn::Error::new(e.span(), "`default_factory` takes a function path: `default_factory = make_label`")
+                })?;
+                if model.default.replace(DefaultValue::Factory(factory)).is_some() {
+                    diag.push(syn::Error::new(span, "a field has one default: give either `default` or `default_factory`"));
+                }
+                model.flags |= HAS_DEFAULT | DEFAULT_FROM_FACTORY;
+            } else if path.is_ident("kw_only") {
+                model.flags |= KW_ONLY;
+            } else if path.is_ident("init") {
+                if flag_false(&meta, "init")? {
+                    model.flags |= INIT_OFF;
+                }
+            } else if path.is_ident("repr") {
+                if flag_false(&meta, "repr")? {
+                    model.flags |= REPR_OFF;
+                }
+            } else if path.is_ident("compare") {
+                if flag_false(&meta, "compare")? {
+                    model.flags |= COMPARE_OFF;
+                }
+            } else if path.is_ident("hash") {
+                if flag_false(&meta, "hash")? {
+                    model.flags |= HASH_OFF;
+                }
+            } else if path.is_ident("structural") {
+                let lit: syn::LitStr = meta.value()?.parse()?;
+                match lit.value().as_str() {
+                    "ignore" => model.flags |= SEQ_HASH_IGNORE,
+                    "def" => model.flags |= SEQ_HASH_DEF,
+                    other => diag.error(&lit, format!("unknown structural field flag `{other}`; use \"ignore\" or \"def\"")),
+                }
+            } else if path.is_ident("metadata") {
+                meta.parse_nested_meta(|entry| {
+                    let key = entry.path.get_ident().map(|i| i.to_string()).ok_or_else(|| entry.error("metadata keys are identifiers"))?;
+                    let lit: syn::Lit = entry.value()?.parse()?;
+                    match &lit {
+                        syn::Lit::Int(_) | syn::Lit::Bool(_) | syn::Lit::Str(_) => {}
+                        _ => diag.error(&lit, "metadata values are integer, bool or string literals"),
+                    }
+                    if key == "type_schema" {
+                        diag.error(&entry.path, "`type_schema` is written by the SDK from the field's type; choose another key");
+                    }
+                    model.metadata.push((key, lit));
+                    Ok(())
+                })?;
+            } else {
+                let name = path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+                diag.push(meta.error(format!("unknown #[ffi] field option `{name}`; valid options: {FIELD_OPTIONS}")));
+                if meta.input.peek(syn::Token![=]) {
+                    let _: syn::Expr = meta.value()?.parse()?;
+                }
+            }
+            Ok(())
+        });
+        if let Err(err) = result {
+            diag.push(err);
+        }
+    }
+    if let (Some(base), Some(_)) = (base, skip.or(other_options)) {
+        diag.push(syn::Error::new(base, "`#[ffi(base)]` takes no other options: the parent's fields are reflected by the parent"));
+    }
+    if let (Some(skip), Some(_)) = (skip, other_options) {
+        diag.push(syn::Error::new(
+            skip,
+            "`#[ffi(skip)]` fields are not reflected: remove the other options",
+        ));
+    }
+    if let Some(span) = base {
+        FieldRole::Base(span)
+    } else if skip.is_some() {
+        FieldRole::Skip
+    } else {
+        FieldRole::Reflected(Box::new(model))
+    }
+}
+
+fn has_repr_c(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().filter(|a| a.path().is_ident("repr")).any(|a| {
+        let mut found = false;
+        let _ = a.parse_nested_meta(|meta| {
+            if meta.path.is_ident("C") {
+                found = true;
+            }
+            if meta.input.peek(syn::token::Paren) {
+                let _content;
+                syn::parenthesized!(_content in meta.input);
+            }
+            Ok(())
+        });
+        found
+    })
+}
+
+pub fn valid_type_key(key: &str) -> bool {
+    !key.is_empty()
+        && key.split('.').all(|part| {
+            let mut chars = part.chars();
+            matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+                && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+}
+
+fn generate(model: &ObjectModel) -> TokenStream {
+    let ident = &model.ident;
+    let key = &model.key;
+    let doc = &model.doc;
+    let parent_ty: syn::Type = match &model.base {
+        Some((_, ty)) => ty.clone(),
+        None => syn::parse_quote!(::tvm_ffi::builtin::Object),
+    };
+    let is_final = model.is_final;
+    let tracks = !model.external;
+    let origin = if model.external {
+        quote!(::tvm_ffi::reflection::TypeOrigin::External)
+    } else {
+        quote!(::tvm_ffi::reflection::TypeOrigin::Defined)
+    };
+    let structural = match &model.structural {
+        Some(kind) => quote!(::tvm_ffi::reflection::structural::#kind),
+        None => quote!(::tvm_ffi::reflection::structural::UNSUPPORTED),
+    };
+
+    let base_check = model.base.as_ref().map(|(base_ident, base_ty)| {
+        quote_spanned! {base_ty.span()=>
+            const _: () = ::core::assert!(
+                ::core::mem::offset_of!(#ident, #base_ident) == 0,
+                "the `#[ffi(base)]` field must be at offset 0"
+            );
+            const _: fn() = || {
+                fn __parent_is_an_object<P: ::tvm_ffi::reflection::Reflected>() {}
+                __parent_is_an_object::<#base_ty>();
+            };
+        }
+    });
+
+    let mut field_checks = Vec::new();
+    let mut entries = Vec::new();
+    let mut defaults = Vec::new();
+    let mut empties = Vec::new();
+    let mut can_create = vec![quote!(true)];
+    if let Some((base_ident, base_ty)) = &model.base {
+        empties.push(quote! { #base_ident: <#base_ty as ::tvm_ffi::reflection::Reflected>::empty_payload()? });
+        can_create.push(quote! { <#base_ty as ::tvm_ffi::reflection::Reflected>::CAN_CREATE });
+    }
+    for skipped in &model.skipped {
+        empties.push(quote! { #skipped: ::core::default::Default::default() });
+    }
+    for (i, field) in model.fields.iter().enumerate() {
+        let fident = &field.ident;
+        let ty = &field.ty;
+        let name = &field.name;
+        let fdoc = &field.doc;
+        let flags = field.flags;
+        let fv = quote_spanned! {ty.span()=> <#ty as ::tvm_ffi::reflection::FieldValue> };
+        field_checks.push(quote_spanned! {ty.span()=>
+            const _: i32 = #fv::STATIC_TYPE_INDEX;
+        });
+        if let Some(rw) = field.rw {
+            field_checks.push(quote_spanned! {rw=>
+                const _: () = ::tvm_ffi::reflection::assert_writable::<#ty>();
+            });
+        }
+        empties.push(quote! { #fident: #fv::empty()? });
+        can_create.push(quote! { #fv::HAS_EMPTY });
+        let offset = quote! {
+            ::tvm_ffi::reflection::header_offset::<#ident>(::core::mem::offset_of!(#ident, #fident))
+        };
+        let default = match &field.default {
+            None => quote!(::core::option::Option::None),
+            Some(value) => {
+                let fn_name = quote::format_ident!("__default_{}", i);
+                let body = match value {
+                    DefaultValue::Expr(expr) => quote_spanned! {expr.span()=>
+                        ::tvm_ffi::reflection::default_value::<#ty>(#expr)
+                    },
+                    DefaultValue::Factory(path) => quote_spanned! {path.span()=>
+                        ::tvm_ffi::reflection::default_factory::<#ty>(#path)
+                    },
+                };
+                defaults.push(quote! { fn #fn_name() -> ::tvm_ffi::Any { #body } });
+                quote!(::core::option::Option::Some(#fn_name))
+            }
+        };
+        let metadata = field.metadata.iter().map(|(k, lit)| {
+            let value = match lit {
+                syn::Lit::Int(v) => quote!(::tvm_ffi::metadata::MetadataValue::Int(#v)),
+                syn::Lit::Bool(v) => quote!(::tvm_ffi::metadata::MetadataValue::Bool(#v)),
+                other => quote!(::tvm_ffi::metadata::MetadataValue::Str(#other)),
+            };
+            quote!((#k, #value))
+        });
+        entries.push(quote! {
+            ::tvm_ffi::reflection::FieldEntry {
+                name: #name,
+                doc: #fdoc,
+                flags: #flags,
+                offset: #offset,
+                size: ::core::mem::size_of::<#ty>(),
+                alignment: ::core::mem::align_of::<#ty>(),
+                static_type_index: #fv::STATIC_TYPE_INDEX,
+                getter: ::tvm_ffi::reflection::field_getter::<#ty, { #offset }>,
+                setter: ::tvm_ffi::reflection::field_setter::<#ident, #ty, { #offset }>,
+                type_schema: <#fv::Value as ::tvm_ffi::TypeSchema>::type_schema,
+                default: #default,
+                metadata: &[#(#metadata),*],
+            }
+        });
+    }
+    let rust_object = (!model.external).then(|| {
+        quote! {
+            // SAFETY: allocated by Rust with `ObjectCell<Self>`; dropped by the Rust deleter.
+            unsafe impl ::tvm_ffi::object::RustObject for #ident {}
+        }
+    });
+    let creator = if model.external {
+        quote!(::core::option::Option::None)
+    } else {
+        quote! {
+            if <#ident as ::tvm_ffi::reflection::Reflected>::CAN_CREATE {
+                ::core::option::Option::Some(::tvm_ffi::reflection::create_object::<#ident>)
+            } else {
+                ::core::option::Option::None
+            }
+        }
+    };
+    let shallow_copy = if model.external {
+        quote!(::core::option::Option::None)
+    } else {
+        quote! {{
+            #[allow(unused_imports)]
+            use ::tvm_ffi::reflection::{ShallowCopyByClone as _, ShallowCopyUnsupported as _};
+            (&&::tvm_ffi::reflection::ShallowCopyProbe::<#ident>::new()).shallow_copy()
+        }}
+    };
+    let field_count = entries.len();
+    quote! {
+        const _: () = {
+            static __SLOT: ::tvm_ffi::object::TypeSlot = ::tvm_ffi::object::TypeSlot::new();
+
+            // SAFETY: `#[repr(C)]` with the parent payload first (checked below); reached only
+            // through shared references; fields are Send + Sync (FieldValue).
+            unsafe impl ::tvm_ffi::object::ObjectType for #ident {
+                const TYPE_KEY: &'static str = #key;
+                const TRACKS_CONSTRUCTION: bool = #tracks;
+                #[inline]
+                fn runtime_type() -> ::tvm_ffi::object::RuntimeType {
+                    __SLOT.resolve(#key)
+                }
+            }
+            impl ::tvm_ffi::object::DerivedObject for #ident {
+                type Parent = #parent_ty;
+            }
+            #rust_object
+            #base_check
+            #(#field_checks)*
+
+            // SAFETY: the payload is built field by field from the registered fields' types.
+            unsafe impl ::tvm_ffi::reflection::Reflected for #ident {
+                const CAN_CREATE: bool = #(#can_create)&&*;
+                fn empty_payload() -> ::core::option::Option<Self> {
+                    ::core::option::Option::Some(#ident { #(#empties),* })
+                }
+            }
+
+            #(#defaults)*
+
+            static __FIELDS: [::tvm_ffi::reflection::FieldEntry; #field_count] = [#(#entries),*];
+
+            fn __shallow_copy() -> ::core::option::Option<::tvm_ffi::Function> {
+                #shallow_copy
+            }
+
+            #[::tvm_ffi::__private::linkme::distributed_slice(::tvm_ffi::registry::TYPES)]
+            #[linkme(crate = ::tvm_ffi::__private::linkme)]
+            static __TYPE: ::tvm_ffi::reflection::TypeEntry = ::tvm_ffi::reflection::TypeEntry {
+                key: #key,
+                parent_key: <#parent_ty as ::tvm_ffi::object::ObjectType>::TYPE_KEY,
+                origin: #origin,
+                doc: #doc,
+                slot: &__SLOT,
+                is_final: #is_final,
+                total_size: ::tvm_ffi::object::ObjectCell::<#ident>::TOTAL_SIZE,
+                structural: #structural,
+                creator: #creator,
+                fields: &__FIELDS,
+                shallow_copy: __shallow_copy,
+            };
+        };
+    }
+}
