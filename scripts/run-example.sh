@@ -10,4 +10,5 @@ echo "==> Python uses the Rust library"
 .venv/bin/python examples/point/python/main.py "$lib"
 echo "==> C++ uses the Rust library"
 bash examples/point/cpp/build.sh "$root/target/example-cpp"
-"$root/target/example-cpp/point_main" "$lib"
+# The C++ test peer defines `testing.TestCxxClassBase`, the parent of the Rust `my_ext.CxxChild`.
+"$root/target/example-cpp/point_main" "$lib" "$(.venv/bin/tvm-ffi-config --libdir)/libtvm_ffi_testing.so"

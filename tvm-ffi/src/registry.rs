@@ -117,15 +117,36 @@ enum TypeState {
     Failed,
 }
 
+/// Identity of a descriptor: two Rust types may (wrongly) claim one key, and each is checked.
+fn entry_id(entry: &'static TypeEntry) -> usize {
+    entry as *const TypeEntry as usize
+}
+
 fn register_types() {
-    let mut states: HashMap<&'static str, TypeState> = HashMap::new();
-    let local: HashMap<&'static str, &'static TypeEntry> =
-        TYPES.iter().map(|entry| (entry.key, entry)).collect();
+    let mut states: HashMap<usize, TypeState> = HashMap::new();
+    // Parents are found by key; with duplicate keys the first descriptor is the parent.
+    let mut local: HashMap<&'static str, &'static TypeEntry> = HashMap::new();
+    for entry in TYPES.iter() {
+        local.entry(entry.key).or_insert(entry);
+    }
     for entry in TYPES.iter() {
         prepare_type(entry, &local, &mut states);
     }
+    // A key's registered descriptor (the one that created the type), for methods.
+    let registered: HashMap<&'static str, TypeState> = TYPES
+        .iter()
+        .filter_map(|e| match states.get(&entry_id(e)) {
+            Some(state @ TypeState::Registered(_)) => Some((e.key, *state)),
+            _ => None,
+        })
+        .collect();
     for method in METHODS.iter() {
-        match states.get(method.type_key) {
+        match registered.get(method.type_key).or_else(|| {
+            TYPES
+                .iter()
+                .find(|e| e.key == method.type_key)
+                .and_then(|e| states.get(&entry_id(e)))
+        }) {
             Some(TypeState::Registered(ty)) if method.kind != MethodKind::Init => {
                 if let Err(err) = register_method(*ty, method) {
                     report(format!(
@@ -144,7 +165,7 @@ fn register_types() {
         }
     }
     for entry in TYPES.iter() {
-        if let Some(TypeState::Registered(ty)) = states.get(entry.key) {
+        if let Some(TypeState::Registered(ty)) = states.get(&entry_id(entry)) {
             if let Err(err) = finish_type(entry, *ty) {
                 report(format!(
                     "cannot register the constructor or attributes of type `{}`: {}",
@@ -160,9 +181,9 @@ fn register_types() {
 fn prepare_type(
     entry: &'static TypeEntry,
     local: &HashMap<&'static str, &'static TypeEntry>,
-    states: &mut HashMap<&'static str, TypeState>,
+    states: &mut HashMap<usize, TypeState>,
 ) -> TypeState {
-    if let Some(state) = states.get(entry.key) {
+    if let Some(state) = states.get(&entry_id(entry)) {
         if *state == TypeState::InProgress {
             report(format!(
                 "cannot register type `{}`: it is its own ancestor",
@@ -172,7 +193,7 @@ fn prepare_type(
         }
         return *state;
     }
-    states.insert(entry.key, TypeState::InProgress);
+    states.insert(entry_id(entry), TypeState::InProgress);
     let parent = match local.get(entry.parent_key) {
         Some(parent_entry) => match prepare_type(parent_entry, local, states) {
             TypeState::Registered(ty) | TypeState::Shared(ty) => Some(ty),
@@ -215,7 +236,7 @@ fn prepare_type(
             TypeState::Failed
         }
     };
-    states.insert(entry.key, state);
+    states.insert(entry_id(entry), state);
     state
 }
 

@@ -70,3 +70,40 @@ pub fn repr_of(obj: &crate::ObjectRef<crate::builtin::Object>) -> Option<String>
     let out = f.call((obj,)).ok()?;
     out.try_cast::<String>()
 }
+
+/// The own fields a type registered (inherited fields are listed by its ancestors).
+pub fn fields(index: i32) -> &'static [sys::TVMFFIFieldInfo] {
+    match type_info(index) {
+        // SAFETY: `fields` has `num_fields` entries owned by the registry for the process.
+        Some(info) if info.num_fields > 0 => unsafe {
+            std::slice::from_raw_parts(info.fields, info.num_fields as usize)
+        },
+        _ => &[],
+    }
+}
+
+/// The own methods a type registered.
+pub fn methods(index: i32) -> &'static [sys::TVMFFIMethodInfo] {
+    match type_info(index) {
+        // SAFETY: `methods` has `num_methods` entries owned by the registry for the process.
+        Some(info) if info.num_methods > 0 => unsafe {
+            std::slice::from_raw_parts(info.methods, info.num_methods as usize)
+        },
+        _ => &[],
+    }
+}
+
+/// A type attribute (`__ffi_init__`, `__ffi_shallow_copy__`, ...) registered for exactly
+/// this type index.
+pub fn type_attr(index: i32, name: &str) -> Option<crate::Any> {
+    let name = sys::TVMFFIByteArray::from_bytes(name.as_bytes());
+    // SAFETY: valid name; the column (if any) lives in the registry.
+    let column = unsafe { sys::TVMFFIGetTypeAttrColumn(&name).as_ref() }?;
+    let slot = index.checked_sub(column.begin_index)?;
+    if slot < 0 || slot >= column.size {
+        return None;
+    }
+    // SAFETY: `data` has `size` entries; AnyView is repr(transparent) over TVMFFIAny.
+    let view = unsafe { &*(column.data.add(slot as usize) as *const crate::AnyView<'static>) };
+    (!view.is_none()).then(|| view.to_owned())
+}

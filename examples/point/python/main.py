@@ -16,3 +16,27 @@ try:
     add(1, "two")
 except TypeError as err:
     print("TypeError:", err)
+
+
+# Rust object types: register a Python class per type key (tvm-ffi-stubgen can write these).
+@tvm_ffi.register_object("my_ext.Point")
+class Point(tvm_ffi.Object):
+    pass
+
+
+@tvm_ffi.register_object("my_ext.Point3")
+class Point3(Point):
+    pass
+
+
+p = Point(3, label="p")
+print("Point(3, label='p') =", p, "norm2 =", p.norm2())
+p.x = 4
+print("after p.x = 4:", p, "scale(2) =", p.scale(2))
+q = p.lift(5)
+print("p.lift(5) =", q, "isinstance(q, Point):", isinstance(q, Point))
+print("structural_equal(p, Point(4, label='p')):", tvm_ffi.structural_equal(p, Point(4, label="p")))
+try:
+    p.y = 1
+except AttributeError as err:
+    print("AttributeError:", err)
