@@ -6,7 +6,7 @@ use std::ffi::c_void;
 use tvm_ffi::builtin::Object as RootObject;
 use tvm_ffi::sys;
 use tvm_ffi::type_info;
-use tvm_ffi::{Any, AnyView, Array, Function, Map, ObjectRef, ObjectType, Rw};
+use tvm_ffi::{Any, AnyView, Array, Function, Map, ObjectRef, Rw};
 
 // The child is defined (in file order) before its parent, in another module, and the parent's
 // methods are split over two modules: registration must not care.

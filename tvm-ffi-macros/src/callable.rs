@@ -6,6 +6,8 @@ use syn::spanned::Spanned;
 
 /// One callable to generate.
 pub struct Callable {
+    /// Path of the runtime crate (`::tvm_ffi` unless renamed).
+    pub krate: TokenStream,
     /// Expression of type `Cow<'static, str>`: the name shown in errors.
     pub name: TokenStream,
     /// Parameter types, in argument order (after `Self` substitution).
@@ -26,6 +28,7 @@ pub fn arg_idents(count: usize) -> Vec<syn::Ident> {
 /// `fn __signature()`, `fn __make()` and `fn __metadata()` for `callable`.
 pub fn generate(callable: &Callable) -> TokenStream {
     let Callable {
+        krate,
         name,
         params,
         call,
@@ -33,7 +36,7 @@ pub fn generate(callable: &Callable) -> TokenStream {
         convert,
     } = callable;
     let descs = params.iter().map(|ty| {
-        quote_spanned! {ty.span()=> ::tvm_ffi::function::TypeDesc::of::<#ty>() }
+        quote_spanned! {ty.span()=> #krate::function::TypeDesc::of::<#ty>() }
     });
     let args = arg_idents(params.len());
     let conversions = params.iter().enumerate().map(|(i, ty)| {
@@ -41,24 +44,24 @@ pub fn generate(callable: &Callable) -> TokenStream {
         quote_spanned! {ty.span()=> let #a = __sig.arg::<#ty>(__args, #i)?; }
     });
     quote! {
-        fn __signature() -> ::tvm_ffi::function::FnSignature {
-            const __PARAMS: &[::tvm_ffi::function::TypeDesc] = &[#(#descs),*];
-            ::tvm_ffi::function::FnSignature {
+        fn __signature() -> #krate::function::FnSignature {
+            const __PARAMS: &[#krate::function::TypeDesc] = &[#(#descs),*];
+            #krate::function::FnSignature {
                 name: #name,
                 params: ::std::borrow::Cow::Borrowed(__PARAMS),
                 ret: #ret_desc,
             }
         }
-        fn __make() -> ::tvm_ffi::Function {
+        fn __make() -> #krate::Function {
             let __sig = __signature();
-            ::tvm_ffi::Function::from_packed_named(__sig.name.clone(), move |__args| {
+            #krate::Function::from_packed_named(::core::clone::Clone::clone(&__sig.name), move |__args| {
                 __sig.check_arity(__args)?;
                 #(#conversions)*
                 #convert(#call)
             })
         }
         fn __metadata() -> ::std::string::String {
-            ::tvm_ffi::metadata::metadata_json(&__signature().type_schema(), &[])
+            #krate::metadata::metadata_json(&__signature().type_schema(), &[])
         }
     }
 }

@@ -8,6 +8,7 @@
 use proc_macro::TokenStream;
 
 mod callable;
+mod crate_path;
 mod diagnostics;
 mod docs;
 mod func;

@@ -46,9 +46,9 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let result = build_models(attr, &imp);
     strip_ffi_attrs(&mut imp);
     match result {
-        Ok(methods) => {
+        Ok((krate, methods)) => {
             let self_ty = &*imp.self_ty;
-            let registrations = methods.iter().map(|m| generate(self_ty, m));
+            let registrations = methods.iter().map(|m| generate(&krate, self_ty, m));
             quote! { #imp #(#registrations)* }
         }
         Err(err) => with_original(err, quote!(#imp)),
@@ -63,13 +63,23 @@ fn strip_ffi_attrs(imp: &mut syn::ItemImpl) {
     }
 }
 
-fn build_models(attr: TokenStream, imp: &syn::ItemImpl) -> syn::Result<Vec<MethodModel>> {
+fn build_models(
+    attr: TokenStream,
+    imp: &syn::ItemImpl,
+) -> syn::Result<(TokenStream, Vec<MethodModel>)> {
     let mut diag = Diagnostics::default();
-    if !attr.is_empty() {
-        diag.push(syn::Error::new_spanned(
-            &attr,
-            "#[ffi_methods] takes no options; configure methods with `#[ffi(..)]` on each method",
-        ));
+    let mut krate = crate::crate_path::default_crate();
+    let parser = syn::meta::parser(|meta| {
+        if meta.path.is_ident("crate") {
+            let lit: syn::LitStr = meta.value()?.parse()?;
+            krate = crate::crate_path::parse(&lit)?;
+            Ok(())
+        } else {
+            Err(meta.error("unknown #[ffi_methods] option; the only option is `crate = \"..\"` (configure methods with `#[ffi(..)]` on each method)"))
+        }
+    });
+    if let Err(err) = syn::parse::Parser::parse2(parser, attr) {
+        diag.push(err);
     }
     if let Some((_, path, _)) = &imp.trait_ {
         diag.error(
@@ -90,10 +100,25 @@ fn build_models(attr: TokenStream, imp: &syn::ItemImpl) -> syn::Result<Vec<Metho
         let syn::ImplItem::Fn(f) = item else { continue };
         if let Some(model) = build_method(f, self_ty, &mut diag) {
             if !names.insert(model.name.clone()) {
+                if model.init {
+                    diag.error(
+                        &f.sig.ident,
+                        "a type has one `#[ffi(init)]` constructor; remove this one or mark it `#[ffi(skip)]`",
+                    );
+                } else {
+                    diag.error(
+                        &f.sig.ident,
+                        format!(
+                            "duplicate method name `{}`; rename one with `#[ffi(name = \"..\")]`",
+                            model.name
+                        ),
+                    );
+                }
+            } else if !model.init && model.name.starts_with("__ffi") {
                 diag.error(
                     &f.sig.ident,
                     format!(
-                        "duplicate method name `{}`; rename one with `#[ffi(name = \"..\")]`",
+                        "`{}` is reserved: names starting with `__ffi` are the runtime's hooks; use `#[ffi(init)]` for the constructor, or rename the method",
                         model.name
                     ),
                 );
@@ -101,7 +126,7 @@ fn build_models(attr: TokenStream, imp: &syn::ItemImpl) -> syn::Result<Vec<Metho
             models.push(model);
         }
     }
-    diag.finish(models)
+    diag.finish((krate, models))
 }
 
 fn build_method(
@@ -220,13 +245,27 @@ fn build_method(
     })
 }
 
-fn generate(self_ty: &syn::Type, m: &MethodModel) -> TokenStream {
+/// `const <name>_reflected_member_name_used_twice: () = ();`, emitted for every reflected field
+/// and method: a second member of that name is an E0592 error spanned on the second one.
+pub fn member_name_const(name: &str, span: Span) -> TokenStream {
+    let ident = if name == "__ffi_init__" {
+        syn::Ident::new("two_ffi_init_constructors_for_this_type", span)
+    } else {
+        syn::Ident::new(&format!("{name}_reflected_member_name_used_twice"), span)
+    };
+    quote_spanned! {span=> #[doc(hidden)] const #ident: () = (); }
+}
+
+fn generate(krate: &TokenStream, self_ty: &syn::Type, m: &MethodModel) -> TokenStream {
     let ident = &m.ident;
     let method_name = &m.name;
     let doc = &m.doc;
     let mut params = Vec::new();
     match m.receiver {
-        Receiver::Payload => params.push(syn::parse_quote!(&::tvm_ffi::ObjectRef<#self_ty>)),
+        Receiver::Payload => {
+            // Spanned on the impl's type: if it is not an object type, errors point there.
+            params.push(syn::parse_quote_spanned!(self_ty.span()=> &#krate::ObjectRef<#self_ty>))
+        }
         Receiver::ObjectRef => params.push(m.this_ty.clone().expect("this type")),
         Receiver::Static => {}
     }
@@ -234,7 +273,7 @@ fn generate(self_ty: &syn::Type, m: &MethodModel) -> TokenStream {
     let args = arg_idents(params.len());
     let call_args = args.iter().enumerate().map(|(i, a)| {
         if i == 0 && m.receiver == Receiver::Payload {
-            quote!(&**#a)
+            quote_spanned!(self_ty.span()=> &**#a)
         } else {
             quote!(#a)
         }
@@ -244,13 +283,13 @@ fn generate(self_ty: &syn::Type, m: &MethodModel) -> TokenStream {
     let ret = m.ret.as_ref().unwrap_or(&unit);
     let (ret_desc, convert) = if m.init {
         (
-            quote!(<::tvm_ffi::ObjectRef<::tvm_ffi::builtin::Object> as ::tvm_ffi::function::FfiReturn>::DESC),
-            quote_spanned! {ret.span()=> ::tvm_ffi::reflection::init_into_any::<#self_ty, #ret> },
+            quote!(<#krate::ObjectRef<#krate::builtin::Object> as #krate::function::FfiReturn>::DESC),
+            quote_spanned! {ret.span()=> #krate::reflection::init_into_any::<#self_ty, #ret> },
         )
     } else {
         (
-            quote_spanned! {ret.span()=> <#ret as ::tvm_ffi::function::FfiReturn>::DESC },
-            quote_spanned! {ret.span()=> <#ret as ::tvm_ffi::function::FfiReturn>::into_ffi_result },
+            quote_spanned! {ret.span()=> <#ret as #krate::function::FfiReturn>::DESC },
+            quote_spanned! {ret.span()=> <#ret as #krate::function::FfiReturn>::into_ffi_result },
         )
     };
     let kind = if m.init {
@@ -261,10 +300,11 @@ fn generate(self_ty: &syn::Type, m: &MethodModel) -> TokenStream {
         quote!(Instance)
     };
     let callable = crate::callable::generate(&Callable {
+        krate: krate.clone(),
         name: quote! {
             ::std::borrow::Cow::Owned(::std::format!(
                 "{}.{}",
-                <#self_ty as ::tvm_ffi::object::ObjectType>::TYPE_KEY,
+                <#self_ty as #krate::object::ObjectType>::TYPE_KEY,
                 #method_name
             ))
         },
@@ -273,16 +313,21 @@ fn generate(self_ty: &syn::Type, m: &MethodModel) -> TokenStream {
         ret_desc,
         convert,
     });
+    let member = member_name_const(method_name, m.ident.span());
     quote! {
         const _: () = {
+            #[allow(non_upper_case_globals, dead_code)]
+            impl #self_ty {
+                #member
+            }
             #callable
-            #[::tvm_ffi::__private::linkme::distributed_slice(::tvm_ffi::registry::METHODS)]
-            #[linkme(crate = ::tvm_ffi::__private::linkme)]
-            static __ENTRY: ::tvm_ffi::reflection::MethodEntry = ::tvm_ffi::reflection::MethodEntry {
-                type_key: <#self_ty as ::tvm_ffi::object::ObjectType>::TYPE_KEY,
+            #[#krate::__private::linkme::distributed_slice(#krate::registry::METHODS)]
+            #[linkme(crate = #krate::__private::linkme)]
+            static __ENTRY: #krate::reflection::MethodEntry = #krate::reflection::MethodEntry {
+                type_key: <#self_ty as #krate::object::ObjectType>::TYPE_KEY,
                 name: #method_name,
                 doc: #doc,
-                kind: ::tvm_ffi::reflection::MethodKind::#kind,
+                kind: #krate::reflection::MethodKind::#kind,
                 make: __make,
                 metadata: __metadata,
             };

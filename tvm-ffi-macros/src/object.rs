@@ -6,7 +6,7 @@ use syn::spanned::Spanned;
 
 use crate::diagnostics::Diagnostics;
 
-const TYPE_OPTIONS: &str = "`key = \"pkg.Name\"`, `final`, `structural = \"tree\"|\"dag\"|\"const-tree\"|\"free-var\"|\"unique\"`, `external`";
+const TYPE_OPTIONS: &str = "`key = \"pkg.Name\"`, `final`, `structural = \"tree\"|\"dag\"|\"const-tree\"|\"free-var\"|\"unique\"`, `external`, `crate = \"path\"`";
 const FIELD_OPTIONS: &str = "`base`, `skip`, `rw`, `name = \"..\"`, `default = <expr>`, `default_factory = <path>`, `kw_only`, `init = false`, `repr = false`, `compare = false`, `hash = false`, `structural = \"ignore\"|\"def\"`, `metadata(key = <literal>, ..)`";
 
 // Field flag bits (c_api.h `TVMFFIFieldFlagBitMask*`).
@@ -23,6 +23,7 @@ const KW_ONLY: i64 = 1 << 10;
 
 /// A validated `#[derive(Object)]` struct.
 struct ObjectModel {
+    krate: TokenStream,
     ident: syn::Ident,
     key: String,
     doc: String,
@@ -33,7 +34,7 @@ struct ObjectModel {
     base: Option<(syn::Ident, syn::Type)>,
     fields: Vec<FieldModel>,
     /// Fields not reflected (`#[ffi(skip)]`): default-initialised by the creator.
-    skipped: Vec<syn::Ident>,
+    skipped: Vec<(syn::Ident, syn::Type)>,
 }
 
 enum DefaultValue {
@@ -71,8 +72,16 @@ fn build_model(item: &syn::DeriveInput) -> syn::Result<ObjectModel> {
             ..
         }) => Some(named),
         syn::Data::Struct(s) => {
+            // A unit struct has no field tokens to point at: point at its name.
+            let at = match &s.fields {
+                syn::Fields::Unit => {
+                    let ident = &item.ident;
+                    quote!(#ident)
+                }
+                fields => quote!(#fields),
+            };
             diag.error(
-                &s.fields,
+                at,
                 "#[derive(Object)] needs a struct with named fields: `struct Point { x: i64 }`",
             );
             None
@@ -98,11 +107,16 @@ fn build_model(item: &syn::DeriveInput) -> syn::Result<ObjectModel> {
             "a TVM-FFI object type cannot be generic: the runtime registers one layout per type key; define one struct per instantiation",
         );
     }
-    if !has_repr_c(&item.attrs) {
-        diag.error(
+    match repr_kind(&item.attrs) {
+        Repr::C => {}
+        Repr::Missing => diag.error(
             &item.ident,
             "a TVM-FFI object needs a C-compatible layout: add `#[repr(C)]` to the struct",
-        );
+        ),
+        Repr::Conflicting(tokens) => diag.error(
+            tokens,
+            "a TVM-FFI object is laid out as `#[repr(C)]` with natural alignment (the runtime reads fields at their offsets): remove `packed`/`transparent`",
+        ),
     }
 
     // ---- #[ffi_type(...)] ----
@@ -111,6 +125,8 @@ fn build_model(item: &syn::DeriveInput) -> syn::Result<ObjectModel> {
     let mut external = false;
     let mut structural: Option<syn::Ident> = None;
     let mut seen_ffi_type = false;
+    let mut key_given = false;
+    let mut krate = crate::crate_path::default_crate();
     for attr in item.attrs.iter().filter(|a| a.path().is_ident("ffi_type")) {
         if seen_ffi_type {
             diag.error(
@@ -121,6 +137,7 @@ fn build_model(item: &syn::DeriveInput) -> syn::Result<ObjectModel> {
         seen_ffi_type = true;
         let result = attr.parse_nested_meta(|meta| {
             if meta.path.is_ident("key") {
+                key_given = true;
                 let lit: syn::LitStr = meta.value()?.parse().map_err(|e| {
                     syn::Error::new(e.span(), "`key` takes a string literal: `key = \"my_ext.Point\"`")
                 })?;
@@ -130,10 +147,25 @@ fn build_model(item: &syn::DeriveInput) -> syn::Result<ObjectModel> {
                 if key.replace(lit).is_some() {
                     diag.push(meta.error("duplicate `key` option"));
                 }
-            } else if meta.path.is_ident("final") {
-                is_final = true;
-            } else if meta.path.is_ident("external") {
-                external = true;
+            } else if meta.path.is_ident("crate") {
+                let lit: syn::LitStr = meta.value()?.parse()?;
+                krate = crate::crate_path::parse(&lit)?;
+            } else if meta.path.is_ident("final") || meta.path.is_ident("external") {
+                let flag = if meta.path.is_ident("final") { &mut is_final } else { &mut external };
+                let name = if meta.path.is_ident("final") { "final" } else { "external" };
+                if meta.input.peek(syn::Token![=]) || meta.input.peek(syn::token::Paren) {
+                    diag.push(meta.error(format!("`{name}` takes no value: write `{name}` alone")));
+                    if meta.input.peek(syn::Token![=]) {
+                        let _: syn::Expr = meta.value()?.parse()?;
+                    } else {
+                        let _content;
+                        syn::parenthesized!(_content in meta.input);
+                    }
+                }
+                if *flag {
+                    diag.push(meta.error(format!("duplicate `{name}` option")));
+                }
+                *flag = true;
             } else if meta.path.is_ident("structural") {
                 let lit: syn::LitStr = meta.value()?.parse()?;
                 let kind = match lit.value().as_str() {
@@ -147,7 +179,9 @@ fn build_model(item: &syn::DeriveInput) -> syn::Result<ObjectModel> {
                         "UNSUPPORTED"
                     }
                 };
-                structural = Some(syn::Ident::new(kind, lit.span()));
+                if structural.replace(syn::Ident::new(kind, lit.span())).is_some() {
+                    diag.error(&lit, "duplicate `structural` option");
+                }
             } else {
                 let name = meta.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
                 diag.push(meta.error(format!(
@@ -169,7 +203,7 @@ fn build_model(item: &syn::DeriveInput) -> syn::Result<ObjectModel> {
             &item.ident,
             "#[derive(Object)] needs the type key: add `#[ffi_type(key = \"my_ext.Name\")]`",
         );
-    } else if key.is_none() {
+    } else if !key_given {
         diag.error(
             &item.ident,
             "#[ffi_type] needs `key = \"my_ext.Name\"`: the type's registry key",
@@ -187,7 +221,7 @@ fn build_model(item: &syn::DeriveInput) -> syn::Result<ObjectModel> {
             let parsed = parse_field(field, &mut diag);
             match parsed {
                 FieldRole::Base(span) => {
-                    if position != 0 {
+                    if position != 0 && base.is_none() {
                         diag.push(syn::Error::new(span, "the `#[ffi(base)]` field must be the first field: the parent's payload comes right after the object header"));
                     }
                     if base.is_some() {
@@ -198,8 +232,11 @@ fn build_model(item: &syn::DeriveInput) -> syn::Result<ObjectModel> {
                     }
                     base = Some((ident, field.ty.clone()));
                 }
-                FieldRole::Skip => skipped.push(ident),
+                FieldRole::Skip => skipped.push((ident, field.ty.clone())),
                 FieldRole::Reflected(model) => {
+                    if model.name.starts_with("__ffi") || model.name.starts_with("__tvm_ffi") {
+                        diag.error(&ident, format!("`{}` is reserved: names starting with `__ffi` are the runtime's hooks (`__ffi_init__`, ...); rename the field or use `#[ffi(name = \"..\")]`", model.name));
+                    }
                     if let Some(_previous) = names.insert(model.name.clone(), ident.span()) {
                         diag.error(&ident, format!("duplicate reflected field name `{}`; rename one with `#[ffi(name = \"..\")]`", model.name));
                     }
@@ -208,7 +245,11 @@ fn build_model(item: &syn::DeriveInput) -> syn::Result<ObjectModel> {
             }
         }
     }
+    if is_final && external {
+        diag.error(&item.ident, "an `external` declaration describes a type defined elsewhere; `final` is decided by its definition, remove it");
+    }
     diag.finish(ObjectModel {
+        krate,
         ident: item.ident.clone(),
         key: key.map(|k| k.value()).unwrap_or_default(),
         doc: crate::docs::collect(&item.attrs),
@@ -354,12 +395,21 @@ fn parse_field(field: &syn::Field, diag: &mut Diagnostics) -> FieldRole {
     }
 }
 
-fn has_repr_c(attrs: &[syn::Attribute]) -> bool {
-    attrs.iter().filter(|a| a.path().is_ident("repr")).any(|a| {
-        let mut found = false;
-        let _ = a.parse_nested_meta(|meta| {
+enum Repr {
+    C,
+    Missing,
+    Conflicting(TokenStream),
+}
+
+fn repr_kind(attrs: &[syn::Attribute]) -> Repr {
+    let mut found_c = false;
+    for attr in attrs.iter().filter(|a| a.path().is_ident("repr")) {
+        let mut conflicting = None;
+        let _ = attr.parse_nested_meta(|meta| {
             if meta.path.is_ident("C") {
-                found = true;
+                found_c = true;
+            } else if meta.path.is_ident("packed") || meta.path.is_ident("transparent") {
+                conflicting = Some(quote!(#attr));
             }
             if meta.input.peek(syn::token::Paren) {
                 let _content;
@@ -367,8 +417,15 @@ fn has_repr_c(attrs: &[syn::Attribute]) -> bool {
             }
             Ok(())
         });
-        found
-    })
+        if let Some(tokens) = conflicting {
+            return Repr::Conflicting(tokens);
+        }
+    }
+    if found_c {
+        Repr::C
+    } else {
+        Repr::Missing
+    }
 }
 
 pub fn valid_type_key(key: &str) -> bool {
@@ -381,23 +438,24 @@ pub fn valid_type_key(key: &str) -> bool {
 }
 
 fn generate(model: &ObjectModel) -> TokenStream {
+    let krate = &model.krate;
     let ident = &model.ident;
     let key = &model.key;
     let doc = &model.doc;
     let parent_ty: syn::Type = match &model.base {
         Some((_, ty)) => ty.clone(),
-        None => syn::parse_quote!(::tvm_ffi::builtin::Object),
+        None => syn::parse_quote!(#krate::builtin::Object),
     };
     let is_final = model.is_final;
     let tracks = !model.external;
     let origin = if model.external {
-        quote!(::tvm_ffi::reflection::TypeOrigin::External)
+        quote!(#krate::reflection::TypeOrigin::External)
     } else {
-        quote!(::tvm_ffi::reflection::TypeOrigin::Defined)
+        quote!(#krate::reflection::TypeOrigin::Defined)
     };
     let structural = match &model.structural {
-        Some(kind) => quote!(::tvm_ffi::reflection::structural::#kind),
-        None => quote!(::tvm_ffi::reflection::structural::UNSUPPORTED),
+        Some(kind) => quote!(#krate::reflection::structural::#kind),
+        None => quote!(#krate::reflection::structural::UNSUPPORTED),
     };
 
     let base_check = model.base.as_ref().map(|(base_ident, base_ty)| {
@@ -407,9 +465,13 @@ fn generate(model: &ObjectModel) -> TokenStream {
                 "the `#[ffi(base)]` field must be at offset 0"
             );
             const _: fn() = || {
-                fn __parent_is_an_object<P: ::tvm_ffi::reflection::Reflected>() {}
+                fn __parent_is_an_object<P: #krate::reflection::Reflected>() {}
                 __parent_is_an_object::<#base_ty>();
             };
+            const _: () = ::core::assert!(
+                !<#base_ty as #krate::reflection::Reflected>::IS_FINAL,
+                "the `#[ffi(base)]` type is `final` and cannot have subtypes"
+            );
         }
     });
 
@@ -419,11 +481,21 @@ fn generate(model: &ObjectModel) -> TokenStream {
     let mut empties = Vec::new();
     let mut can_create = vec![quote!(true)];
     if let Some((base_ident, base_ty)) = &model.base {
-        empties.push(quote! { #base_ident: <#base_ty as ::tvm_ffi::reflection::Reflected>::empty_payload()? });
-        can_create.push(quote! { <#base_ty as ::tvm_ffi::reflection::Reflected>::CAN_CREATE });
+        empties.push(
+            quote! { #base_ident: <#base_ty as #krate::reflection::Reflected>::empty_payload()? },
+        );
+        can_create.push(quote! { <#base_ty as #krate::reflection::Reflected>::CAN_CREATE });
     }
-    for skipped in &model.skipped {
+    for (skipped, ty) in &model.skipped {
         empties.push(quote! { #skipped: ::core::default::Default::default() });
+        // Reflected fields are `Send + Sync` through `FieldValue`; skipped ones are checked
+        // here, so the error points at the field rather than at the derive.
+        field_checks.push(quote_spanned! {ty.span()=>
+            const _: fn() = || {
+                fn __shared_between_threads<T: ?::core::marker::Sized + ::core::marker::Send + ::core::marker::Sync>() {}
+                __shared_between_threads::<#ty>();
+            };
+        });
     }
     for (i, field) in model.fields.iter().enumerate() {
         let fident = &field.ident;
@@ -431,19 +503,19 @@ fn generate(model: &ObjectModel) -> TokenStream {
         let name = &field.name;
         let fdoc = &field.doc;
         let flags = field.flags;
-        let fv = quote_spanned! {ty.span()=> <#ty as ::tvm_ffi::reflection::FieldValue> };
+        let fv = quote_spanned! {ty.span()=> <#ty as #krate::reflection::FieldValue> };
         field_checks.push(quote_spanned! {ty.span()=>
             const _: i32 = #fv::STATIC_TYPE_INDEX;
         });
         if let Some(rw) = field.rw {
             field_checks.push(quote_spanned! {rw=>
-                const _: () = ::tvm_ffi::reflection::assert_writable::<#ty>();
+                const _: () = #krate::reflection::assert_writable::<#ty>();
             });
         }
         empties.push(quote! { #fident: #fv::empty()? });
         can_create.push(quote! { #fv::HAS_EMPTY });
         let offset = quote! {
-            ::tvm_ffi::reflection::header_offset::<#ident>(::core::mem::offset_of!(#ident, #fident))
+            #krate::reflection::header_offset::<#ident>(::core::mem::offset_of!(#ident, #fident))
         };
         let default = match &field.default {
             None => quote!(::core::option::Option::None),
@@ -451,26 +523,26 @@ fn generate(model: &ObjectModel) -> TokenStream {
                 let fn_name = quote::format_ident!("__default_{}", i);
                 let body = match value {
                     DefaultValue::Expr(expr) => quote_spanned! {expr.span()=>
-                        ::tvm_ffi::reflection::default_value::<#ty>(#expr)
+                        #krate::reflection::default_value::<#ty>(#expr)
                     },
                     DefaultValue::Factory(path) => quote_spanned! {path.span()=>
-                        ::tvm_ffi::reflection::default_factory::<#ty>(#path)
+                        #krate::reflection::default_factory::<#ty>(#path)
                     },
                 };
-                defaults.push(quote! { fn #fn_name() -> ::tvm_ffi::Any { #body } });
+                defaults.push(quote! { fn #fn_name() -> #krate::Any { #body } });
                 quote!(::core::option::Option::Some(#fn_name))
             }
         };
         let metadata = field.metadata.iter().map(|(k, lit)| {
             let value = match lit {
-                syn::Lit::Int(v) => quote!(::tvm_ffi::metadata::MetadataValue::Int(#v)),
-                syn::Lit::Bool(v) => quote!(::tvm_ffi::metadata::MetadataValue::Bool(#v)),
-                other => quote!(::tvm_ffi::metadata::MetadataValue::Str(#other)),
+                syn::Lit::Int(v) => quote!(#krate::metadata::MetadataValue::Int(#v)),
+                syn::Lit::Bool(v) => quote!(#krate::metadata::MetadataValue::Bool(#v)),
+                other => quote!(#krate::metadata::MetadataValue::Str(#other)),
             };
             quote!((#k, #value))
         });
         entries.push(quote! {
-            ::tvm_ffi::reflection::FieldEntry {
+            #krate::reflection::FieldEntry {
                 name: #name,
                 doc: #fdoc,
                 flags: #flags,
@@ -478,9 +550,9 @@ fn generate(model: &ObjectModel) -> TokenStream {
                 size: ::core::mem::size_of::<#ty>(),
                 alignment: ::core::mem::align_of::<#ty>(),
                 static_type_index: #fv::STATIC_TYPE_INDEX,
-                getter: ::tvm_ffi::reflection::field_getter::<#ty, { #offset }>,
-                setter: ::tvm_ffi::reflection::field_setter::<#ident, #ty, { #offset }>,
-                type_schema: <#fv::Value as ::tvm_ffi::TypeSchema>::type_schema,
+                getter: #krate::reflection::field_getter::<#ty, { #offset }>,
+                setter: #krate::reflection::field_setter::<#ident, #ty, { #offset }>,
+                type_schema: <#fv::Value as #krate::TypeSchema>::type_schema,
                 default: #default,
                 metadata: &[#(#metadata),*],
             }
@@ -489,15 +561,15 @@ fn generate(model: &ObjectModel) -> TokenStream {
     let rust_object = (!model.external).then(|| {
         quote! {
             // SAFETY: allocated by Rust with `ObjectCell<Self>`; dropped by the Rust deleter.
-            unsafe impl ::tvm_ffi::object::RustObject for #ident {}
+            unsafe impl #krate::object::RustObject for #ident {}
         }
     });
     let creator = if model.external {
         quote!(::core::option::Option::None)
     } else {
         quote! {
-            if <#ident as ::tvm_ffi::reflection::Reflected>::CAN_CREATE {
-                ::core::option::Option::Some(::tvm_ffi::reflection::create_object::<#ident>)
+            if <#ident as #krate::reflection::Reflected>::CAN_CREATE {
+                ::core::option::Option::Some(#krate::reflection::create_object::<#ident>)
             } else {
                 ::core::option::Option::None
             }
@@ -508,26 +580,32 @@ fn generate(model: &ObjectModel) -> TokenStream {
     } else {
         quote! {{
             #[allow(unused_imports)]
-            use ::tvm_ffi::reflection::{ShallowCopyByClone as _, ShallowCopyUnsupported as _};
-            (&&::tvm_ffi::reflection::ShallowCopyProbe::<#ident>::new()).shallow_copy()
+            use #krate::reflection::{ShallowCopyByClone as _, ShallowCopyUnsupported as _};
+            (&&#krate::reflection::ShallowCopyProbe::<#ident>::new()).shallow_copy()
         }}
     };
     let field_count = entries.len();
+    // One associated const per reflected name: a method of the same name (see #[ffi_methods])
+    // is then a compile error at the method, instead of Python silently hiding it.
+    let member_names = model
+        .fields
+        .iter()
+        .map(|f| crate::methods::member_name_const(&f.name, f.ident.span()));
     quote! {
         const _: () = {
-            static __SLOT: ::tvm_ffi::object::TypeSlot = ::tvm_ffi::object::TypeSlot::new();
+            static __SLOT: #krate::object::TypeSlot = #krate::object::TypeSlot::new();
 
             // SAFETY: `#[repr(C)]` with the parent payload first (checked below); reached only
             // through shared references; fields are Send + Sync (FieldValue).
-            unsafe impl ::tvm_ffi::object::ObjectType for #ident {
+            unsafe impl #krate::object::ObjectType for #ident {
                 const TYPE_KEY: &'static str = #key;
                 const TRACKS_CONSTRUCTION: bool = #tracks;
                 #[inline]
-                fn runtime_type() -> ::tvm_ffi::object::RuntimeType {
+                fn runtime_type() -> #krate::object::RuntimeType {
                     __SLOT.resolve(#key)
                 }
             }
-            impl ::tvm_ffi::object::DerivedObject for #ident {
+            impl #krate::object::DerivedObject for #ident {
                 type Parent = #parent_ty;
             }
             #rust_object
@@ -535,7 +613,8 @@ fn generate(model: &ObjectModel) -> TokenStream {
             #(#field_checks)*
 
             // SAFETY: the payload is built field by field from the registered fields' types.
-            unsafe impl ::tvm_ffi::reflection::Reflected for #ident {
+            unsafe impl #krate::reflection::Reflected for #ident {
+                const IS_FINAL: bool = #is_final;
                 const CAN_CREATE: bool = #(#can_create)&&*;
                 fn empty_payload() -> ::core::option::Option<Self> {
                     ::core::option::Option::Some(#ident { #(#empties),* })
@@ -544,22 +623,35 @@ fn generate(model: &ObjectModel) -> TokenStream {
 
             #(#defaults)*
 
-            static __FIELDS: [::tvm_ffi::reflection::FieldEntry; #field_count] = [#(#entries),*];
+            #[allow(non_upper_case_globals, dead_code)]
+            impl #ident {
+                #(#member_names)*
+                /// The registry key of this type.
+                pub fn type_key() -> &'static str {
+                    #key
+                }
+                /// The runtime type index of this type (assigned when the library loaded).
+                pub fn type_index() -> i32 {
+                    <Self as #krate::object::ObjectType>::runtime_type().index
+                }
+            }
 
-            fn __shallow_copy() -> ::core::option::Option<::tvm_ffi::Function> {
+            static __FIELDS: [#krate::reflection::FieldEntry; #field_count] = [#(#entries),*];
+
+            fn __shallow_copy() -> ::core::option::Option<#krate::Function> {
                 #shallow_copy
             }
 
-            #[::tvm_ffi::__private::linkme::distributed_slice(::tvm_ffi::registry::TYPES)]
-            #[linkme(crate = ::tvm_ffi::__private::linkme)]
-            static __TYPE: ::tvm_ffi::reflection::TypeEntry = ::tvm_ffi::reflection::TypeEntry {
+            #[#krate::__private::linkme::distributed_slice(#krate::registry::TYPES)]
+            #[linkme(crate = #krate::__private::linkme)]
+            static __TYPE: #krate::reflection::TypeEntry = #krate::reflection::TypeEntry {
                 key: #key,
-                parent_key: <#parent_ty as ::tvm_ffi::object::ObjectType>::TYPE_KEY,
+                parent_key: <#parent_ty as #krate::object::ObjectType>::TYPE_KEY,
                 origin: #origin,
                 doc: #doc,
                 slot: &__SLOT,
                 is_final: #is_final,
-                total_size: ::tvm_ffi::object::ObjectCell::<#ident>::TOTAL_SIZE,
+                total_size: #krate::object::ObjectCell::<#ident>::TOTAL_SIZE,
                 structural: #structural,
                 creator: #creator,
                 fields: &__FIELDS,

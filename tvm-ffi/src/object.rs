@@ -109,9 +109,16 @@ impl Default for TypeSlot {
 /// Implementors guarantee that every object whose header carries this type's index (or the index
 /// of a subtype) is laid out as `[TVMFFIObject header][Self]`, with `Self` placed at
 /// [`ObjectCell::PAYLOAD_OFFSET`], and that `Self` is only ever reached through shared
-/// references. `#[derive(Object)]` implements this trait; the built-in payloads are in
-/// [`crate::builtin`].
-pub unsafe trait ObjectType: Send + Sync + Sized + 'static {
+/// references. Payloads must also be safe to share between threads (`Send + Sync`): foreign
+/// code may use an object from any thread. `#[derive(Object)]` implements this trait (and
+/// checks `Send + Sync` field by field, so the error points at the offending field); the
+/// built-in payloads are in [`crate::builtin`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a TVM-FFI object type",
+    label = "not an object type",
+    note = "define object types with `#[derive(tvm_ffi::Object)]` (or declare a foreign one with `#[ffi_type(key = \"..\", external)]`)"
+)]
+pub unsafe trait ObjectType: Sized + 'static {
     /// The registry key, e.g. `"my_ext.Point"`.
     const TYPE_KEY: &'static str;
     /// The runtime index and depth of this type.
@@ -360,11 +367,11 @@ pub struct ObjectRef<T: ObjectType> {
     _marker: PhantomData<T>,
 }
 
-// SAFETY: the reference count is atomic and payloads are `Send + Sync` (ObjectType bound);
-// payloads are only reachable through `&T`.
-unsafe impl<T: ObjectType> Send for ObjectRef<T> {}
+// SAFETY: the reference count is atomic and payloads are only reachable through `&T`, so a
+// reference may move or be shared between threads when the payload may.
+unsafe impl<T: ObjectType + Send + Sync> Send for ObjectRef<T> {}
 // SAFETY: as above.
-unsafe impl<T: ObjectType> Sync for ObjectRef<T> {}
+unsafe impl<T: ObjectType + Send + Sync> Sync for ObjectRef<T> {}
 
 impl<T: RustObject> ObjectRef<T> {
     /// Allocates a new object holding `payload`, with strong and weak count 1.
@@ -633,9 +640,9 @@ pub struct WeakRef<T: ObjectType> {
 }
 
 // SAFETY: only atomic operations on the header happen through a WeakRef.
-unsafe impl<T: ObjectType> Send for WeakRef<T> {}
+unsafe impl<T: ObjectType + Send + Sync> Send for WeakRef<T> {}
 // SAFETY: as above.
-unsafe impl<T: ObjectType> Sync for WeakRef<T> {}
+unsafe impl<T: ObjectType + Send + Sync> Sync for WeakRef<T> {}
 
 impl<T: ObjectType> WeakRef<T> {
     /// A strong reference if the object is still alive.

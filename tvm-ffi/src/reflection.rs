@@ -110,7 +110,7 @@ where
 }
 
 // SAFETY: an 8-byte object pointer; C++ reports every `ObjectRef` field as `ffi.Object`.
-unsafe impl<T: ObjectType> FieldValue for ObjectRef<T> {
+unsafe impl<T: ObjectType + Send + Sync> FieldValue for ObjectRef<T> {
     type Value = ObjectRef<T>;
     const STATIC_TYPE_INDEX: i32 = ti::kTVMFFIObject;
     // A non-nullable reference has no "empty" value: such types get no creator.
@@ -221,7 +221,14 @@ pub const fn assert_writable<F: WritableField + ?Sized>() {}
 /// # Safety
 /// `empty_payload` must build a payload whose reflected fields match the registered
 /// descriptors.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a TVM-FFI object type",
+    label = "`#[ffi(base)]` needs a `#[derive(Object)]` struct (or an `external` declaration)",
+    note = "the base field holds the parent type's payload; declare the parent with `#[derive(Object)]`"
+)]
 pub unsafe trait Reflected: ObjectType {
+    /// `final`: no subtypes allowed.
+    const IS_FINAL: bool;
     /// Whether every field has an empty value, so the runtime gets a creator.
     const CAN_CREATE: bool;
     /// The payload of a freshly created object, before the runtime sets its fields.
@@ -374,6 +381,11 @@ pub unsafe extern "C" fn create_object<T: Reflected>(out: *mut sys::TVMFFIObject
 
 /// The value of `default = <expr>`, converted to the field's value type (string literals
 /// become `tvm_ffi::String`).
+#[diagnostic::on_unimplemented(
+    message = "the default `{Self}` does not fit a field of type `{T}`",
+    label = "give a value of the field's type (`{T}`)",
+    note = "for a value computed at construction time, use `default_factory = <fn path>`"
+)]
 pub trait IntoDefault<T> {
     /// Converts.
     fn into_default(self) -> T;
@@ -517,6 +529,11 @@ pub struct MethodEntry {
 }
 
 /// Converts what an `#[ffi(init)]` function returns into the new object.
+#[diagnostic::on_unimplemented(
+    message = "an `#[ffi(init)]` constructor of `{T}` cannot return `{Self}`",
+    label = "return `Self`, `ObjectRef<Self>` or a `Result` of either",
+    note = "the constructor makes the new object; errors go through `Result<Self, E>` with `E: Into<tvm_ffi::Error>`"
+)]
 pub trait InitResult<T> {
     /// The object, or the constructor's error.
     fn into_object(self) -> Result<ObjectRef<Object>>;

@@ -1,0 +1,10 @@
+use tvm_ffi::Object;
+
+#[derive(Object)]
+#[ffi_type(key = "my_ext.Holder")]
+#[repr(C)]
+pub struct Holder {
+    pub data: *mut u8,
+}
+
+fn main() {}

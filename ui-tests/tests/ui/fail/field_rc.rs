@@ -1,0 +1,11 @@
+use std::rc::Rc;
+use tvm_ffi::Object;
+
+#[derive(Object)]
+#[ffi_type(key = "my_ext.Holder")]
+#[repr(C)]
+pub struct Holder {
+    pub shared: Rc<i64>,
+}
+
+fn main() {}

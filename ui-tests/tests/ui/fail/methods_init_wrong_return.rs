@@ -1,0 +1,18 @@
+use tvm_ffi::{ffi_methods, Object};
+
+#[derive(Object)]
+#[ffi_type(key = "my_ext.Point")]
+#[repr(C)]
+pub struct Point {
+    pub x: i64,
+}
+
+#[ffi_methods]
+impl Point {
+    #[ffi(init)]
+    pub fn new(x: i64) -> i64 {
+        x
+    }
+}
+
+fn main() {}

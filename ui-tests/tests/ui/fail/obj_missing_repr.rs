@@ -1,0 +1,9 @@
+use tvm_ffi::Object;
+
+#[derive(Object)]
+#[ffi_type(key = "my_ext.Point")]
+pub struct Point {
+    pub x: i64,
+}
+
+fn main() {}

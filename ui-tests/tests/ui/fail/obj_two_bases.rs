@@ -1,0 +1,20 @@
+use tvm_ffi::Object;
+
+#[derive(Object)]
+#[ffi_type(key = "my_ext.Base")]
+#[repr(C)]
+pub struct Base {
+    pub a: i64,
+}
+
+#[derive(Object)]
+#[ffi_type(key = "my_ext.Child")]
+#[repr(C)]
+pub struct Child {
+    #[ffi(base)]
+    pub base: Base,
+    #[ffi(base)]
+    pub other: Base,
+}
+
+fn main() {}
