@@ -332,3 +332,29 @@ def test_million_create_drop_cycles_keep_memory_flat():
     grown = _rss_bytes() - before
     # A leak of even one 72-byte object per cycle would grow by ~70 MB.
     assert grown < 8 * 1024 * 1024, f"RSS grew by {grown} bytes"
+
+
+def test_loading_a_second_copy_of_the_library_shares_types(tmp_path: pathlib.Path):
+    # Another path, same contents: identical type layouts are shared, duplicate global names are
+    # reported (not fatal), and the first copy's registrations stay in force.
+    import shutil
+
+    copy_path = tmp_path / "libcopy.so"
+    shutil.copy(example_lib_path(), copy_path)
+    script = f"""
+import tvm_ffi
+tvm_ffi.load_module({example_lib_path()!r})
+tvm_ffi.load_module({str(copy_path)!r})
+@tvm_ffi.register_object("my_ext.Point")
+class Point(tvm_ffi.Object):
+    pass
+p = Point(3, 4)
+assert p.norm2() == 25, p
+assert tvm_ffi.get_global_func("my_ext.add")(1, 2) == 3
+print("ok")
+"""
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "ok"
+    assert "cannot register global function `my_ext.add`" in run.stderr
+    assert "cannot register type" not in run.stderr

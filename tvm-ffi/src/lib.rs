@@ -22,6 +22,40 @@
 //! assert_eq!(&*s, "hello, world");
 //! # let _ = echo;
 //! ```
+//!
+//! Object types are plain `#[repr(C)]` structs; the derive registers them (key, parent,
+//! reflected fields, constructor) when the library or executable loads:
+//!
+//! ```
+//! use tvm_ffi::{ffi_methods, Any, Object, ObjectRef, Rw};
+//!
+//! /// A counter.
+//! #[derive(Object, Clone)]
+//! #[ffi_type(key = "doc_example.Counter")]
+//! #[repr(C)]
+//! pub struct Counter {
+//!     #[ffi(rw)]
+//!     pub count: Rw<i64>,
+//!     #[ffi(default = "c")]
+//!     pub name: tvm_ffi::String,
+//! }
+//!
+//! #[ffi_methods]
+//! impl Counter {
+//!     pub fn next(&self) -> i64 {
+//!         let n = self.count.get() + 1;
+//!         self.count.set(n);
+//!         n
+//!     }
+//! }
+//!
+//! let c = ObjectRef::new(Counter { count: 1.into(), name: "c".into() });
+//! assert_eq!(c.next(), 2);
+//! assert_eq!(Counter::type_key(), "doc_example.Counter");
+//! let any = Any::new(c.clone());
+//! assert!(any.cast::<ObjectRef<Counter>>().unwrap().ptr_eq(&c));
+//! assert_eq!(format!("{c:?}"), r#"doc_example.Counter(count=2, name="c")"#);
+//! ```
 #![warn(missing_docs)]
 
 pub mod any;
