@@ -59,6 +59,20 @@ pub unsafe trait FieldValue: Send + Sync + Sized + 'static {
     }
 }
 
+/// `load`/`wrap` of a field stored as its own value (everything but `Rw<T>`).
+macro_rules! stored_as_is {
+    () => {
+        #[inline]
+        fn load(&self) -> Self {
+            self.clone()
+        }
+        #[inline]
+        fn wrap(value: Self) -> Self {
+            value
+        }
+    };
+}
+
 macro_rules! plain_field {
     ($index:expr, $empty:expr => $($t:ty),*) => {$(
         // SAFETY: the static index names this storage (see the table in the trait docs).
@@ -70,14 +84,7 @@ macro_rules! plain_field {
             fn empty() -> Option<Self> {
                 Some($empty)
             }
-            #[inline]
-            fn load(&self) -> Self {
-                self.clone()
-            }
-            #[inline]
-            fn wrap(value: Self) -> Self {
-                value
-            }
+            stored_as_is!();
         }
     )*};
 }
@@ -101,12 +108,7 @@ where
     fn empty() -> Option<Self> {
         Some(None)
     }
-    fn load(&self) -> Self {
-        self.clone()
-    }
-    fn wrap(value: Self) -> Self {
-        value
-    }
+    stored_as_is!();
 }
 
 // SAFETY: an 8-byte object pointer; C++ reports every `ObjectRef` field as `ffi.Object`.
@@ -118,12 +120,7 @@ unsafe impl<T: ObjectType + Send + Sync> FieldValue for ObjectRef<T> {
     fn empty() -> Option<Self> {
         None
     }
-    fn load(&self) -> Self {
-        self.clone()
-    }
-    fn wrap(value: Self) -> Self {
-        value
-    }
+    stored_as_is!();
 }
 
 // SAFETY: an 8-byte pointer to an `ffi.Array` object.
@@ -137,12 +134,7 @@ where
     fn empty() -> Option<Self> {
         crate::Array::new(std::iter::empty()).ok()
     }
-    fn load(&self) -> Self {
-        self.clone()
-    }
-    fn wrap(value: Self) -> Self {
-        value
-    }
+    stored_as_is!();
 }
 
 // SAFETY: an 8-byte pointer to an `ffi.Map` object.
@@ -157,12 +149,7 @@ where
     fn empty() -> Option<Self> {
         crate::Map::new(std::iter::empty()).ok()
     }
-    fn load(&self) -> Self {
-        self.clone()
-    }
-    fn wrap(value: Self) -> Self {
-        value
-    }
+    stored_as_is!();
 }
 
 // SAFETY: an 8-byte pointer to an `ffi.Function` object.
@@ -173,12 +160,7 @@ unsafe impl FieldValue for Function {
     fn empty() -> Option<Self> {
         None
     }
-    fn load(&self) -> Self {
-        self.clone()
-    }
-    fn wrap(value: Self) -> Self {
-        value
-    }
+    stored_as_is!();
 }
 
 // SAFETY: `Rw<T>` is repr(transparent) over `T`, so the storage is `T`'s.
