@@ -1,6 +1,6 @@
 //! The main example: a Rust library whose functions (and, with the object-authoring macros,
 //! types) are used from Python and C++ exactly like C++ ones.
-use tvm_ffi::{ffi_func, AnyView, Array, Function, ObjectRef};
+use tvm_ffi::{ffi_func, Array, Function, ObjectRef};
 
 /// Adds two integers.
 #[ffi_func(name = "my_ext.add")]
@@ -82,14 +82,14 @@ pub fn add_one(x: i64) -> i64 {
 /// Counts its arguments, whatever they are: a packed (variadic) function receives them all,
 /// unconverted, as `&[AnyView]`.
 #[ffi_func(name = "my_ext.count_args")]
-pub fn count_args(args: &[AnyView]) -> i64 {
+pub fn count_args(args: &[tvm_ffi::AnyView]) -> i64 {
     args.len() as i64
 }
 
 /// Joins its string arguments with the separator given first: a packed function converts its
 /// arguments itself (a non-string raises the runtime's `TypeError`).
 #[ffi_func(name = "my_ext.join")]
-pub fn join(args: &[AnyView]) -> tvm_ffi::Result<String> {
+pub fn join(args: &[tvm_ffi::AnyView]) -> tvm_ffi::Result<String> {
     let Some((sep, parts)) = args.split_first() else {
         tvm_ffi::bail!(
             TypeError,
