@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Call-overhead benchmark: the Rust SDK (crate tvm-ffi) against the C++ API of libtvm_ffi.
+# Call-overhead benchmarks: the Rust SDK (crate tvm-ffi) against the C++ API of libtvm_ffi.
 #
 # Usage: bash benches/run.sh [ITERATIONS] [RUNS]
 #   ITERATIONS  operations per timed run (default 10000000)
 #   RUNS        timed runs per operation inside each program (default 5)
 #   BENCH_ROUNDS (env) how many times each program is run, interleaved C++/Rust (default 3)
+#
+#        bash benches/run.sh python [--rounds R] [--number N] [--no-build]
+#   runs benches/python_call_overhead.py instead: Python calling Rust #[ffi_func] functions
+#   and their C++ refl::GlobalDef twins, interleaved in one process.
 #
 # Builds benches/ (Rust, release) and benches/cpp/call_overhead.cc (g++ -O2), runs them
 # interleaved (C++, Rust, C++, Rust, ...), keeps the best ns/op of each and prints a table.
@@ -24,6 +28,11 @@ fi
 INCLUDEDIR="$("$CONFIG" --includedir)"
 DLPACK_INCLUDEDIR="$("$CONFIG" --dlpack-includedir)"
 LIBDIR="$("$CONFIG" --libdir)"
+
+if [[ "${1:-}" == "python" ]]; then
+    shift
+    exec "$ROOT/.venv/bin/python" "$ROOT/benches/python_call_overhead.py" "$@"
+fi
 
 ITERATIONS="${1:-10000000}"
 RUNS="${2:-5}"

@@ -23,3 +23,86 @@ pub fn load_cpp_testing_library() {
         }
     });
 }
+
+/// The `examples/point` cdylib built by cargo, for the C/C++ peers that load it.
+///
+/// A test cannot build it itself (`cargo build` inside `cargo test` would wait on the build
+/// directory lock that the running `cargo test` holds), and a cdylib cannot be a dependency of a
+/// test binary on stable cargo. So it is the workspace build's artifact, next to the test
+/// binary's directory: `target/<profile>/libtvm_ffi_example_point.so` (`scripts/test.sh` runs
+/// `cargo build --workspace --all-targets` before `cargo test`). `TVM_FFI_TARGET_DIR` overrides
+/// the directory, as for pytest.
+///
+/// # Panics
+/// When the library is missing, or older than the sources it is built from (a stale library
+/// would test old code); the message says what to run.
+pub fn example_cdylib() -> std::path::PathBuf {
+    let dir = match std::env::var_os("TVM_FFI_TARGET_DIR") {
+        Some(dir) => std::path::PathBuf::from(dir),
+        // target/<profile>/deps/<test binary> -> target/<profile>
+        None => std::env::current_exe()
+            .expect("the test binary's path")
+            .parent()
+            .and_then(|deps| deps.parent())
+            .expect("the test binary lives in target/<profile>/deps")
+            .to_path_buf(),
+    };
+    let lib = dir.join("libtvm_ffi_example_point.so");
+    let built = std::fs::metadata(&lib)
+        .and_then(|m| m.modified())
+        .unwrap_or_else(|_| {
+            panic!(
+            "{} is missing: build the workspace first (`cargo build -p tvm-ffi-example-point`; \
+             `bash scripts/test.sh` does it)",
+            lib.display()
+        )
+        });
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for src_dir in ["examples/point/src", "tvm-ffi/src", "tvm-ffi-macros/src"] {
+        for entry in std::fs::read_dir(root.join(src_dir))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let changed = entry.metadata().and_then(|m| m.modified());
+            if changed.is_ok_and(|t| t > built) {
+                panic!(
+                    "{} is older than {}: rebuild it (`cargo build -p tvm-ffi-example-point`; \
+                     `bash scripts/test.sh` does it)",
+                    lib.display(),
+                    entry.path().display()
+                );
+            }
+        }
+    }
+    lib
+}
+
+/// Compiles the C++ program `tests/cpp/<name>.cc` with the system `c++` (or `$CXX`) against the
+/// wheel's headers, linked to libtvm_ffi (rpath, so it runs without `LD_LIBRARY_PATH`), into
+/// `out_dir` (an integration test passes `env!("CARGO_TARGET_TMPDIR")`), and returns the
+/// executable's path.
+pub fn compile_cpp(name: &str, out_dir: &std::path::Path) -> std::path::PathBuf {
+    let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("cpp")
+        .join(format!("{name}.cc"));
+    let out = out_dir.join(format!("cpp_{name}"));
+    let libdir = tvm_ffi::build_info::LIBDIR;
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+    let status = std::process::Command::new(&cxx)
+        .args(["-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-I"])
+        .arg(tvm_ffi::build_info::INCLUDEDIR)
+        .arg(&source)
+        .arg("-o")
+        .arg(&out)
+        .args([
+            format!("-L{libdir}"),
+            "-ltvm_ffi".into(),
+            format!("-Wl,-rpath,{libdir}"),
+            "-ldl".into(),
+        ])
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run the C++ compiler `{cxx}`: {e}"));
+    assert!(status.success(), "compiling {} failed", source.display());
+    out
+}

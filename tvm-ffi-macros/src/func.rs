@@ -1,4 +1,10 @@
-//! `#[ffi_func]`: parse → [`FuncModel`] → generated registration.
+//! `#[ffi_func]`: parse → [`FuncModel`] → generated registration and exports.
+//!
+//! The expansion is deliberately thin: one `__invoke` function (the only per-signature code:
+//! arity check, one conversion per argument, the call, the result conversion) and descriptors
+//! and one-line `extern "C"` shims that hand `__invoke` to the runtime's generic helpers
+//! (`Function::from_invoke` for the global, `tvm_ffi::export` for the module export). Both
+//! entry points therefore share one argument/return implementation.
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::parse::Parser;
@@ -6,17 +12,27 @@ use syn::spanned::Spanned;
 
 use crate::diagnostics::{with_original, Diagnostics};
 
+/// How the function receives its arguments.
+enum Params {
+    /// Typed parameters, converted one by one (checked against the signature).
+    Typed(Vec<syn::Type>),
+    /// `args: &[AnyView]`: every argument, unconverted (a packed, variadic function).
+    Packed,
+}
+
 /// A validated `#[ffi_func]`.
 struct FuncModel {
     /// Global name (`name = "..."`), if registered globally.
     name: Option<syn::LitStr>,
+    /// Export name (`export = "..."`), if exported as a module symbol.
+    export: Option<syn::LitStr>,
     doc: String,
     ident: syn::Ident,
-    params: Vec<syn::Type>,
+    params: Params,
     ret: Option<syn::Type>,
 }
 
-const OPTIONS: &str = "`name = \"pkg.func\"`";
+const OPTIONS: &str = "`name = \"pkg.func\"`, `export = \"c_identifier\"`";
 
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let func: syn::ItemFn = match syn::parse2(item.clone()) {
@@ -31,31 +47,46 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     };
     match build_model(attr, &func) {
         Ok(model) => {
-            let registration = generate(&model);
-            quote! { #func #registration }
+            let generated = generate(&model);
+            quote! { #func #generated }
         }
         Err(err) => with_original(err, item),
     }
 }
 
+/// Parses `key = "literal"` for a string-valued option, rejecting a second occurrence.
+fn string_option(
+    meta: &syn::meta::ParseNestedMeta<'_>,
+    slot: &mut Option<syn::LitStr>,
+    given: &mut bool,
+    key: &str,
+    example: &str,
+) -> syn::Result<()> {
+    let first = !*given;
+    *given = true;
+    let lit: syn::LitStr = meta.value()?.parse().map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            format!("`{key}` takes a string literal, e.g. `{key} = \"{example}\"`"),
+        )
+    })?;
+    if !first {
+        return Err(meta.error(format!("duplicate `{key}` option")));
+    }
+    *slot = Some(lit);
+    Ok(())
+}
+
 fn build_model(attr: TokenStream, func: &syn::ItemFn) -> syn::Result<FuncModel> {
     let mut diag = Diagnostics::default();
     let mut name: Option<syn::LitStr> = None;
-    let mut name_given = false;
+    let mut export: Option<syn::LitStr> = None;
+    let (mut name_given, mut export_given) = (false, false);
     let parser = syn::meta::parser(|meta| {
         if meta.path.is_ident("name") {
-            name_given = true;
-            let lit: syn::LitStr = meta.value()?.parse().map_err(|e| {
-                syn::Error::new(
-                    e.span(),
-                    "`name` takes a string literal, e.g. `name = \"my_ext.add\"`",
-                )
-            })?;
-            if name.is_some() {
-                return Err(meta.error("duplicate `name` option"));
-            }
-            name = Some(lit);
-            Ok(())
+            string_option(&meta, &mut name, &mut name_given, "name", "my_ext.add")
+        } else if meta.path.is_ident("export") {
+            string_option(&meta, &mut export, &mut export_given, "export", "add_one")
         } else {
             let key = meta
                 .path
@@ -70,18 +101,22 @@ fn build_model(attr: TokenStream, func: &syn::ItemFn) -> syn::Result<FuncModel> 
     if let Err(err) = parser.parse2(attr) {
         diag.push(err);
     }
-    match &name {
-        Some(lit) => {
-            let value = lit.value();
-            if !valid_global_name(&value) {
-                diag.error(lit, format!("invalid global function name `{value}`: use dot-separated identifiers such as `my_ext.add`"));
-            }
+    if let Some(lit) = &name {
+        let value = lit.value();
+        if !valid_global_name(&value) {
+            diag.error(lit, format!("invalid global function name `{value}`: use dot-separated identifiers such as `my_ext.add`"));
         }
-        None if name_given => {}
-        None => diag.push(syn::Error::new(
+    }
+    if let Some(lit) = &export {
+        if let Err(why) = check_export_name(&lit.value()) {
+            diag.error(lit, why);
+        }
+    }
+    if !name_given && !export_given {
+        diag.push(syn::Error::new(
             Span::call_site(),
-            "#[ffi_func] needs a global name: `#[ffi_func(name = \"my_ext.add\")]`",
-        )),
+            "#[ffi_func] needs a global name, a module export, or both: `#[ffi_func(name = \"my_ext.add\")]`, `#[ffi_func(export = \"add\")]`",
+        ));
     }
     let sig = &func.sig;
     if let Some(a) = &sig.asyncness {
@@ -103,12 +138,21 @@ fn build_model(attr: TokenStream, func: &syn::ItemFn) -> syn::Result<FuncModel> 
             syn::FnArg::Typed(pat) => params.push((*pat.ty).clone()),
         }
     }
+    let params = match params.iter().position(is_packed_args) {
+        Some(_) if params.len() == 1 => Params::Packed,
+        Some(i) => {
+            diag.error(&params[i], "`&[AnyView]` receives all the arguments of a packed (variadic) function, so it must be the only parameter; convert the others from it (`args[1].cast::<i64>()?`)");
+            Params::Typed(params)
+        }
+        None => Params::Typed(params),
+    };
     let ret = match &sig.output {
         syn::ReturnType::Default => None,
         syn::ReturnType::Type(_, ty) => Some((**ty).clone()),
     };
     diag.finish(FuncModel {
         name,
+        export,
         doc: crate::docs::collect(&func.attrs),
         ident: sig.ident.clone(),
         params,
@@ -117,49 +161,97 @@ fn build_model(attr: TokenStream, func: &syn::ItemFn) -> syn::Result<FuncModel> 
 }
 
 fn valid_global_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.split('.').all(|part| {
-            let mut chars = part.chars();
-            matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
-                && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-        })
+    !name.is_empty() && name.split('.').all(is_identifier)
+}
+
+fn is_identifier(part: &str) -> bool {
+    let mut chars = part.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// An export name becomes part of C symbol names (`__tvm_ffi_<name>`), so it must be a C
+/// identifier. A leading underscore is refused as well: `__tvm_ffi__<rest>` is the runtime's
+/// namespace for the metadata and doc symbols of other exports (`__tvm_ffi__metadata_f`,
+/// `__tvm_ffi__doc_f`) and for `__tvm_ffi__library_ctx`, so such a name could collide with them.
+fn check_export_name(name: &str) -> Result<(), String> {
+    if !is_identifier(name) {
+        Err(format!("invalid export name `{name}`: the symbol is `__tvm_ffi_<name>`, so use a C identifier such as `add_one` (letters, digits, `_`; no dots)"))
+    } else if name.starts_with('_') {
+        Err(format!("invalid export name `{name}`: it must not start with `_`, since `__tvm_ffi__*` symbols are reserved for export metadata and docs (`__tvm_ffi__metadata_<name>`, `__tvm_ffi__doc_<name>`)"))
+    } else {
+        Ok(())
+    }
+}
+
+/// `&[AnyView]` (any lifetimes, any path to `AnyView`): the packed form.
+fn is_packed_args(ty: &syn::Type) -> bool {
+    let syn::Type::Reference(r) = ty else {
+        return false;
+    };
+    if r.mutability.is_some() {
+        return false;
+    }
+    let syn::Type::Slice(slice) = &*r.elem else {
+        return false;
+    };
+    match &*slice.elem {
+        syn::Type::Path(p) => {
+            p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "AnyView")
+        }
+        _ => false,
+    }
 }
 
 fn generate(model: &FuncModel) -> TokenStream {
     let ident = &model.ident;
-    let name = model.name.as_ref().map(|n| n.value()).unwrap_or_default();
     let doc = &model.doc;
     let unit: syn::Type = syn::parse_quote!(());
     let ret = model.ret.as_ref().unwrap_or(&unit);
-    let param_descs = model.params.iter().map(|ty| {
-        quote_spanned! {ty.span()=> ::tvm_ffi::function::TypeDesc::of::<#ty>() }
-    });
-    let arg_idents: Vec<_> = (0..model.params.len())
-        .map(|i| format_ident!("__arg{}", i))
-        .collect();
-    let conversions = model.params.iter().enumerate().map(|(i, ty)| {
-        let a = &arg_idents[i];
-        quote_spanned! {ty.span()=> let #a = __SIGNATURE.arg::<#ty>(__args, #i)?; }
-    });
-    let ret_check = quote_spanned! {ret.span()=> <#ret as ::tvm_ffi::function::FfiReturn>::DESC };
+    let ret_desc = quote_spanned! {ret.span()=> <#ret as ::tvm_ffi::function::FfiReturn>::DESC };
     let ret_convert =
         quote_spanned! {ret.span()=> <#ret as ::tvm_ffi::function::FfiReturn>::into_ffi_result };
-    quote! {
-        const _: () = {
-            static __SIGNATURE: ::tvm_ffi::function::FnSignature = ::tvm_ffi::function::FnSignature {
-                name: ::std::borrow::Cow::Borrowed(#name),
-                params: ::std::borrow::Cow::Borrowed(&[#(#param_descs),*]),
-                ret: #ret_check,
-            };
-            fn __make() -> ::tvm_ffi::Function {
-                ::tvm_ffi::Function::from_packed_named(#name, |__args| {
-                    __SIGNATURE.check_arity(__args)?;
+
+    // The per-function code: everything else below is descriptors and calls into the runtime.
+    let (param_descs, invoke, metadata) = match &model.params {
+        Params::Typed(params) => {
+            let descs = params.iter().map(|ty| {
+                quote_spanned! {ty.span()=> ::tvm_ffi::function::TypeDesc::of::<#ty>() }
+            });
+            let args: Vec<_> = (0..params.len())
+                .map(|i| format_ident!("__arg{}", i))
+                .collect();
+            let conversions = params.iter().enumerate().map(|(i, ty)| {
+                let a = &args[i];
+                quote_spanned! {ty.span()=> let #a = __sig.arg::<#ty>(__args, #i)?; }
+            });
+            (
+                quote!(#(#descs),*),
+                quote! {
+                    __sig.check_arity(__args)?;
                     #(#conversions)*
-                    #ret_convert(#ident(#(#arg_idents),*))
-                })
-            }
-            fn __metadata() -> ::std::string::String {
-                ::tvm_ffi::metadata::metadata_json(&__SIGNATURE.type_schema(), &[])
+                    #ret_convert(#ident(#(#args),*))
+                },
+                quote!(__signature(::std::borrow::Cow::Borrowed("")).metadata()),
+            )
+        }
+        Params::Packed => (
+            quote!(),
+            quote! {
+                let _ = __sig;
+                #ret_convert(#ident(__args))
+            },
+            quote!(::tvm_ffi::function::packed_metadata()),
+        ),
+    };
+
+    let global = model.name.as_ref().map(|lit| {
+        let name = lit.value();
+        quote! {
+            static __GLOBAL: ::tvm_ffi::function::FnSignature =
+                __signature(::std::borrow::Cow::Borrowed(#name));
+            fn __make() -> ::tvm_ffi::Function {
+                ::tvm_ffi::Function::from_invoke(&__GLOBAL, __invoke)
             }
             #[::tvm_ffi::__private::linkme::distributed_slice(::tvm_ffi::registry::FUNCTIONS)]
             #[linkme(crate = ::tvm_ffi::__private::linkme)]
@@ -169,6 +261,88 @@ fn generate(model: &FuncModel) -> TokenStream {
                 make: __make,
                 metadata: __metadata,
             };
+        }
+    });
+
+    let export = model.export.as_ref().map(|lit| {
+        let name = lit.value();
+        let span = lit.span();
+        let call_symbol = format_ident!("__tvm_ffi_{}", name, span = span);
+        let metadata_symbol = format_ident!("__tvm_ffi__metadata_{}", name, span = span);
+        let doc_symbol = format_ident!("__tvm_ffi__doc_{}", name, span = span);
+        let metadata_context = format!("__tvm_ffi__metadata_{name}");
+        let doc_context = format!("__tvm_ffi__doc_{name}");
+        // As C++ (TVM_FFI_DLL_EXPORT_TYPED_FUNC_DOC is opt-in), the doc symbol exists only for a
+        // documented function, so `get_function_doc` returns None rather than "" otherwise.
+        let doc_export = (!doc.is_empty()).then(|| {
+            quote_spanned! {span=>
+                #[no_mangle]
+                pub unsafe extern "C" fn #doc_symbol(
+                    _self: *mut ::std::ffi::c_void,
+                    _args: *const ::tvm_ffi::sys::TVMFFIAny,
+                    _num_args: i32,
+                    result: *mut ::tvm_ffi::sys::TVMFFIAny,
+                ) -> i32 {
+                    // SAFETY: called as a TVMFFISafeCallType, whose caller provides a writable
+                    // result slot initialised to None.
+                    unsafe { ::tvm_ffi::export::string(#doc_context, result, || #doc) }
+                }
+            }
+        });
+        // Spanned on the literal: a duplicate export ("symbol ... is already defined") points at
+        // the export name.
+        quote_spanned! {span=>
+            static __EXPORT: ::tvm_ffi::function::FnSignature =
+                __signature(::std::borrow::Cow::Borrowed(#name));
+            #[no_mangle]
+            pub unsafe extern "C" fn #call_symbol(
+                _self: *mut ::std::ffi::c_void,
+                args: *const ::tvm_ffi::sys::TVMFFIAny,
+                num_args: i32,
+                result: *mut ::tvm_ffi::sys::TVMFFIAny,
+            ) -> i32 {
+                // SAFETY: called as a TVMFFISafeCallType: `args` holds `num_args` borrowed values
+                // alive during the call, `result` is a writable slot initialised to None.
+                unsafe { ::tvm_ffi::export::call(&__EXPORT, __invoke, args, num_args, result) }
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn #metadata_symbol(
+                _self: *mut ::std::ffi::c_void,
+                _args: *const ::tvm_ffi::sys::TVMFFIAny,
+                _num_args: i32,
+                result: *mut ::tvm_ffi::sys::TVMFFIAny,
+            ) -> i32 {
+                // SAFETY: called as a TVMFFISafeCallType, whose caller provides a writable
+                // result slot initialised to None.
+                unsafe { ::tvm_ffi::export::string(#metadata_context, result, __metadata) }
+            }
+            #doc_export
+        }
+    });
+
+    quote! {
+        const _: () = {
+            const __PARAMS: &[::tvm_ffi::function::TypeDesc] = &[#param_descs];
+            const fn __signature(
+                name: ::std::borrow::Cow<'static, str>,
+            ) -> ::tvm_ffi::function::FnSignature {
+                ::tvm_ffi::function::FnSignature {
+                    name,
+                    params: ::std::borrow::Cow::Borrowed(__PARAMS),
+                    ret: #ret_desc,
+                }
+            }
+            fn __invoke<'a>(
+                __sig: &::tvm_ffi::function::FnSignature,
+                __args: &'a [::tvm_ffi::AnyView<'a>],
+            ) -> ::tvm_ffi::Result<::tvm_ffi::Any> {
+                #invoke
+            }
+            fn __metadata() -> ::std::string::String {
+                #metadata
+            }
+            #global
+            #export
         };
     }
 }

@@ -15,18 +15,34 @@ mod func;
 mod methods;
 mod object;
 
-/// Registers a Rust function as a TVM-FFI global function when the library loads.
+/// Makes a Rust function a TVM-FFI function: a global registered when the library loads
+/// (`name = "pkg.func"`, like C++ `refl::GlobalDef().def`), a module export
+/// (`export = "func"`, like C++ `TVM_FFI_DLL_EXPORT_TYPED_FUNC`), or both.
 ///
 /// ```ignore
 /// /// Adds two integers.
 /// #[tvm_ffi::ffi_func(name = "my_ext.add")]
 /// pub fn add(a: i64, b: i64) -> i64 { a + b }
+///
+/// /// `tvm_ffi.load_module(lib).add_one(1) == 2`
+/// #[tvm_ffi::ffi_func(export = "add_one")]
+/// pub fn add_one(x: i64) -> i64 { x + 1 }
+///
+/// /// A packed (variadic) function: every argument, unconverted.
+/// #[tvm_ffi::ffi_func(name = "my_ext.count_args")]
+/// pub fn count_args(args: &[tvm_ffi::AnyView]) -> i64 { args.len() as i64 }
 /// ```
 ///
 /// Arguments are converted with the runtime's rules (borrowed forms such as `&str`, `&[u8]`,
 /// `AnyView` and `&ObjectRef<T>` avoid copies and reference counting); the result may be any
 /// convertible value, `()` or a `Result` whose error converts into `tvm_ffi::Error`. The
-/// `///` doc and the `type_schema` metadata are registered with the function.
+/// `///` doc and the `type_schema` metadata are registered with the global.
+///
+/// An export `NAME` (a C identifier not starting with `_`) defines the `TVMFFISafeCallType`
+/// symbols `__tvm_ffi_NAME`, `__tvm_ffi__metadata_NAME` and, for a documented function,
+/// `__tvm_ffi__doc_NAME`; errors raised through it name `NAME`, as C++ does. A function taking
+/// `&[AnyView]` as its only parameter is packed: its `type_schema` is `{"type":"ffi.Function"}`,
+/// as for C++ `def_packed`.
 #[proc_macro_attribute]
 pub fn ffi_func(attr: TokenStream, item: TokenStream) -> TokenStream {
     func::expand(attr.into(), item.into()).into()

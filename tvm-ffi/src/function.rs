@@ -50,10 +50,37 @@ where
         &*((handle as *const u8).add(ObjectCell::<ClosureCell<F>>::PAYLOAD_OFFSET)
             as *const ClosureCell<F>)
     };
+    // SAFETY: the runtime's calling convention, passed on unchanged.
+    unsafe { enter(&closure.name, args, num_args, result, &closure.body) }
+}
+
+/// The one body behind every `safe_call` that Rust implements: the trampoline of Rust function
+/// objects ([`Function::from_packed`] and everything built on it, including the globals of
+/// `#[ffi_func]`) and the module exports of `#[ffi_func(export = ...)]`
+/// ([`crate::export::call`]). It views the arguments, runs `body` under
+/// [`boundary::guard`] (an `Err` is raised, a panic becomes a `RuntimeError` naming `context`,
+/// nothing unwinds into C) and moves the owned result into the caller's slot.
+///
+/// # Safety
+/// The `TVMFFISafeCallType` contract: `args` points to `num_args` borrowed values that stay
+/// alive during the call, and `result` is a writable slot the caller initialised to `None`.
+#[inline(always)]
+pub(crate) unsafe fn enter<F>(
+    context: &str,
+    args: *const TVMFFIAny,
+    num_args: i32,
+    result: *mut TVMFFIAny,
+    body: F,
+) -> c_int
+where
+    F: for<'a> FnOnce(&'a [AnyView<'a>]) -> Result<Any>,
+{
+    // A negative count cannot come from a well-behaved caller; it reads as "no arguments", so
+    // a typed function reports the arity mismatch instead of reading out of bounds.
     // SAFETY: the caller passes `num_args` borrowed values that outlive the call.
     let args = unsafe { AnyView::slice_from_raw(args, num_args.max(0) as usize) };
     // SAFETY: `result` is the caller's zero-initialised output slot.
-    unsafe { boundary::guard(&closure.name, result, || (closure.body)(args)) }
+    unsafe { boundary::guard(context, result, || body(args)) }
 }
 
 impl Function {
@@ -122,6 +149,41 @@ impl Function {
     {
         let signature = F::signature(name);
         Function::from_packed_named(name, move |args| body.invoke(&signature, args))
+    }
+
+    /// The function object of a typed function whose argument and result conversion is
+    /// `invoke` (what `#[ffi_func(name = ...)]` registers): `invoke` receives `signature`, so
+    /// that its error messages name the function as registered.
+    ///
+    /// The same `invoke` serves the function's module export ([`crate::export::call`]), so both
+    /// entry points check and convert identically.
+    ///
+    /// ```
+    /// use tvm_ffi::function::{FnSignature, TypeDesc};
+    /// use tvm_ffi::{Any, AnyView, Function, Result};
+    /// use std::borrow::Cow;
+    ///
+    /// static SIG: FnSignature = FnSignature {
+    ///     name: Cow::Borrowed("demo.twice"),
+    ///     params: Cow::Borrowed(&[TypeDesc::of::<i64>()]),
+    ///     ret: TypeDesc::of::<i64>(),
+    /// };
+    /// fn invoke<'a>(sig: &FnSignature, args: &'a [AnyView<'a>]) -> Result<Any> {
+    ///     sig.check_arity(args)?;
+    ///     Ok(Any::new(2 * sig.arg::<i64>(args, 0)?))
+    /// }
+    /// let twice = Function::from_invoke(&SIG, invoke);
+    /// assert_eq!(twice.call_as::<i64, _>((21,)).unwrap(), 42);
+    /// assert_eq!(
+    ///     twice.call(("x",)).unwrap_err().message(),
+    ///     "Mismatched type on argument #0 when calling: `demo.twice(0: int) -> int`. Expected `int` but got `ffi.SmallStr`"
+    /// );
+    /// ```
+    pub fn from_invoke<F>(signature: &'static FnSignature, invoke: F) -> Function
+    where
+        F: for<'a> Fn(&FnSignature, &'a [AnyView<'a>]) -> Result<Any> + Send + Sync + 'static,
+    {
+        Function::from_packed_named(signature.name.clone(), move |args| invoke(signature, args))
     }
 
     /// Calls with borrowed arguments.
@@ -349,6 +411,12 @@ impl FnSignature {
         )
     }
 
+    /// The metadata JSON registered with the function (and returned by its module export's
+    /// `__tvm_ffi__metadata_<name>` symbol): `{"type_schema":"..."}`, as C++ writes it.
+    pub fn metadata(&self) -> std::string::String {
+        crate::metadata::metadata_json(&self.type_schema(), &[])
+    }
+
     /// Checks the argument count.
     #[inline]
     pub fn check_arity(&self, args: &[AnyView<'_>]) -> Result<()> {
@@ -388,6 +456,15 @@ impl FnSignature {
             T::describe_mismatch(view)
         ))
     }
+}
+
+/// The `type_schema` of a packed (variadic) function, `{"type":"ffi.Function"}`: what C++
+/// `refl::GlobalDef().def_packed(...)` registers, since the parameters are not known.
+pub const PACKED_TYPE_SCHEMA: &str = r#"{"type":"ffi.Function"}"#;
+
+/// The metadata JSON of a packed (variadic) function: `{"type_schema":"{\"type\":\"ffi.Function\"}"}`.
+pub fn packed_metadata() -> std::string::String {
+    crate::metadata::metadata_json(PACKED_TYPE_SCHEMA, &[])
 }
 
 /// What a Rust function may return across the ABI: a value (including `()`, `Any`, objects)

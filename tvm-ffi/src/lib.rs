@@ -8,6 +8,7 @@
 //! - [`Any`] / [`AnyView`]: the 16-byte tagged union, with `cast`, `try_cast`, `as_exact`;
 //! - [`String`], [`Bytes`], [`Array`], [`Map`], [`DataType`], [`Device`];
 //! - [`Function`]: closures as FFI functions, typed calls, the global registry;
+//! - [`export`]: module exports (`#[ffi_func(export = "...")]`) for `tvm_ffi.load_module`;
 //! - [`Error`] / [`Result`]: errors with kind, message and backtrace; panics never cross
 //!   the ABI.
 //!
@@ -64,6 +65,7 @@ pub mod boundary;
 pub mod builtin;
 pub mod dtype;
 pub mod error;
+pub mod export;
 pub mod function;
 pub mod map;
 pub mod metadata;

@@ -165,7 +165,9 @@ pub fn identity(obj: ObjectRef<tvm_ffi::builtin::Object>) -> ObjectRef<tvm_ffi::
 }
 
 /// Divides; panics on zero (the panic becomes a RuntimeError, the process survives).
-#[ffi_func(name = "my_ext.checked_div")]
+///
+/// Both a global function and a module export: `tvm_ffi.load_module(lib).checked_div(7, 2)`.
+#[ffi_func(name = "my_ext.checked_div", export = "checked_div")]
 pub fn checked_div(a: i64, b: i64) -> i64 {
     if b == 0 {
         panic!("division by zero in checked_div");
@@ -187,4 +189,35 @@ pub fn describe_error(f: Function) -> String {
         Ok(_) => "ok".to_string(),
         Err(err) => format!("{}: {}", err.kind(), err.message()),
     }
+}
+
+/// Adds one: a module export, `tvm_ffi.load_module(lib).add_one(1) == 2` (the symbol
+/// `__tvm_ffi_add_one`), not a global function.
+#[ffi_func(export = "add_one")]
+pub fn add_one(x: i64) -> i64 {
+    x + 1
+}
+
+/// Counts its arguments, whatever they are: a packed (variadic) function receives them all,
+/// unconverted, as `&[AnyView]`.
+#[ffi_func(name = "my_ext.count_args")]
+pub fn count_args(args: &[tvm_ffi::AnyView]) -> i64 {
+    args.len() as i64
+}
+
+/// Joins its string arguments with the separator given first: a packed function converts its
+/// arguments itself (a non-string raises the runtime's `TypeError`).
+#[ffi_func(name = "my_ext.join")]
+pub fn join(args: &[tvm_ffi::AnyView]) -> tvm_ffi::Result<String> {
+    let Some((sep, parts)) = args.split_first() else {
+        tvm_ffi::bail!(
+            TypeError,
+            "my_ext.join needs a separator as its first argument"
+        );
+    };
+    let parts = parts
+        .iter()
+        .map(|part| part.cast::<&str>())
+        .collect::<tvm_ffi::Result<Vec<_>>>()?;
+    Ok(parts.join(sep.cast::<&str>()?))
 }
