@@ -146,8 +146,15 @@ void Print(const char* name, const std::string& value) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s <libtvm_ffi_example_point.so>\n", argv[0]);
+    std::fprintf(stderr, "usage: %s <libtvm_ffi_example_point.so> [libtvm_ffi_testing.so]\n",
+                 argv[0]);
     return 2;
+  }
+  // Optional: the C++ test peer, which defines the parent of the Rust `my_ext.CxxChild`; it
+  // must be loaded before the library whose types derive from it.
+  if (argc > 2 && dlopen(argv[2], RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+    std::fprintf(stderr, "cannot load %s: %s\n", argv[2], dlerror());
+    return 1;
   }
   // Loading runs the library's constructor, which registers the globals.
   void* lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);

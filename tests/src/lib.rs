@@ -7,12 +7,18 @@ extern "C" {
     fn dlerror() -> *const std::ffi::c_char;
 }
 
+/// Path of the wheel's C++ test peer, `libtvm_ffi_testing.so` (it defines the C++ parent of
+/// the example's `my_ext.CxxChild`, so C++ programs load it before the example).
+pub fn cpp_testing_library_path() -> String {
+    format!("{}/libtvm_ffi_testing.so", tvm_ffi::build_info::LIBDIR)
+}
+
 /// Loads the wheel's C++ test peer (`libtvm_ffi_testing.so`, which registers `testing.*`), as
 /// `import tvm_ffi` does in Python.
 pub fn load_cpp_testing_library() {
     static LOAD: Once = Once::new();
     LOAD.call_once(|| {
-        let path = format!("{}/libtvm_ffi_testing.so", tvm_ffi::build_info::LIBDIR);
+        let path = cpp_testing_library_path();
         let c = CString::new(path.clone()).unwrap();
         // SAFETY: dlopen with a valid path; RTLD_NOW | RTLD_GLOBAL.
         let handle = unsafe { dlopen(c.as_ptr(), 0x2 | 0x100) };

@@ -12,7 +12,11 @@ use std::process::Command;
 fn run_cpp_caller() -> Vec<(String, String)> {
     let lib = tvm_ffi_tests::example_cdylib();
     let exe = tvm_ffi_tests::compile_cpp("functions", Path::new(env!("CARGO_TARGET_TMPDIR")));
-    let run = Command::new(&exe).arg(&lib).output().unwrap();
+    let run = Command::new(&exe)
+        .arg(&lib)
+        .arg(tvm_ffi_tests::cpp_testing_library_path())
+        .output()
+        .unwrap();
     let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(run.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");

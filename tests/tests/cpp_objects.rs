@@ -1,48 +1,15 @@
 //! A C++ program compiled here against the wheel's headers uses the Rust types of
 //! `examples/point`: constructs them through `__ffi_init__`, reads fields through reflection and
 //! through a mirroring C++ struct, calls reflected methods, and writes fields through setters.
-use std::path::PathBuf;
+use std::path::Path;
 use std::process::Command;
-
-/// `target/<profile>`, where cargo put the example cdylib (`scripts/test.sh` builds the whole
-/// workspace before running the tests).
-fn artifact_dir() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    exe.parent().unwrap().parent().unwrap().to_path_buf()
-}
 
 #[test]
 fn cpp_program_uses_rust_objects() {
-    let lib = artifact_dir().join("libtvm_ffi_example_point.so");
-    assert!(
-        lib.exists(),
-        "{} is missing: build the workspace first (`bash scripts/test.sh` does)",
-        lib.display()
-    );
-    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cpp_objects");
-    let source = concat!(env!("CARGO_MANIFEST_DIR"), "/cpp/objects.cc");
-    let libdir = tvm_ffi::build_info::LIBDIR;
-    let status = Command::new("c++")
-        .args([
-            "-std=c++17",
-            "-O1",
-            "-I",
-            tvm_ffi::build_info::INCLUDEDIR,
-            source,
-            "-o",
-        ])
-        .arg(&out)
-        .args([
-            format!("-L{libdir}"),
-            "-ltvm_ffi".into(),
-            format!("-Wl,-rpath,{libdir}"),
-            "-ldl".into(),
-        ])
-        .status()
-        .expect("a C++ compiler (c++) is needed for the cross-language tests");
-    assert!(status.success(), "compiling {source} failed");
-    let run = Command::new(&out)
-        .arg(format!("{libdir}/libtvm_ffi_testing.so"))
+    let lib = tvm_ffi_tests::example_cdylib();
+    let exe = tvm_ffi_tests::compile_cpp("objects", Path::new(env!("CARGO_TARGET_TMPDIR")));
+    let run = Command::new(&exe)
+        .arg(tvm_ffi_tests::cpp_testing_library_path())
         .arg(&lib)
         .output()
         .unwrap();

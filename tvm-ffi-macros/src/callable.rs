@@ -1,18 +1,25 @@
-//! Code shared by `#[ffi_func]` and `#[ffi_methods]`: a signature, a function object that
-//! checks and converts its arguments with the runtime's generic helpers, and its metadata.
+//! The one implementation of a callable shared by `#[ffi_func]` and `#[ffi_methods]`: a
+//! signature, and an `__invoke` function that checks and converts the arguments with the
+//! runtime's generic helpers, calls the user's function and converts its result.
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
+
+/// How the arguments reach the user's function.
+pub enum Params {
+    /// Converted one by one (`FnSignature::arg`), after an arity check.
+    Typed(Vec<syn::Type>),
+    /// `&[AnyView]`: all arguments as they came (a packed, variadic function).
+    Packed,
+}
 
 /// One callable to generate.
 pub struct Callable {
     /// Path of the runtime crate (`::tvm_ffi` unless renamed).
     pub krate: TokenStream,
-    /// Expression of type `Cow<'static, str>`: the name shown in errors.
-    pub name: TokenStream,
-    /// Parameter types, in argument order (after `Self` substitution).
-    pub params: Vec<syn::Type>,
-    /// The call, using `__arg0`, `__arg1`, ...; its value is converted by `convert`.
+    /// The parameters, in argument order (after `Self` substitution).
+    pub params: Params,
+    /// The call: uses `__arg0`, `__arg1`, ... (typed) or `__args` (packed).
     pub call: TokenStream,
     /// Type whose `FfiReturn::DESC` describes the result.
     pub ret_desc: TokenStream,
@@ -25,44 +32,83 @@ pub fn arg_idents(count: usize) -> Vec<syn::Ident> {
     (0..count).map(|i| format_ident!("__arg{}", i)).collect()
 }
 
-/// `fn __signature()`, `fn __make()` and `fn __metadata()` for `callable`.
+/// Generates `const fn __signature(name)`, `fn __invoke(sig, args)` and `fn __metadata()`.
 pub fn generate(callable: &Callable) -> TokenStream {
     let Callable {
         krate,
-        name,
         params,
         call,
         ret_desc,
         convert,
     } = callable;
-    let descs = params.iter().map(|ty| {
-        quote_spanned! {ty.span()=> #krate::function::TypeDesc::of::<#ty>() }
-    });
-    let args = arg_idents(params.len());
-    let conversions = params.iter().enumerate().map(|(i, ty)| {
-        let a = &args[i];
-        quote_spanned! {ty.span()=> let #a = __sig.arg::<#ty>(__args, #i)?; }
-    });
+    let (descs, invoke, metadata) = match params {
+        Params::Typed(params) => {
+            let descs = params.iter().map(|ty| {
+                quote_spanned! {ty.span()=> #krate::function::TypeDesc::of::<#ty>() }
+            });
+            let args = arg_idents(params.len());
+            let conversions = params.iter().enumerate().map(|(i, ty)| {
+                let a = &args[i];
+                quote_spanned! {ty.span()=> let #a = __sig.arg::<#ty>(__args, #i)?; }
+            });
+            (
+                quote!(#(#descs),*),
+                quote! {
+                    __sig.check_arity(__args)?;
+                    #(#conversions)*
+                    #convert(#call)
+                },
+                quote!(__signature(::std::borrow::Cow::Borrowed("")).metadata()),
+            )
+        }
+        Params::Packed => (
+            quote!(),
+            quote! {
+                let _ = __sig;
+                #convert(#call)
+            },
+            quote!(#krate::function::packed_metadata()),
+        ),
+    };
     quote! {
-        fn __signature() -> #krate::function::FnSignature {
-            const __PARAMS: &[#krate::function::TypeDesc] = &[#(#descs),*];
+        const __PARAMS: &[#krate::function::TypeDesc] = &[#descs];
+        const fn __signature(
+            name: ::std::borrow::Cow<'static, str>,
+        ) -> #krate::function::FnSignature {
             #krate::function::FnSignature {
-                name: #name,
+                name,
                 params: ::std::borrow::Cow::Borrowed(__PARAMS),
                 ret: #ret_desc,
             }
         }
-        fn __make() -> #krate::Function {
-            let __sig = __signature();
-            #krate::Function::from_packed_named(::core::clone::Clone::clone(&__sig.name), move |__args| {
-                __sig.check_arity(__args)?;
-                #(#conversions)*
-                #convert(#call)
-            })
+        fn __invoke<'a>(
+            __sig: &#krate::function::FnSignature,
+            __args: &'a [#krate::AnyView<'a>],
+        ) -> #krate::Result<#krate::Any> {
+            #invoke
         }
         fn __metadata() -> ::std::string::String {
-            #krate::metadata::metadata_json(&__signature().type_schema(), &[])
+            #metadata
         }
+    }
+}
+
+/// `&[AnyView]` (any lifetimes, any path to `AnyView`): the packed form.
+pub fn is_packed_args(ty: &syn::Type) -> bool {
+    let syn::Type::Reference(r) = ty else {
+        return false;
+    };
+    if r.mutability.is_some() {
+        return false;
+    }
+    let syn::Type::Slice(slice) = &*r.elem else {
+        return false;
+    };
+    match &*slice.elem {
+        syn::Type::Path(p) => {
+            p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "AnyView")
+        }
+        _ => false,
     }
 }
 

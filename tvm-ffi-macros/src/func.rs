@@ -10,18 +10,13 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::parse::Parser;
 use syn::spanned::Spanned;
 
+use crate::callable::Params;
 use crate::diagnostics::{with_original, Diagnostics};
-
-/// How the function receives its arguments.
-enum Params {
-    /// Typed parameters, converted one by one (checked against the signature).
-    Typed(Vec<syn::Type>),
-    /// `args: &[AnyView]`: every argument, unconverted (a packed, variadic function).
-    Packed,
-}
 
 /// A validated `#[ffi_func]`.
 struct FuncModel {
+    /// Path of the runtime crate (`crate = "..."`, default `::tvm_ffi`).
+    krate: TokenStream,
     /// Global name (`name = "..."`), if registered globally.
     name: Option<syn::LitStr>,
     /// Export name (`export = "..."`), if exported as a module symbol.
@@ -32,7 +27,7 @@ struct FuncModel {
     ret: Option<syn::Type>,
 }
 
-const OPTIONS: &str = "`name = \"pkg.func\"`, `export = \"c_identifier\"`";
+const OPTIONS: &str = "`name = \"pkg.func\"`, `export = \"c_identifier\"`, `crate = \"path\"`";
 
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let func: syn::ItemFn = match syn::parse2(item.clone()) {
@@ -82,8 +77,13 @@ fn build_model(attr: TokenStream, func: &syn::ItemFn) -> syn::Result<FuncModel> 
     let mut name: Option<syn::LitStr> = None;
     let mut export: Option<syn::LitStr> = None;
     let (mut name_given, mut export_given) = (false, false);
+    let mut krate = crate::crate_path::default_crate();
     let parser = syn::meta::parser(|meta| {
-        if meta.path.is_ident("name") {
+        if meta.path.is_ident("crate") {
+            let lit: syn::LitStr = meta.value()?.parse()?;
+            krate = crate::crate_path::parse(&lit)?;
+            Ok(())
+        } else if meta.path.is_ident("name") {
             string_option(&meta, &mut name, &mut name_given, "name", "my_ext.add")
         } else if meta.path.is_ident("export") {
             string_option(&meta, &mut export, &mut export_given, "export", "add_one")
@@ -138,7 +138,7 @@ fn build_model(attr: TokenStream, func: &syn::ItemFn) -> syn::Result<FuncModel> 
             syn::FnArg::Typed(pat) => params.push((*pat.ty).clone()),
         }
     }
-    let params = match params.iter().position(is_packed_args) {
+    let params = match params.iter().position(crate::callable::is_packed_args) {
         Some(_) if params.len() == 1 => Params::Packed,
         Some(i) => {
             diag.error(&params[i], "`&[AnyView]` receives all the arguments of a packed (variadic) function, so it must be the only parameter; convert the others from it (`args[1].cast::<i64>()?`)");
@@ -151,6 +151,7 @@ fn build_model(attr: TokenStream, func: &syn::ItemFn) -> syn::Result<FuncModel> 
         syn::ReturnType::Type(_, ty) => Some((**ty).clone()),
     };
     diag.finish(FuncModel {
+        krate,
         name,
         export,
         doc: crate::docs::collect(&func.attrs),
@@ -184,78 +185,47 @@ fn check_export_name(name: &str) -> Result<(), String> {
     }
 }
 
-/// `&[AnyView]` (any lifetimes, any path to `AnyView`): the packed form.
-fn is_packed_args(ty: &syn::Type) -> bool {
-    let syn::Type::Reference(r) = ty else {
-        return false;
-    };
-    if r.mutability.is_some() {
-        return false;
-    }
-    let syn::Type::Slice(slice) = &*r.elem else {
-        return false;
-    };
-    match &*slice.elem {
-        syn::Type::Path(p) => {
-            p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "AnyView")
-        }
-        _ => false,
-    }
-}
-
 fn generate(model: &FuncModel) -> TokenStream {
+    let krate = &model.krate;
     let ident = &model.ident;
     let doc = &model.doc;
     let unit: syn::Type = syn::parse_quote!(());
     let ret = model.ret.as_ref().unwrap_or(&unit);
-    let ret_desc = quote_spanned! {ret.span()=> <#ret as ::tvm_ffi::function::FfiReturn>::DESC };
+    let ret_desc = quote_spanned! {ret.span()=> <#ret as #krate::function::FfiReturn>::DESC };
     let ret_convert =
-        quote_spanned! {ret.span()=> <#ret as ::tvm_ffi::function::FfiReturn>::into_ffi_result };
+        quote_spanned! {ret.span()=> <#ret as #krate::function::FfiReturn>::into_ffi_result };
 
-    // The per-function code: everything else below is descriptors and calls into the runtime.
-    let (param_descs, invoke, metadata) = match &model.params {
+    // The per-function code (shared with #[ffi_methods]); everything else below is
+    // descriptors and calls into the runtime.
+    let call = match &model.params {
         Params::Typed(params) => {
-            let descs = params.iter().map(|ty| {
-                quote_spanned! {ty.span()=> ::tvm_ffi::function::TypeDesc::of::<#ty>() }
-            });
-            let args: Vec<_> = (0..params.len())
-                .map(|i| format_ident!("__arg{}", i))
-                .collect();
-            let conversions = params.iter().enumerate().map(|(i, ty)| {
-                let a = &args[i];
-                quote_spanned! {ty.span()=> let #a = __sig.arg::<#ty>(__args, #i)?; }
-            });
-            (
-                quote!(#(#descs),*),
-                quote! {
-                    __sig.check_arity(__args)?;
-                    #(#conversions)*
-                    #ret_convert(#ident(#(#args),*))
-                },
-                quote!(__signature(::std::borrow::Cow::Borrowed("")).metadata()),
-            )
+            let args = crate::callable::arg_idents(params.len());
+            quote!(#ident(#(#args),*))
         }
-        Params::Packed => (
-            quote!(),
-            quote! {
-                let _ = __sig;
-                #ret_convert(#ident(__args))
-            },
-            quote!(::tvm_ffi::function::packed_metadata()),
-        ),
+        Params::Packed => quote!(#ident(__args)),
     };
+    let callable = crate::callable::generate(&crate::callable::Callable {
+        krate: krate.clone(),
+        params: match &model.params {
+            Params::Typed(params) => Params::Typed(params.clone()),
+            Params::Packed => Params::Packed,
+        },
+        call,
+        ret_desc,
+        convert: ret_convert,
+    });
 
     let global = model.name.as_ref().map(|lit| {
         let name = lit.value();
         quote! {
-            static __GLOBAL: ::tvm_ffi::function::FnSignature =
+            static __GLOBAL: #krate::function::FnSignature =
                 __signature(::std::borrow::Cow::Borrowed(#name));
-            fn __make() -> ::tvm_ffi::Function {
-                ::tvm_ffi::Function::from_invoke(&__GLOBAL, __invoke)
+            fn __make() -> #krate::Function {
+                #krate::Function::from_invoke(&__GLOBAL, __invoke)
             }
-            #[::tvm_ffi::__private::linkme::distributed_slice(::tvm_ffi::registry::FUNCTIONS)]
-            #[linkme(crate = ::tvm_ffi::__private::linkme)]
-            static __ENTRY: ::tvm_ffi::registry::FunctionEntry = ::tvm_ffi::registry::FunctionEntry {
+            #[#krate::__private::linkme::distributed_slice(#krate::registry::FUNCTIONS)]
+            #[linkme(crate = #krate::__private::linkme)]
+            static __ENTRY: #krate::registry::FunctionEntry = #krate::registry::FunctionEntry {
                 name: #name,
                 doc: #doc,
                 make: __make,
@@ -279,42 +249,42 @@ fn generate(model: &FuncModel) -> TokenStream {
                 #[no_mangle]
                 pub unsafe extern "C" fn #doc_symbol(
                     _self: *mut ::std::ffi::c_void,
-                    _args: *const ::tvm_ffi::sys::TVMFFIAny,
+                    _args: *const #krate::sys::TVMFFIAny,
                     _num_args: i32,
-                    result: *mut ::tvm_ffi::sys::TVMFFIAny,
+                    result: *mut #krate::sys::TVMFFIAny,
                 ) -> i32 {
                     // SAFETY: called as a TVMFFISafeCallType, whose caller provides a writable
                     // result slot initialised to None.
-                    unsafe { ::tvm_ffi::export::string(#doc_context, result, || #doc) }
+                    unsafe { #krate::export::string(#doc_context, result, || #doc) }
                 }
             }
         });
         // Spanned on the literal: a duplicate export ("symbol ... is already defined") points at
         // the export name.
         quote_spanned! {span=>
-            static __EXPORT: ::tvm_ffi::function::FnSignature =
+            static __EXPORT: #krate::function::FnSignature =
                 __signature(::std::borrow::Cow::Borrowed(#name));
             #[no_mangle]
             pub unsafe extern "C" fn #call_symbol(
                 _self: *mut ::std::ffi::c_void,
-                args: *const ::tvm_ffi::sys::TVMFFIAny,
+                args: *const #krate::sys::TVMFFIAny,
                 num_args: i32,
-                result: *mut ::tvm_ffi::sys::TVMFFIAny,
+                result: *mut #krate::sys::TVMFFIAny,
             ) -> i32 {
                 // SAFETY: called as a TVMFFISafeCallType: `args` holds `num_args` borrowed values
                 // alive during the call, `result` is a writable slot initialised to None.
-                unsafe { ::tvm_ffi::export::call(&__EXPORT, __invoke, args, num_args, result) }
+                unsafe { #krate::export::call(&__EXPORT, __invoke, args, num_args, result) }
             }
             #[no_mangle]
             pub unsafe extern "C" fn #metadata_symbol(
                 _self: *mut ::std::ffi::c_void,
-                _args: *const ::tvm_ffi::sys::TVMFFIAny,
+                _args: *const #krate::sys::TVMFFIAny,
                 _num_args: i32,
-                result: *mut ::tvm_ffi::sys::TVMFFIAny,
+                result: *mut #krate::sys::TVMFFIAny,
             ) -> i32 {
                 // SAFETY: called as a TVMFFISafeCallType, whose caller provides a writable
                 // result slot initialised to None.
-                unsafe { ::tvm_ffi::export::string(#metadata_context, result, __metadata) }
+                unsafe { #krate::export::string(#metadata_context, result, __metadata) }
             }
             #doc_export
         }
@@ -322,25 +292,7 @@ fn generate(model: &FuncModel) -> TokenStream {
 
     quote! {
         const _: () = {
-            const __PARAMS: &[::tvm_ffi::function::TypeDesc] = &[#param_descs];
-            const fn __signature(
-                name: ::std::borrow::Cow<'static, str>,
-            ) -> ::tvm_ffi::function::FnSignature {
-                ::tvm_ffi::function::FnSignature {
-                    name,
-                    params: ::std::borrow::Cow::Borrowed(__PARAMS),
-                    ret: #ret_desc,
-                }
-            }
-            fn __invoke<'a>(
-                __sig: &::tvm_ffi::function::FnSignature,
-                __args: &'a [::tvm_ffi::AnyView<'a>],
-            ) -> ::tvm_ffi::Result<::tvm_ffi::Any> {
-                #invoke
-            }
-            fn __metadata() -> ::std::string::String {
-                #metadata
-            }
+            #callable
             #global
             #export
         };

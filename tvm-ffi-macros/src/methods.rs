@@ -4,7 +4,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use crate::callable::{arg_idents, replace_self, Callable};
+use crate::callable::{arg_idents, replace_self, Callable, Params};
 use crate::diagnostics::{with_original, Diagnostics};
 
 const METHOD_OPTIONS: &str = "`name = \"..\"`, `init`, `skip`";
@@ -301,14 +301,7 @@ fn generate(krate: &TokenStream, self_ty: &syn::Type, m: &MethodModel) -> TokenS
     };
     let callable = crate::callable::generate(&Callable {
         krate: krate.clone(),
-        name: quote! {
-            ::std::borrow::Cow::Owned(::std::format!(
-                "{}.{}",
-                <#self_ty as #krate::object::ObjectType>::TYPE_KEY,
-                #method_name
-            ))
-        },
-        params,
+        params: Params::Typed(params),
         call,
         ret_desc,
         convert,
@@ -321,6 +314,19 @@ fn generate(krate: &TokenStream, self_ty: &syn::Type, m: &MethodModel) -> TokenS
                 #member
             }
             #callable
+            fn __make() -> #krate::Function {
+                // Named `<type key>.<method>` as C++ names methods in its messages; the key is
+                // an associated const, so the name is built once, at registration.
+                let name = ::std::format!(
+                    "{}.{}",
+                    <#self_ty as #krate::object::ObjectType>::TYPE_KEY,
+                    #method_name
+                );
+                let signature: &'static #krate::function::FnSignature = ::std::boxed::Box::leak(
+                    ::std::boxed::Box::new(__signature(::std::borrow::Cow::Owned(name))),
+                );
+                #krate::Function::from_invoke(signature, __invoke)
+            }
             #[#krate::__private::linkme::distributed_slice(#krate::registry::METHODS)]
             #[linkme(crate = #krate::__private::linkme)]
             static __ENTRY: #krate::reflection::MethodEntry = #krate::reflection::MethodEntry {
