@@ -1,11 +1,14 @@
 """Tensors between NumPy and the Rust kernel library `examples/kernels`: no copies in either
 direction, the documented errors, and memory released when the last holder lets go."""
 import gc
+import pathlib
+import subprocess
 import sys
 
 import numpy as np
 import pytest
 import tvm_ffi
+from conftest import kernels_lib_path
 
 
 def f(name):
@@ -172,3 +175,21 @@ def test_tensor_fields_share_the_callers_array(kernels_lib):
     del bias
     gc.collect()
     assert sys.getrefcount(values) == before
+
+
+def test_stubgen_types_tensor_parameters_and_fields(tmp_path: pathlib.Path):
+    stubgen = pathlib.Path(sys.executable).with_name("tvm-ffi-stubgen")
+    subprocess.run(
+        [str(stubgen), "--dlls", kernels_lib_path(), "--init-pypkg", "kernels",
+         "--init-lib", "tvm_ffi_example_kernels", "--init-prefix", "kernels.", str(tmp_path)],
+        check=True,
+        capture_output=True,
+    )
+    api = (tmp_path / "kernels" / "_ffi_api.py").read_text()
+    for line in [
+        "def add_one(_0: Tensor, _1: Tensor, /) -> None: ...",
+        "def scale(_0: Tensor, _1: float, /) -> Tensor: ...",
+        "def sum_all(_0: Sequence[Tensor], /) -> float: ...",
+        "values: Tensor",
+    ]:
+        assert line in api, line
