@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Call-overhead benchmarks: the Rust SDK (crate tvm-ffi) against the C++ API of libtvm_ffi.
+# The benchmarks of the Rust SDK (crate tvm-ffi) against the C++ API of libtvm_ffi:
+# 1. call overhead (Rust and C++ programs calling runtime functions);
+# 2. tensors: `add_one` on 1,000,000 float32 from Python, Rust kernel against C++ kernel
+#    (benches/tensor_add_one.py).
 #
 # Usage: bash benches/run.sh [ITERATIONS] [RUNS]
-#   ITERATIONS  operations per timed run (default 10000000)
+#   ITERATIONS  operations per timed run of the call benchmark (default 10000000)
 #   RUNS        timed runs per operation inside each program (default 5)
 #   BENCH_ROUNDS (env) how many times each program is run, interleaved C++/Rust (default 3)
 #
@@ -11,8 +14,8 @@
 #   and their C++ refl::GlobalDef twins, interleaved in one process.
 #
 # Builds benches/ (Rust, release) and benches/cpp/call_overhead.cc (g++ -O2), runs them
-# interleaved (C++, Rust, C++, Rust, ...), keeps the best ns/op of each and prints a table.
-# See benches/README.md.
+# interleaved (C++, Rust, C++, Rust, ...), keeps the best ns/op of each and prints a table;
+# then runs the tensor benchmark with its defaults. See benches/README.md.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -115,3 +118,7 @@ echo "reference: C++ CallExpected (no exceptions, enters through safe_call as Ru
 for op in call.add_one call.nop; do
     row "$op vs CallExpected" "${CPP_NS[$op.expected]}" "${RUST_NS[$op]}" ""
 done
+
+echo
+echo "== tensor benchmark (benches/tensor_add_one.py)"
+"$ROOT/.venv/bin/python" "$ROOT/benches/tensor_add_one.py"

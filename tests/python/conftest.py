@@ -27,3 +27,14 @@ def example_lib_path() -> str:
 def example_lib():
     """`examples/point` loaded with tvm_ffi.load_module."""
     return tvm_ffi.load_module(example_lib_path())
+
+
+def kernels_lib_path() -> str:
+    """Path of the `examples/kernels` cdylib (tensor kernels)."""
+    return _lib_path("libtvm_ffi_example_kernels.so")
+
+
+@pytest.fixture(scope="session")
+def kernels_lib():
+    """`examples/kernels` loaded with tvm_ffi.load_module."""
+    return tvm_ffi.load_module(kernels_lib_path())

@@ -49,6 +49,10 @@ int main(void) {
          kTVMFFISEqHashKindDAGNode, kTVMFFISEqHashKindConstTreeNode, kTVMFFISEqHashKindUniqueInstance);
   printf("deleter %d %d %d\n", kTVMFFIObjectDeleterFlagBitMaskStrong, kTVMFFIObjectDeleterFlagBitMaskWeak, kTVMFFIObjectDeleterFlagBitMaskBoth);
   printf("dlpack %d %d %d %d\n", kDLCPU, kDLCUDA, kDLTrn, kDLBool);
+  printf("dlpack_version %d %d\n", DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION);
+  printf("dlpack_flags %llu %llu %llu\n", (unsigned long long)DLPACK_FLAG_BITMASK_READ_ONLY,
+         (unsigned long long)DLPACK_FLAG_BITMASK_IS_COPIED,
+         (unsigned long long)DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED);
   return 0;
 }
 "#;
@@ -136,6 +140,17 @@ fn rust_report() -> String {
         sys::kDLCUDA,
         sys::kDLTrn,
         sys::kDLBool
+    );
+    out += &format!(
+        "dlpack_version {} {}\n",
+        sys::DLPACK_MAJOR_VERSION,
+        sys::DLPACK_MINOR_VERSION
+    );
+    out += &format!(
+        "dlpack_flags {} {} {}\n",
+        sys::DLPACK_FLAG_BITMASK_READ_ONLY,
+        sys::DLPACK_FLAG_BITMASK_IS_COPIED,
+        sys::DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED
     );
     out
 }

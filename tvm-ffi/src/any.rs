@@ -322,7 +322,7 @@ impl fmt::Debug for Any {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a TVM-FFI value type",
     label = "this type cannot cross the TVM-FFI boundary",
-    note = "supported: integers, f32/f64, bool, (), &str/String/tvm_ffi::String, &[u8]/Vec<u8>/Bytes, Option<T>, ObjectRef<T>, Array<T>, Map<K, V>, Function, Any/AnyView, DataType, Device"
+    note = "supported: integers, f32/f64, bool, (), &str/String/tvm_ffi::String, &[u8]/Vec<u8>/Bytes, Option<T>, ObjectRef<T>, Array<T>, Map<K, V>, Function, Any/AnyView, DataType, Device, Tensor/TensorView"
 )]
 pub trait TypeSchema {
     /// The name used in error messages and signatures (`int`, `str`, `Array<int>`, a type key).
@@ -336,7 +336,7 @@ pub trait TypeSchema {
 /// Infallible conversion into an owning [`Any`].
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be converted into a TVM-FFI `Any`",
-    note = "supported: integers, f32/f64, bool, (), &str/String/tvm_ffi::String, &[u8]/Vec<u8>/Bytes, Option<T>, ObjectRef<T>, Array<T>, Map<K, V>, Function, Any/AnyView, DataType, Device"
+    note = "supported: integers, f32/f64, bool, (), &str/String/tvm_ffi::String, &[u8]/Vec<u8>/Bytes, Option<T>, ObjectRef<T>, Array<T>, Map<K, V>, Function, Any/AnyView, DataType, Device, Tensor/TensorView"
 )]
 pub trait IntoAny {
     /// Moves the value into an `Any`.
@@ -361,7 +361,7 @@ impl<T: IntoAny> TryIntoAny for T {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be converted from a TVM-FFI value",
     label = "not a TVM-FFI argument type",
-    note = "supported: integers, f32/f64, bool, (), &str/String/tvm_ffi::String, &[u8]/Vec<u8>/Bytes, Option<T>, ObjectRef<T>, Array<T>, Map<K, V>, Function, Any/AnyView, DataType, Device"
+    note = "supported: integers, f32/f64, bool, (), &str/String/tvm_ffi::String, &[u8]/Vec<u8>/Bytes, Option<T>, ObjectRef<T>, Array<T>, Map<K, V>, Function, Any/AnyView, DataType, Device, Tensor/TensorView"
 )]
 pub trait FromAny<'a>: Sized + TypeSchema {
     /// Whether every value converts (`Any`, `AnyView`): containers then skip element checks.

@@ -660,6 +660,7 @@ impl_into_arg_borrowed! {
     [] Error => |h| object_view(h.as_object_ref());
     [T] crate::Array<T> => |h| object_view(h.as_object_ref());
     [K, V] crate::Map<K, V> => |h| object_view(h.as_object_ref());
+    [] crate::Tensor => |h| object_view(h.as_object_ref());
     [] crate::String => |h| *h.as_raw();
     [] crate::Bytes => |h| *h.as_raw();
     [] Any => |h| *h.as_raw();
@@ -674,6 +675,33 @@ impl<'a> IntoArg for AnyView<'a> {
     #[inline]
     fn view(holder: &Self) -> TVMFFIAny {
         *holder.as_raw()
+    }
+}
+
+/// A view is passed as its `ffi.Tensor` object when it has one (so both `Tensor` and
+/// `TensorView` parameters accept it), else as a `DLTensor*`, as C++ passes a `TensorView`.
+impl<'a> IntoArg for crate::TensorView<'a> {
+    type Holder = crate::TensorView<'a>;
+    #[inline]
+    fn into_holder(self) -> Result<Self> {
+        Ok(self)
+    }
+    #[inline]
+    fn view(holder: &Self) -> TVMFFIAny {
+        match holder.owner_object() {
+            Some(obj) => crate::any::pod(
+                ti::kTVMFFITensor,
+                sys::TVMFFIAnyValue {
+                    v_obj: obj.as_ptr(),
+                },
+            ),
+            None => crate::any::pod(
+                ti::kTVMFFIDLTensorPtr,
+                sys::TVMFFIAnyValue {
+                    v_ptr: holder.as_dltensor() as *const sys::DLTensor as *mut c_void,
+                },
+            ),
+        }
     }
 }
 

@@ -7,6 +7,8 @@
 //! - [`ObjectRef<T>`]: reference-counted objects with the runtime's 24-byte header;
 //! - [`Any`] / [`AnyView`]: the 16-byte tagged union, with `cast`, `try_cast`, `as_exact`;
 //! - [`String`], [`Bytes`], [`Array`], [`Map`], [`DataType`], [`Device`];
+//! - [`Tensor`] / [`TensorView`] / [`TensorMut`]: DLPack tensors shared with NumPy, PyTorch
+//!   and C++ without copying;
 //! - [`Function`]: closures as FFI functions, typed calls, the global registry;
 //! - [`export`]: module exports (`#[ffi_func(export = "...")]`) for `tvm_ffi.load_module`;
 //! - [`Error`] / [`Result`]: errors with kind, message and backtrace; panics never cross
@@ -75,6 +77,7 @@ pub mod registry;
 pub mod rw;
 pub mod string;
 pub mod sys;
+pub mod tensor;
 pub mod type_info;
 pub mod version;
 
@@ -87,6 +90,7 @@ pub use map::Map;
 pub use object::{IsA, ObjectRef, ObjectType, WeakRef};
 pub use rw::Rw;
 pub use string::{Bytes, String};
+pub use tensor::{DLPackTensor, Element, Tensor, TensorCheck, TensorMut, TensorView};
 pub use tvm_ffi_macros::{ffi_func, ffi_methods, Object};
 
 /// Where the build found libtvm_ffi (the wheel's `lib` and `include` directories).

@@ -36,7 +36,7 @@ use crate::{Any, AnyView};
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a reflected field of a TVM-FFI object",
     label = "unsupported field type",
-    note = "supported: integers, f32/f64, bool, tvm_ffi::String, Bytes, Option<T>, ObjectRef<T>, Array<T>, Map<K, V>, Any, Function, DataType, Device, and Rw<T> of those; mark other fields `#[ffi(skip)]`"
+    note = "supported: integers, f32/f64, bool, tvm_ffi::String, Bytes, Option<T>, ObjectRef<T>, Array<T>, Map<K, V>, Any, Function, Tensor, DataType, Device, and Rw<T> of those; mark other fields `#[ffi(skip)]`"
 )]
 pub unsafe trait FieldValue: Send + Sync + Sized + 'static {
     /// The value foreign code reads and writes (`T` for `Rw<T>`, else `Self`).
@@ -161,6 +161,25 @@ unsafe impl FieldValue for Function {
         None
     }
     stored_as_is!();
+}
+
+// SAFETY: an 8-byte pointer to an `ffi.Tensor` object. C++ reports its `Tensor` fields with the
+// generic object index (64) and Python's own dataclasses with 70; both describe this storage,
+// and the tensor's own index is the more precise.
+unsafe impl FieldValue for crate::Tensor {
+    type Value = crate::Tensor;
+    const STATIC_TYPE_INDEX: i32 = ti::kTVMFFITensor;
+    // A tensor reference is never null: such types get no creator (as for `ObjectRef<T>`).
+    const HAS_EMPTY: bool = false;
+    fn empty() -> Option<Self> {
+        None
+    }
+    fn load(&self) -> Self {
+        self.clone()
+    }
+    fn wrap(value: Self) -> Self {
+        value
+    }
 }
 
 // SAFETY: `Rw<T>` is repr(transparent) over `T`, so the storage is `T`'s.

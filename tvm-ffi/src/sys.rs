@@ -152,6 +152,10 @@ pub struct DLManagedTensor {
 
 pub const DLPACK_FLAG_BITMASK_READ_ONLY: u64 = 1 << 0;
 pub const DLPACK_FLAG_BITMASK_IS_COPIED: u64 = 1 << 1;
+pub const DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED: u64 = 1 << 2;
+/// The DLPack version of the wheel's `dlpack.h` (what `DLManagedTensorVersioned` follows).
+pub const DLPACK_MAJOR_VERSION: u32 = 1;
+pub const DLPACK_MINOR_VERSION: u32 = 3;
 
 #[repr(C)]
 pub struct DLManagedTensorVersioned {

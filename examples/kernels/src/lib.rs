@@ -1,0 +1,116 @@
+//! A small kernel library: functions over tensors that Python passes from NumPy (or PyTorch,
+//! or C++ passes as `TensorView`), without copying.
+//!
+//! ```python
+//! import numpy as np, tvm_ffi
+//! tvm_ffi.load_module("target/debug/libtvm_ffi_example_kernels.so")
+//! add_one = tvm_ffi.get_global_func("kernels.add_one")
+//! x = np.arange(4, dtype="float32"); y = np.empty_like(x)
+//! add_one(x, y)                                   # writes into y's memory
+//! scaled = np.from_dlpack(tvm_ffi.get_global_func("kernels.scale")(x, 2.0))
+//! ```
+use tvm_ffi::{ffi_func, ffi_methods, Array, Object, Result, Tensor, TensorMut, TensorView};
+
+/// `y = x + 1`, elementwise, written into `y` in place. Both are contiguous float32 CPU
+/// tensors of the same shape; `y` must not overlap `x`.
+#[ffi_func(name = "kernels.add_one", export = "add_one")]
+pub fn add_one(x: TensorView, y: TensorView) -> Result<()> {
+    let xs = x.check("x").as_slice::<f32>()?;
+    let y = y.check("y").shape(x.shape())?.disjoint_from(&x, "x")?;
+    // SAFETY: `y` does not overlap `x` (checked above), this is the only slice of `y` taken
+    // during the call, and callers do not touch a kernel's arguments while it runs.
+    let ys = unsafe { y.as_mut_slice::<f32>()? };
+    // Two slices that cannot alias: this loop compiles to vector instructions.
+    for (out, &value) in ys.iter_mut().zip(xs) {
+        *out = value + 1.0;
+    }
+    Ok(())
+}
+
+/// The sum of a contiguous float32 CPU tensor, accumulated in float64.
+#[ffi_func(name = "kernels.sum", export = "sum")]
+pub fn sum(x: TensorView) -> Result<f64> {
+    let xs = x.check("x").as_slice::<f32>()?;
+    Ok(xs.iter().map(|&v| f64::from(v)).sum())
+}
+
+/// A new tensor `x * factor` (float32, the shape of `x`). Python reads it with
+/// `numpy.from_dlpack` without a copy; the memory is freed when the last holder drops it.
+#[ffi_func(name = "kernels.scale", export = "scale")]
+pub fn scale(x: TensorView, factor: f64) -> Result<Tensor> {
+    let xs = x.check("x").as_slice::<f32>()?;
+    let mut out = TensorMut::empty_like(&x)?;
+    let factor = factor as f32;
+    for (o, &v) in out.as_mut_slice::<f32>()?.iter_mut().zip(xs) {
+        *o = v * factor;
+    }
+    Ok(out.freeze())
+}
+
+/// `[0, 1, ..., n - 1]` as float32, built from a Rust `Vec` (no copy).
+#[ffi_func(name = "kernels.arange")]
+pub fn arange(n: i64) -> Result<Tensor> {
+    tvm_ffi::ensure!(n >= 0, ValueError, "`n` must be non-negative, got {n}");
+    Tensor::from_vec((0..n).map(|i| i as f32).collect(), &[n])
+}
+
+/// The sum over a list of float32 tensors (`Array<Tensor>`: Python passes a list of arrays).
+#[ffi_func(name = "kernels.sum_all")]
+pub fn sum_all(xs: Array<Tensor>) -> Result<f64> {
+    let mut total = 0.0;
+    for (i, x) in xs.iter().enumerate() {
+        let values = x.check(&format!("xs[{i}]")).as_slice::<f32>()?;
+        total += values.iter().map(|&v| f64::from(v)).sum::<f64>();
+    }
+    Ok(total)
+}
+
+/// The address of the first element of `x`, to show that arguments are not copied.
+#[ffi_func(name = "kernels.data_address")]
+pub fn data_address(x: TensorView) -> i64 {
+    (x.data_ptr() as usize as i64).wrapping_add(x.byte_offset() as i64)
+}
+
+/// How many tensor buffers this library allocated are still alive (in any language).
+#[ffi_func(name = "kernels.live_buffers")]
+pub fn live_buffers() -> i64 {
+    tvm_ffi::tensor::live_rust_buffers() as i64
+}
+
+/// A per-element bias: an object with a tensor field, added to inputs by `apply`.
+#[derive(Object)]
+#[ffi_type(key = "kernels.Bias", final)]
+#[repr(C)]
+pub struct Bias {
+    /// The bias values (a 1-D float32 tensor, shared, not copied).
+    pub values: Tensor,
+}
+
+#[ffi_methods]
+impl Bias {
+    /// Keeps a reference to `values` (a 1-D float32 CPU tensor).
+    #[ffi(init)]
+    pub fn new(values: Tensor) -> Result<Self> {
+        values.check("values").ndim(1)?.as_slice::<f32>()?;
+        Ok(Bias { values })
+    }
+
+    /// `y = x + values`, in place (`x`, `y`: float32 of the bias's shape, `y` disjoint from
+    /// `x` and from the bias).
+    pub fn apply(&self, x: TensorView, y: TensorView) -> Result<()> {
+        let bias = self.values.as_slice::<f32>()?;
+        let xs = x.check("x").shape(self.values.shape())?.as_slice::<f32>()?;
+        let y = y
+            .check("y")
+            .shape(self.values.shape())?
+            .disjoint_from(&x, "x")?
+            .disjoint_from(&self.values.view(), "values")?;
+        // SAFETY: `y` overlaps neither `x` nor the bias (checked) and is the only slice of its
+        // memory taken during the call.
+        let ys = unsafe { y.as_mut_slice::<f32>()? };
+        for ((out, &v), &b) in ys.iter_mut().zip(xs).zip(bias) {
+            *out = v + b;
+        }
+        Ok(())
+    }
+}
