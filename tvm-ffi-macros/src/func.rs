@@ -217,7 +217,19 @@ fn generate(model: &FuncModel) -> TokenStream {
 
     let global = model.name.as_ref().map(|lit| {
         let name = lit.value();
+        // One symbol per global name: registering a name twice in one crate is then a compile
+        // error ("symbol `tvm_ffi_global_function.<name>` is already defined") at the second
+        // name, instead of a load-time error. Not `__tvm_ffi_*`: that prefix is for exports.
+        let claim_symbol = format!("tvm_ffi_global_function.{name}");
+        // Spanned at the attribute (call site), not the user's literal: `unsafe_code` treats
+        // `export_name` as unsafe, and a user's `#![forbid(unsafe_code)]` must still compile.
+        let claim = quote! {
+            #[export_name = #claim_symbol]
+            #[used]
+            static __GLOBAL_NAME_CLAIM: u8 = 0;
+        };
         quote! {
+            #claim
             static __GLOBAL: #krate::function::FnSignature =
                 __signature(::std::borrow::Cow::Borrowed(#name));
             fn __make() -> #krate::Function {
@@ -245,7 +257,7 @@ fn generate(model: &FuncModel) -> TokenStream {
         // As C++ (TVM_FFI_DLL_EXPORT_TYPED_FUNC_DOC is opt-in), the doc symbol exists only for a
         // documented function, so `get_function_doc` returns None rather than "" otherwise.
         let doc_export = (!doc.is_empty()).then(|| {
-            quote_spanned! {span=>
+            quote! {
                 #[no_mangle]
                 pub unsafe extern "C" fn #doc_symbol(
                     _self: *mut ::std::ffi::c_void,
@@ -259,9 +271,10 @@ fn generate(model: &FuncModel) -> TokenStream {
                 }
             }
         });
-        // Spanned on the literal: a duplicate export ("symbol ... is already defined") points at
-        // the export name.
-        quote_spanned! {span=>
+        // Spanned at the attribute (call site) rather than the export literal: `unsafe_code`
+        // treats `#[no_mangle]` as unsafe, and a user's `#![forbid(unsafe_code)]` must still
+        // compile. A duplicate export ("symbol ... is already defined") points at the attribute.
+        quote! {
             static __EXPORT: #krate::function::FnSignature =
                 __signature(::std::borrow::Cow::Borrowed(#name));
             #[no_mangle]

@@ -19,7 +19,7 @@ impl Safe {
     }
 }
 
-#[ffi_func(name = "ui_pass.safe_add")]
+#[ffi_func(name = "ui_pass.safe_add", export = "safe_add")]
 fn safe_add(a: i64, b: i64) -> i64 {
     a + b
 }
