@@ -167,6 +167,24 @@ pub struct NotTheBuiltinShape {
     pub x: i64,
 }
 
+/// A wrong declaration of a type defined elsewhere (the runtime's `ffi.Shape` has no such
+/// field): a load error, and its Rust subtype is refused, instead of a layout guess.
+#[derive(tvm_ffi::Object)]
+#[ffi_type(key = "ffi.Shape", external)]
+#[repr(C)]
+pub struct WrongShapeDeclaration {
+    pub rank: i64,
+}
+
+#[derive(tvm_ffi::Object)]
+#[ffi_type(key = "rust_tests.OnWrongParent")]
+#[repr(C)]
+pub struct OnWrongParent {
+    #[ffi(base)]
+    pub base: WrongShapeDeclaration,
+    pub extra: i64,
+}
+
 use child::Circle;
 use parent::Shape;
 
@@ -260,12 +278,30 @@ fn conflicting_registrations_are_load_errors_naming_the_key() {
         dup[0].contains("already registered with a different layout"),
         "{dup:?}"
     );
+    // `NotTheBuiltinShape` (defined) and `WrongShapeDeclaration` (external) both claim
+    // `ffi.Shape` with a layout the runtime does not have.
     let clash: Vec<_> = errors
         .iter()
-        .filter(|e| e.contains("`ffi.Shape`"))
+        .filter(|e| e.starts_with("cannot register type `ffi.Shape`"))
         .collect();
-    assert_eq!(clash.len(), 1, "{errors:?}");
-    assert_eq!(errors.len(), 2, "only the conflicts fail: {errors:?}");
+    assert_eq!(clash.len(), 2, "{errors:?}");
+    assert!(
+        clash
+            .iter()
+            .any(|e| e.contains("the Rust declaration does not match the registered type")),
+        "{clash:?}"
+    );
+    let child: Vec<_> = errors
+        .iter()
+        .filter(|e| e.contains("`rust_tests.OnWrongParent`"))
+        .collect();
+    assert_eq!(child.len(), 1, "{errors:?}");
+    assert!(
+        child[0].contains("parent type `ffi.Shape` failed to register"),
+        "{child:?}"
+    );
+    assert_eq!(errors.len(), 4, "only the conflicts fail: {errors:?}");
+    assert!(type_info::lookup_type("rust_tests.OnWrongParent").is_none());
     // The rest of the binary registered.
     assert!(type_info::lookup_type("rust_tests.Circle").is_some());
 }

@@ -196,22 +196,25 @@ fn prepare_type(
     states.insert(entry_id(entry), TypeState::InProgress);
     let parent = match local.get(entry.parent_key) {
         Some(parent_entry) => match prepare_type(parent_entry, local, states) {
-            TypeState::Registered(ty) | TypeState::Shared(ty) => Some(ty),
-            _ => None,
+            TypeState::Registered(ty) | TypeState::Shared(ty) => Ok(ty),
+            _ => Err(format!(
+                "parent type `{}` failed to register (see the error reported for it)",
+                entry.parent_key
+            )),
         },
-        None => crate::type_info::lookup_type(entry.parent_key),
+        None => crate::type_info::lookup_type(entry.parent_key).ok_or_else(|| {
+            format!(
+                "parent type `{}` is not registered (load the library that defines it first)",
+                entry.parent_key
+            )
+        }),
     };
-    let outcome = crate::boundary::guard_quiet(entry.key, || {
-        match parent {
-        None => Err(crate::Error::runtime_error(format!(
-            "parent type `{}` is not registered (load the library that defines it first, or fix the errors reported for it)",
-            entry.parent_key
-        ))),
-        Some(parent) => match entry.origin {
+    let outcome = crate::boundary::guard_quiet(entry.key, || match parent {
+        Err(why) => Err(crate::Error::runtime_error(why)),
+        Ok(parent) => match entry.origin {
             TypeOrigin::External => check_external(entry, parent).map(TypeState::Shared),
             TypeOrigin::Defined => define_type(entry, parent),
         },
-    }
     });
     let state = match outcome {
         Some(Ok(state)) => {
