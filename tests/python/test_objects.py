@@ -358,3 +358,26 @@ print("ok")
     assert run.stdout.strip() == "ok"
     assert "cannot register global function `my_ext.add`" in run.stderr
     assert "cannot register type" not in run.stderr
+
+
+def test_types_are_registered_when_loaded_with_ctypes():
+    # No tvm_ffi.load_module: a plain dlopen runs the registration.
+    script = f"""
+import ctypes
+import tvm_ffi
+ctypes.CDLL({example_lib_path()!r})
+@tvm_ffi.register_object("my_ext.Point")
+class Point(tvm_ffi.Object):
+    pass
+@tvm_ffi.register_object("my_ext.Point3")
+class Point3(Point):
+    pass
+q = Point3(1, 2)
+assert (q.x, q.z, q.y) == (1, 2, 7), q
+assert tvm_ffi.get_global_func("my_ext.add")(2, 3) == 5
+print("ok")
+"""
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "ok"
+    assert "tvm-ffi:" not in run.stderr, run.stderr
