@@ -157,6 +157,20 @@ fn register_types() {
                     ));
                 }
             }
+            Some(TypeState::Registered(_)) => {} // the constructor: phase 3
+            // A type declared `external` is defined elsewhere: its method table is not ours.
+            Some(TypeState::Shared(_))
+                if TYPES
+                    .iter()
+                    .any(|e| e.key == method.type_key && e.origin == TypeOrigin::External) =>
+            {
+                report(format!(
+                    "cannot register method `{}.{}`: the type is declared `external` (defined elsewhere); add methods to a Rust subtype or register a global function instead",
+                    method.type_key, method.name
+                ))
+            }
+            // Another copy of this library registered the type (and its methods) first, or the
+            // type failed (already reported).
             Some(_) => {}
             None => report(format!(
                 "cannot register method `{}.{}`: the type is not defined by `#[derive(Object)]` in this library",

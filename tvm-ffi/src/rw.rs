@@ -109,6 +109,9 @@ impl<T> Rw<T> {
 
 impl<T: Clone> Rw<T> {
     /// A copy of the current value (for objects: a new reference).
+    ///
+    /// `T::clone` runs under the lock, which other fields may share: it must not read or write
+    /// another `Rw` (true of every TVM-FFI value type; keep it true for your own `T`).
     pub fn get(&self) -> T {
         self.with(T::clone)
     }
