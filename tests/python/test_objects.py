@@ -38,6 +38,11 @@ class CxxChild(tvm_ffi.testing._TestCxxClassBase):
     pass
 
 
+@tvm_ffi.register_object("my_ext.Options")
+class Options(tvm_ffi.Object):
+    pass
+
+
 def fields(obj):
     return (obj.x, obj.y, obj.label)
 
@@ -381,3 +386,48 @@ print("ok")
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "ok"
     assert "tvm-ffi:" not in run.stderr, run.stderr
+
+
+# ---- every field option (examples/point/src/options.rs) -----------------------------------
+
+
+def test_field_options_defaults_rename_factory_and_init_off():
+    a, b = Options(1), Options(1)
+    assert (a.id, a.title, list(a.tags), a.hits, a.verbose, a.timeout, a.parent) == (
+        1, "untitled", [], 0, False, 10, None,
+    )
+    assert not hasattr(a, "name") and not hasattr(a, "scratch")
+    assert not a.tags.same_as(b.tags)  # default_factory: a fresh array per object
+    with pytest.raises(TypeError) as info:
+        Options(1, hits=3)
+    assert str(info.value) == "my_ext.Options.__ffi_init__() got an unexpected keyword argument 'hits'"
+    with pytest.raises(TypeError, match="positional"):
+        Options(1, "t", [1], 5, 6, 7, None, True)  # `verbose` is keyword-only
+    c = Options(2, verbose=True, parent=a)
+    assert c.verbose is True and c.parent.same_as(a)
+
+
+def test_field_options_repr_compare_hash_and_structural_flags():
+    a = Options(1, cache=5, version=1)
+    assert repr(a) == (
+        'my_ext.Options(id=1, title="untitled", tags=(), hits=0, verbose=False, version=1, '
+        "timeout=10, parent=None)"
+    )  # cache: repr = false
+    recursive_eq = tvm_ffi.get_global_func("ffi.RecursiveEq")
+    recursive_hash = tvm_ffi.get_global_func("ffi.RecursiveHash")
+    assert recursive_eq(a, Options(1, cache=99, version=1))  # compare = false
+    assert recursive_hash(a) == recursive_hash(Options(1, cache=99, version=1))  # hash = false
+    assert not recursive_eq(a, Options(2, cache=5, version=1))
+    assert tvm_ffi.structural_equal(a, Options(1, cache=5, version=7))  # structural = "ignore"
+    assert tvm_ffi.structural_hash(a) == tvm_ffi.structural_hash(Options(1, cache=5, version=7))
+    assert not tvm_ffi.structural_equal(a, Options(1, cache=5, version=1, timeout=11))
+
+
+def test_field_option_metadata_and_docs():
+    by_name = {f.name: f for f in Options.__tvm_ffi_type_info__.fields}
+    assert by_name["timeout"].metadata == {"type_schema": '{"type":"int"}', "unit": "ms", "max": 1000}
+    assert by_name["title"].doc == "Renamed: Python and C++ see `title`."
+    assert json.loads(by_name["parent"].metadata["type_schema"]) == {
+        "type": "Optional",
+        "args": [{"type": "my_ext.Options"}],
+    }

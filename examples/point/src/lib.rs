@@ -2,6 +2,7 @@
 //! types) are used from Python and C++ exactly like C++ ones.
 use tvm_ffi::{ffi_func, ffi_methods, Array, Function, Object, ObjectRef, Rw};
 
+pub mod options;
 pub mod space;
 
 /// A point in the plane.
