@@ -584,6 +584,12 @@ fn generate(model: &ObjectModel) -> TokenStream {
             (&&#krate::reflection::ShallowCopyProbe::<#ident>::new()).shallow_copy()
         }}
     };
+    let payload_offset_check = quote_spanned! {ident.span()=>
+        const _: () = ::core::assert!(
+            #krate::object::ObjectCell::<#ident>::PAYLOAD_OFFSET == 24,
+            "a TVM-FFI object payload must start right after the 24-byte header: fields aligned to more than 8 bytes are not supported"
+        );
+    };
     let field_count = entries.len();
     // One associated const per reflected name: a method of the same name (see #[ffi_methods])
     // is then a compile error at the method, instead of Python silently hiding it.
@@ -609,6 +615,9 @@ fn generate(model: &ObjectModel) -> TokenStream {
                 type Parent = #parent_ty;
             }
             #rust_object
+            // Every object's payload starts right after the 24-byte header (C++ lays subclasses
+            // out that way, and a parent reference reads its payload at 24 in any subtype).
+            #payload_offset_check
             #base_check
             #(#field_checks)*
 
