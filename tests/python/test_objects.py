@@ -431,3 +431,32 @@ def test_field_option_metadata_and_docs():
         "type": "Optional",
         "args": [{"type": "my_ext.Options"}],
     }
+
+
+def test_python_subclass_instances_are_refused_not_misread():
+    # A Python `@py_class` subclass of a Rust type is allocated (zero-filled) by Python, with
+    # its own fields laid out where Rust may keep `skip` fields: Rust refuses such payloads
+    # (TypeError) instead of reading them.
+    script = f"""
+import tvm_ffi
+from tvm_ffi.dataclasses import py_class
+tvm_ffi.load_module({example_lib_path()!r})
+@tvm_ffi.register_object("my_ext.Point")
+class Point(tvm_ffi.Object):
+    pass
+@py_class("test.SubPoint")
+class SubPoint(Point):
+    extra: int = 0
+try:
+    SubPoint(x=1, y=2, extra=3)
+except TypeError as err:
+    print(str(err).splitlines()[-1].strip())
+print("alive")
+"""
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == [
+        "the object of type `test.SubPoint` was not built by Rust (for example, a Python "
+        "subclass instance allocated by Python), so Rust cannot use its payload",
+        "alive",
+    ], run.stdout

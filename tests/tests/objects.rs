@@ -173,7 +173,7 @@ pub struct NotTheBuiltinShape {
 #[ffi_type(key = "ffi.Shape", external)]
 #[repr(C)]
 pub struct WrongShapeDeclaration {
-    pub rank: i64,
+    pub rank: Rw<i64>,
 }
 
 #[derive(tvm_ffi::Object)]
@@ -183,6 +183,23 @@ pub struct OnWrongParent {
     #[ffi(base)]
     pub base: WrongShapeDeclaration,
     pub extra: i64,
+}
+
+/// A field whose default is an object of another type of this library: defaults are
+/// computed once every type has its index.
+#[derive(tvm_ffi::Object)]
+#[ffi_type(key = "rust_tests.Leaf")]
+#[repr(C)]
+pub struct Leaf {
+    pub v: i64,
+}
+
+#[derive(tvm_ffi::Object)]
+#[ffi_type(key = "rust_tests.LeafHolder")]
+#[repr(C)]
+pub struct LeafHolder {
+    #[ffi(default = Some(ObjectRef::new(Leaf { v: 1 })))]
+    pub leaf: Option<ObjectRef<Leaf>>,
 }
 
 use child::Circle;
@@ -205,20 +222,23 @@ fn circle(id: i64, radius: f64) -> ObjectRef<Circle> {
     })
 }
 
-fn field<'a>(index: i32, name: &str) -> &'a sys::TVMFFIFieldInfo {
-    type_info::fields(index)
-        .iter()
+/// A copy of a field's reflection entry (leaked: test helpers hand out `'static` references).
+fn field(index: i32, name: &str) -> &'static sys::TVMFFIFieldInfo {
+    let info = type_info::fields(index)
+        .into_iter()
         // SAFETY: registry strings live for the process.
         .find(|f| unsafe { f.name.as_bytes() } == name.as_bytes())
-        .unwrap_or_else(|| panic!("no field {name}"))
+        .unwrap_or_else(|| panic!("no field {name}"));
+    Box::leak(Box::new(info))
 }
 
 fn method(index: i32, name: &str) -> (Function, &'static sys::TVMFFIMethodInfo) {
     let info = type_info::methods(index)
-        .iter()
+        .into_iter()
         // SAFETY: registry strings live for the process.
         .find(|m| unsafe { m.name.as_bytes() } == name.as_bytes())
         .unwrap_or_else(|| panic!("no method {name}"));
+    let info: &'static sys::TVMFFIMethodInfo = Box::leak(Box::new(info));
     // SAFETY: the method Any is owned by the registry; AnyView borrows it.
     let view = unsafe { &*(&info.method as *const sys::TVMFFIAny as *const AnyView<'_>) };
     (view.cast::<Function>().unwrap(), info)
@@ -720,4 +740,27 @@ fn objects_cross_a_cpp_function_keeping_identity_and_counts() {
     drop(back);
     let use_count = Function::get_global("testing.object_use_count").unwrap();
     assert_eq!(use_count.call_as::<i64, _>((&s,)).unwrap(), 1);
+}
+
+#[test]
+fn defaults_may_make_objects_of_this_librarys_types() {
+    let init: Function = type_info::type_attr(LeafHolder::type_index(), "__ffi_init__")
+        .unwrap()
+        .cast()
+        .unwrap();
+    let holder: ObjectRef<LeafHolder> = init.call_as(()).unwrap();
+    assert_eq!(holder.leaf.as_ref().unwrap().v, 1);
+}
+
+#[test]
+fn a_type_that_failed_to_register_is_unusable_not_aliased() {
+    // `ffi.Shape` exists in the runtime, but this library's `NotTheBuiltinShape` failed its
+    // layout check: using it must not silently pick the runtime's type.
+    let err = std::panic::catch_unwind(NotTheBuiltinShape::type_index).unwrap_err();
+    let message = err.downcast_ref::<String>().unwrap();
+    assert!(
+        message.contains("`ffi.Shape` is not registered by this library"),
+        "{message}"
+    );
+    assert!(std::panic::catch_unwind(OnWrongParent::type_index).is_err());
 }

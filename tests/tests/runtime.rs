@@ -372,3 +372,31 @@ fn global_registry_lists_and_overrides() {
     assert!(names.iter().any(|n| n == "rust_tests.listed"));
     assert!(Function::get_global("rust_tests.does_not_exist").is_none());
 }
+
+#[test]
+fn over_aligned_closures_keep_the_function_cell_after_the_header() {
+    #[repr(align(32))]
+    struct Aligned(i64);
+    let captured = Aligned(41);
+    let f = Function::from_packed(move |_args| {
+        let value = &captured;
+        Ok(Any::new(value.0 + 1))
+    });
+    assert_eq!(f.call_as::<i64, _>(()).unwrap(), 42);
+    // Through the runtime too: C++ reads `safe_call` right after the header.
+    tvm_ffi_tests::load_cpp_testing_library();
+    let apply = global("testing.apply");
+    assert_eq!(apply.call_as::<i64, _>((&f,)).unwrap(), 42);
+}
+
+#[test]
+fn backtraces_are_copies_and_appending_never_touches_a_shared_error() {
+    let mut err = tvm_ffi::Error::runtime_error("boom");
+    let shared = err.clone();
+    let before = shared.backtrace();
+    err.append_backtrace(&"  File \"x.rs\", line 1, in f\n".repeat(200));
+    // The clone kept its own backtrace; `err` got a copy of its own before growing.
+    assert_eq!(shared.backtrace(), before);
+    assert!(err.backtrace().len() > before.len() + 4000);
+    assert_eq!((err.kind(), err.message()), ("RuntimeError", "boom"));
+}

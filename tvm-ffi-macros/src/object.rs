@@ -245,6 +245,12 @@ fn build_model(item: &syn::DeriveInput) -> syn::Result<ObjectModel> {
             }
         }
     }
+    if external && !skipped.is_empty() {
+        diag.error(
+            &item.ident,
+            "an `external` declaration mirrors a type defined elsewhere field by field: `#[ffi(skip)]` fields have no place in it",
+        );
+    }
     if is_final && external {
         diag.error(&item.ident, "an `external` declaration describes a type defined elsewhere; `final` is decided by its definition, remove it");
     }
@@ -507,6 +513,11 @@ fn generate(model: &ObjectModel) -> TokenStream {
         field_checks.push(quote_spanned! {ty.span()=>
             const _: i32 = #fv::STATIC_TYPE_INDEX;
         });
+        if model.external {
+            field_checks.push(quote_spanned! {ty.span()=>
+                const _: () = #krate::reflection::assert_foreign_field::<#ty>();
+            });
+        }
         if let Some(rw) = field.rw {
             field_checks.push(quote_spanned! {rw=>
                 const _: () = #krate::reflection::assert_writable::<#ty>();

@@ -99,16 +99,28 @@ impl Error {
     }
 
     /// The backtrace, most recent call first, one `  File "...", line N, in f` line per frame.
-    pub fn backtrace(&self) -> &str {
-        // SAFETY: as in `kind`.
-        std::str::from_utf8(unsafe { self.cell().backtrace.as_bytes() }).unwrap_or("")
+    ///
+    /// A copy: unlike kind and message, the backtrace grows as the error travels (see
+    /// [`Error::append_backtrace`]), which reallocates the runtime's storage.
+    pub fn backtrace(&self) -> std::string::String {
+        // SAFETY: as in `kind`; the bytes are copied before anything can append to them.
+        std::string::String::from_utf8_lossy(unsafe { self.cell().backtrace.as_bytes() })
+            .into_owned()
     }
 
     /// Appends a frame to the backtrace (as errors travel up the stack).
-    pub fn append_backtrace(&self, frame: &str) {
+    ///
+    /// The runtime updates its error object in place, so this needs the only reference to it:
+    /// when the error object is shared (a clone exists), `self` first gets a copy of its own.
+    pub fn append_backtrace(&mut self, frame: &str) {
+        if self.obj.strong_count() != 1 || self.obj.weak_count() != 1 {
+            *self = Error::with_backtrace(self.kind(), self.message(), &self.backtrace());
+        }
         if let Some(update) = self.cell().update_backtrace {
             let frame = sys::TVMFFIByteArray::from_bytes(frame.as_bytes());
-            // SAFETY: the runtime's own update function on its own error object.
+            // SAFETY: the runtime's own update function on its own error object, of which
+            // `self` holds the only reference (checked above), so no `&str` into the old
+            // backtrace can exist (`backtrace` returns copies).
             unsafe {
                 update(
                     self.obj.as_raw().as_ptr() as _,

@@ -112,12 +112,26 @@ impl Function {
         F: for<'a> Fn(&'a [AnyView<'a>]) -> Result<Any> + Send + Sync + 'static,
     {
         boundary::install_panic_hook();
+        if std::mem::align_of::<F>() > 8 {
+            // The function cell must start right after the 24-byte header, where the runtime
+            // reads `safe_call`; an over-aligned body would push it further, so box it.
+            let boxed = Box::new(body);
+            return Function::alloc_closure(name.into(), move |args| boxed(args));
+        }
+        Function::alloc_closure(name.into(), body)
+    }
+
+    /// Allocates the function object of a closure whose alignment is at most 8.
+    fn alloc_closure<F>(name: Cow<'static, str>, body: F) -> Function
+    where
+        F: for<'a> Fn(&'a [AnyView<'a>]) -> Result<Any> + Send + Sync + 'static,
+    {
         let payload = ClosureCell {
             cell: sys::TVMFFIFunctionCell {
                 safe_call: Some(closure_trampoline::<F>),
                 cpp_call: std::ptr::null_mut(),
             },
-            name: name.into(),
+            name,
             body,
         };
         let ptr = object::alloc_object(payload, ti::kTVMFFIFunction);

@@ -27,15 +27,15 @@ pub struct RuntimeType {
     pub depth: i32,
 }
 
-/// Lazily resolved [`RuntimeType`] of a type whose index is assigned at load time.
-///
-/// Registration stores the index here; a type defined elsewhere (for example in C++) is looked up
-/// by key on first use.
+/// The [`RuntimeType`] of a type defined or declared by this library, assigned when the
+/// library loads (see [`crate::registry`]).
 pub struct TypeSlot {
-    // index in the low 32 bits, depth in the high 32 bits; 0 means "not yet resolved"
-    // (index 0 is `None`, never an object type).
+    // index in the low 32 bits, depth in the high 32 bits; 0 means "not yet registered" (index
+    // 0 is `None`, never an object type), FAILED that registration failed.
     packed: AtomicI64,
 }
+
+const FAILED: i64 = -1;
 
 impl TypeSlot {
     /// An unresolved slot.
@@ -51,11 +51,17 @@ impl TypeSlot {
         self.packed.store(packed, Ordering::Release);
     }
 
+    /// Records that registration failed: using the type is then a clear panic, never a
+    /// fallback to whatever else the runtime registered under the key.
+    pub fn set_failed(&self) {
+        self.packed.store(FAILED, Ordering::Release);
+    }
+
     /// The resolved type, if any.
     #[inline]
     pub fn get(&self) -> Option<RuntimeType> {
         let packed = self.packed.load(Ordering::Acquire);
-        if packed == 0 {
+        if packed <= 0 {
             None
         } else {
             Some(RuntimeType {
@@ -65,11 +71,12 @@ impl TypeSlot {
         }
     }
 
-    /// The resolved type, looking `key` up in the runtime registry on first use.
+    /// The resolved type; registers this library's types first if that has not happened yet.
     ///
     /// # Panics
-    /// If no type of that key is registered: using an object type before its library is loaded
-    /// is a programming error.
+    /// If the type did not register (see [`crate::registry::load_errors`]), or when called
+    /// while this library's registration is running (a field default that makes an object of
+    /// a type registered later).
     #[inline]
     pub fn resolve(&self, key: &str) -> RuntimeType {
         match self.get() {
@@ -80,18 +87,19 @@ impl TypeSlot {
 
     #[cold]
     fn resolve_slow(&self, key: &str) -> RuntimeType {
-        crate::registry::ensure_registered();
-        if let Some(ty) = self.get() {
-            return ty;
+        if crate::registry::registering_on_this_thread() {
+            panic!(
+                "TVM-FFI type `{key}` was used while this library's types are being registered \
+                 (for example, by a field default): make such defaults a `default_factory`"
+            );
         }
-        match crate::type_info::lookup_type(key) {
-            Some(ty) => {
-                self.set(ty);
-                ty
-            }
+        crate::registry::ensure_registered();
+        match self.get() {
+            Some(ty) => ty,
             None => panic!(
-                "TVM-FFI type `{key}` is not registered: load the library that defines it first \
-                 (see tvm_ffi::registry::load_errors() for registration failures)"
+                "TVM-FFI type `{key}` is not registered by this library: see \
+                 tvm_ffi::registry::load_errors() (a conflicting layout, or a parent defined in \
+                 a library that was not loaded first)"
             ),
         }
     }
@@ -279,21 +287,26 @@ unsafe extern "C" fn rust_object_deleter<T>(ptr: *mut c_void, flags: c_int) {
 // loading, deep-copy fix-ups) through the reflected setters, including the setters of fields
 // that are read-only once the object is built. For objects of Rust-defined types this must
 // never happen under a live Rust `&T`, so such objects carry a state in the header's padding
-// word (which the runtime zeroes and never reads):
+// word (which other runtimes zero and never read):
 //
-// - SEALED (0): immutable except for `Rw` fields. Every object Rust allocates with
+// - FOREIGN (0): not built by Rust at all, e.g. an instance of a Python `@py_class` subclass
+//   that Python allocated (zero-filled, its own fields placed where Rust may keep `skip`
+//   fields). Rust refuses to use its payload: `Deref` panics, accessors raise `TypeError`.
+// - SEALED (1): immutable except for `Rw` fields. Every object Rust allocates with
 //   `ObjectRef::new`, and every object Rust has ever dereferenced, is sealed.
-// - OPEN (1): made by the runtime through the type's creator or shallow copy and not yet seen
+// - OPEN (2): made by the runtime through the type's creator or shallow copy and not yet seen
 //   by Rust; reflected getters and setters may touch its fields, one at a time.
-// - BUSY (2): a reflected getter or setter is inside an OPEN object right now.
+// - BUSY (3): a reflected getter or setter is inside an OPEN object right now.
 //
 // `Deref` seals (waiting out a BUSY accessor), so no `&T` ever coexists with a setter.
 
-/// State value: immutable (see the construction-state notes above).
-pub(crate) const SEALED: u32 = 0;
+/// State value: not built by Rust (see the construction-state notes above).
+pub(crate) const FOREIGN: u32 = 0;
+/// State value: immutable.
+pub(crate) const SEALED: u32 = 1;
 /// State value: still being constructed by the runtime.
-pub(crate) const OPEN: u32 = 1;
-const BUSY: u32 = 2;
+pub(crate) const OPEN: u32 = 2;
+const BUSY: u32 = 3;
 
 #[inline(always)]
 fn state_word(ptr: NonNull<TVMFFIObject>) -> &'static AtomicU32 {
@@ -303,6 +316,9 @@ fn state_word(ptr: NonNull<TVMFFIObject>) -> &'static AtomicU32 {
 }
 
 /// Marks the object immutable (waits while a reflected accessor is inside it).
+///
+/// # Panics
+/// If the object was not built by Rust (FOREIGN): its payload cannot be trusted.
 #[inline]
 fn seal(ptr: NonNull<TVMFFIObject>) {
     if state_word(ptr).load(Ordering::Acquire) != SEALED {
@@ -316,20 +332,47 @@ fn seal_slow(ptr: NonNull<TVMFFIObject>) {
     loop {
         match word.compare_exchange_weak(OPEN, SEALED, Ordering::AcqRel, Ordering::Acquire) {
             Ok(_) | Err(SEALED) => return,
+            Err(FOREIGN) => panic!("{}", foreign_message(ptr)),
             Err(_) => std::hint::spin_loop(),
         }
     }
 }
 
-/// Runs `access` with exclusive access to the fields of an OPEN object, or returns `None` if
-/// the object is sealed.
+#[cold]
+fn foreign_message(ptr: NonNull<TVMFFIObject>) -> std::string::String {
+    // SAFETY: the object is alive (the caller holds a reference); the type index never changes.
+    let index = unsafe { std::ptr::addr_of!((*ptr.as_ptr()).type_index).read() };
+    format!(
+        "the object of type `{}` was not built by Rust (for example, a Python subclass \
+         instance allocated by Python), so Rust cannot use its payload",
+        crate::type_info::type_key_of_index(index)
+    )
+}
+
+/// Why [`with_construction_access`] did not run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Closed {
+    /// Built and sealed: read-only fields are immutable, reads need no lock.
+    Sealed,
+    /// Not built by Rust: nothing may be read or written.
+    Foreign,
+}
+
+impl Closed {
+    /// The error an accessor raises for a FOREIGN object.
+    pub(crate) fn foreign_error(ptr: NonNull<TVMFFIObject>) -> crate::Error {
+        crate::Error::type_error(foreign_message(ptr))
+    }
+}
+
+/// Runs `access` with exclusive access to the fields of an OPEN object.
 ///
 /// # Safety
 /// `ptr` must point to a live object of a type with `TRACKS_CONSTRUCTION`.
 pub(crate) unsafe fn with_construction_access<R>(
     ptr: NonNull<TVMFFIObject>,
     access: impl FnOnce() -> R,
-) -> Option<R> {
+) -> Result<R, Closed> {
     struct Reopen(&'static AtomicU32);
     impl Drop for Reopen {
         fn drop(&mut self) {
@@ -340,21 +383,27 @@ pub(crate) unsafe fn with_construction_access<R>(
     loop {
         match word.compare_exchange_weak(OPEN, BUSY, Ordering::Acquire, Ordering::Relaxed) {
             Ok(_) => break,
-            Err(SEALED) => return None,
+            Err(SEALED) => return Err(Closed::Sealed),
+            Err(FOREIGN) => return Err(Closed::Foreign),
             Err(_) => std::hint::spin_loop(),
         }
     }
     let _reopen = Reopen(word);
-    Some(access())
+    Ok(access())
 }
 
-/// Whether the object is sealed (immutable but for `Rw` fields).
+/// The construction state of an object, without waiting: `Some(Sealed | Foreign)` when it is
+/// closed, `None` while it is OPEN or BUSY.
 ///
 /// # Safety
 /// `ptr` must point to a live object.
 #[inline]
-pub(crate) unsafe fn is_sealed(ptr: NonNull<TVMFFIObject>) -> bool {
-    state_word(ptr).load(Ordering::Acquire) == SEALED
+pub(crate) unsafe fn closed_state(ptr: NonNull<TVMFFIObject>) -> Option<Closed> {
+    match state_word(ptr).load(Ordering::Acquire) {
+        SEALED => Some(Closed::Sealed),
+        FOREIGN => Some(Closed::Foreign),
+        _ => None,
+    }
 }
 
 /// A strong reference to an object whose payload is (at least) `T`.
@@ -378,7 +427,12 @@ impl<T: RustObject> ObjectRef<T> {
     ///
     /// One allocation: the header and the payload share one block.
     pub fn new(payload: T) -> Self {
-        let ptr = alloc_object(payload, T::runtime_type().index);
+        let state = if T::TRACKS_CONSTRUCTION {
+            SEALED
+        } else {
+            FOREIGN
+        };
+        let ptr = alloc_object_in_state(payload, T::runtime_type().index, state);
         ObjectRef {
             ptr,
             _marker: PhantomData,
@@ -390,7 +444,9 @@ impl<T: RustObject> ObjectRef<T> {
 ///
 /// The caller is responsible for `type_index` describing a type whose payload layout is `P`.
 pub(crate) fn alloc_object<P>(payload: P, type_index: i32) -> NonNull<TVMFFIObject> {
-    alloc_object_in_state(payload, type_index, SEALED)
+    // Payloads without construction state (closures, built-in cells) keep the zeroed padding
+    // every runtime writes.
+    alloc_object_in_state(payload, type_index, FOREIGN)
 }
 
 /// [`alloc_object`] with an explicit [construction state](self#construction-state).
@@ -399,6 +455,14 @@ pub(crate) fn alloc_object_in_state<P>(
     type_index: i32,
     state: u32,
 ) -> NonNull<TVMFFIObject> {
+    // Every runtime and every `Deref` reads the payload right after the 24-byte header; a
+    // payload aligned above 8 would start later (callers box such payloads; derived object
+    // types are rejected at compile time). Constant-folded away for valid payloads.
+    assert!(
+        ObjectCell::<P>::PAYLOAD_OFFSET == std::mem::size_of::<TVMFFIObject>(),
+        "object payload `{}` is aligned above 8 bytes",
+        std::any::type_name::<P>()
+    );
     {
         let layout = std::alloc::Layout::new::<ObjectCell<P>>();
         // SAFETY: the layout has a non-zero size (the header alone is 24 bytes).
@@ -462,18 +526,19 @@ impl<T: ObjectType> ObjectRef<T> {
         self.ptr
     }
 
-    /// The header of the object.
+    /// The header of the object, as a raw pointer: its reference counts and state word change
+    /// atomically under other threads, so no `&TVMFFIObject` is handed out.
     #[inline]
-    pub fn header(&self) -> &TVMFFIObject {
-        // SAFETY: the header is valid while a strong reference exists; its non-atomic fields
-        // (type index, deleter) never change after construction.
-        unsafe { self.ptr.as_ref() }
+    pub fn header_ptr(&self) -> *const TVMFFIObject {
+        self.ptr.as_ptr()
     }
 
     /// The runtime type index of the object (its dynamic type, maybe a subtype of `T`).
     #[inline]
     pub fn type_index(&self) -> i32 {
-        self.header().type_index
+        // SAFETY: the object is alive while `self` exists, and its type index never changes
+        // after construction (a plain read of that one field, not a reference to the header).
+        unsafe { std::ptr::addr_of!((*self.ptr.as_ptr()).type_index).read() }
     }
 
     /// The registry key of the object's dynamic type.

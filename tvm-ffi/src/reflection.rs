@@ -217,6 +217,19 @@ impl<T> WritableField for Rw<T> {}
 /// Compile-time check used by generated code for `#[ffi(rw)]` fields.
 pub const fn assert_writable<F: WritableField + ?Sized>() {}
 
+/// Implemented only by [`Rw<T>`]: the fields of an `external` declaration, which code outside
+/// Rust may write at any time (the defining library's setters), must be read through it.
+#[diagnostic::on_unimplemented(
+    message = "a field of an `external` declaration must be declared as `tvm_ffi::Rw<{Self}>`",
+    label = "the library that defines this type may write the field at any time",
+    note = "read it with `.get()`: a plain field would let Rust assume it never changes"
+)]
+pub trait ForeignField {}
+impl<T> ForeignField for Rw<T> {}
+
+/// Compile-time check used by generated code for the fields of `external` declarations.
+pub const fn assert_foreign_field<F: ForeignField + ?Sized>() {}
+
 /// A Rust-defined object type with reflected fields; implemented by `#[derive(Object)]`.
 ///
 /// # Safety
@@ -272,18 +285,23 @@ pub unsafe extern "C" fn field_getter<F: FieldValue, const OFFSET: usize>(
         value.load()
     };
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let value = if F::INTERIOR_MUTABLE {
-            read()
-        } else {
-            // SAFETY: the field belongs to a live object at OFFSET.
-            let owner = unsafe { owner_of::<OFFSET>(field) };
-            // SAFETY: as above; sealed objects are immutable, open ones are accessed under
-            // the construction lock.
-            if unsafe { object::is_sealed(owner) } {
-                read()
-            } else {
-                unsafe { object::with_construction_access(owner, read) }.unwrap_or_else(read)
+        // SAFETY: the field belongs to a live object at OFFSET.
+        let owner = unsafe { owner_of::<OFFSET>(field) };
+        // SAFETY: as above. Sealed objects are immutable (or `Rw`-locked), open ones are
+        // accessed under the construction lock, objects not built by Rust are refused.
+        let value = match unsafe { object::closed_state(owner) } {
+            Some(object::Closed::Foreign) => {
+                return Err(object::Closed::foreign_error(owner));
             }
+            Some(object::Closed::Sealed) => read(),
+            None if F::INTERIOR_MUTABLE => read(),
+            None => match unsafe { object::with_construction_access(owner, read) } {
+                Ok(value) => value,
+                Err(object::Closed::Sealed) => read(),
+                Err(object::Closed::Foreign) => {
+                    return Err(object::Closed::foreign_error(owner));
+                }
+            },
         };
         value.try_into_any()
     }));
@@ -314,13 +332,17 @@ pub unsafe extern "C" fn field_setter<T: ObjectType, F: FieldValue, const OFFSET
         // SAFETY: the runtime passes a valid borrowed value.
         let view = unsafe { &*(value as *const AnyView<'_>) };
         let new_value: F::Value = view.cast()?;
+        // SAFETY: the field belongs to a live object at OFFSET.
+        let owner = unsafe { owner_of::<OFFSET>(field) };
+        // SAFETY: as above.
+        if unsafe { object::closed_state(owner) } == Some(object::Closed::Foreign) {
+            return Err(object::Closed::foreign_error(owner));
+        }
         if F::INTERIOR_MUTABLE {
             // SAFETY: `field` points to a live `F`; interior mutability synchronises.
             unsafe { &*(field as *const F) }.store(new_value);
             return Ok(());
         }
-        // SAFETY: the field belongs to a live object at OFFSET.
-        let owner = unsafe { owner_of::<OFFSET>(field) };
         let replaced = unsafe {
             // SAFETY: exclusive access while the object is open; no `&` to it exists because
             // Rust seals an object before its first dereference.
@@ -329,11 +351,12 @@ pub unsafe extern "C" fn field_setter<T: ObjectType, F: FieldValue, const OFFSET
             })
         };
         match replaced {
-            Some(old) => {
+            Ok(old) => {
                 drop(old);
                 Ok(())
             }
-            None => Err(Error::new(
+            Err(object::Closed::Foreign) => Err(object::Closed::foreign_error(owner)),
+            Err(object::Closed::Sealed) => Err(Error::new(
                 "AttributeError",
                 format!(
                     "Cannot set read-only field of `{}` at offset {OFFSET}: it can only be \

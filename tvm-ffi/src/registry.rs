@@ -13,10 +13,14 @@
 //!   the first constructor runs, the outcome never depends on the order in which the loader runs
 //!   constructors, and parents are registered before children by sorting on the key graph, not
 //!   by declaration or link order.
-//! - **Types in three phases.** (1) every type gets its index, metadata and own fields,
-//!   parents first (a parent defined in this artifact is registered on demand before its
-//!   child; a parent defined elsewhere must already be in the runtime); declared external
-//!   types are checked against the runtime's reflection instead. (2) Every method of every
+//! - **Types in three phases.** (1) every type gets its index and metadata, parents first (a
+//!   parent defined in this artifact is registered on demand before its child; a parent
+//!   defined elsewhere must already be in the runtime); declared external types are checked
+//!   against the runtime's reflection instead. Then every type's own fields, once every type
+//!   has its index (a field default may make an object of any type here; code run during
+//!   registration that needs a type not registered yet panics with a clear message, and the
+//!   panic becomes a load error, instead of waiting on the registration it runs in). (2) Every
+//!   method of every
 //!   `#[ffi_methods]` block, whichever module it is in. (3) Per type, the constructor (an
 //!   explicit `#[ffi(init)]` or the runtime's reflection-based `ffi._RegisterFFIInit`, which
 //!   snapshots the complete field table, hence last) and the type attributes
@@ -85,11 +89,29 @@ fn report(message: String) {
     }
 }
 
+thread_local! {
+    static REGISTERING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether this thread is running this library's registration right now (code it runs must
+/// not wait for registration to finish).
+pub fn registering_on_this_thread() -> bool {
+    REGISTERING.with(|flag| flag.get())
+}
+
 /// Registers everything collected in this artifact, once. Called by the load-time
 /// constructor; calling it again is cheap and does nothing.
 pub fn ensure_registered() {
     REGISTER.call_once(|| {
+        REGISTERING.with(|flag| flag.set(true));
         crate::boundary::guard_quiet("tvm-ffi registration", register_all);
+        REGISTERING.with(|flag| flag.set(false));
+        // A type whose registration never ran (a version mismatch, a panic) is unusable too.
+        for entry in TYPES.iter() {
+            if entry.slot.get().is_none() {
+                entry.slot.set_failed();
+            }
+        }
     });
 }
 
@@ -131,6 +153,20 @@ fn register_types() {
     }
     for entry in TYPES.iter() {
         prepare_type(entry, &local, &mut states);
+    }
+    for entry in TYPES.iter() {
+        if let Some(TypeState::Registered(ty)) = states.get(&entry_id(entry)) {
+            if let Err(err) = register_fields(entry, *ty) {
+                report(format!(
+                    "cannot register type `{}`: {}",
+                    entry.key,
+                    err.message()
+                ));
+                // Half-registered: no methods, no constructor, unusable from Rust.
+                states.insert(entry_id(entry), TypeState::Failed);
+                entry.slot.set_failed();
+            }
+        }
     }
     // A key's registered descriptor (the one that created the type), for methods.
     let registered: HashMap<&'static str, TypeState> = TYPES
@@ -290,12 +326,24 @@ fn define_type(entry: &'static TypeEntry, parent: RuntimeType) -> crate::Result<
     };
     // SAFETY: valid metadata; the runtime copies the doc string.
     check(unsafe { sys::TVMFFITypeRegisterMetadata(ty.index, &metadata) })?;
+    Ok(TypeState::Registered(ty))
+}
+
+/// Phase 1b: the own fields of a type registered here. After every type has its index, so
+/// that field defaults may make objects of any type of this library.
+fn register_fields(entry: &'static TypeEntry, ty: RuntimeType) -> crate::Result<()> {
     for field in entry.fields {
-        register_field(ty, field).map_err(|err| {
+        let outcome = crate::boundary::guard_quiet(field.name, || register_field(ty, field));
+        let result = outcome.unwrap_or_else(|| {
+            Err(crate::Error::runtime_error(
+                "panic while computing the field's default",
+            ))
+        });
+        result.map_err(|err| {
             crate::Error::runtime_error(format!("field `{}`: {}", field.name, err.message()))
         })?;
     }
-    Ok(TypeState::Registered(ty))
+    Ok(())
 }
 
 fn register_field(ty: RuntimeType, field: &FieldEntry) -> crate::Result<()> {
@@ -447,12 +495,32 @@ fn layout_mismatch(
                     field.name, f.offset, f.size, field.offset, field.size
                 ))
             }
+            Some(f) if f.field_static_type_index != field.static_type_index => {
+                return Some(format!(
+                    "field `{}` stores type index {}, the Rust field {}",
+                    field.name, f.field_static_type_index, field.static_type_index
+                ))
+            }
+            Some(f) if entry.origin == TypeOrigin::Defined => {
+                // Another copy of a Rust type: everything it registered must be identical.
+                let ours = crate::metadata::metadata_json(&(field.type_schema)(), field.metadata);
+                // SAFETY: registry strings live for the process.
+                let theirs = unsafe { f.metadata.as_bytes() };
+                if f.flags != field.flags || theirs != ours.as_bytes() {
+                    return Some(format!(
+                        "field `{}` has other flags or another type schema",
+                        field.name
+                    ));
+                }
+            }
             Some(_) => {}
         }
     }
-    if entry.origin == TypeOrigin::Defined && registered.len() != entry.fields.len() {
+    // Every registered field must be known: a creator or deleter that skipped one would leave
+    // it uninitialised or leak it.
+    if registered.len() != entry.fields.len() {
         return Some(format!(
-            "it has {} own fields, the Rust type {}",
+            "it has {} own fields, the Rust declaration {} (declare every field)",
             registered.len(),
             entry.fields.len()
         ));

@@ -8,12 +8,14 @@
 //!
 //! The wrapper has exactly the size, alignment and bit layout of `T` (`repr(transparent)`), so
 //! the object's layout is the one a C++ struct with a plain `T` member would have. The lock is
-//! not stored in the object: a small process-wide table of spin locks is indexed by the field's
-//! address. Locks are held only while copying or swapping the value (a few instructions, never
-//! a call into user code); the old value is dropped after the lock is released.
+//! not stored in the object: a small process-wide table of spin locks (one table shared by
+//! every Rust library in the process) is indexed by the field's address. Locks are held only
+//! while copying or swapping the value (a few instructions, never a call into user code); the
+//! old value is dropped after the lock is released.
 use std::cell::UnsafeCell;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
 
 /// A field value that foreign code may replace at any time; see the [module docs](self).
 ///
@@ -34,9 +36,41 @@ pub struct Rw<T> {
 unsafe impl<T: Send> Sync for Rw<T> {}
 
 const STRIPES: usize = 64;
+type LockTable = [AtomicBool; STRIPES];
 #[allow(clippy::declare_interior_mutable_const)]
 const UNLOCKED: AtomicBool = AtomicBool::new(false);
-static LOCKS: [AtomicBool; STRIPES] = [UNLOCKED; STRIPES];
+static LOCAL_LOCKS: LockTable = [UNLOCKED; STRIPES];
+static PROCESS_LOCKS: OnceLock<&'static LockTable> = OnceLock::new();
+/// The global function through which the first Rust library of the process shares its table.
+const LOCK_TABLE_GLOBAL: &str = "tvm_ffi_rs.rw_lock_table.v1";
+
+/// The process-wide lock table. Each library (cdylib) has its own statics, but a type can be
+/// shared between libraries (a second copy of a library, an `external` declaration of another
+/// Rust library's type), and then both sides must take the same lock for the same field: the
+/// first library to need a table publishes its own through a global function, later ones use
+/// that one. (Libraries are never unloaded, so the table outlives every user.)
+fn lock_table() -> &'static LockTable {
+    PROCESS_LOCKS.get_or_init(|| {
+        for _ in 0..2 {
+            if let Some(shared) = crate::Function::get_global(LOCK_TABLE_GLOBAL) {
+                if let Ok(ptr) = shared.call_as::<*mut std::ffi::c_void, _>(()) {
+                    if !ptr.is_null() {
+                        // SAFETY: published below by a library of this SDK (same table type
+                        // and size, named by version), never unloaded.
+                        return unsafe { &*(ptr as *const LockTable) };
+                    }
+                }
+            }
+            let ours = &LOCAL_LOCKS as *const LockTable as usize;
+            let publish = crate::Function::from_typed(move || ours as *mut std::ffi::c_void);
+            // Fails only if another library published first (a race): then use that one.
+            if publish.register_global(LOCK_TABLE_GLOBAL, false).is_ok() {
+                return &LOCAL_LOCKS;
+            }
+        }
+        &LOCAL_LOCKS
+    })
+}
 
 struct StripeGuard(&'static AtomicBool);
 
@@ -44,7 +78,7 @@ impl StripeGuard {
     #[inline]
     fn lock(addr: *const ()) -> Self {
         // Fields are at least 4-byte aligned and usually 8: drop the low bits before hashing.
-        let slot = &LOCKS[((addr as usize) >> 3) % STRIPES];
+        let slot = &lock_table()[((addr as usize) >> 3) % STRIPES];
         let mut spins = 0u32;
         while slot
             .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)

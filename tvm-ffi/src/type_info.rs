@@ -71,25 +71,29 @@ pub fn repr_of(obj: &crate::ObjectRef<crate::builtin::Object>) -> Option<String>
     out.try_cast::<String>()
 }
 
-/// The own fields a type registered (inherited fields are listed by its ancestors).
-pub fn fields(index: i32) -> &'static [sys::TVMFFIFieldInfo] {
+/// The own fields a type registered (inherited fields are listed by its ancestors), copied
+/// out of the registry: its table moves when a field is added. The names, docs and metadata
+/// the copies point to are owned by the registry for the life of the process; the default
+/// values are borrowed views.
+pub fn fields(index: i32) -> Vec<sys::TVMFFIFieldInfo> {
     match type_info(index) {
-        // SAFETY: `fields` has `num_fields` entries owned by the registry for the process.
-        Some(info) if info.num_fields > 0 => unsafe {
-            std::slice::from_raw_parts(info.fields, info.num_fields as usize)
-        },
-        _ => &[],
+        // SAFETY: `fields` has `num_fields` entries; each is copied bitwise (plain data and
+        // pointers into registry-owned storage) before the registry can reallocate the table.
+        Some(info) if info.num_fields > 0 => (0..info.num_fields as usize)
+            .map(|i| unsafe { std::ptr::read(info.fields.add(i)) })
+            .collect(),
+        _ => Vec::new(),
     }
 }
 
-/// The own methods a type registered.
-pub fn methods(index: i32) -> &'static [sys::TVMFFIMethodInfo] {
+/// The own methods a type registered, copied out of the registry (see [`fields`]).
+pub fn methods(index: i32) -> Vec<sys::TVMFFIMethodInfo> {
     match type_info(index) {
-        // SAFETY: `methods` has `num_methods` entries owned by the registry for the process.
-        Some(info) if info.num_methods > 0 => unsafe {
-            std::slice::from_raw_parts(info.methods, info.num_methods as usize)
-        },
-        _ => &[],
+        // SAFETY: as in `fields`; the method `Any`s are borrowed views of registry-owned values.
+        Some(info) if info.num_methods > 0 => (0..info.num_methods as usize)
+            .map(|i| unsafe { std::ptr::read(info.methods.add(i)) })
+            .collect(),
+        _ => Vec::new(),
     }
 }
 

@@ -81,15 +81,16 @@ impl Interval {
 
 /// The C++ type `testing.TestCxxClassBase` (defined in `libtvm_ffi_testing`, which
 /// `import tvm_ffi` loads), declared so that a Rust type can derive from it. The layout is
-/// checked against the runtime's reflection when this library loads.
-#[derive(Object)]
+/// checked against the runtime's reflection when this library loads. Its fields are `Rw<T>`:
+/// C++ (and Python, through C++'s setters) may write them at any time.
+#[derive(Object, Clone)]
 #[ffi_type(key = "testing.TestCxxClassBase", external)]
 #[repr(C)]
 pub struct TestCxxClassBase {
     /// C++ `int64_t v_i64`.
-    pub v_i64: i64,
+    pub v_i64: Rw<i64>,
     /// C++ `int32_t v_i32`.
-    pub v_i32: i32,
+    pub v_i32: Rw<i32>,
 }
 
 /// A Rust subtype of the C++ `testing.TestCxxClassBase`.
@@ -109,16 +110,7 @@ pub struct CxxChild {
 impl CxxChild {
     /// `v_i64 + v_i32`, reading the C++ parent's fields.
     pub fn total(&self) -> i64 {
-        self.base.v_i64 + self.base.v_i32 as i64
-    }
-}
-
-impl Clone for TestCxxClassBase {
-    fn clone(&self) -> Self {
-        TestCxxClassBase {
-            v_i64: self.v_i64,
-            v_i32: self.v_i32,
-        }
+        self.base.v_i64.get() + i64::from(self.base.v_i32.get())
     }
 }
 
