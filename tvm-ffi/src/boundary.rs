@@ -89,10 +89,35 @@ pub unsafe fn guard(
             -1
         }
         Err(payload) => {
-            panic_to_error(context, payload).set_raised();
+            raise_panic(context, payload);
             -1
         }
     }
+}
+
+/// Raises a caught panic as the pending FFI error. Never panics itself: if building the error
+/// fails (no memory, a panicking payload destructor), a fixed message is raised instead.
+pub fn raise_panic(context: &str, payload: Box<dyn std::any::Any + Send>) {
+    let raised = panic::catch_unwind(AssertUnwindSafe(|| {
+        panic_to_error(context, payload).set_raised()
+    }));
+    if raised.is_err() {
+        // SAFETY: static NUL-terminated strings; the runtime copies them.
+        unsafe {
+            crate::sys::TVMFFIErrorSetRaisedFromCStr(
+                c"RuntimeError".as_ptr(),
+                c"Rust panic (its message could not be recorded)".as_ptr(),
+            )
+        };
+    }
+}
+
+/// Writes a diagnostic line to stderr, ignoring failures: `eprintln!` panics when stderr is
+/// closed, and these lines are written where a panic must not happen (deleters, load-time
+/// registration).
+pub(crate) fn warn(message: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "tvm-ffi: {message}");
 }
 
 /// Runs `body` where no result slot exists (deleters, load-time registration): a panic is
@@ -101,7 +126,11 @@ pub fn guard_quiet<T>(context: &str, body: impl FnOnce() -> T) -> Option<T> {
     match panic::catch_unwind(AssertUnwindSafe(body)) {
         Ok(v) => Some(v),
         Err(payload) => {
-            eprintln!("tvm-ffi: {}", panic_to_error(context, payload));
+            let message = panic::catch_unwind(AssertUnwindSafe(|| {
+                panic_to_error(context, payload).to_string()
+            }))
+            .unwrap_or_else(|_| format!("Rust panic in `{context}`"));
+            warn(format_args!("{message}"));
             None
         }
     }

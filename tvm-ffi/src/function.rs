@@ -214,6 +214,12 @@ impl Function {
     #[inline]
     pub unsafe fn call_raw(&self, args: *const TVMFFIAny, len: usize) -> Result<Any> {
         let mut result = TVMFFIAny::NONE;
+        let Ok(len) = i32::try_from(len) else {
+            return Err(Error::value_error(format!(
+                "too many arguments for one call: {len} (at most {})",
+                i32::MAX
+            )));
+        };
         let Some(safe_call) = self.0.cell.safe_call else {
             return Err(Error::runtime_error("function object has no safe_call"));
         };
@@ -223,7 +229,7 @@ impl Function {
             safe_call(
                 self.0.as_raw().as_ptr() as *mut c_void,
                 args,
-                len as i32,
+                len,
                 &mut result,
             )
         };

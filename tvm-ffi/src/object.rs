@@ -269,10 +269,10 @@ unsafe extern "C" fn rust_object_deleter<T>(ptr: *mut c_void, flags: c_int) {
             unsafe { std::ptr::drop_in_place(std::ptr::addr_of_mut!((*cell).payload)) }
         }));
         if result.is_err() {
-            eprintln!(
-                "tvm-ffi: a panic in Drop of `{}` was caught in the object deleter",
+            crate::boundary::warn(format_args!(
+                "a panic in Drop of `{}` was caught in the object deleter",
                 std::any::type_name::<T>()
-            );
+            ));
         }
     }
     if flags & sys::kTVMFFIObjectDeleterFlagBitMaskWeak != 0 {

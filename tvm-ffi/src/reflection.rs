@@ -312,7 +312,10 @@ pub unsafe extern "C" fn field_getter<F: FieldValue, const OFFSET: usize>(
             0
         }
         Ok(Err(err)) => raise(err),
-        Err(payload) => raise(crate::boundary::panic_to_error("field getter", payload)),
+        Err(payload) => {
+            crate::boundary::raise_panic("field getter", payload);
+            -1
+        }
     }
 }
 
@@ -370,7 +373,10 @@ pub unsafe extern "C" fn field_setter<T: ObjectType, F: FieldValue, const OFFSET
     match outcome {
         Ok(Ok(())) => 0,
         Ok(Err(err)) => raise(err),
-        Err(payload) => raise(crate::boundary::panic_to_error("field setter", payload)),
+        Err(payload) => {
+            crate::boundary::raise_panic("field setter", payload);
+            -1
+        }
     }
 }
 
@@ -399,7 +405,10 @@ pub unsafe extern "C" fn create_object<T: Reflected>(out: *mut sys::TVMFFIObject
             0
         }
         Ok(Err(err)) => raise(err),
-        Err(payload) => raise(crate::boundary::panic_to_error(T::TYPE_KEY, payload)),
+        Err(payload) => {
+            crate::boundary::raise_panic(T::TYPE_KEY, payload);
+            -1
+        }
     }
 }
 

@@ -83,7 +83,7 @@ pub fn load_errors() -> Vec<String> {
 }
 
 fn report(message: String) {
-    eprintln!("tvm-ffi: {message}");
+    crate::boundary::warn(format_args!("{message}"));
     if let Ok(mut errors) = LOAD_ERRORS.lock() {
         errors.push(message);
     }
