@@ -4,6 +4,15 @@
 //! lives in the low 32 bits of `combined_ref_count`, the weak count in the high 32 bits, and the
 //! weak count carries one extra reference on behalf of all strong references. Clone and drop are
 //! inline atomic operations; libtvm_ffi is never called on those paths.
+//!
+//! # Construction state
+//!
+//! Objects of Rust-defined types carry a state in the header's padding word, so that the
+//! runtime's reflected setters (used by its constructor, JSON/pickle loading and deep copy)
+//! never write a field under a live Rust reference: an object made by the runtime through the
+//! type's creator is *open* until Rust first dereferences it, which *seals* it; read-only
+//! fields of a sealed object are immutable, and objects not built by Rust at all (such as
+//! Python subclass instances that Python allocated) are refused. See [`crate::reflection`].
 use std::ffi::{c_int, c_void};
 use std::fmt;
 use std::marker::PhantomData;
