@@ -295,6 +295,7 @@ pub unsafe extern "C" fn field_getter<F: FieldValue, const OFFSET: usize>(
             }
             Some(object::Closed::Sealed) => read(),
             None if F::INTERIOR_MUTABLE => read(),
+            // SAFETY: a live object of a Rust-defined type (TRACKS_CONSTRUCTION).
             None => match unsafe { object::with_construction_access(owner, read) } {
                 Ok(value) => value,
                 Err(object::Closed::Sealed) => read(),
