@@ -93,6 +93,31 @@ pub fn generate(callable: &Callable) -> TokenStream {
     }
 }
 
+/// The signature rules shared by functions and methods: synchronous, not generic, not C
+/// variadic. `what` is "function" or "method"; `generic_hint` says how to get around it.
+pub fn check_signature(
+    sig: &syn::Signature,
+    what: &str,
+    generic_hint: &str,
+    diag: &mut crate::diagnostics::Diagnostics,
+) {
+    if let Some(a) = &sig.asyncness {
+        diag.error(a, format!("an `async fn` cannot be an FFI {what}: callers expect the result on return; make it synchronous"));
+    }
+    if !sig.generics.params.is_empty() {
+        diag.error(
+            &sig.generics,
+            format!("an FFI {what} cannot be generic: the runtime needs one concrete signature; {generic_hint}"),
+        );
+    }
+    if let Some(v) = &sig.variadic {
+        diag.error(
+            v,
+            format!("C variadics are not supported; take `&[AnyView]` for a variadic {what}"),
+        );
+    }
+}
+
 /// `&[AnyView]` (any lifetimes, any path to `AnyView`): the packed form.
 pub fn is_packed_args(ty: &syn::Type) -> bool {
     let syn::Type::Reference(r) = ty else {

@@ -119,18 +119,7 @@ fn build_model(attr: TokenStream, func: &syn::ItemFn) -> syn::Result<FuncModel> 
         ));
     }
     let sig = &func.sig;
-    if let Some(a) = &sig.asyncness {
-        diag.error(a, "an `async fn` cannot be an FFI function: callers expect the result on return; make it synchronous");
-    }
-    if !sig.generics.params.is_empty() {
-        diag.error(&sig.generics, "an FFI function cannot be generic: the runtime needs one concrete signature; write a wrapper per type");
-    }
-    if let Some(v) = &sig.variadic {
-        diag.error(
-            v,
-            "C variadics are not supported; take `&[AnyView]` for a variadic function",
-        );
-    }
+    crate::callable::check_signature(sig, "function", "write a wrapper per type", &mut diag);
     let mut params = Vec::new();
     for input in &sig.inputs {
         match input {

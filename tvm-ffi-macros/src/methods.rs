@@ -175,18 +175,12 @@ fn build_method(
         return None;
     }
     let sig = &f.sig;
-    if let Some(a) = &sig.asyncness {
-        diag.error(a, "an `async fn` cannot be an FFI method: callers expect the result on return; make it synchronous");
-    }
-    if !sig.generics.params.is_empty() {
-        diag.error(&sig.generics, "an FFI method cannot be generic: the runtime needs one concrete signature; mark it `#[ffi(skip)]` or write a wrapper per type");
-    }
-    if let Some(v) = &sig.variadic {
-        diag.error(
-            v,
-            "C variadics are not supported; take `&[AnyView]` for a variadic method",
-        );
-    }
+    crate::callable::check_signature(
+        sig,
+        "method",
+        "mark it `#[ffi(skip)]` or write a wrapper per type",
+        diag,
+    );
     let mut receiver = Receiver::Static;
     let mut this_ty = None;
     let mut params = Vec::new();

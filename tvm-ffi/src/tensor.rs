@@ -347,6 +347,32 @@ unsafe impl Send for TensorView<'_> {}
 unsafe impl Sync for TensorView<'_> {}
 
 /// The metadata accessors shared by the tensor types; `$lt` is how long the results borrow.
+/// The accessors [`Tensor`] and [`TensorMut`] share: both hold a tensor object and read it
+/// through a [`TensorView`].
+macro_rules! owned_tensor_accessors {
+    () => {
+        /// The underlying `DLTensor`.
+        #[inline]
+        pub fn as_dltensor(&self) -> &DLTensor {
+            &self.0.dl_tensor
+        }
+
+        view_accessors!('_);
+
+        /// Starts checking this tensor as argument `name` (see [`TensorCheck`]).
+        #[inline]
+        pub fn check<'n>(&self, name: &'n str) -> TensorCheck<'_, 'n> {
+            self.view().check(name)
+        }
+
+        /// The elements; see [`TensorView::as_slice`].
+        #[inline]
+        pub fn as_slice<T: Element>(&self) -> Result<&[T]> {
+            self.view().as_slice()
+        }
+    };
+}
+
 macro_rules! view_accessors {
     ($lt:lifetime) => {
         /// The extent of each dimension (empty for a scalar tensor).
@@ -850,25 +876,7 @@ impl Tensor {
         TensorView::of_object(&self.0)
     }
 
-    /// The underlying `DLTensor`.
-    #[inline]
-    pub fn as_dltensor(&self) -> &DLTensor {
-        &self.0.dl_tensor
-    }
-
-    view_accessors!('_);
-
-    /// Starts checking this tensor as argument `name` (see [`TensorCheck`]).
-    #[inline]
-    pub fn check<'n>(&self, name: &'n str) -> TensorCheck<'_, 'n> {
-        self.view().check(name)
-    }
-
-    /// The elements; see [`TensorView::as_slice`].
-    #[inline]
-    pub fn as_slice<T: Element>(&self) -> Result<&[T]> {
-        self.view().as_slice()
-    }
+    owned_tensor_accessors!();
 
     /// The elements for writing in place; see [`TensorView::as_mut_slice`].
     ///
@@ -1021,25 +1029,7 @@ impl TensorMut {
         }
     }
 
-    /// The underlying `DLTensor`.
-    #[inline]
-    pub fn as_dltensor(&self) -> &DLTensor {
-        &self.0.dl_tensor
-    }
-
-    view_accessors!('_);
-
-    /// Starts checking this tensor as `name` (see [`TensorCheck`]).
-    #[inline]
-    pub fn check<'n>(&self, name: &'n str) -> TensorCheck<'_, 'n> {
-        self.view().check(name)
-    }
-
-    /// The elements; see [`TensorView::as_slice`].
-    #[inline]
-    pub fn as_slice<T: Element>(&self) -> Result<&[T]> {
-        self.view().as_slice()
-    }
+    owned_tensor_accessors!();
 
     /// The elements for writing, when the tensor is a host tensor of element type `T`.
     #[inline]
