@@ -43,6 +43,13 @@ class Options(tvm_ffi.Object):
     pass
 
 
+def run_in_fresh_python(script):
+    """Runs `script` in a new interpreter (a process of its own for load-time behaviour)."""
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    return run
+
+
 def fields(obj):
     return (obj.x, obj.y, obj.label)
 
@@ -358,8 +365,7 @@ assert p.norm2() == 25, p
 assert tvm_ffi.get_global_func("my_ext.add")(1, 2) == 3
 print("ok")
 """
-    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr
+    run = run_in_fresh_python(script)
     assert run.stdout.strip() == "ok"
     assert "cannot register global function `my_ext.add`" in run.stderr
     assert "cannot register type" not in run.stderr
@@ -382,8 +388,7 @@ assert (q.x, q.z, q.y) == (1, 2, 7), q
 assert tvm_ffi.get_global_func("my_ext.add")(2, 3) == 5
 print("ok")
 """
-    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr
+    run = run_in_fresh_python(script)
     assert run.stdout.strip() == "ok"
     assert "tvm-ffi:" not in run.stderr, run.stderr
 
@@ -453,8 +458,7 @@ except TypeError as err:
     print(str(err).splitlines()[-1].strip())
 print("alive")
 """
-    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr
+    run = run_in_fresh_python(script)
     assert run.stdout.splitlines() == [
         "the object of type `test.SubPoint` was not built by Rust (for example, a Python "
         "subclass instance allocated by Python), so Rust cannot use its payload",
