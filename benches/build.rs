@@ -1,5 +1,5 @@
 //! Lets the benchmark binary (and the cdylib, when loaded outside Python) find libtvm_ffi without
-//! `LD_LIBRARY_PATH`: the `tvm-ffi` crate (`links = "tvm_ffi"`) exports the directory it linked
+//! `LD_LIBRARY_PATH`: the `tvm-ffi-sys` crate (`links = "tvm_ffi"`) exports the directory it linked
 //! against as `DEP_TVM_FFI_LIBDIR`. The cdylib is never unloaded (`-z nodelete`): the runtime
 //! keeps pointers to its functions.
 fn main() {

@@ -4,8 +4,8 @@
 use std::ffi::c_void;
 
 use tvm_ffi::builtin::Object as RootObject;
+use tvm_ffi::reflection;
 use tvm_ffi::sys;
-use tvm_ffi::type_info;
 use tvm_ffi::{Any, AnyView, Array, Function, Map, ObjectRef, Rw};
 
 // The child is defined (in file order) before its parent, in another module, and the parent's
@@ -224,7 +224,7 @@ fn circle(id: i64, radius: f64) -> ObjectRef<Circle> {
 
 /// A copy of a field's reflection entry (leaked: test helpers hand out `'static` references).
 fn field(index: i32, name: &str) -> &'static sys::TVMFFIFieldInfo {
-    let info = type_info::fields(index)
+    let info = reflection::fields(index)
         .into_iter()
         // SAFETY: registry strings live for the process.
         .find(|f| unsafe { f.name.as_bytes() } == name.as_bytes())
@@ -233,7 +233,7 @@ fn field(index: i32, name: &str) -> &'static sys::TVMFFIFieldInfo {
 }
 
 fn method(index: i32, name: &str) -> (Function, &'static sys::TVMFFIMethodInfo) {
-    let info = type_info::methods(index)
+    let info = reflection::methods(index)
         .into_iter()
         // SAFETY: registry strings live for the process.
         .find(|m| unsafe { m.name.as_bytes() } == name.as_bytes())
@@ -321,15 +321,15 @@ fn conflicting_registrations_are_load_errors_naming_the_key() {
         "{child:?}"
     );
     assert_eq!(errors.len(), 4, "only the conflicts fail: {errors:?}");
-    assert!(type_info::lookup_type("rust_tests.OnWrongParent").is_none());
+    assert!(reflection::lookup_type("rust_tests.OnWrongParent").is_none());
     // The rest of the binary registered.
-    assert!(type_info::lookup_type("rust_tests.Circle").is_some());
+    assert!(reflection::lookup_type("rust_tests.Circle").is_some());
 }
 
 #[test]
 fn parent_is_registered_before_child_across_modules() {
-    let shape_ty = type_info::lookup_type("rust_tests.Shape").unwrap();
-    let circle_ty = type_info::lookup_type("rust_tests.Circle").unwrap();
+    let shape_ty = reflection::lookup_type("rust_tests.Shape").unwrap();
+    let circle_ty = reflection::lookup_type("rust_tests.Circle").unwrap();
     assert_eq!(Shape::type_index(), shape_ty.index);
     assert_eq!(Circle::type_key(), "rust_tests.Circle");
     assert_eq!(shape_ty.depth, 1);
@@ -341,9 +341,9 @@ fn parent_is_registered_before_child_across_modules() {
     }
     method(circle_ty.index, "area");
     // Final types publish the attribute stubgen reads.
-    let is_final = type_info::type_attr(circle_ty.index, "__ffi_type_final__").unwrap();
+    let is_final = reflection::type_attr(circle_ty.index, "__ffi_type_final__").unwrap();
     assert!(is_final.cast::<bool>().unwrap());
-    assert!(type_info::type_attr(shape_ty.index, "__ffi_type_final__").is_none());
+    assert!(reflection::type_attr(shape_ty.index, "__ffi_type_final__").is_none());
 }
 
 #[test]
@@ -363,10 +363,10 @@ fn layout_is_header_then_parent_then_own_fields() {
         std::mem::size_of::<Shape>()
     );
     // Only own fields are registered per type.
-    assert_eq!(type_info::fields(circle_ty).len(), 1);
-    assert_eq!(type_info::fields(shape_ty).len(), 4);
+    assert_eq!(reflection::fields(circle_ty).len(), 1);
+    assert_eq!(reflection::fields(shape_ty).len(), 4);
     // SAFETY: metadata registered by this binary.
-    let meta = unsafe { &*type_info::type_info(circle_ty).unwrap().metadata };
+    let meta = unsafe { &*reflection::type_info(circle_ty).unwrap().metadata };
     assert_eq!(
         meta.total_size as usize,
         tvm_ffi::object::ObjectCell::<Circle>::TOTAL_SIZE
@@ -437,9 +437,9 @@ fn field_flags_metadata_rename_and_static_type_indices() {
     }
     // A non-nullable object field has no empty value: no creator, so no auto-init.
     // SAFETY: metadata registered by this binary.
-    let meta = unsafe { &*type_info::type_info(all).unwrap().metadata };
+    let meta = unsafe { &*reflection::type_info(all).unwrap().metadata };
     assert!(meta.creator.is_none());
-    assert!(type_info::type_attr(all, "__ffi_init__").is_none());
+    assert!(reflection::type_attr(all, "__ffi_init__").is_none());
 }
 
 #[test]
@@ -525,7 +525,7 @@ fn methods_through_the_reflected_table() {
 
 #[test]
 fn auto_init_with_defaults_factory_and_init_off() {
-    let init: Function = type_info::type_attr(Shape::type_index(), "__ffi_init__")
+    let init: Function = reflection::type_attr(Shape::type_index(), "__ffi_init__")
         .unwrap()
         .cast()
         .unwrap();
@@ -535,7 +535,7 @@ fn auto_init_with_defaults_factory_and_init_off() {
     assert_eq!(s.tags.iter().collect::<Vec<_>>(), vec![1, 2, 3]);
     assert_eq!(s.cache, 0);
     assert!(s.scratch.is_empty()); // skipped: Default
-    let c: ObjectRef<Circle> = type_info::type_attr(Circle::type_index(), "__ffi_init__")
+    let c: ObjectRef<Circle> = reflection::type_attr(Circle::type_index(), "__ffi_init__")
         .unwrap()
         .cast::<Function>()
         .unwrap()
@@ -552,7 +552,7 @@ fn auto_init_with_defaults_factory_and_init_off() {
 #[test]
 fn explicit_init_returning_an_object_ref() {
     let ty = Counter2::type_index();
-    let init: Function = type_info::type_attr(ty, "__ffi_init__")
+    let init: Function = reflection::type_attr(ty, "__ffi_init__")
         .unwrap()
         .cast()
         .unwrap();
@@ -581,7 +581,7 @@ fn read_only_setter_only_writes_objects_under_construction() {
     assert_eq!(s.cache, 0);
     // An object made by the runtime through the creator is open until Rust dereferences it.
     // SAFETY: metadata registered by this binary.
-    let meta = unsafe { &*type_info::type_info(Shape::type_index()).unwrap().metadata };
+    let meta = unsafe { &*reflection::type_info(Shape::type_index()).unwrap().metadata };
     let mut handle: sys::TVMFFIObjectHandle = std::ptr::null_mut();
     // SAFETY: the creator writes a new object with one reference.
     assert_eq!(unsafe { (meta.creator.unwrap())(&mut handle) }, 0);
@@ -710,7 +710,7 @@ fn all_field_types_read_back_through_getters() {
 #[test]
 fn shallow_copy_attr_copies_clone_types() {
     let c = circle(3, 1.0);
-    let copy: Function = type_info::type_attr(Circle::type_index(), "__ffi_shallow_copy__")
+    let copy: Function = reflection::type_attr(Circle::type_index(), "__ffi_shallow_copy__")
         .unwrap()
         .cast()
         .unwrap();
@@ -720,13 +720,13 @@ fn shallow_copy_attr_copies_clone_types() {
     d.base.id.set(4);
     assert_eq!(c.base.id.get(), 3);
     // A subtype is not copied through its parent's payload.
-    let shape_copy: Function = type_info::type_attr(Shape::type_index(), "__ffi_shallow_copy__")
+    let shape_copy: Function = reflection::type_attr(Shape::type_index(), "__ffi_shallow_copy__")
         .unwrap()
         .cast()
         .unwrap();
     assert_eq!(shape_copy.call((&c,)).unwrap_err().kind(), "TypeError");
     // Not Clone: no attribute.
-    assert!(type_info::type_attr(Counter2::type_index(), "__ffi_shallow_copy__").is_none());
+    assert!(reflection::type_attr(Counter2::type_index(), "__ffi_shallow_copy__").is_none());
 }
 
 #[test]
@@ -744,7 +744,7 @@ fn objects_cross_a_cpp_function_keeping_identity_and_counts() {
 
 #[test]
 fn defaults_may_make_objects_of_this_librarys_types() {
-    let init: Function = type_info::type_attr(LeafHolder::type_index(), "__ffi_init__")
+    let init: Function = reflection::type_attr(LeafHolder::type_index(), "__ffi_init__")
         .unwrap()
         .cast()
         .unwrap();

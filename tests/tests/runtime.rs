@@ -1,7 +1,8 @@
 //! The runtime crate against the real libtvm_ffi and its C++ test peer (`testing.*`).
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use tvm_ffi::object::{DerivedObject, RuntimeType, RustObject, TypeSlot};
+use tvm_ffi::__private::TypeSlot;
+use tvm_ffi::object::{DerivedObject, RuntimeType, RustObject};
 use tvm_ffi::{
     Any, AnyView, Array, Bytes, DataType, Device, Error, Function, Map, ObjectRef, ObjectType,
     String,
@@ -34,7 +35,7 @@ unsafe impl ObjectType for Counter {
         if let Some(ty) = COUNTER_SLOT.get() {
             return ty;
         }
-        let ty = tvm_ffi::registry::allocate_type_index(
+        let ty = tvm_ffi::__private::allocate_type_index(
             Self::TYPE_KEY,
             tvm_ffi::builtin::Object::runtime_type(),
             true,
@@ -44,7 +45,8 @@ unsafe impl ObjectType for Counter {
         ty
     }
 }
-impl DerivedObject for Counter {
+// SAFETY: the root payload is empty, a prefix of every payload.
+unsafe impl DerivedObject for Counter {
     type Parent = tvm_ffi::builtin::Object;
 }
 // SAFETY: plain Rust payload dropped by the Rust deleter.

@@ -730,8 +730,8 @@ impl TensorPair {
 #[test]
 fn tensors_as_object_fields() {
     let _g = serial();
-    let ty = tvm_ffi::type_info::lookup_type("rust_tests.TensorPair").unwrap();
-    let fields = tvm_ffi::type_info::fields(ty.index);
+    let ty = tvm_ffi::reflection::lookup_type("rust_tests.TensorPair").unwrap();
+    let fields = tvm_ffi::reflection::fields(ty.index);
     let describe = |f: &sys::TVMFFIFieldInfo| {
         // SAFETY: registry strings live for the process.
         let (name, metadata) = unsafe { (f.name.as_bytes(), f.metadata.as_bytes()) };

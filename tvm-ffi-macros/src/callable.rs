@@ -44,7 +44,7 @@ pub fn generate(callable: &Callable) -> TokenStream {
     let (descs, invoke, metadata) = match params {
         Params::Typed(params) => {
             let descs = params.iter().map(|ty| {
-                quote_spanned! {ty.span()=> #krate::function::TypeDesc::of::<#ty>() }
+                quote_spanned! {ty.span()=> #krate::__private::TypeDesc::of::<#ty>() }
             });
             let args = arg_idents(params.len());
             let conversions = params.iter().enumerate().map(|(i, ty)| {
@@ -67,22 +67,22 @@ pub fn generate(callable: &Callable) -> TokenStream {
                 let _ = __sig;
                 #convert(#call)
             },
-            quote!(#krate::function::packed_metadata()),
+            quote!(#krate::__private::packed_metadata()),
         ),
     };
     quote! {
-        const __PARAMS: &[#krate::function::TypeDesc] = &[#descs];
+        const __PARAMS: &[#krate::__private::TypeDesc] = &[#descs];
         const fn __signature(
             name: ::std::borrow::Cow<'static, str>,
-        ) -> #krate::function::FnSignature {
-            #krate::function::FnSignature {
+        ) -> #krate::__private::FnSignature {
+            #krate::__private::FnSignature {
                 name,
                 params: ::std::borrow::Cow::Borrowed(__PARAMS),
                 ret: #ret_desc,
             }
         }
         fn __invoke<'a>(
-            __sig: &#krate::function::FnSignature,
+            __sig: &#krate::__private::FnSignature,
             __args: &'a [#krate::AnyView<'a>],
         ) -> #krate::Result<#krate::Any> {
             #invoke

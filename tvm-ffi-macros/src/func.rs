@@ -180,9 +180,9 @@ fn generate(model: &FuncModel) -> TokenStream {
     let doc = &model.doc;
     let unit: syn::Type = syn::parse_quote!(());
     let ret = model.ret.as_ref().unwrap_or(&unit);
-    let ret_desc = quote_spanned! {ret.span()=> <#ret as #krate::function::FfiReturn>::DESC };
+    let ret_desc = quote_spanned! {ret.span()=> <#ret as #krate::__private::FfiReturn>::DESC };
     let ret_convert =
-        quote_spanned! {ret.span()=> <#ret as #krate::function::FfiReturn>::into_ffi_result };
+        quote_spanned! {ret.span()=> <#ret as #krate::__private::FfiReturn>::into_ffi_result };
 
     // The per-function code (shared with #[ffi_methods]); everything else below is
     // descriptors and calls into the runtime.
@@ -219,14 +219,14 @@ fn generate(model: &FuncModel) -> TokenStream {
         };
         quote! {
             #claim
-            static __GLOBAL: #krate::function::FnSignature =
+            static __GLOBAL: #krate::__private::FnSignature =
                 __signature(::std::borrow::Cow::Borrowed(#name));
             fn __make() -> #krate::Function {
-                #krate::Function::from_invoke(&__GLOBAL, __invoke)
+                #krate::__private::function_from_invoke(&__GLOBAL, __invoke)
             }
-            #[#krate::__private::linkme::distributed_slice(#krate::registry::FUNCTIONS)]
+            #[#krate::__private::linkme::distributed_slice(#krate::__private::FUNCTIONS)]
             #[linkme(crate = #krate::__private::linkme)]
-            static __ENTRY: #krate::registry::FunctionEntry = #krate::registry::FunctionEntry {
+            static __ENTRY: #krate::__private::FunctionEntry = #krate::__private::FunctionEntry {
                 name: #name,
                 doc: #doc,
                 make: __make,
@@ -250,13 +250,13 @@ fn generate(model: &FuncModel) -> TokenStream {
                 #[no_mangle]
                 pub unsafe extern "C" fn #doc_symbol(
                     _self: *mut ::std::ffi::c_void,
-                    _args: *const #krate::sys::TVMFFIAny,
+                    _args: *const #krate::__private::sys::TVMFFIAny,
                     _num_args: i32,
-                    result: *mut #krate::sys::TVMFFIAny,
+                    result: *mut #krate::__private::sys::TVMFFIAny,
                 ) -> i32 {
                     // SAFETY: called as a TVMFFISafeCallType, whose caller provides a writable
                     // result slot initialised to None.
-                    unsafe { #krate::export::string(#doc_context, result, || #doc) }
+                    unsafe { #krate::__private::export_string(#doc_context, result, || #doc) }
                 }
             }
         });
@@ -264,29 +264,29 @@ fn generate(model: &FuncModel) -> TokenStream {
         // treats `#[no_mangle]` as unsafe, and a user's `#![forbid(unsafe_code)]` must still
         // compile. A duplicate export ("symbol ... is already defined") points at the attribute.
         quote! {
-            static __EXPORT: #krate::function::FnSignature =
+            static __EXPORT: #krate::__private::FnSignature =
                 __signature(::std::borrow::Cow::Borrowed(#name));
             #[no_mangle]
             pub unsafe extern "C" fn #call_symbol(
                 _self: *mut ::std::ffi::c_void,
-                args: *const #krate::sys::TVMFFIAny,
+                args: *const #krate::__private::sys::TVMFFIAny,
                 num_args: i32,
-                result: *mut #krate::sys::TVMFFIAny,
+                result: *mut #krate::__private::sys::TVMFFIAny,
             ) -> i32 {
                 // SAFETY: called as a TVMFFISafeCallType: `args` holds `num_args` borrowed values
                 // alive during the call, `result` is a writable slot initialised to None.
-                unsafe { #krate::export::call(&__EXPORT, __invoke, args, num_args, result) }
+                unsafe { #krate::__private::export_call(&__EXPORT, __invoke, args, num_args, result) }
             }
             #[no_mangle]
             pub unsafe extern "C" fn #metadata_symbol(
                 _self: *mut ::std::ffi::c_void,
-                _args: *const #krate::sys::TVMFFIAny,
+                _args: *const #krate::__private::sys::TVMFFIAny,
                 _num_args: i32,
-                result: *mut #krate::sys::TVMFFIAny,
+                result: *mut #krate::__private::sys::TVMFFIAny,
             ) -> i32 {
                 // SAFETY: called as a TVMFFISafeCallType, whose caller provides a writable
                 // result slot initialised to None.
-                unsafe { #krate::export::string(#metadata_context, result, __metadata) }
+                unsafe { #krate::__private::export_string(#metadata_context, result, __metadata) }
             }
             #doc_export
         }

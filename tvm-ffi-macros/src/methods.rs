@@ -277,13 +277,13 @@ fn generate(krate: &TokenStream, self_ty: &syn::Type, m: &MethodModel) -> TokenS
     let ret = m.ret.as_ref().unwrap_or(&unit);
     let (ret_desc, convert) = if m.init {
         (
-            quote!(<#krate::ObjectRef<#krate::builtin::Object> as #krate::function::FfiReturn>::DESC),
-            quote_spanned! {ret.span()=> #krate::reflection::init_into_any::<#self_ty, #ret> },
+            quote!(<#krate::ObjectRef<#krate::__private::Object> as #krate::__private::FfiReturn>::DESC),
+            quote_spanned! {ret.span()=> #krate::__private::init_into_any::<#self_ty, #ret> },
         )
     } else {
         (
-            quote_spanned! {ret.span()=> <#ret as #krate::function::FfiReturn>::DESC },
-            quote_spanned! {ret.span()=> <#ret as #krate::function::FfiReturn>::into_ffi_result },
+            quote_spanned! {ret.span()=> <#ret as #krate::__private::FfiReturn>::DESC },
+            quote_spanned! {ret.span()=> <#ret as #krate::__private::FfiReturn>::into_ffi_result },
         )
     };
     let kind = if m.init {
@@ -313,21 +313,21 @@ fn generate(krate: &TokenStream, self_ty: &syn::Type, m: &MethodModel) -> TokenS
                 // an associated const, so the name is built once, at registration.
                 let name = ::std::format!(
                     "{}.{}",
-                    <#self_ty as #krate::object::ObjectType>::TYPE_KEY,
+                    <#self_ty as #krate::__private::ObjectType>::TYPE_KEY,
                     #method_name
                 );
-                let signature: &'static #krate::function::FnSignature = ::std::boxed::Box::leak(
+                let signature: &'static #krate::__private::FnSignature = ::std::boxed::Box::leak(
                     ::std::boxed::Box::new(__signature(::std::borrow::Cow::Owned(name))),
                 );
-                #krate::Function::from_invoke(signature, __invoke)
+                #krate::__private::function_from_invoke(signature, __invoke)
             }
-            #[#krate::__private::linkme::distributed_slice(#krate::registry::METHODS)]
+            #[#krate::__private::linkme::distributed_slice(#krate::__private::METHODS)]
             #[linkme(crate = #krate::__private::linkme)]
-            static __ENTRY: #krate::reflection::MethodEntry = #krate::reflection::MethodEntry {
-                type_key: <#self_ty as #krate::object::ObjectType>::TYPE_KEY,
+            static __ENTRY: #krate::__private::MethodEntry = #krate::__private::MethodEntry {
+                type_key: <#self_ty as #krate::__private::ObjectType>::TYPE_KEY,
                 name: #method_name,
                 doc: #doc,
-                kind: #krate::reflection::MethodKind::#kind,
+                kind: #krate::__private::MethodKind::#kind,
                 make: __make,
                 metadata: __metadata,
             };

@@ -450,18 +450,29 @@ fn generate(model: &ObjectModel) -> TokenStream {
     let doc = &model.doc;
     let parent_ty: syn::Type = match &model.base {
         Some((_, ty)) => ty.clone(),
-        None => syn::parse_quote!(#krate::builtin::Object),
+        None => syn::parse_quote!(#krate::__private::Object),
     };
     let is_final = model.is_final;
-    let tracks = !model.external;
+    // Objects of Rust-defined types keep a construction state; Rust seals it before its first
+    // dereference, so no setter ever writes under a live reference.
+    let before_deref = (!model.external).then(|| {
+        quote! {
+            #[inline(always)]
+            fn before_deref(
+                object: ::core::ptr::NonNull<#krate::__private::sys::TVMFFIObject>,
+            ) {
+                #krate::__private::seal(object)
+            }
+        }
+    });
     let origin = if model.external {
-        quote!(#krate::reflection::TypeOrigin::External)
+        quote!(#krate::__private::TypeOrigin::External)
     } else {
-        quote!(#krate::reflection::TypeOrigin::Defined)
+        quote!(#krate::__private::TypeOrigin::Defined)
     };
     let structural = match &model.structural {
-        Some(kind) => quote!(#krate::reflection::structural::#kind),
-        None => quote!(#krate::reflection::structural::UNSUPPORTED),
+        Some(kind) => quote!(#krate::__private::structural::#kind),
+        None => quote!(#krate::__private::structural::UNSUPPORTED),
     };
 
     let base_check = model.base.as_ref().map(|(base_ident, base_ty)| {
@@ -471,11 +482,11 @@ fn generate(model: &ObjectModel) -> TokenStream {
                 "the `#[ffi(base)]` field must be at offset 0"
             );
             const _: fn() = || {
-                fn __parent_is_an_object<P: #krate::reflection::Reflected>() {}
+                fn __parent_is_an_object<P: #krate::__private::Reflected>() {}
                 __parent_is_an_object::<#base_ty>();
             };
             const _: () = ::core::assert!(
-                !<#base_ty as #krate::reflection::Reflected>::IS_FINAL,
+                !<#base_ty as #krate::__private::Reflected>::IS_FINAL,
                 "the `#[ffi(base)]` type is `final` and cannot have subtypes"
             );
         }
@@ -488,9 +499,9 @@ fn generate(model: &ObjectModel) -> TokenStream {
     let mut can_create = vec![quote!(true)];
     if let Some((base_ident, base_ty)) = &model.base {
         empties.push(
-            quote! { #base_ident: <#base_ty as #krate::reflection::Reflected>::empty_payload()? },
+            quote! { #base_ident: <#base_ty as #krate::__private::Reflected>::empty_payload()? },
         );
-        can_create.push(quote! { <#base_ty as #krate::reflection::Reflected>::CAN_CREATE });
+        can_create.push(quote! { <#base_ty as #krate::__private::Reflected>::CAN_CREATE });
     }
     for (skipped, ty) in &model.skipped {
         empties.push(quote! { #skipped: ::core::default::Default::default() });
@@ -509,24 +520,24 @@ fn generate(model: &ObjectModel) -> TokenStream {
         let name = &field.name;
         let fdoc = &field.doc;
         let flags = field.flags;
-        let fv = quote_spanned! {ty.span()=> <#ty as #krate::reflection::FieldValue> };
+        let fv = quote_spanned! {ty.span()=> <#ty as #krate::__private::FieldValue> };
         field_checks.push(quote_spanned! {ty.span()=>
             const _: i32 = #fv::STATIC_TYPE_INDEX;
         });
         if model.external {
             field_checks.push(quote_spanned! {ty.span()=>
-                const _: () = #krate::reflection::assert_foreign_field::<#ty>();
+                const _: () = #krate::__private::assert_foreign_field::<#ty>();
             });
         }
         if let Some(rw) = field.rw {
             field_checks.push(quote_spanned! {rw=>
-                const _: () = #krate::reflection::assert_writable::<#ty>();
+                const _: () = #krate::__private::assert_writable::<#ty>();
             });
         }
         empties.push(quote! { #fident: #fv::empty()? });
         can_create.push(quote! { #fv::HAS_EMPTY });
         let offset = quote! {
-            #krate::reflection::header_offset::<#ident>(::core::mem::offset_of!(#ident, #fident))
+            #krate::__private::header_offset::<#ident>(::core::mem::offset_of!(#ident, #fident))
         };
         let default = match &field.default {
             None => quote!(::core::option::Option::None),
@@ -534,10 +545,10 @@ fn generate(model: &ObjectModel) -> TokenStream {
                 let fn_name = quote::format_ident!("__default_{}", i);
                 let body = match value {
                     DefaultValue::Expr(expr) => quote_spanned! {expr.span()=>
-                        #krate::reflection::default_value::<#ty>(#expr)
+                        #krate::__private::default_value::<#ty>(#expr)
                     },
                     DefaultValue::Factory(path) => quote_spanned! {path.span()=>
-                        #krate::reflection::default_factory::<#ty>(#path)
+                        #krate::__private::default_factory::<#ty>(#path)
                     },
                 };
                 defaults.push(quote! { fn #fn_name() -> #krate::Any { #body } });
@@ -546,14 +557,14 @@ fn generate(model: &ObjectModel) -> TokenStream {
         };
         let metadata = field.metadata.iter().map(|(k, lit)| {
             let value = match lit {
-                syn::Lit::Int(v) => quote!(#krate::metadata::MetadataValue::Int(#v)),
-                syn::Lit::Bool(v) => quote!(#krate::metadata::MetadataValue::Bool(#v)),
-                other => quote!(#krate::metadata::MetadataValue::Str(#other)),
+                syn::Lit::Int(v) => quote!(#krate::__private::MetadataValue::Int(#v)),
+                syn::Lit::Bool(v) => quote!(#krate::__private::MetadataValue::Bool(#v)),
+                other => quote!(#krate::__private::MetadataValue::Str(#other)),
             };
             quote!((#k, #value))
         });
         entries.push(quote! {
-            #krate::reflection::FieldEntry {
+            #krate::__private::FieldEntry {
                 name: #name,
                 doc: #fdoc,
                 flags: #flags,
@@ -561,9 +572,9 @@ fn generate(model: &ObjectModel) -> TokenStream {
                 size: ::core::mem::size_of::<#ty>(),
                 alignment: ::core::mem::align_of::<#ty>(),
                 static_type_index: #fv::STATIC_TYPE_INDEX,
-                getter: #krate::reflection::field_getter::<#ty, { #offset }>,
-                setter: #krate::reflection::field_setter::<#ident, #ty, { #offset }>,
-                type_schema: <#fv::Value as #krate::TypeSchema>::type_schema,
+                getter: #krate::__private::field_getter::<#ty, { #offset }>,
+                setter: #krate::__private::field_setter::<#ident, #ty, { #offset }>,
+                type_schema: <#fv::Value as #krate::__private::TypeSchema>::type_schema,
                 default: #default,
                 metadata: &[#(#metadata),*],
             }
@@ -572,15 +583,17 @@ fn generate(model: &ObjectModel) -> TokenStream {
     let rust_object = (!model.external).then(|| {
         quote! {
             // SAFETY: allocated by Rust with `ObjectCell<Self>`; dropped by the Rust deleter.
-            unsafe impl #krate::object::RustObject for #ident {}
+            unsafe impl #krate::__private::RustObject for #ident {
+                const INITIAL_PADDING: u32 = #krate::__private::SEALED;
+            }
         }
     });
     let creator = if model.external {
         quote!(::core::option::Option::None)
     } else {
         quote! {
-            if <#ident as #krate::reflection::Reflected>::CAN_CREATE {
-                ::core::option::Option::Some(#krate::reflection::create_object::<#ident>)
+            if <#ident as #krate::__private::Reflected>::CAN_CREATE {
+                ::core::option::Option::Some(#krate::__private::create_object::<#ident>)
             } else {
                 ::core::option::Option::None
             }
@@ -591,13 +604,13 @@ fn generate(model: &ObjectModel) -> TokenStream {
     } else {
         quote! {{
             #[allow(unused_imports)]
-            use #krate::reflection::{ShallowCopyByClone as _, ShallowCopyUnsupported as _};
-            (&&#krate::reflection::ShallowCopyProbe::<#ident>::new()).shallow_copy()
+            use #krate::__private::{ShallowCopyByClone as _, ShallowCopyUnsupported as _};
+            (&&#krate::__private::ShallowCopyProbe::<#ident>::new()).shallow_copy()
         }}
     };
     let payload_offset_check = quote_spanned! {ident.span()=>
         const _: () = ::core::assert!(
-            #krate::object::ObjectCell::<#ident>::PAYLOAD_OFFSET == 24,
+            #krate::__private::ObjectCell::<#ident>::PAYLOAD_OFFSET == 24,
             "a TVM-FFI object payload must start right after the 24-byte header: fields aligned to more than 8 bytes are not supported"
         );
     };
@@ -610,19 +623,20 @@ fn generate(model: &ObjectModel) -> TokenStream {
         .map(|f| crate::methods::member_name_const(&f.name, f.ident.span()));
     quote! {
         const _: () = {
-            static __SLOT: #krate::object::TypeSlot = #krate::object::TypeSlot::new();
+            static __SLOT: #krate::__private::TypeSlot = #krate::__private::TypeSlot::new();
 
             // SAFETY: `#[repr(C)]` with the parent payload first (checked below); reached only
             // through shared references; fields are Send + Sync (FieldValue).
-            unsafe impl #krate::object::ObjectType for #ident {
+            unsafe impl #krate::__private::ObjectType for #ident {
                 const TYPE_KEY: &'static str = #key;
-                const TRACKS_CONSTRUCTION: bool = #tracks;
                 #[inline]
-                fn runtime_type() -> #krate::object::RuntimeType {
+                fn runtime_type() -> #krate::__private::RuntimeType {
                     __SLOT.resolve(#key)
                 }
+                #before_deref
             }
-            impl #krate::object::DerivedObject for #ident {
+            // SAFETY: the parent payload is the first field, at offset 0 (checked below).
+            unsafe impl #krate::__private::DerivedObject for #ident {
                 type Parent = #parent_ty;
             }
             #rust_object
@@ -633,7 +647,7 @@ fn generate(model: &ObjectModel) -> TokenStream {
             #(#field_checks)*
 
             // SAFETY: the payload is built field by field from the registered fields' types.
-            unsafe impl #krate::reflection::Reflected for #ident {
+            unsafe impl #krate::__private::Reflected for #ident {
                 const IS_FINAL: bool = #is_final;
                 const CAN_CREATE: bool = #(#can_create)&&*;
                 fn empty_payload() -> ::core::option::Option<Self> {
@@ -652,26 +666,26 @@ fn generate(model: &ObjectModel) -> TokenStream {
                 }
                 /// The runtime type index of this type (assigned when the library loaded).
                 pub fn type_index() -> i32 {
-                    <Self as #krate::object::ObjectType>::runtime_type().index
+                    <Self as #krate::__private::ObjectType>::runtime_type().index
                 }
             }
 
-            static __FIELDS: [#krate::reflection::FieldEntry; #field_count] = [#(#entries),*];
+            static __FIELDS: [#krate::__private::FieldEntry; #field_count] = [#(#entries),*];
 
             fn __shallow_copy() -> ::core::option::Option<#krate::Function> {
                 #shallow_copy
             }
 
-            #[#krate::__private::linkme::distributed_slice(#krate::registry::TYPES)]
+            #[#krate::__private::linkme::distributed_slice(#krate::__private::TYPES)]
             #[linkme(crate = #krate::__private::linkme)]
-            static __TYPE: #krate::reflection::TypeEntry = #krate::reflection::TypeEntry {
+            static __TYPE: #krate::__private::TypeEntry = #krate::__private::TypeEntry {
                 key: #key,
-                parent_key: <#parent_ty as #krate::object::ObjectType>::TYPE_KEY,
+                parent_key: <#parent_ty as #krate::__private::ObjectType>::TYPE_KEY,
                 origin: #origin,
                 doc: #doc,
                 slot: &__SLOT,
                 is_final: #is_final,
-                total_size: #krate::object::ObjectCell::<#ident>::TOTAL_SIZE,
+                total_size: #krate::__private::ObjectCell::<#ident>::TOTAL_SIZE,
                 structural: #structural,
                 creator: #creator,
                 fields: &__FIELDS,

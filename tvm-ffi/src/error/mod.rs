@@ -1,0 +1,277 @@
+//! [`Error`]: the runtime's error object (kind, message, backtrace), and how errors and panics
+//! cross the ABI.
+use std::fmt;
+
+use crate::object::builtin::ErrorObj;
+use crate::object::ObjectRef;
+use crate::sys;
+
+pub(crate) mod panic;
+
+/// `Result` with [`Error`] as the default error type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// An error backed by the runtime's `ffi.Error` object.
+///
+/// The `kind` selects the exception class in Python (`ValueError`, `TypeError`, `KeyError`,
+/// `IndexError`, `AttributeError`, `RuntimeError` ...); unknown kinds become `RuntimeError`.
+#[derive(Clone)]
+#[repr(transparent)]
+pub struct Error {
+    obj: ObjectRef<ErrorObj>,
+}
+
+impl Error {
+    /// Creates an error with an empty backtrace.
+    pub fn new(kind: &str, message: impl AsRef<str>) -> Error {
+        Error::with_backtrace(kind, message.as_ref(), "")
+    }
+
+    /// Creates an error whose backtrace names a Rust source location, in the runtime's format
+    /// (`  File "<file>", line <n>, in <function>`). Used by [`bail!`](crate::bail).
+    pub fn at(
+        kind: &str,
+        message: impl AsRef<str>,
+        file: &str,
+        line: u32,
+        function: &str,
+    ) -> Error {
+        let backtrace = format!("  File \"{file}\", line {line}, in {function}\n");
+        Error::with_backtrace(kind, message.as_ref(), &backtrace)
+    }
+
+    /// Creates an error with an explicit backtrace (most recent call first).
+    pub fn with_backtrace(kind: &str, message: &str, backtrace: &str) -> Error {
+        let kind = sys::TVMFFIByteArray::from_bytes(kind.as_bytes());
+        let message = sys::TVMFFIByteArray::from_bytes(message.as_bytes());
+        let backtrace = sys::TVMFFIByteArray::from_bytes(backtrace.as_bytes());
+        let mut out: sys::TVMFFIObjectHandle = std::ptr::null_mut();
+        // SAFETY: valid byte arrays and output slot; the runtime copies the bytes.
+        let rc = unsafe { sys::TVMFFIErrorCreate(&kind, &message, &backtrace, &mut out) };
+        let ptr = std::ptr::NonNull::new(out as *mut sys::TVMFFIObject);
+        match (rc, ptr) {
+            // SAFETY: a fresh ffi.Error with one strong reference, now ours.
+            (0, Some(ptr)) => Error {
+                obj: unsafe { ObjectRef::from_raw(ptr) },
+            },
+            _ => panic!("libtvm_ffi could not allocate an error object (out of memory)"),
+        }
+    }
+
+    /// `ValueError` with `message`.
+    pub fn value_error(message: impl AsRef<str>) -> Error {
+        Error::new("ValueError", message)
+    }
+    /// `TypeError` with `message`.
+    pub fn type_error(message: impl AsRef<str>) -> Error {
+        Error::new("TypeError", message)
+    }
+    /// `RuntimeError` with `message`.
+    pub fn runtime_error(message: impl AsRef<str>) -> Error {
+        Error::new("RuntimeError", message)
+    }
+    /// `KeyError` with `message`.
+    pub fn key_error(message: impl AsRef<str>) -> Error {
+        Error::new("KeyError", message)
+    }
+    /// `IndexError` with `message`.
+    pub fn index_error(message: impl AsRef<str>) -> Error {
+        Error::new("IndexError", message)
+    }
+    /// `AttributeError` with `message`.
+    pub fn attribute_error(message: impl AsRef<str>) -> Error {
+        Error::new("AttributeError", message)
+    }
+
+    fn cell(&self) -> &sys::TVMFFIErrorCell {
+        &self.obj.cell
+    }
+
+    /// The error kind, e.g. `"ValueError"`.
+    pub fn kind(&self) -> &str {
+        // SAFETY: the cell's byte arrays are owned by the error object we hold.
+        std::str::from_utf8(unsafe { self.cell().kind.as_bytes() }).unwrap_or("RuntimeError")
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        // SAFETY: as in `kind`.
+        let bytes = unsafe { self.cell().message.as_bytes() };
+        std::str::from_utf8(bytes).unwrap_or("<message is not UTF-8>")
+    }
+
+    /// The backtrace, most recent call first, one `  File "...", line N, in f` line per frame.
+    ///
+    /// A copy: unlike kind and message, the backtrace grows as the error travels (see
+    /// [`Error::append_backtrace`]), which reallocates the runtime's storage.
+    pub fn backtrace(&self) -> std::string::String {
+        // SAFETY: as in `kind`; the bytes are copied before anything can append to them.
+        std::string::String::from_utf8_lossy(unsafe { self.cell().backtrace.as_bytes() })
+            .into_owned()
+    }
+
+    /// Appends a frame to the backtrace (as errors travel up the stack).
+    ///
+    /// The runtime updates its error object in place, so this needs the only reference to it:
+    /// when the error object is shared (a clone exists), `self` first gets a copy of its own.
+    pub fn append_backtrace(&mut self, frame: &str) {
+        if self.obj.strong_count() != 1 || self.obj.weak_count() != 1 {
+            *self = Error::with_backtrace(self.kind(), self.message(), &self.backtrace());
+        }
+        if let Some(update) = self.cell().update_backtrace {
+            let frame = sys::TVMFFIByteArray::from_bytes(frame.as_bytes());
+            // SAFETY: the runtime's own update function on its own error object, of which
+            // `self` holds the only reference (checked above), so no `&str` into the old
+            // backtrace can exist (`backtrace` returns copies).
+            unsafe {
+                update(
+                    self.obj.as_raw().as_ptr() as _,
+                    &frame,
+                    sys::kTVMFFIBacktraceUpdateModeAppend,
+                )
+            };
+        }
+    }
+
+    /// The underlying object.
+    pub fn as_object_ref(&self) -> &ObjectRef<ErrorObj> {
+        &self.obj
+    }
+
+    /// Wraps an error object.
+    pub fn from_object_ref(obj: ObjectRef<ErrorObj>) -> Error {
+        Error { obj }
+    }
+
+    /// Unwraps into the error object.
+    pub fn into_object_ref(self) -> ObjectRef<ErrorObj> {
+        self.obj
+    }
+
+    /// Takes the error the runtime raised on this thread (after a call returned non-zero).
+    pub fn take_raised() -> Option<Error> {
+        let mut out: sys::TVMFFIObjectHandle = std::ptr::null_mut();
+        // SAFETY: valid output slot; ownership of the error moves to us.
+        unsafe { sys::TVMFFIErrorMoveFromRaised(&mut out) };
+        // SAFETY: a non-null result is an owned ffi.Error.
+        std::ptr::NonNull::new(out as *mut sys::TVMFFIObject).map(|ptr| Error {
+            obj: unsafe { ObjectRef::from_raw(ptr) },
+        })
+    }
+
+    /// The error for a non-zero return code of a runtime call.
+    pub(crate) fn from_return_code(rc: i32) -> Error {
+        match Error::take_raised() {
+            Some(err) => err,
+            None if rc == -2 => Error::new(
+                "FrontendError",
+                "the frontend (e.g. Python) raised an error, such as KeyboardInterrupt",
+            ),
+            None => Error::runtime_error(format!(
+                "libtvm_ffi call failed with code {rc} and no error set"
+            )),
+        }
+    }
+
+    /// Hands the error to the runtime as this thread's raised error; the caller then returns -1.
+    pub fn set_raised(self) {
+        // SAFETY: the runtime takes its own reference; ours is released on drop.
+        unsafe { sys::TVMFFIErrorSetRaised(self.obj.as_raw().as_ptr() as _) };
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind(), self.message())
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Error")
+            .field("kind", &self.kind())
+            .field("message", &self.message())
+            .field("backtrace", &self.backtrace())
+            .finish()
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl PartialEq for Error {
+    /// Errors compare by kind and message.
+    fn eq(&self, other: &Self) -> bool {
+        self.kind() == other.kind() && self.message() == other.message()
+    }
+}
+
+macro_rules! error_from {
+    ($($ty:ty => $kind:literal),* $(,)?) => {$(
+        impl From<$ty> for Error {
+            fn from(err: $ty) -> Error {
+                Error::new($kind, err.to_string())
+            }
+        }
+    )*};
+}
+error_from!(
+    std::num::ParseIntError => "ValueError",
+    std::num::ParseFloatError => "ValueError",
+    std::num::TryFromIntError => "ValueError",
+    std::str::Utf8Error => "ValueError",
+    std::string::FromUtf8Error => "ValueError",
+    std::str::ParseBoolError => "ValueError",
+    std::ffi::NulError => "ValueError",
+    std::io::Error => "RuntimeError",
+    std::fmt::Error => "RuntimeError",
+    std::string::String => "RuntimeError",
+    &str => "RuntimeError",
+);
+
+impl From<std::convert::Infallible> for Error {
+    fn from(never: std::convert::Infallible) -> Error {
+        match never {}
+    }
+}
+
+/// Returns early with an [`Error`] of the given kind, recording the file and line in its
+/// backtrace.
+///
+/// ```
+/// fn parse(text: &str) -> tvm_ffi::Result<i64> {
+///     if text.is_empty() {
+///         tvm_ffi::bail!(ValueError, "cannot parse an empty string");
+///     }
+///     text.parse::<i64>().map_err(Into::into)
+/// }
+/// ```
+#[macro_export]
+macro_rules! bail {
+    ($kind:ident, $($fmt:tt)+) => {
+        return ::core::result::Result::Err($crate::Error::at(
+            ::core::stringify!($kind),
+            ::std::format!($($fmt)+),
+            ::core::file!(),
+            ::core::line!(),
+            ::core::module_path!(),
+        )
+        .into())
+    };
+}
+
+/// Returns early with an [`Error`] of the given kind unless the condition holds.
+///
+/// ```
+/// fn check(n: i64) -> tvm_ffi::Result<()> {
+///     tvm_ffi::ensure!(n >= 0, ValueError, "n must be non-negative, got {n}");
+///     Ok(())
+/// }
+/// ```
+#[macro_export]
+macro_rules! ensure {
+    ($cond:expr, $kind:ident, $($fmt:tt)+) => {
+        if !($cond) {
+            $crate::bail!($kind, $($fmt)+);
+        }
+    };
+}

@@ -1,0 +1,392 @@
+//! Reference-counted objects: the 24-byte header, [`ObjectRef`] and [`WeakRef`], the object
+//! traits, the payloads of the runtime's built-in objects, and queries of the runtime's type
+//! registry.
+//!
+//! This is the lowest layer above the raw ABI: it knows nothing of values, errors, functions
+//! or registration. Types defined in Rust hook into it through two hidden items of their
+//! [`ObjectType`] / [`RustObject`] impls (the header state they start in and what happens
+//! before the first dereference), which `#[derive(Object)]` fills in.
+use std::fmt;
+use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
+use std::ptr::NonNull;
+use std::sync::atomic::Ordering;
+
+use crate::sys::TVMFFIObject;
+
+pub mod builtin;
+mod header;
+pub mod type_info;
+
+pub use header::{alloc_object, ObjectCell};
+pub(crate) use header::{dec_ref, inc_ref, padding_word};
+use header::{dec_weak, inc_weak, ref_count, try_inc_strong, type_index_of, STRONG_MASK};
+
+/// Index and inheritance depth of a type in the runtime's registry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RuntimeType {
+    /// The type index stored in every object header.
+    pub index: i32,
+    /// Depth in the single-inheritance tree (`ffi.Object` is 0).
+    pub depth: i32,
+}
+
+/// A payload type of a TVM-FFI object: the part of the object after the 24-byte header.
+///
+/// # Safety
+/// Implementors guarantee that every object whose header carries this type's index (or the index
+/// of a subtype) is laid out as `[TVMFFIObject header][Self]`, with `Self` placed at
+/// [`ObjectCell::PAYLOAD_OFFSET`], and that `Self` is only ever reached through shared
+/// references. Payloads must also be safe to share between threads (`Send + Sync`): foreign
+/// code may use an object from any thread. `#[derive(Object)]` implements this trait (and
+/// checks `Send + Sync` field by field, so the error points at the offending field); the
+/// built-in payloads are in [`builtin`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a TVM-FFI object type",
+    label = "not an object type",
+    note = "define object types with `#[derive(tvm_ffi::Object)]` (or declare a foreign one with `#[ffi_type(key = \"..\", external)]`)"
+)]
+pub unsafe trait ObjectType: Sized + 'static {
+    /// The registry key, e.g. `"my_ext.Point"`.
+    const TYPE_KEY: &'static str;
+    /// The runtime index and depth of this type.
+    fn runtime_type() -> RuntimeType;
+    /// Runs before every dereference of an `ObjectRef<Self>`; `#[derive(Object)]` seals the
+    /// object's construction state here. Not part of the public API.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn before_deref(_object: NonNull<TVMFFIObject>) {}
+    /// The registry key (`"my_ext.Point"`).
+    fn type_key() -> &'static str {
+        Self::TYPE_KEY
+    }
+    /// The runtime type index (assigned when the defining library loaded).
+    fn type_index() -> i32 {
+        Self::runtime_type().index
+    }
+}
+
+/// An object type with a parent other than itself (every type but `ffi.Object`).
+///
+/// # Safety
+/// `Parent`'s payload must be a prefix of this type's payload (at the same offset), and the
+/// runtime must register this type as a child of `Parent`: [`ObjectRef::upcast`] trusts it.
+/// `#[derive(Object)]` implements it from the `#[ffi(base)]` field, which it checks to be the
+/// first field at offset 0.
+pub unsafe trait DerivedObject: ObjectType {
+    /// The parent type; its payload is a prefix of this type's payload.
+    type Parent: ObjectType;
+}
+
+/// An object type that Rust code may allocate with [`ObjectRef::new`]: a type defined in Rust
+/// (by `#[derive(Object)]`), as opposed to a built-in or a type declared from another language.
+///
+/// # Safety
+/// The runtime must be able to destroy such objects with the Rust deleter alone.
+pub unsafe trait RustObject: ObjectType {
+    /// The header's padding word of a new object (the construction state of Rust-defined
+    /// types). Not part of the public API.
+    #[doc(hidden)]
+    const INITIAL_PADDING: u32 = 0;
+}
+
+/// Marker for the position of an ancestor in the parent chain (see [`IsA`]).
+pub struct Here;
+/// Marker for an ancestor further up the parent chain (see [`IsA`]).
+pub struct There<I>(PhantomData<I>);
+
+/// `Self` is `U` or derives from it. `I` is inferred; it encodes the path up the parent chain so
+/// that the implementations do not overlap.
+///
+/// # Safety
+/// Only the two blanket implementations in this crate exist; they are sound because every
+/// [`DerivedObject`] payload starts with its parent's payload.
+pub unsafe trait IsA<U: ObjectType, I>: ObjectType {}
+// SAFETY: reflexive.
+unsafe impl<T: ObjectType> IsA<T, Here> for T {}
+// SAFETY: the parent's payload is a prefix of T's payload (DerivedObject contract).
+unsafe impl<T, U, I> IsA<U, There<I>> for T
+where
+    T: DerivedObject,
+    U: ObjectType,
+    T::Parent: IsA<U, I>,
+{
+}
+
+/// A strong reference to an object whose payload is (at least) `T`.
+///
+/// Pointer-sized and layout-compatible with C++ `ObjectRef`: a non-null pointer to the header.
+/// Clone and drop are inline atomic operations on the header.
+#[repr(transparent)]
+pub struct ObjectRef<T: ObjectType> {
+    ptr: NonNull<TVMFFIObject>,
+    _marker: PhantomData<T>,
+}
+
+// SAFETY: the reference count is atomic and payloads are only reachable through `&T`, so a
+// reference may move or be shared between threads when the payload may.
+unsafe impl<T: ObjectType + Send + Sync> Send for ObjectRef<T> {}
+// SAFETY: as above.
+unsafe impl<T: ObjectType + Send + Sync> Sync for ObjectRef<T> {}
+
+impl<T: RustObject> ObjectRef<T> {
+    /// Allocates a new object holding `payload`, with strong and weak count 1.
+    ///
+    /// One allocation: the header and the payload share one block.
+    pub fn new(payload: T) -> Self {
+        let ptr = alloc_object(payload, T::runtime_type().index, T::INITIAL_PADDING);
+        ObjectRef {
+            ptr,
+            _marker: PhantomData,
+        }
+    }
+}
+
+impl<T: ObjectType> ObjectRef<T> {
+    /// Takes ownership of one strong reference held in a raw handle.
+    ///
+    /// # Safety
+    /// `ptr` must point to a live object that is an instance of `T`, and the caller gives up
+    /// one strong reference to it.
+    #[inline]
+    pub unsafe fn from_raw(ptr: NonNull<TVMFFIObject>) -> Self {
+        ObjectRef {
+            ptr,
+            _marker: PhantomData,
+        }
+    }
+
+    /// Makes a new strong reference from a borrowed raw handle (increments the count).
+    ///
+    /// # Safety
+    /// `ptr` must point to a live object that is an instance of `T`.
+    #[inline]
+    pub unsafe fn from_raw_borrowed(ptr: NonNull<TVMFFIObject>) -> Self {
+        // SAFETY: the caller guarantees the object is alive.
+        unsafe { inc_ref(ptr) };
+        ObjectRef {
+            ptr,
+            _marker: PhantomData,
+        }
+    }
+
+    /// Gives up ownership without decrementing; pair with [`ObjectRef::from_raw`].
+    #[inline]
+    pub fn into_raw(self) -> NonNull<TVMFFIObject> {
+        ManuallyDrop::new(self).ptr
+    }
+
+    /// The raw handle, still owned by `self`.
+    #[inline]
+    pub fn as_raw(&self) -> NonNull<TVMFFIObject> {
+        self.ptr
+    }
+
+    /// The header of the object, as a raw pointer: its reference counts and state word change
+    /// atomically under other threads, so no `&TVMFFIObject` is handed out.
+    #[inline]
+    pub fn header_ptr(&self) -> *const TVMFFIObject {
+        self.ptr.as_ptr()
+    }
+
+    /// The runtime type index of the object (its dynamic type, maybe a subtype of `T`).
+    #[inline]
+    pub fn type_index(&self) -> i32 {
+        // SAFETY: the object is alive while `self` exists.
+        unsafe { type_index_of(self.ptr) }
+    }
+
+    /// The registry key of the object's dynamic type.
+    pub fn type_key(&self) -> &'static str {
+        type_info::type_key_of_index(self.type_index())
+    }
+
+    /// Current strong reference count.
+    #[inline]
+    pub fn strong_count(&self) -> u32 {
+        (ref_count(self.ptr).load(Ordering::Relaxed) & STRONG_MASK) as u32
+    }
+
+    /// Current weak reference count (including the one held by the strong references).
+    #[inline]
+    pub fn weak_count(&self) -> u32 {
+        (ref_count(self.ptr).load(Ordering::Relaxed) >> 32) as u32
+    }
+
+    /// Whether two references point to the same object.
+    #[inline]
+    pub fn ptr_eq<U: ObjectType>(&self, other: &ObjectRef<U>) -> bool {
+        self.ptr == other.ptr
+    }
+
+    /// Whether the object is an instance of `U` (its type or a subtype). O(1): the runtime
+    /// stores each type's ancestors in an array indexed by depth.
+    #[inline]
+    pub fn is_instance<U: ObjectType>(&self) -> bool {
+        type_info::is_instance_index(self.type_index(), U::runtime_type())
+    }
+
+    /// A new reference typed as `U` when the object is an instance of `U`.
+    pub fn downcast<U: ObjectType>(&self) -> Option<ObjectRef<U>> {
+        if self.is_instance::<U>() {
+            Some(self.clone().cast_unchecked())
+        } else {
+            None
+        }
+    }
+
+    /// Like [`ObjectRef::downcast`], consuming `self` (no reference count change), and handing
+    /// `self` back on mismatch.
+    pub fn try_downcast<U: ObjectType>(self) -> Result<ObjectRef<U>, Self> {
+        if self.is_instance::<U>() {
+            Ok(self.cast_unchecked())
+        } else {
+            Err(self)
+        }
+    }
+
+    /// Upcasts to an ancestor type (checked at compile time, free at run time).
+    #[inline]
+    pub fn upcast<U: ObjectType, I>(self) -> ObjectRef<U>
+    where
+        T: IsA<U, I>,
+    {
+        self.cast_unchecked()
+    }
+
+    /// Upcasts to the root object type.
+    #[inline]
+    pub fn into_object(self) -> ObjectRef<builtin::Object> {
+        self.cast_unchecked()
+    }
+
+    /// Borrows as a reference to the root object type.
+    #[inline]
+    pub fn as_object(&self) -> &ObjectRef<builtin::Object> {
+        // SAFETY: ObjectRef is repr(transparent) over the pointer for every T; every object is
+        // an instance of the root type.
+        unsafe { &*(self as *const Self as *const ObjectRef<builtin::Object>) }
+    }
+
+    /// Creates a weak reference.
+    pub fn downgrade(&self) -> WeakRef<T> {
+        inc_weak(self.ptr);
+        WeakRef {
+            ptr: self.ptr,
+            _marker: PhantomData,
+        }
+    }
+
+    #[inline]
+    fn cast_unchecked<U: ObjectType>(self) -> ObjectRef<U> {
+        ObjectRef {
+            ptr: self.into_raw(),
+            _marker: PhantomData,
+        }
+    }
+
+    /// Reinterprets a borrowed reference.
+    ///
+    /// # Safety
+    /// The object must be an instance of `U`.
+    #[inline]
+    pub unsafe fn cast_ref_unchecked<U: ObjectType>(&self) -> &ObjectRef<U> {
+        // SAFETY: same representation; instance-ness guaranteed by the caller.
+        unsafe { &*(self as *const Self as *const ObjectRef<U>) }
+    }
+}
+
+impl<T: ObjectType> std::ops::Deref for ObjectRef<T> {
+    type Target = T;
+    #[inline]
+    fn deref(&self) -> &T {
+        T::before_deref(self.ptr);
+        // SAFETY: ObjectType contract: the payload of an instance of T sits at PAYLOAD_OFFSET.
+        unsafe {
+            &*((self.ptr.as_ptr() as *const u8).add(ObjectCell::<T>::PAYLOAD_OFFSET) as *const T)
+        }
+    }
+}
+
+impl<T: ObjectType> Clone for ObjectRef<T> {
+    #[inline]
+    fn clone(&self) -> Self {
+        // SAFETY: self holds a strong reference.
+        unsafe { inc_ref(self.ptr) };
+        ObjectRef {
+            ptr: self.ptr,
+            _marker: PhantomData,
+        }
+    }
+}
+
+impl<T: ObjectType> Drop for ObjectRef<T> {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: self owns one strong reference.
+        unsafe { dec_ref(self.ptr) }
+    }
+}
+
+impl<T: ObjectType> PartialEq for ObjectRef<T> {
+    /// Identity comparison, like C++ `ObjectRef::same_as`.
+    fn eq(&self, other: &Self) -> bool {
+        self.ptr == other.ptr
+    }
+}
+impl<T: ObjectType> Eq for ObjectRef<T> {}
+impl<T: ObjectType> std::hash::Hash for ObjectRef<T> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.ptr.hash(state)
+    }
+}
+
+/// A weak reference: keeps the memory, not the payload, alive.
+pub struct WeakRef<T: ObjectType> {
+    ptr: NonNull<TVMFFIObject>,
+    _marker: PhantomData<T>,
+}
+
+// SAFETY: only atomic operations on the header happen through a WeakRef.
+unsafe impl<T: ObjectType + Send + Sync> Send for WeakRef<T> {}
+// SAFETY: as above.
+unsafe impl<T: ObjectType + Send + Sync> Sync for WeakRef<T> {}
+
+impl<T: ObjectType> WeakRef<T> {
+    /// A strong reference if the object is still alive.
+    pub fn upgrade(&self) -> Option<ObjectRef<T>> {
+        // Lazily: an `ObjectRef` built for nothing would release a reference it never took.
+        try_inc_strong(self.ptr).then(|| ObjectRef {
+            ptr: self.ptr,
+            _marker: PhantomData,
+        })
+    }
+
+    /// Current strong reference count (0 once the payload is gone).
+    pub fn strong_count(&self) -> u32 {
+        (ref_count(self.ptr).load(Ordering::Relaxed) & STRONG_MASK) as u32
+    }
+}
+
+impl<T: ObjectType> Clone for WeakRef<T> {
+    fn clone(&self) -> Self {
+        inc_weak(self.ptr);
+        WeakRef {
+            ptr: self.ptr,
+            _marker: PhantomData,
+        }
+    }
+}
+
+impl<T: ObjectType> Drop for WeakRef<T> {
+    fn drop(&mut self) {
+        // SAFETY: self owns one weak reference.
+        unsafe { dec_weak(self.ptr) }
+    }
+}
+
+impl<T: ObjectType> fmt::Debug for WeakRef<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "WeakRef<{}>({:p})", T::TYPE_KEY, self.ptr)
+    }
+}

@@ -1,0 +1,225 @@
+//! [`Rw<T>`]: the storage of a field that foreign code may write after construction.
+//!
+//! A field marked `#[ffi(rw)]` can be assigned from Python (`obj.x = 3`) or C++ (the reflected
+//! setter) at any time, on any thread, while Rust code holds `&Point`. A plain `i64` field
+//! cannot soundly change under a live `&i64`, so writable fields use this wrapper: Rust reads
+//! with [`Rw::get`] (a copy or a new reference) and writes with [`Rw::set`], and the reflected
+//! getter and setter go through the same lock.
+//!
+//! The wrapper has exactly the size, alignment and bit layout of `T` (`repr(transparent)`), so
+//! the object's layout is the one a C++ struct with a plain `T` member would have. The lock is
+//! not stored in the object: a small process-wide table of spin locks (one table shared by
+//! every Rust library in the process) is indexed by the field's address. Locks are held only
+//! while copying or swapping the value (a few instructions, never a call into user code); the
+//! old value is dropped after the lock is released.
+use std::cell::UnsafeCell;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+
+/// A field value that foreign code may replace at any time; see the [module docs](self).
+///
+/// ```
+/// use tvm_ffi::Rw;
+/// let x = Rw::new(3_i64);
+/// assert_eq!(x.get(), 3);
+/// x.set(4);
+/// assert_eq!(x.get(), 4);
+/// ```
+#[repr(transparent)]
+pub struct Rw<T> {
+    value: UnsafeCell<T>,
+}
+
+// SAFETY: every access to `value` holds the address-indexed lock, so at most one thread reads
+// or writes it at a time (like `Mutex<T>`, which is `Sync` for `T: Send`).
+unsafe impl<T: Send> Sync for Rw<T> {}
+
+const STRIPES: usize = 64;
+type LockTable = [AtomicBool; STRIPES];
+#[allow(clippy::declare_interior_mutable_const)]
+const UNLOCKED: AtomicBool = AtomicBool::new(false);
+static LOCAL_LOCKS: LockTable = [UNLOCKED; STRIPES];
+static PROCESS_LOCKS: OnceLock<&'static LockTable> = OnceLock::new();
+/// The global function through which the first Rust library of the process shares its table.
+const LOCK_TABLE_GLOBAL: &str = "tvm_ffi_rs.rw_lock_table.v1";
+
+/// The process-wide lock table. Each library (cdylib) has its own statics, but a type can be
+/// shared between libraries (a second copy of a library, an `external` declaration of another
+/// Rust library's type), and then both sides must take the same lock for the same field: the
+/// first library to need a table publishes its own through a global function, later ones use
+/// that one. (Libraries are never unloaded, so the table outlives every user.)
+fn lock_table() -> &'static LockTable {
+    PROCESS_LOCKS.get_or_init(|| {
+        for _ in 0..2 {
+            if let Some(shared) = crate::function::Function::get_global(LOCK_TABLE_GLOBAL) {
+                if let Ok(ptr) = shared.call_as::<*mut std::ffi::c_void, _>(()) {
+                    if !ptr.is_null() {
+                        // SAFETY: published below by a library of this SDK (same table type
+                        // and size, named by version), never unloaded.
+                        return unsafe { &*(ptr as *const LockTable) };
+                    }
+                }
+            }
+            let ours = &LOCAL_LOCKS as *const LockTable as usize;
+            let publish =
+                crate::function::Function::from_typed(move || ours as *mut std::ffi::c_void);
+            // Fails only if another library published first (a race): then use that one.
+            if publish.register_global(LOCK_TABLE_GLOBAL, false).is_ok() {
+                return &LOCAL_LOCKS;
+            }
+        }
+        &LOCAL_LOCKS
+    })
+}
+
+struct StripeGuard(&'static AtomicBool);
+
+impl StripeGuard {
+    #[inline]
+    fn lock(addr: *const ()) -> Self {
+        // Fields are at least 4-byte aligned and usually 8: drop the low bits before hashing.
+        let slot = &lock_table()[((addr as usize) >> 3) % STRIPES];
+        let mut spins = 0u32;
+        while slot
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            spins += 1;
+            if spins < 64 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+        StripeGuard(slot)
+    }
+}
+
+impl Drop for StripeGuard {
+    #[inline]
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
+}
+
+impl<T> Rw<T> {
+    /// Wraps an initial value.
+    pub const fn new(value: T) -> Self {
+        Rw {
+            value: UnsafeCell::new(value),
+        }
+    }
+
+    /// Unwraps the value (no other reference can exist: `self` is owned).
+    pub fn into_inner(self) -> T {
+        self.value.into_inner()
+    }
+
+    /// Mutable access through an exclusive borrow (no lock needed).
+    pub fn get_mut(&mut self) -> &mut T {
+        self.value.get_mut()
+    }
+
+    /// Replaces the value, returning the old one.
+    pub fn replace(&self, value: T) -> T {
+        let _guard = StripeGuard::lock(self.value.get() as *const ());
+        // SAFETY: the stripe lock serialises every access to this cell.
+        unsafe { std::mem::replace(&mut *self.value.get(), value) }
+    }
+
+    /// Stores a new value; the old one is dropped after the lock is released.
+    pub fn set(&self, value: T) {
+        drop(self.replace(value));
+    }
+
+    /// Runs `f` on the current value under the lock. `f` must be short and must not touch
+    /// another `Rw` (locks are shared between fields).
+    fn with<R>(&self, f: impl FnOnce(&T) -> R) -> R {
+        let _guard = StripeGuard::lock(self.value.get() as *const ());
+        // SAFETY: the stripe lock serialises every access to this cell.
+        f(unsafe { &*self.value.get() })
+    }
+}
+
+impl<T: Clone> Rw<T> {
+    /// A copy of the current value (for objects: a new reference).
+    ///
+    /// `T::clone` runs under the lock, which other fields may share: it must not read or write
+    /// another `Rw` (true of every TVM-FFI value type; keep it true for your own `T`).
+    pub fn get(&self) -> T {
+        self.with(T::clone)
+    }
+}
+
+impl<T: Clone> Clone for Rw<T> {
+    fn clone(&self) -> Self {
+        Rw::new(self.get())
+    }
+}
+
+impl<T: Default> Default for Rw<T> {
+    fn default() -> Self {
+        Rw::new(T::default())
+    }
+}
+
+impl<T> From<T> for Rw<T> {
+    fn from(value: T) -> Self {
+        Rw::new(value)
+    }
+}
+
+impl<T: Clone + fmt::Debug> fmt::Debug for Rw<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.get().fmt(f)
+    }
+}
+
+impl<T: Clone + PartialEq> PartialEq for Rw<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
+}
+
+impl<T: Clone + PartialEq> PartialEq<T> for Rw<T> {
+    fn eq(&self, other: &T) -> bool {
+        self.with(|v| v == other)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_layout_as_inner() {
+        assert_eq!(std::mem::size_of::<Rw<i64>>(), 8);
+        assert_eq!(std::mem::align_of::<Rw<i32>>(), 4);
+        assert_eq!(std::mem::size_of::<Rw<crate::value::String>>(), 16);
+    }
+
+    #[test]
+    fn concurrent_writes_and_reads_see_whole_values() {
+        let cell = std::sync::Arc::new(Rw::new(crate::value::String::from(
+            "a much longer string 0",
+        )));
+        let writers: Vec<_> = (0..4)
+            .map(|t| {
+                let cell = cell.clone();
+                std::thread::spawn(move || {
+                    for i in 0..2000 {
+                        cell.set(crate::value::String::from(format!(
+                            "a much longer string {t}-{i}"
+                        )));
+                        assert!(cell.get().starts_with("a much longer string"));
+                    }
+                })
+            })
+            .collect();
+        for w in writers {
+            w.join().unwrap();
+        }
+        assert!(cell.get().starts_with("a much longer string"));
+    }
+}

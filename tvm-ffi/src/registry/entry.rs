@@ -1,0 +1,224 @@
+//! The descriptors generated code emits ([`TypeEntry`], [`FieldEntry`], [`MethodEntry`],
+//! [`FunctionEntry`]), the link-time slices that collect them, and the [`TypeSlot`] in which
+//! each type finds its runtime index once registered.
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use crate::function::Function;
+use crate::metadata::MetadataValue;
+use crate::object::RuntimeType;
+use crate::sys;
+use crate::value::Any;
+
+/// The [`RuntimeType`] of a type defined or declared by this library, assigned when the
+/// library loads (see [`super`]).
+pub struct TypeSlot {
+    // index in the low 32 bits, depth in the high 32 bits; 0 means "not yet registered" (index
+    // 0 is `None`, never an object type), FAILED that registration failed.
+    packed: AtomicI64,
+}
+
+const FAILED: i64 = -1;
+
+impl TypeSlot {
+    /// An unresolved slot.
+    pub const fn new() -> Self {
+        TypeSlot {
+            packed: AtomicI64::new(0),
+        }
+    }
+
+    /// Records the runtime type (called by registration).
+    pub fn set(&self, ty: RuntimeType) {
+        let packed = (ty.index as u32 as i64) | ((ty.depth as i64) << 32);
+        self.packed.store(packed, Ordering::Release);
+    }
+
+    /// Records that registration failed: using the type is then a clear panic, never a
+    /// fallback to whatever else the runtime registered under the key.
+    pub fn set_failed(&self) {
+        self.packed.store(FAILED, Ordering::Release);
+    }
+
+    /// The resolved type, if any.
+    #[inline]
+    pub fn get(&self) -> Option<RuntimeType> {
+        let packed = self.packed.load(Ordering::Acquire);
+        if packed <= 0 {
+            None
+        } else {
+            Some(RuntimeType {
+                index: packed as i32,
+                depth: (packed >> 32) as i32,
+            })
+        }
+    }
+
+    /// The resolved type; registers this library's types first if that has not happened yet.
+    ///
+    /// # Panics
+    /// If the type did not register (see [`super::load_errors`]), or when called
+    /// while this library's registration is running (a field default that makes an object of
+    /// a type registered later).
+    #[inline]
+    pub fn resolve(&self, key: &str) -> RuntimeType {
+        match self.get() {
+            Some(ty) => ty,
+            None => self.resolve_slow(key),
+        }
+    }
+
+    #[cold]
+    fn resolve_slow(&self, key: &str) -> RuntimeType {
+        if super::registering_on_this_thread() {
+            panic!(
+                "TVM-FFI type `{key}` was used while this library's types are being registered \
+                 (for example, by a field default): make such defaults a `default_factory`"
+            );
+        }
+        super::ensure_registered();
+        match self.get() {
+            Some(ty) => ty,
+            None => panic!(
+                "TVM-FFI type `{key}` is not registered by this library: see \
+                 tvm_ffi::registry::load_errors() (a conflicting layout, or a parent defined in \
+                 a library that was not loaded first)"
+            ),
+        }
+    }
+}
+
+impl Default for TypeSlot {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A global function defined with `#[ffi_func(name = ...)]`.
+pub struct FunctionEntry {
+    /// Global name.
+    pub name: &'static str,
+    /// Doc string (from `///` comments).
+    pub doc: &'static str,
+    /// Creates the function object.
+    pub make: fn() -> Function,
+    /// The metadata JSON (`{"type_schema":"..."}`).
+    pub metadata: fn() -> String,
+}
+
+/// All global functions of the artifact.
+#[linkme::distributed_slice]
+pub static FUNCTIONS: [FunctionEntry];
+
+/// All object types (`#[derive(Object)]`) of the artifact.
+#[linkme::distributed_slice]
+pub static TYPES: [TypeEntry];
+
+/// All methods and constructors (`#[ffi_methods]`) of the artifact.
+#[linkme::distributed_slice]
+pub static METHODS: [MethodEntry];
+
+/// A reflected field, as registered with `TVMFFITypeRegisterField`.
+pub struct FieldEntry {
+    /// Name seen by Python and C++ (the Rust name unless renamed).
+    pub name: &'static str,
+    /// Doc string.
+    pub doc: &'static str,
+    /// `kTVMFFIFieldFlagBitMask*` flags.
+    pub flags: i64,
+    /// Offset from the start of the header.
+    pub offset: usize,
+    /// Size of the storage.
+    pub size: usize,
+    /// Alignment of the storage.
+    pub alignment: usize,
+    /// The runtime's `field_static_type_index`.
+    pub static_type_index: i32,
+    /// The reflected getter.
+    pub getter: sys::TVMFFIFieldGetter,
+    /// The reflected setter.
+    pub setter: sys::TVMFFIFieldSetter,
+    /// The field's `type_schema` JSON.
+    pub type_schema: fn() -> std::string::String,
+    /// The default value, or the factory function when `flags` has `DefaultFromFactory`.
+    pub default: Option<fn() -> Any>,
+    /// Extra metadata keys.
+    pub metadata: &'static [(&'static str, MetadataValue)],
+}
+
+/// `structural = "..."`: how `structural_equal`/`structural_hash` treat the type.
+pub mod structural {
+    /// No structural comparison (the runtime raises `TypeError`).
+    pub const UNSUPPORTED: i32 = crate::sys::kTVMFFISEqHashKindUnsupported;
+    /// `"tree"`: compared field by field.
+    pub const TREE: i32 = crate::sys::kTVMFFISEqHashKindTreeNode;
+    /// `"free-var"`: variables bound by definition points.
+    pub const FREE_VAR: i32 = crate::sys::kTVMFFISEqHashKindFreeVar;
+    /// `"dag"`: like a tree, sharing-aware.
+    pub const DAG: i32 = crate::sys::kTVMFFISEqHashKindDAGNode;
+    /// `"const-tree"`: a tree whose nodes may be compared by pointer first.
+    pub const CONST_TREE: i32 = crate::sys::kTVMFFISEqHashKindConstTreeNode;
+    /// `"unique"`: compared by identity.
+    pub const UNIQUE: i32 = crate::sys::kTVMFFISEqHashKindUniqueInstance;
+}
+
+/// Whether a [`TypeEntry`] defines a type or declares one defined elsewhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TypeOrigin {
+    /// Defined by this library: registered at load.
+    Defined,
+    /// Defined elsewhere (C++, another library): its layout is checked at load.
+    External,
+}
+
+/// A type collected from `#[derive(Object)]`.
+pub struct TypeEntry {
+    /// Registry key.
+    pub key: &'static str,
+    /// Parent key (`ffi.Object` for root types).
+    pub parent_key: &'static str,
+    /// Defined here or declared.
+    pub origin: TypeOrigin,
+    /// Doc string.
+    pub doc: &'static str,
+    /// Where the runtime index is stored once registered.
+    pub slot: &'static TypeSlot,
+    /// `final`: no subtypes.
+    pub is_final: bool,
+    /// Header plus payload.
+    pub total_size: usize,
+    /// Structural equality/hash kind ([`structural`]).
+    pub structural: i32,
+    /// The creator, when every field has an empty value.
+    pub creator: Option<sys::TVMFFIObjectCreator>,
+    /// Own reflected fields (inherited ones belong to the parent's entry).
+    pub fields: &'static [FieldEntry],
+    /// `__ffi_shallow_copy__`, when the payload is `Clone`.
+    pub shallow_copy: fn() -> Option<Function>,
+}
+
+/// What a [`MethodEntry`] registers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MethodKind {
+    /// Takes the object as argument 0.
+    Instance,
+    /// No object argument.
+    Static,
+    /// The explicit constructor `__ffi_init__`.
+    Init,
+}
+
+/// A method collected from `#[ffi_methods]`.
+pub struct MethodEntry {
+    /// Key of the type the method belongs to.
+    pub type_key: &'static str,
+    /// Name seen by Python and C++.
+    pub name: &'static str,
+    /// Doc string.
+    pub doc: &'static str,
+    /// Instance, static or constructor.
+    pub kind: MethodKind,
+    /// Creates the function object.
+    pub make: fn() -> Function,
+    /// The metadata JSON (`{"type_schema":"..."}`).
+    pub metadata: fn() -> std::string::String,
+}

@@ -1,0 +1,147 @@
+//! Layout checks of types that are already in the runtime (declared `external`, or registered
+//! by another copy of a library), and index allocation.
+use super::entry::{TypeEntry, TypeOrigin};
+use crate::error::{Error, Result};
+use crate::object::{type_info, RuntimeType};
+use crate::sys;
+
+/// Checks a declared external type against the runtime's reflection.
+pub(super) fn check_external(
+    entry: &'static TypeEntry,
+    parent: RuntimeType,
+) -> Result<RuntimeType> {
+    let existing = type_info::lookup_type(entry.key).ok_or_else(|| {
+        Error::runtime_error(
+            "it is declared `external` but not registered (load the library that defines it first)",
+        )
+    })?;
+    match layout_mismatch(entry, existing, parent) {
+        None => Ok(existing),
+        Some(why) => Err(Error::runtime_error(format!(
+            "the Rust declaration does not match the registered type: {why}"
+        ))),
+    }
+}
+
+/// Compares an entry with a registered type: parent, total size and own fields.
+pub(super) fn layout_mismatch(
+    entry: &TypeEntry,
+    existing: RuntimeType,
+    parent: RuntimeType,
+) -> Option<std::string::String> {
+    let info = type_info::type_info(existing.index)?;
+    let actual_parent = if info.type_depth > 0 {
+        // SAFETY: ancestors has `type_depth` valid entries.
+        Some(unsafe { (**info.type_ancestors.add((info.type_depth - 1) as usize)).type_index })
+    } else {
+        None
+    };
+    if actual_parent != Some(parent.index) {
+        return Some(format!(
+            "its parent is `{}`, not `{}`",
+            actual_parent.map_or("<none>", type_info::type_key_of_index),
+            entry.parent_key
+        ));
+    }
+    // SAFETY: metadata is null or points into the registry.
+    if let Some(metadata) = unsafe { info.metadata.as_ref() } {
+        if metadata.total_size as usize != entry.total_size {
+            return Some(format!(
+                "its total size is {} bytes, the Rust layout has {}",
+                metadata.total_size, entry.total_size
+            ));
+        }
+    }
+    let registered: &[sys::TVMFFIFieldInfo] = if info.num_fields > 0 {
+        // SAFETY: `fields` has `num_fields` entries owned by the registry.
+        unsafe { std::slice::from_raw_parts(info.fields, info.num_fields as usize) }
+    } else {
+        &[]
+    };
+    for field in entry.fields {
+        // SAFETY: registry strings live for the process.
+        let found = registered
+            .iter()
+            .find(|f| unsafe { f.name.as_bytes() } == field.name.as_bytes());
+        match found {
+            None => return Some(format!("it has no field `{}`", field.name)),
+            Some(f) if f.offset as usize != field.offset || f.size as usize != field.size => {
+                return Some(format!(
+                    "field `{}` is at offset {} with size {}, the Rust layout has offset {} and size {}",
+                    field.name, f.offset, f.size, field.offset, field.size
+                ))
+            }
+            Some(f) if f.field_static_type_index != field.static_type_index => {
+                return Some(format!(
+                    "field `{}` stores type index {}, the Rust field {}",
+                    field.name, f.field_static_type_index, field.static_type_index
+                ))
+            }
+            Some(f) if entry.origin == TypeOrigin::Defined => {
+                // Another copy of a Rust type: everything it registered must be identical.
+                let ours = crate::metadata::metadata_json(&(field.type_schema)(), field.metadata);
+                // SAFETY: registry strings live for the process.
+                let theirs = unsafe { f.metadata.as_bytes() };
+                if f.flags != field.flags || theirs != ours.as_bytes() {
+                    return Some(format!(
+                        "field `{}` has other flags or another type schema",
+                        field.name
+                    ));
+                }
+            }
+            Some(_) => {}
+        }
+    }
+    // Every registered field must be known: a creator or deleter that skipped one would leave
+    // it uninitialised or leak it.
+    if registered.len() != entry.fields.len() {
+        return Some(format!(
+            "it has {} own fields, the Rust declaration {} (declare every field)",
+            registered.len(),
+            entry.fields.len()
+        ));
+    }
+    None
+}
+
+/// Allocates (or finds) the runtime index of type `key` under `parent`.
+///
+/// The runtime returns the existing index for a known key without checking the parent, so this
+/// checks it: a key already registered under another parent is an error naming the key.
+pub fn allocate_type_index(key: &str, parent: RuntimeType, is_final: bool) -> Result<RuntimeType> {
+    if let Some(existing) = type_info::lookup_type(key) {
+        let info = type_info::type_info(existing.index);
+        // SAFETY: ancestors has `type_depth` valid entries.
+        let actual_parent = info
+            .filter(|i| i.type_depth > 0)
+            .map(|i| unsafe { (**i.type_ancestors.add((i.type_depth - 1) as usize)).type_index });
+        if actual_parent != Some(parent.index) || existing.depth != parent.depth + 1 {
+            return Err(Error::runtime_error(format!(
+                "type `{key}` is already registered with parent `{}`, not `{}`",
+                actual_parent.map_or("<none>", type_info::type_key_of_index),
+                type_info::type_key_of_index(parent.index)
+            )));
+        }
+        return Ok(existing);
+    }
+    let key_bytes = sys::TVMFFIByteArray::from_bytes(key.as_bytes());
+    let (child_slots, can_overflow) = if is_final { (0, 0) } else { (0, 1) };
+    // SAFETY: valid key; the runtime copies it. -1 asks for a dynamic index.
+    let index = unsafe {
+        sys::TVMFFITypeGetOrAllocIndex(
+            &key_bytes,
+            -1,
+            parent.depth + 1,
+            child_slots,
+            can_overflow,
+            parent.index,
+        )
+    };
+    if index < 0 {
+        return Err(Error::from_return_code(index));
+    }
+    Ok(RuntimeType {
+        index,
+        depth: parent.depth + 1,
+    })
+}

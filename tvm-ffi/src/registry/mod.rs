@@ -1,0 +1,438 @@
+//! Load-time registration: how generated code gets types, fields, methods and functions into
+//! libtvm_ffi's own registries.
+//!
+//! # Contract
+//!
+//! - **Collection at link time.** The macros emit one `static` descriptor per item into a
+//!   [`linkme`] distributed slice ([`FUNCTIONS`], [`TYPES`], [`METHODS`]). The linker
+//!   gathers every descriptor of the final artifact (cdylib, executable, test binary) into one
+//!   contiguous array; nothing runs per item before `main`.
+//! - **One load-time constructor per artifact.** This crate places a single function in
+//!   `.init_array`; it runs inside `dlopen` (or before `main`) and calls [`ensure_registered`],
+//!   which walks the complete slices once. Because every descriptor is already in place when
+//!   the first constructor runs, the outcome never depends on the order in which the loader runs
+//!   constructors, and parents are registered before children by sorting on the key graph, not
+//!   by declaration or link order.
+//! - **Types in three phases.** (1) every type gets its index and metadata, parents first (a
+//!   parent defined in this artifact is registered on demand before its child; a parent
+//!   defined elsewhere must already be in the runtime); declared external types are checked
+//!   against the runtime's reflection instead. Then every type's own fields, once every type
+//!   has its index (a field default may make an object of any type here; code run during
+//!   registration that needs a type not registered yet panics with a clear message, and the
+//!   panic becomes a load error, instead of waiting on the registration it runs in). (2) Every
+//!   method of every
+//!   `#[ffi_methods]` block, whichever module it is in. (3) Per type, the constructor (an
+//!   explicit `#[ffi(init)]` or the runtime's reflection-based `ffi._RegisterFFIInit`, which
+//!   snapshots the complete field table, hence last) and the type attributes
+//!   `__ffi_shallow_copy__` and `__ffi_type_final__`.
+//! - **Only libtvm_ffi is called** during registration (the loader lock is held, and from Python
+//!   the GIL): no Python callbacks, no blocking on other threads.
+//! - **Never abort.** A failure (version mismatch, duplicate global name, conflicting type) is
+//!   recorded in [`load_errors`] and printed to stderr naming the function or type key; the rest
+//!   of the library still registers. Panics are caught.
+//! - **Never unload.** The registries keep raw pointers into the library, so the constructor
+//!   also pins the library with `RTLD_NODELETE` (and the workspace links cdylibs with
+//!   `-z nodelete`).
+//! - **Loading twice.** Loading the same file again is a no-op (the loader returns the same
+//!   handle and runs no constructor). A second *copy* of a library (another path) registering the
+//!   same global names gets "already registered" load errors for them, and keeps using its own
+//!   functions internally; the first registration stays in force. For a type key that is already
+//!   registered, the layouts are compared: an identical one (same parent, size and fields) is
+//!   shared, the first copy's accessors and methods stay in force, and nothing is reported; a
+//!   different one is a load error naming the key, and the type (and its subtypes) stay
+//!   unusable from this copy.
+use std::collections::HashMap;
+use std::sync::{Mutex, Once};
+
+use crate::error::{Error, Result};
+use crate::function::GlobalCache;
+use crate::object::{type_info, RuntimeType};
+use crate::sys;
+use crate::value::Any;
+
+mod entry;
+mod layout;
+mod library;
+
+pub use entry::{
+    structural, FieldEntry, FunctionEntry, MethodEntry, MethodKind, TypeEntry, TypeOrigin,
+    TypeSlot, FUNCTIONS, METHODS, TYPES,
+};
+pub use layout::allocate_type_index;
+use layout::{check_external, layout_mismatch};
+
+static LOAD_ERRORS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+static REGISTER: Once = Once::new();
+
+/// Registration failures of this artifact (empty when everything registered).
+pub fn load_errors() -> Vec<String> {
+    LOAD_ERRORS.lock().map(|v| v.clone()).unwrap_or_default()
+}
+
+fn report(message: String) {
+    crate::diagnostic::warn(format_args!("{message}"));
+    if let Ok(mut errors) = LOAD_ERRORS.lock() {
+        errors.push(message);
+    }
+}
+
+thread_local! {
+    static REGISTERING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether this thread is running this library's registration right now (code it runs must
+/// not wait for registration to finish).
+pub fn registering_on_this_thread() -> bool {
+    REGISTERING.with(|flag| flag.get())
+}
+
+/// Registers everything collected in this artifact, once. Called by the load-time
+/// constructor; calling it again is cheap and does nothing.
+pub fn ensure_registered() {
+    REGISTER.call_once(|| {
+        REGISTERING.with(|flag| flag.set(true));
+        crate::error::panic::guard_quiet("tvm-ffi registration", register_all);
+        REGISTERING.with(|flag| flag.set(false));
+        // A type whose registration never ran (a version mismatch, a panic) is unusable too.
+        for entry in TYPES.iter() {
+            if entry.slot.get().is_none() {
+                entry.slot.set_failed();
+            }
+        }
+    });
+}
+
+fn register_all() {
+    crate::error::panic::install_panic_hook();
+    if let Err(err) = crate::version::ensure_compatible() {
+        report(format!("nothing registered: {}", err.message()));
+        return;
+    }
+    library::pin_library();
+    for entry in FUNCTIONS.iter() {
+        register_function(entry);
+    }
+    register_types();
+}
+
+/// Outcome of phase 1 for one type key.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum TypeState {
+    InProgress,
+    /// Registered by this artifact: methods and constructor still to come.
+    Registered(RuntimeType),
+    /// Already in the runtime (declared external, or an identical copy): nothing to add.
+    Shared(RuntimeType),
+    Failed,
+}
+
+/// Identity of a descriptor: two Rust types may (wrongly) claim one key, and each is checked.
+fn entry_id(entry: &'static TypeEntry) -> usize {
+    entry as *const TypeEntry as usize
+}
+
+fn register_types() {
+    let mut states: HashMap<usize, TypeState> = HashMap::new();
+    // Parents are found by key; with duplicate keys the first descriptor is the parent.
+    let mut local: HashMap<&'static str, &'static TypeEntry> = HashMap::new();
+    for entry in TYPES.iter() {
+        local.entry(entry.key).or_insert(entry);
+    }
+    for entry in TYPES.iter() {
+        prepare_type(entry, &local, &mut states);
+    }
+    for entry in TYPES.iter() {
+        if let Some(TypeState::Registered(ty)) = states.get(&entry_id(entry)) {
+            if let Err(err) = register_fields(entry, *ty) {
+                report(format!(
+                    "cannot register type `{}`: {}",
+                    entry.key,
+                    err.message()
+                ));
+                // Half-registered: no methods, no constructor, unusable from Rust.
+                states.insert(entry_id(entry), TypeState::Failed);
+                entry.slot.set_failed();
+            }
+        }
+    }
+    // A key's registered descriptor (the one that created the type), for methods.
+    let registered: HashMap<&'static str, TypeState> = TYPES
+        .iter()
+        .filter_map(|e| match states.get(&entry_id(e)) {
+            Some(state @ TypeState::Registered(_)) => Some((e.key, *state)),
+            _ => None,
+        })
+        .collect();
+    for method in METHODS.iter() {
+        match registered.get(method.type_key).or_else(|| {
+            TYPES
+                .iter()
+                .find(|e| e.key == method.type_key)
+                .and_then(|e| states.get(&entry_id(e)))
+        }) {
+            Some(TypeState::Registered(ty)) if method.kind != MethodKind::Init => {
+                if let Err(err) = register_method(*ty, method) {
+                    report(format!(
+                        "cannot register method `{}.{}`: {}",
+                        method.type_key,
+                        method.name,
+                        err.message()
+                    ));
+                }
+            }
+            Some(TypeState::Registered(_)) => {} // the constructor: phase 3
+            // A type declared `external` is defined elsewhere: its method table is not ours.
+            Some(TypeState::Shared(_))
+                if TYPES
+                    .iter()
+                    .any(|e| e.key == method.type_key && e.origin == TypeOrigin::External) =>
+            {
+                report(format!(
+                    "cannot register method `{}.{}`: the type is declared `external` (defined elsewhere); add methods to a Rust subtype or register a global function instead",
+                    method.type_key, method.name
+                ))
+            }
+            // Another copy of this library registered the type (and its methods) first, or the
+            // type failed (already reported).
+            Some(_) => {}
+            None => report(format!(
+                "cannot register method `{}.{}`: the type is not defined by `#[derive(Object)]` in this library",
+                method.type_key, method.name
+            )),
+        }
+    }
+    for entry in TYPES.iter() {
+        if let Some(TypeState::Registered(ty)) = states.get(&entry_id(entry)) {
+            if let Err(err) = finish_type(entry, *ty) {
+                report(format!(
+                    "cannot register the constructor or attributes of type `{}`: {}",
+                    entry.key,
+                    err.message()
+                ));
+            }
+        }
+    }
+}
+
+/// Phase 1 for `entry` (and, first, its local parent).
+fn prepare_type(
+    entry: &'static TypeEntry,
+    local: &HashMap<&'static str, &'static TypeEntry>,
+    states: &mut HashMap<usize, TypeState>,
+) -> TypeState {
+    if let Some(state) = states.get(&entry_id(entry)) {
+        if *state == TypeState::InProgress {
+            report(format!(
+                "cannot register type `{}`: it is its own ancestor",
+                entry.key
+            ));
+            return TypeState::Failed;
+        }
+        return *state;
+    }
+    states.insert(entry_id(entry), TypeState::InProgress);
+    let parent = match local.get(entry.parent_key) {
+        Some(parent_entry) => match prepare_type(parent_entry, local, states) {
+            TypeState::Registered(ty) | TypeState::Shared(ty) => Ok(ty),
+            _ => Err(format!(
+                "parent type `{}` failed to register (see the error reported for it)",
+                entry.parent_key
+            )),
+        },
+        None => type_info::lookup_type(entry.parent_key).ok_or_else(|| {
+            format!(
+                "parent type `{}` is not registered (load the library that defines it first)",
+                entry.parent_key
+            )
+        }),
+    };
+    let outcome = crate::error::panic::guard_quiet(entry.key, || match parent {
+        Err(why) => Err(Error::runtime_error(why)),
+        Ok(parent) => match entry.origin {
+            TypeOrigin::External => check_external(entry, parent).map(TypeState::Shared),
+            TypeOrigin::Defined => define_type(entry, parent),
+        },
+    });
+    let state = match outcome {
+        Some(Ok(state)) => {
+            if let TypeState::Registered(ty) | TypeState::Shared(ty) = state {
+                entry.slot.set(ty);
+            }
+            state
+        }
+        Some(Err(err)) => {
+            report(format!(
+                "cannot register type `{}`: {}",
+                entry.key,
+                err.message()
+            ));
+            TypeState::Failed
+        }
+        None => {
+            report(format!(
+                "cannot register type `{}`: panic during registration",
+                entry.key
+            ));
+            TypeState::Failed
+        }
+    };
+    states.insert(entry_id(entry), state);
+    state
+}
+
+fn check(rc: i32) -> Result<()> {
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(Error::from_return_code(rc))
+    }
+}
+
+fn byte_array(s: &str) -> sys::TVMFFIByteArray {
+    sys::TVMFFIByteArray::from_bytes(s.as_bytes())
+}
+
+/// Index, metadata and own fields of a type defined here.
+fn define_type(entry: &'static TypeEntry, parent: RuntimeType) -> Result<TypeState> {
+    if let Some(existing) = type_info::lookup_type(entry.key) {
+        // Another library, or another copy of this one, registered the key first.
+        return match layout_mismatch(entry, existing, parent) {
+            None => Ok(TypeState::Shared(existing)),
+            Some(why) => Err(Error::runtime_error(format!(
+                "type `{}` is already registered with a different layout ({why})",
+                entry.key
+            ))),
+        };
+    }
+    let ty = allocate_type_index(entry.key, parent, entry.is_final)?;
+    let metadata = sys::TVMFFITypeMetadata {
+        doc: byte_array(entry.doc),
+        creator: entry.creator,
+        total_size: entry.total_size as i32,
+        structural_eq_hash_kind: entry.structural,
+    };
+    // SAFETY: valid metadata; the runtime copies the doc string.
+    check(unsafe { sys::TVMFFITypeRegisterMetadata(ty.index, &metadata) })?;
+    Ok(TypeState::Registered(ty))
+}
+
+/// Phase 1b: the own fields of a type registered here. After every type has its index, so
+/// that field defaults may make objects of any type of this library.
+fn register_fields(entry: &'static TypeEntry, ty: RuntimeType) -> Result<()> {
+    for field in entry.fields {
+        let outcome = crate::error::panic::guard_quiet(field.name, || register_field(ty, field));
+        let result = outcome.unwrap_or_else(|| {
+            Err(Error::runtime_error(
+                "panic while computing the field's default",
+            ))
+        });
+        result.map_err(|err| {
+            Error::runtime_error(format!("field `{}`: {}", field.name, err.message()))
+        })?;
+    }
+    Ok(())
+}
+
+fn register_field(ty: RuntimeType, field: &FieldEntry) -> Result<()> {
+    let metadata = crate::metadata::metadata_json(&(field.type_schema)(), field.metadata);
+    // The runtime keeps its own reference to the default (or factory function).
+    let default = field.default.map(|make| make());
+    let info = sys::TVMFFIFieldInfo {
+        name: byte_array(field.name),
+        doc: byte_array(field.doc),
+        metadata: byte_array(&metadata),
+        flags: field.flags,
+        size: field.size as i64,
+        alignment: field.alignment as i64,
+        offset: field.offset as i64,
+        getter: Some(field.getter),
+        setter: field.setter as *mut std::ffi::c_void,
+        default_value_or_factory: match &default {
+            Some(any) => *any.as_raw(),
+            None => Any::default().into_raw(),
+        },
+        field_static_type_index: field.static_type_index,
+    };
+    // SAFETY: valid field info; the runtime copies the strings and the default.
+    check(unsafe { sys::TVMFFITypeRegisterField(ty.index, &info) })
+}
+
+fn register_method(ty: RuntimeType, method: &MethodEntry) -> Result<()> {
+    let function = (method.make)();
+    let metadata = (method.metadata)();
+    let flags = match method.kind {
+        MethodKind::Instance => 0,
+        MethodKind::Static | MethodKind::Init => {
+            sys::field_flags::kTVMFFIFieldFlagBitMaskIsStaticMethod
+        }
+    };
+    let info = sys::TVMFFIMethodInfo {
+        name: byte_array(method.name),
+        doc: byte_array(method.doc),
+        metadata: byte_array(&metadata),
+        flags,
+        method: *Any::new(function.clone()).as_raw(),
+    };
+    // SAFETY: valid method info; the runtime copies the strings and takes its own reference
+    // to the function (`function` keeps ours alive across the call).
+    let rc = unsafe { sys::TVMFFITypeRegisterMethod(ty.index, &info) };
+    drop(function);
+    check(rc)
+}
+
+fn register_attr(ty: RuntimeType, name: &str, value: Any) -> Result<()> {
+    let name = byte_array(name);
+    // SAFETY: valid name and value; the runtime copies both.
+    check(unsafe { sys::TVMFFITypeRegisterAttr(ty.index, &name, value.as_raw()) })
+}
+
+/// Phase 3: constructor and type attributes.
+fn finish_type(entry: &'static TypeEntry, ty: RuntimeType) -> Result<()> {
+    let explicit_init = METHODS
+        .iter()
+        .filter(|m| m.type_key == entry.key && m.kind == MethodKind::Init)
+        .collect::<Vec<_>>();
+    match explicit_init.as_slice() {
+        [] if entry.creator.is_some() => {
+            static REGISTER_INIT: GlobalCache = GlobalCache::new("ffi._RegisterFFIInit");
+            REGISTER_INIT.get()?.call((ty.index,))?;
+        }
+        [] => {}
+        [init] => {
+            register_method(ty, init)?;
+            register_attr(ty, "__ffi_init__", Any::new((init.make)()))?;
+        }
+        [first, second, ..] => {
+            return Err(Error::runtime_error(format!(
+                "two `#[ffi(init)]` constructors (`{}` and `{}`); keep one",
+                first.name, second.name
+            )))
+        }
+    }
+    if let Some(copy) = (entry.shallow_copy)() {
+        register_attr(ty, "__ffi_shallow_copy__", Any::new(copy))?;
+    }
+    if entry.is_final {
+        register_attr(ty, "__ffi_type_final__", Any::new(true))?;
+    }
+    Ok(())
+}
+
+fn register_function(entry: &FunctionEntry) {
+    let outcome = crate::error::panic::guard_quiet(entry.name, || {
+        let f = (entry.make)();
+        f.register_global_with_info(entry.name, entry.doc, &(entry.metadata)(), false)
+    });
+    match outcome {
+        Some(Ok(())) => {}
+        Some(Err(err)) => report(format!(
+            "cannot register global function `{}`: {}",
+            entry.name,
+            err.message()
+        )),
+        None => report(format!(
+            "cannot register global function `{}`: panic while creating it",
+            entry.name
+        )),
+    }
+}

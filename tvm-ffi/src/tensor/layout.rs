@@ -1,0 +1,208 @@
+//! `DLTensor` layout helpers shared by every tensor type: shape, strides, contiguity, the
+//! checked address computation behind typed slices, and how messages describe a tensor.
+use std::fmt::Write as _;
+use std::ptr::NonNull;
+
+use super::element::Element;
+use crate::error::{Error, Result};
+use crate::sys::{self, DLTensor};
+use crate::value::{DataType, Device};
+
+/// The shape array of a DLTensor (empty for a scalar).
+pub(super) fn shape_of(dl: &DLTensor) -> &[i64] {
+    if dl.ndim <= 0 || dl.shape.is_null() {
+        &[]
+    } else {
+        // SAFETY: every way of obtaining a `&DLTensor` here (runtime objects, call arguments,
+        // `TensorView::from_dltensor`'s contract) guarantees `ndim` valid shape entries for as
+        // long as the DLTensor is borrowed.
+        unsafe { std::slice::from_raw_parts(dl.shape, dl.ndim as usize) }
+    }
+}
+
+/// The strides array, or `None` when the DLTensor leaves it null (compact row-major).
+pub(super) fn strides_of(dl: &DLTensor) -> Option<&[i64]> {
+    if dl.ndim <= 0 {
+        Some(&[])
+    } else if dl.strides.is_null() {
+        None
+    } else {
+        // SAFETY: as for the shape: a non-null strides array has `ndim` entries.
+        Some(unsafe { std::slice::from_raw_parts(dl.strides, dl.ndim as usize) })
+    }
+}
+
+/// Row-major strides of a compact tensor of `shape` (C++ `FillStridesFromShape`).
+pub(super) fn compact_strides(shape: &[i64]) -> Vec<i64> {
+    let mut strides = vec![0; shape.len()];
+    let mut next = 1i64;
+    for (stride, &extent) in strides.iter_mut().zip(shape).rev() {
+        *stride = next;
+        next = next.wrapping_mul(extent);
+    }
+    strides
+}
+
+/// C++ `IsContiguous`: null strides, an empty tensor, or row-major strides (extent-1 dimensions
+/// may have any stride, as PyTorch normalises them).
+pub(super) fn is_contiguous(dl: &DLTensor) -> bool {
+    let Some(strides) = strides_of(dl) else {
+        return true;
+    };
+    let shape = shape_of(dl);
+    if shape.contains(&0) {
+        return true;
+    }
+    let mut expected = 1i64;
+    for (&extent, &stride) in shape.iter().zip(strides).rev() {
+        if extent == 1 {
+            continue;
+        }
+        if stride != expected {
+            return false;
+        }
+        expected = expected.wrapping_mul(extent);
+    }
+    true
+}
+
+/// Number of elements, or `None` for a negative extent or an overflow.
+pub(super) fn checked_numel(shape: &[i64]) -> Option<usize> {
+    shape.iter().try_fold(1usize, |acc, &extent| {
+        usize::try_from(extent)
+            .ok()
+            .and_then(|e| acc.checked_mul(e))
+    })
+}
+
+/// Bytes of `numel` packed elements of `dtype` (C++ `GetDataSize`), or `None` on overflow.
+pub(super) fn data_size(numel: usize, dtype: DataType) -> Option<usize> {
+    let bits = numel
+        .checked_mul(dtype.bits() as usize)?
+        .checked_mul(dtype.lanes() as usize)?;
+    Some(bits.div_ceil(8))
+}
+
+/// Devices whose memory the CPU can address directly (so typed slices make sense).
+pub(super) fn host_accessible(device: Device) -> bool {
+    matches!(
+        device.device_type(),
+        sys::kDLCPU | sys::kDLCUDAHost | sys::kDLROCMHost
+    )
+}
+
+/// `float32 on cpu:0`, or `non-contiguous float32 on cpu:0 (shape [5], strides [2])`: how an
+/// error message names the tensor it got.
+pub(super) fn describe(dl: &DLTensor) -> String {
+    let contiguous = is_contiguous(dl);
+    let mut text = String::new();
+    if !contiguous {
+        text.push_str("non-contiguous ");
+    }
+    let _ = write!(
+        text,
+        "{} on {}",
+        DataType::from(dl.dtype),
+        Device::from(dl.device)
+    );
+    if !contiguous {
+        let strides = strides_of(dl).unwrap_or_default();
+        let _ = write!(text, " (shape {:?}, strides {:?})", shape_of(dl), strides);
+    }
+    text
+}
+
+/// Validates typed host access to all elements of `dl` and returns the first element and the
+/// element count. `name` is the argument name used in messages, if any.
+pub(super) fn slice_parts<T: Element>(
+    dl: &DLTensor,
+    name: Option<&str>,
+) -> Result<(NonNull<T>, usize)> {
+    let dtype_ok = dl.dtype == T::DTYPE.0;
+    if !(dtype_ok && host_accessible(Device::from(dl.device)) && is_contiguous(dl)) {
+        return Err(access_error::<T>(dl, name, dtype_ok));
+    }
+    let subject = |what: &str| match name {
+        Some(name) => format!("`{name}` {what}"),
+        None => format!("the tensor {what}"),
+    };
+    let shape = shape_of(dl);
+    let len = checked_numel(shape)
+        .ok_or_else(|| Error::value_error(subject(&format!("has an invalid shape {shape:?}"))))?;
+    if len == 0 {
+        // No element is ever read: the data pointer of an empty tensor may be anything.
+        return Ok((NonNull::dangling(), 0));
+    }
+    match len.checked_mul(std::mem::size_of::<T>()) {
+        Some(bytes) if bytes <= isize::MAX as usize => {}
+        _ => return Err(Error::value_error(subject("is too large to address"))),
+    }
+    let Some(base) = NonNull::new(dl.data as *mut u8) else {
+        return Err(Error::value_error(subject(&format!(
+            "has {len} elements but a null data pointer"
+        ))));
+    };
+    let offset = usize::try_from(dl.byte_offset)
+        .map_err(|_| Error::value_error(subject("has a byte offset beyond the address space")))?;
+    // `wrapping_add`: the address is only formed here; it is validated before any access.
+    let first = base.as_ptr().wrapping_add(offset);
+    if (first as usize) % std::mem::align_of::<T>() != 0 {
+        return Err(Error::value_error(subject(&format!(
+            "has data at {first:p}, not aligned to the {} bytes {} needs",
+            std::mem::align_of::<T>(),
+            T::DTYPE
+        ))));
+    }
+    // A null result would mean the address wrapped around, which no valid tensor does.
+    let first = NonNull::new(first as *mut T)
+        .ok_or_else(|| Error::value_error(subject("has an invalid data address")))?;
+    Ok((first, len))
+}
+
+#[cold]
+#[inline(never)]
+pub(super) fn access_error<T: Element>(dl: &DLTensor, name: Option<&str>, dtype_ok: bool) -> Error {
+    let wanted = format!("a contiguous CPU tensor of dtype {}", T::DTYPE);
+    let got = describe(dl);
+    let message = match name {
+        Some(name) => format!("`{name}` must be {wanted}, got {got}"),
+        None => format!("expected {wanted}, got {got}"),
+    };
+    // A wrong element type is a type error; a wrong place or layout of the right type is a
+    // value error, as Python classifies a wrong type and a wrong value.
+    Error::new(if dtype_ok { "ValueError" } else { "TypeError" }, message)
+}
+
+/// The address range `[start, end)` covered by the elements of `dl`, or `None` when it has no
+/// element. Conservative for strided tensors: the range may contain bytes no element uses.
+pub(super) fn byte_span(dl: &DLTensor) -> Option<(i128, i128)> {
+    let shape = shape_of(dl);
+    if shape.iter().any(|&extent| extent <= 0) {
+        return None;
+    }
+    let owned;
+    let strides = match strides_of(dl) {
+        Some(s) => s,
+        None => {
+            owned = compact_strides(shape);
+            &owned
+        }
+    };
+    let (mut low, mut high) = (0i128, 0i128);
+    for (&extent, &stride) in shape.iter().zip(strides) {
+        let reach = (extent as i128 - 1) * stride as i128;
+        if reach >= 0 {
+            high += reach;
+        } else {
+            low += reach;
+        }
+    }
+    let element = (DataType::from(dl.dtype).size_in_bytes() as i128).max(1);
+    let base = dl.data as usize as i128 + dl.byte_offset as i128;
+    Some((base + low * element, base + (high + 1) * element))
+}
+
+/// Whether two devices may share an address space (both host memory, or the same device).
+pub(super) fn same_memory_space(a: Device, b: Device) -> bool {
+    a == b || (host_accessible(a) && host_accessible(b))
+}
