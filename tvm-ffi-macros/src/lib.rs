@@ -1,12 +1,17 @@
 //! Procedural macros of `tvm-ffi`; use them through the `tvm_ffi` re-exports.
 //!
-//! Each macro is built in three stages: parse the attribute and item into a validated model
-//! (collecting every error instead of stopping at the first), then generate code that refers to
-//! the runtime only through absolute `::tvm_ffi::` paths, with helper items hidden inside
-//! `const _: () = { ... };`. On error the user's item is re-emitted unchanged next to the
-//! errors, so one mistake does not cascade.
+//! Each macro (`object`, `methods`, `func`) runs the same stages, one file each:
+//! `parse` reads the attributes through the shared attribute layer (`attr`, which reports a
+//! repeated option), `model` builds the validated model, `check` reports what no single option
+//! can (every error is collected, none stops the others), and `codegen` emits code that names
+//! the runtime only through `::tvm_ffi::__private` (no semver guarantee; `tvm-ffi` pins this
+//! crate exactly) and the public value types, with helper items inside `const _: () = { .. };`.
+//! ABI constants (field flags, structural kinds) are named, never copied: the generated code
+//! refers to the runtime's own constants. On error the user's item is re-emitted unchanged
+//! next to the errors, so one mistake does not cascade.
 use proc_macro::TokenStream;
 
+mod attr;
 mod callable;
 mod crate_path;
 mod diagnostics;

@@ -73,9 +73,9 @@
 //!      |                                 |
 //!  function     Function, closures, typed calls, globals, the extern "C"  (4)
 //!      |        boundary, module exports, printing through ffi.ReprPrint
-//!  value        Any, AnyView, conversions, String, Bytes, DataType, Device (3)
-//!      |
-//!  error        Error, panics as errors;   version                        (2)
+//!  value        Any, AnyView, conversions,    version   the runtime's    (3)
+//!      |        String, Bytes, DataType, Device          version check
+//!  error        Error, panics as errors                                    (2)
 //!      |
 //!  object       header, refcounts, ObjectRef, WeakRef, object traits,      (1)
 //!      |        built-in payloads, type registry queries

@@ -150,7 +150,7 @@ impl<T: TryIntoAny + TypeSchema, E: Into<Error>> FfiReturn for std::result::Resu
     }
 }
 
-/// A Rust closure with typed arguments that can become a [`Function`].
+/// A Rust closure with typed arguments that can become a [`Function`](super::Function).
 ///
 /// Implemented for `Fn(A0, ..., An) -> R` (up to 12 arguments) where every `Ai` converts from
 /// an owned value (`for<'a> FromAny<'a>`) and `R: FfiReturn`.

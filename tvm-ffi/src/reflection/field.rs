@@ -272,7 +272,7 @@ pub unsafe extern "C" fn field_getter<F: FieldValue, const OFFSET: usize>(
             }
             Some(construction::Closed::Sealed) => read(),
             None if F::INTERIOR_MUTABLE => read(),
-            // SAFETY: a live object of a Rust-defined type (TRACKS_CONSTRUCTION).
+            // SAFETY: a live object of a Rust-defined type (it keeps a construction state).
             None => match unsafe { construction::with_construction_access(owner, read) } {
                 Ok(value) => value,
                 Err(construction::Closed::Sealed) => read(),
@@ -300,7 +300,7 @@ pub unsafe extern "C" fn field_getter<F: FieldValue, const OFFSET: usize>(
 /// The reflected setter of a field of type `F` at `OFFSET` in objects of type `T`.
 ///
 /// `Rw` fields are replaced under their lock; other fields only while the object is still
-/// being constructed by the runtime (see the [module docs](self)).
+/// being constructed by the runtime (see the field access rules of the `reflection` layer).
 ///
 /// # Safety
 /// Called by the runtime with the address of such a field of a live object and a valid

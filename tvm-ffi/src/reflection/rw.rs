@@ -17,7 +17,11 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
-/// A field value that foreign code may replace at any time; see the [module docs](self).
+/// A field value that foreign code may replace at any time: the storage of `#[ffi(rw)]` fields.
+///
+/// It has exactly the size, alignment and bit layout of `T` (C++ sees a plain `T`). Rust reads
+/// with [`Rw::get`] (a copy, or a new reference) and writes with [`Rw::set`]; the reflected
+/// getter and setter go through the same lock, so no value is ever read torn.
 ///
 /// ```
 /// use tvm_ffi::Rw;

@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::value::{DataType, Device};
 
 /// Checks of a tensor argument named `name`, made by [`TensorView::check`] or
-/// [`Tensor::check`]. Each check returns the checker again or an error that names the argument
+/// [`Tensor::check`](super::Tensor::check). Each check returns the checker again or an error that names the argument
 /// and says what was expected and what it got: a `TypeError` for a wrong dtype, a `ValueError`
 /// for the rest.
 ///

@@ -6,7 +6,8 @@ use super::view::{debug_tensor, TensorView};
 use crate::sys::DLManagedTensorVersioned;
 
 /// An owned `DLManagedTensorVersioned*`, the DLPack (1.x) exchange form of a tensor: dropping
-/// it calls its deleter. [`Tensor::to_dlpack`] makes one, [`Tensor::from_dlpack`] takes one,
+/// it calls its deleter. [`Tensor::to_dlpack`](super::Tensor::to_dlpack) makes one,
+/// [`Tensor::from_dlpack`](super::Tensor::from_dlpack) takes one,
 /// [`into_raw`](Self::into_raw) hands it to a C consumer.
 pub struct DLPackTensor {
     ptr: NonNull<DLManagedTensorVersioned>,

@@ -14,7 +14,7 @@ use crate::sys::{self, DLManagedTensorVersioned, DLTensor};
 use crate::value::{DataType, Device};
 
 /// How many tensor buffers allocated by this copy of the crate ([`Tensor::from_vec`],
-/// [`TensorMut::empty`] without an environment allocator, ...) are alive, in any language.
+/// [`TensorMut::empty`](super::TensorMut::empty) without an environment allocator, ...) are alive, in any language.
 /// Each buffer is freed when the last holder of its tensor drops it; tests use this to see
 /// that tensors handed to other languages come back and are freed.
 pub fn live_rust_buffers() -> usize {

@@ -172,7 +172,7 @@ impl<'a> TensorView<'a> {
     view_accessors!('a);
 
     /// A new strong reference to the `ffi.Tensor` this view borrows, or `None` when the view
-    /// came from a raw `DLTensor*` or from a [`TensorMut`] (which must stay exclusive).
+    /// came from a raw `DLTensor*` or from a [`TensorMut`](super::TensorMut) (which must stay exclusive).
     pub fn to_tensor(&self) -> Option<Tensor> {
         // SAFETY: `owner` is the live tensor object that contains `dl`, borrowed for 'a.
         self.owner
@@ -217,7 +217,7 @@ impl<'a> TensorView<'a> {
     /// otherwise an error saying what was expected and what the tensor is (`TypeError` for a
     /// wrong dtype, `ValueError` for a wrong device or layout).
     ///
-    /// Safe under the [crate-wide convention](self#who-may-write-tensor-memory) that a caller
+    /// Safe under the [crate-wide convention](super#who-may-write-tensor-memory) that a caller
     /// does not write the tensors it passes while the callee runs.
     ///
     /// ```
@@ -237,7 +237,7 @@ impl<'a> TensorView<'a> {
 
     /// The elements for writing in place, with the checks of [`as_slice`](Self::as_slice).
     ///
-    /// For tensors created in Rust prefer [`TensorMut::as_mut_slice`], which is safe.
+    /// For tensors created in Rust prefer [`TensorMut::as_mut_slice`](super::TensorMut::as_mut_slice), which is safe.
     ///
     /// # Safety
     /// While the returned slice lives, nothing else may read or write its elements: no other

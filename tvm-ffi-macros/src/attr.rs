@@ -1,0 +1,126 @@
+//! The shared attribute layer: every macro reads its options (`#[ffi_type(..)]`, `#[ffi(..)]`,
+//! `#[ffi_func(..)]`, `#[ffi_methods(..)]`) through [`Attr`], which remembers the first value
+//! and reports a repeated option as an error (as serde's `Attr::set` does), and through the
+//! value parsers below, whose messages say what the option takes.
+use syn::meta::ParseNestedMeta;
+
+use crate::diagnostics::Diagnostics;
+
+/// One option of an attribute: absent, or set once.
+pub struct Attr<T> {
+    name: &'static str,
+    value: Option<T>,
+    /// The option's name appeared, even if its value did not parse.
+    written: bool,
+}
+
+impl<T> Attr<T> {
+    /// An option named `name` (as the user writes it), not given yet.
+    pub fn none(name: &'static str) -> Self {
+        Attr {
+            name,
+            value: None,
+            written: false,
+        }
+    }
+
+    /// Notes that the option's name appeared, before its value is parsed: a malformed value
+    /// is then reported once, not again as a missing option.
+    pub fn mark_written(&mut self) {
+        self.written = true;
+    }
+
+    /// Whether the option's name appeared (see [`Attr::mark_written`]).
+    pub fn is_written(&self) -> bool {
+        self.written || self.value.is_some()
+    }
+
+    /// Records the option just parsed by `meta`. A repeat is an error spanning the repeated
+    /// option (its name and value); the first value stays.
+    pub fn set(&mut self, meta: &ParseNestedMeta<'_>, value: T, diag: &mut Diagnostics) {
+        if self.value.is_some() {
+            diag.push(meta.error(format!("duplicate `{}` option", self.name)));
+        } else {
+            self.value = Some(value);
+        }
+    }
+
+    /// The value, if given.
+    pub fn get(&self) -> Option<&T> {
+        self.value.as_ref()
+    }
+
+    /// Whether the option was given.
+    pub fn is_set(&self) -> bool {
+        self.value.is_some()
+    }
+
+    /// The value, if given.
+    pub fn into_inner(self) -> Option<T> {
+        self.value
+    }
+}
+
+/// `key = "literal"`; `message` says what the option takes when the value is not a string.
+pub fn string(meta: &ParseNestedMeta<'_>, message: &str) -> syn::Result<syn::LitStr> {
+    meta.value()?
+        .parse()
+        .map_err(|e: syn::Error| syn::Error::new(e.span(), message))
+}
+
+/// `key = false`, for options that switch something off: `Ok(true)` when the value is
+/// `false`.
+pub fn off(meta: &ParseNestedMeta<'_>, key: &str) -> syn::Result<bool> {
+    let lit: syn::LitBool = meta.value()?.parse().map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            format!("`{key}` takes `false` (fields are included by default): `{key} = false`"),
+        )
+    })?;
+    Ok(!lit.value)
+}
+
+/// A flag written alone (`final`); a value after it is reported and skipped.
+pub fn flag(meta: &ParseNestedMeta<'_>, key: &str, diag: &mut Diagnostics) -> syn::Result<()> {
+    if meta.input.peek(syn::Token![=]) || meta.input.peek(syn::token::Paren) {
+        diag.push(meta.error(format!("`{key}` takes no value: write `{key}` alone")));
+        skip_value(meta)?;
+    }
+    Ok(())
+}
+
+/// Reports an unknown option (listing the valid ones) and skips its value, so that parsing
+/// goes on with the next option and every mistake is reported at once.
+pub fn unknown(
+    meta: &ParseNestedMeta<'_>,
+    what: &str,
+    valid: &str,
+    diag: &mut Diagnostics,
+) -> syn::Result<()> {
+    let name = meta
+        .path
+        .get_ident()
+        .map(|i| i.to_string())
+        .unwrap_or_default();
+    diag.push(meta.error(format!(
+        "unknown {what} option `{name}`; valid options: {valid}"
+    )));
+    skip_value(meta)
+}
+
+/// Skips `= <expr>` or `(..)` after an option name, if present.
+pub fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+    if meta.input.peek(syn::Token![=]) {
+        let _: syn::Expr = meta.value()?.parse()?;
+    } else if meta.input.peek(syn::token::Paren) {
+        let _content;
+        syn::parenthesized!(_content in meta.input);
+    }
+    Ok(())
+}
+
+/// `crate = "path"` (see [`crate::crate_path`]).
+pub fn crate_path(meta: &ParseNestedMeta<'_>) -> syn::Result<proc_macro2::TokenStream> {
+    let lit: syn::LitStr = meta.value()?.parse()?;
+    crate::crate_path::parse(&lit)
+}

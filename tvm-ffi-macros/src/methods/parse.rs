@@ -1,0 +1,68 @@
+//! Attribute parsing of `#[ffi_methods]`: the block's options and each method's `#[ffi(..)]`.
+use proc_macro2::{Span, TokenStream};
+use syn::spanned::Spanned;
+
+use crate::attr::{self, Attr};
+use crate::diagnostics::Diagnostics;
+
+const METHOD_OPTIONS: &str = "`name = \"..\"`, `init`, `skip`";
+
+/// The options of `#[ffi_methods(..)]`.
+pub fn block_attrs(attr: TokenStream, diag: &mut Diagnostics) -> Attr<TokenStream> {
+    let mut krate = Attr::none("crate");
+    let parser = syn::meta::parser(|meta| {
+        if meta.path.is_ident("crate") {
+            let path = attr::crate_path(&meta)?;
+            krate.set(&meta, path, diag);
+            Ok(())
+        } else {
+            Err(meta.error("unknown #[ffi_methods] option; the only option is `crate = \"..\"` (configure methods with `#[ffi(..)]` on each method)"))
+        }
+    });
+    if let Err(err) = syn::parse::Parser::parse2(parser, attr) {
+        diag.push(err);
+    }
+    krate
+}
+
+/// The options of one method's `#[ffi(..)]` attributes; `init` is spanned at the option.
+pub struct MethodAttrs {
+    pub name: Attr<syn::LitStr>,
+    pub init: Attr<Span>,
+    pub skip: Attr<()>,
+}
+
+pub fn method_attrs(f: &syn::ImplItemFn, diag: &mut Diagnostics) -> MethodAttrs {
+    let mut out = MethodAttrs {
+        name: Attr::none("name"),
+        init: Attr::none("init"),
+        skip: Attr::none("skip"),
+    };
+    for attr in f.attrs.iter().filter(|a| a.path().is_ident("ffi")) {
+        let result = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("name") {
+                let lit: syn::LitStr = meta.value()?.parse()?;
+                if syn::parse_str::<syn::Ident>(&lit.value()).is_err() {
+                    diag.error(
+                        &lit,
+                        format!("invalid method name `{}`: use an identifier", lit.value()),
+                    );
+                }
+                out.name.set(&meta, lit, diag);
+            } else if meta.path.is_ident("init") {
+                attr::flag(&meta, "init", diag)?;
+                out.init.set(&meta, meta.path.span(), diag);
+            } else if meta.path.is_ident("skip") {
+                attr::flag(&meta, "skip", diag)?;
+                out.skip.set(&meta, (), diag);
+            } else {
+                attr::unknown(&meta, "#[ffi] method", METHOD_OPTIONS, diag)?;
+            }
+            Ok(())
+        });
+        if let Err(err) = result {
+            diag.push(err);
+        }
+    }
+    out
+}

@@ -1,0 +1,242 @@
+//! Attribute parsing of `#[derive(Object)]`: `#[ffi_type(..)]` on the struct and `#[ffi(..)]`
+//! on each field, into raw options. Each value is checked for its own form here (a type key, a
+//! structural kind, a metadata literal); how options combine is `super::check`'s business.
+use proc_macro2::{Span, TokenStream};
+use syn::spanned::Spanned;
+
+use crate::attr::{self, Attr};
+use crate::diagnostics::Diagnostics;
+
+const TYPE_OPTIONS: &str = "`key = \"pkg.Name\"`, `final`, `structural = \"tree\"|\"dag\"|\"const-tree\"|\"free-var\"|\"unique\"`, `external`, `crate = \"path\"`";
+const FIELD_OPTIONS: &str = "`base`, `skip`, `rw`, `name = \"..\"`, `default = <expr>`, `default_factory = <path>`, `kw_only`, `init = false`, `repr = false`, `compare = false`, `hash = false`, `structural = \"ignore\"|\"def\"`, `metadata(key = <literal>, ..)`";
+
+/// The options of `#[ffi_type(..)]`.
+pub struct TypeAttrs {
+    /// Whether the struct has an `#[ffi_type]` attribute at all.
+    pub present: bool,
+    pub krate: Attr<TokenStream>,
+    pub key: Attr<syn::LitStr>,
+    pub is_final: Attr<()>,
+    pub external: Attr<()>,
+    /// The `structural` kind, as the name of a constant of the runtime's `structural` module.
+    pub structural: Attr<syn::Ident>,
+}
+
+/// A field's `default = <expr>` or `default_factory = <path>`.
+pub enum DefaultValue {
+    Expr(syn::Expr),
+    Factory(syn::Path),
+}
+
+/// The options of a field's `#[ffi(..)]` attributes; spans are the option names'.
+pub struct FieldAttrs {
+    pub base: Attr<Span>,
+    pub skip: Attr<Span>,
+    pub rw: Attr<Span>,
+    pub name: Attr<syn::LitStr>,
+    pub default: Attr<(Span, syn::Expr)>,
+    pub default_factory: Attr<(Span, syn::Path)>,
+    pub kw_only: Attr<()>,
+    /// `init = false`, `repr = false`, ...: `true` when switched off.
+    pub init_off: Attr<bool>,
+    pub repr_off: Attr<bool>,
+    pub compare_off: Attr<bool>,
+    pub hash_off: Attr<bool>,
+    /// `structural = "ignore"|"def"`: the flag constant it sets.
+    pub structural: Attr<&'static str>,
+    pub metadata: Attr<Vec<(String, syn::Lit)>>,
+    /// The first option other than `base` and `skip`, for "takes no other options" errors.
+    pub first_reflection_option: Option<Span>,
+}
+
+impl FieldAttrs {
+    fn new() -> Self {
+        FieldAttrs {
+            base: Attr::none("base"),
+            skip: Attr::none("skip"),
+            rw: Attr::none("rw"),
+            name: Attr::none("name"),
+            default: Attr::none("default"),
+            default_factory: Attr::none("default_factory"),
+            kw_only: Attr::none("kw_only"),
+            init_off: Attr::none("init"),
+            repr_off: Attr::none("repr"),
+            compare_off: Attr::none("compare"),
+            hash_off: Attr::none("hash"),
+            structural: Attr::none("structural"),
+            metadata: Attr::none("metadata"),
+            first_reflection_option: None,
+        }
+    }
+
+    /// The chosen default, if any (`default` wins over `default_factory` when both are
+    /// given, which is reported by the checks).
+    pub fn default_value(&self) -> Option<DefaultValue> {
+        match (self.default.get(), self.default_factory.get()) {
+            (Some((_, expr)), _) => Some(DefaultValue::Expr(expr.clone())),
+            (None, Some((_, path))) => Some(DefaultValue::Factory(path.clone())),
+            (None, None) => None,
+        }
+    }
+}
+
+/// Parses every `#[ffi_type(..)]` of the struct (one is expected; a second is an error).
+pub fn type_attrs(attrs: &[syn::Attribute], diag: &mut Diagnostics) -> TypeAttrs {
+    let mut out = TypeAttrs {
+        present: false,
+        krate: Attr::none("crate"),
+        key: Attr::none("key"),
+        is_final: Attr::none("final"),
+        external: Attr::none("external"),
+        structural: Attr::none("structural"),
+    };
+    for attr in attrs.iter().filter(|a| a.path().is_ident("ffi_type")) {
+        if out.present {
+            diag.error(
+                attr,
+                "duplicate #[ffi_type]: merge the options into one attribute",
+            );
+        }
+        out.present = true;
+        let result = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("key") {
+                out.key.mark_written();
+                let lit = attr::string(&meta, "`key` takes a string literal: `key = \"my_ext.Point\"`")?;
+                if !valid_type_key(&lit.value()) {
+                    diag.error(&lit, format!("invalid type key `{}`: use dot-separated identifiers such as `my_ext.Point`", lit.value()));
+                }
+                out.key.set(&meta, lit, diag);
+            } else if meta.path.is_ident("crate") {
+                let path = attr::crate_path(&meta)?;
+                out.krate.set(&meta, path, diag);
+            } else if meta.path.is_ident("final") {
+                attr::flag(&meta, "final", diag)?;
+                out.is_final.set(&meta, (), diag);
+            } else if meta.path.is_ident("external") {
+                attr::flag(&meta, "external", diag)?;
+                out.external.set(&meta, (), diag);
+            } else if meta.path.is_ident("structural") {
+                let lit: syn::LitStr = meta.value()?.parse()?;
+                let kind = match lit.value().as_str() {
+                    "tree" => "TREE",
+                    "dag" => "DAG",
+                    "const-tree" => "CONST_TREE",
+                    "free-var" => "FREE_VAR",
+                    "unique" => "UNIQUE",
+                    other => {
+                        diag.error(&lit, format!("unknown structural kind `{other}`; use \"tree\", \"dag\", \"const-tree\", \"free-var\" or \"unique\""));
+                        "UNSUPPORTED"
+                    }
+                };
+                out.structural.set(&meta, syn::Ident::new(kind, lit.span()), diag);
+            } else {
+                attr::unknown(&meta, "#[ffi_type]", TYPE_OPTIONS, diag)?;
+            }
+            Ok(())
+        });
+        if let Err(err) = result {
+            diag.push(err);
+        }
+    }
+    out
+}
+
+/// Parses a field's `#[ffi(..)]` attributes (any number of them; options may not repeat).
+pub fn field_attrs(field: &syn::Field, diag: &mut Diagnostics) -> FieldAttrs {
+    let mut out = FieldAttrs::new();
+    for attr in field.attrs.iter().filter(|a| a.path().is_ident("ffi")) {
+        let result = attr.parse_nested_meta(|meta| {
+            let span = meta.path.span();
+            if meta.path.is_ident("base") {
+                out.base.set(&meta, span, diag);
+                return Ok(());
+            }
+            if meta.path.is_ident("skip") {
+                out.skip.set(&meta, span, diag);
+                return Ok(());
+            }
+            out.first_reflection_option.get_or_insert(span);
+            if meta.path.is_ident("rw") {
+                out.rw.set(&meta, span, diag);
+            } else if meta.path.is_ident("name") {
+                let lit: syn::LitStr = meta.value()?.parse()?;
+                if syn::parse_str::<syn::Ident>(&lit.value()).is_err() {
+                    diag.error(&lit, format!("invalid field name `{}`: use an identifier", lit.value()));
+                }
+                out.name.set(&meta, lit, diag);
+            } else if meta.path.is_ident("default") {
+                let expr: syn::Expr = meta.value()?.parse()?;
+                out.default.set(&meta, (span, expr), diag);
+            } else if meta.path.is_ident("default_factory") {
+                let factory: syn::Path = meta.value()?.parse().map_err(|e| {
+                    syn::Error::new(e.span(), "`default_factory` takes a function path: `default_factory = make_label`")
+                })?;
+                out.default_factory.set(&meta, (span, factory), diag);
+            } else if meta.path.is_ident("kw_only") {
+                out.kw_only.set(&meta, (), diag);
+            } else if meta.path.is_ident("init") {
+                let off = attr::off(&meta, "init")?;
+                out.init_off.set(&meta, off, diag);
+            } else if meta.path.is_ident("repr") {
+                let off = attr::off(&meta, "repr")?;
+                out.repr_off.set(&meta, off, diag);
+            } else if meta.path.is_ident("compare") {
+                let off = attr::off(&meta, "compare")?;
+                out.compare_off.set(&meta, off, diag);
+            } else if meta.path.is_ident("hash") {
+                let off = attr::off(&meta, "hash")?;
+                out.hash_off.set(&meta, off, diag);
+            } else if meta.path.is_ident("structural") {
+                let lit: syn::LitStr = meta.value()?.parse()?;
+                let flag = match lit.value().as_str() {
+                    "ignore" => "kTVMFFIFieldFlagBitMaskSEqHashIgnore",
+                    "def" => "kTVMFFIFieldFlagBitMaskSEqHashDefPattern",
+                    other => {
+                        diag.error(&lit, format!("unknown structural field flag `{other}`; use \"ignore\" or \"def\""));
+                        return Ok(());
+                    }
+                };
+                out.structural.set(&meta, flag, diag);
+            } else if meta.path.is_ident("metadata") {
+                let mut entries = Vec::new();
+                meta.parse_nested_meta(|entry| {
+                    let key = entry
+                        .path
+                        .get_ident()
+                        .map(|i| i.to_string())
+                        .ok_or_else(|| entry.error("metadata keys are identifiers"))?;
+                    let lit: syn::Lit = entry.value()?.parse()?;
+                    match &lit {
+                        syn::Lit::Int(_) | syn::Lit::Bool(_) | syn::Lit::Str(_) => {}
+                        _ => diag.error(&lit, "metadata values are integer, bool or string literals"),
+                    }
+                    if key == "type_schema" {
+                        diag.error(&entry.path, "`type_schema` is written by the SDK from the field's type; choose another key");
+                    } else if entries.iter().any(|(k, _)| *k == key) {
+                        diag.error(&entry.path, format!("duplicate metadata key `{key}`"));
+                    }
+                    entries.push((key, lit));
+                    Ok(())
+                })?;
+                out.metadata.set(&meta, entries, diag);
+            } else {
+                attr::unknown(&meta, "#[ffi] field", FIELD_OPTIONS, diag)?;
+            }
+            Ok(())
+        });
+        if let Err(err) = result {
+            diag.push(err);
+        }
+    }
+    out
+}
+
+/// `pkg.Name`: dot-separated identifiers.
+fn valid_type_key(key: &str) -> bool {
+    !key.is_empty()
+        && key.split('.').all(|part| {
+            let mut chars = part.chars();
+            matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+                && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+}
