@@ -6,6 +6,7 @@
 //   call.add_one          f(i).cast<int64_t>() on the global `testing.add_one`
 //   call.nop              f() on the global `testing.nop`
 //   objectref.clone_drop  ObjectRef copy of the function, destroyed at once
+//   object.new_drop       a new object with one int64 field (make_object), released at once
 // and, as a reference for the Rust numbers, the exception-free C++ call that enters the callee
 // through the C ABI entry point `safe_call`, as Rust does (operator() uses the C++-only
 // `cpp_call` entry point when the callee provides one):
@@ -40,6 +41,17 @@
 #endif
 
 namespace ffi = tvm::ffi;
+
+namespace {
+
+/*! \brief The object of `object.new_drop`: one int64 field (the Rust twin's payload). */
+class BenchObj : public ffi::Object {
+ public:
+  int64_t value = 0;
+  TVM_FFI_DECLARE_OBJECT_INFO_FINAL("bench.NewDrop", BenchObj, ffi::Object);
+};
+
+}  // namespace
 
 namespace {
 
@@ -133,6 +145,14 @@ int Run(int argc, char** argv) {
            for (int64_t i = 0; i < n; ++i) {
              ffi::ObjectRef copy = add_one;
              DoNotOptimize(copy);
+           }
+         }));
+
+  Report("object.new_drop", BestNsPerOp(iterations, runs, [&](int64_t n) {
+           for (int64_t i = 0; i < n; ++i) {
+             ffi::ObjectPtr<BenchObj> obj = ffi::make_object<BenchObj>();
+             obj->value = i;
+             DoNotOptimize(obj);
            }
          }));
   return 0;

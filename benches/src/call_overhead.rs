@@ -6,7 +6,10 @@
 //!   `int` result read back), through [`Function::call`];
 //! - `call.nop`: a zero-argument call of the C++ global `testing.nop`;
 //! - `objectref.clone_drop`: cloning an [`ObjectRef`](tvm_ffi::ObjectRef) (the function
-//!   object) and dropping the clone at once, i.e. one strong increment and one decrement.
+//!   object) and dropping the clone at once, i.e. one strong increment and one decrement;
+//! - `object.new_drop`: a new object of a Rust-defined type with one `i64` field
+//!   ([`ObjectRef::new`](tvm_ffi::ObjectRef::new)), released at once (allocation, deleter,
+//!   free).
 //!
 //! Usage: `call_overhead [ITERATIONS] [RUNS]` (defaults: 10 000 000 and 5). Each result line is
 //! `<operation> <ns> ns/op`; `benches/run.sh` parses these lines, so keep the format in step
@@ -15,7 +18,15 @@ use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::hint::black_box;
 use std::time::Instant;
 
-use tvm_ffi::Function;
+use tvm_ffi::{Function, Object, ObjectRef};
+
+/// The object of `object.new_drop`: one `i64` field, as the C++ twin's `BenchObj`.
+#[derive(Object)]
+#[ffi_type(key = "bench.RustNewDrop", final)]
+#[repr(C)]
+struct BenchObj {
+    value: i64,
+}
 
 /// `dlopen` flag: resolve every symbol at load time.
 const RTLD_NOW: c_int = 0x2;
@@ -132,6 +143,15 @@ fn run() -> Result<(), String> {
         }
     });
     report("objectref.clone_drop", ns);
+
+    let ns = best_ns_per_op(iterations, runs, |n| {
+        for i in 0..n as i64 {
+            drop(black_box(ObjectRef::new(BenchObj {
+                value: black_box(i),
+            })));
+        }
+    });
+    report("object.new_drop", ns);
     Ok(())
 }
 

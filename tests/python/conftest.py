@@ -1,6 +1,7 @@
 """Shared fixtures: the Rust example library built by cargo, loaded the way users load it."""
 import os
 import pathlib
+import subprocess
 import sys
 
 import pytest
@@ -38,3 +39,24 @@ def kernels_lib_path() -> str:
 def kernels_lib():
     """`examples/kernels` loaded with tvm_ffi.load_module."""
     return tvm_ffi.load_module(kernels_lib_path())
+
+
+def run_python(script, env=None, timeout=300):
+    """Runs `script` in a new interpreter (a process of its own: load-time behaviour, crashes
+    that must not take pytest down, environment variables) and returns the completed process.
+    The child can import `conftest` and sees the same `TVM_FFI_TARGET_DIR`."""
+    child_env = dict(os.environ)
+    child_env["PYTHONPATH"] = os.pathsep.join(
+        [str(pathlib.Path(__file__).resolve().parent), child_env.get("PYTHONPATH", "")]
+    )
+    child_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=child_env, timeout=timeout
+    )
+
+
+def run_in_fresh_python(script, env=None):
+    """`run_python`, asserting that the child exits cleanly."""
+    run = run_python(script, env)
+    assert run.returncode == 0, run.stderr
+    return run

@@ -11,7 +11,7 @@ import pytest
 import tvm_ffi
 import tvm_ffi.testing
 
-from conftest import example_lib_path
+from conftest import example_lib_path, run_in_fresh_python
 
 # Classes are registered at module level (pickle finds them by qualified name), after the
 # library is loaded: Python snapshots a type's reflection when it registers the class.
@@ -41,13 +41,6 @@ class CxxChild(tvm_ffi.testing._TestCxxClassBase):
 @tvm_ffi.register_object("my_ext.Options")
 class Options(tvm_ffi.Object):
     pass
-
-
-def run_in_fresh_python(script):
-    """Runs `script` in a new interpreter (a process of its own for load-time behaviour)."""
-    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr
-    return run
 
 
 def fields(obj):

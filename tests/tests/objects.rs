@@ -719,12 +719,26 @@ fn shallow_copy_attr_copies_clone_types() {
     assert_eq!((d.base.id.get(), d.radius), (3, 1.0));
     d.base.id.set(4);
     assert_eq!(c.base.id.get(), 3);
-    // A subtype is not copied through its parent's payload.
+    // As in C++: a subtype is copied through its parent's payload (sliced to the parent).
     let shape_copy: Function = reflection::type_attr(Shape::type_index(), "__ffi_shallow_copy__")
         .unwrap()
         .cast()
         .unwrap();
-    assert_eq!(shape_copy.call((&c,)).unwrap_err().kind(), "TypeError");
+    let sliced: ObjectRef<RootObject> = shape_copy.call_as((&c,)).unwrap();
+    assert_eq!(sliced.type_key(), "rust_tests.Shape");
+    let sliced: ObjectRef<Shape> = sliced.downcast().unwrap();
+    assert_eq!(sliced.id.get(), 3);
+    // The receiver is checked and counted as C++ checks it.
+    let signature = "`rust_tests.Circle.__ffi_shallow_copy__(0: rust_tests.Circle) -> ffi.Object`";
+    assert_eq!(
+        copy.call((&c, 1)).unwrap_err().message(),
+        format!("Mismatched number of arguments when calling: {signature}. Expected 1 but got 2 arguments")
+    );
+    let wrong = copy.call((7,)).unwrap_err();
+    assert_eq!(
+        (wrong.kind(), wrong.message()),
+        ("TypeError", format!("Mismatched type on argument #0 when calling: {signature}. Expected `rust_tests.Circle` but got `int`").as_str())
+    );
     // Not Clone: no attribute.
     assert!(reflection::type_attr(Counter2::type_index(), "__ffi_shallow_copy__").is_none());
 }

@@ -47,7 +47,10 @@ pub fn generate(callable: &Callable) -> TokenStream {
                 quote_spanned! {ty.span()=> #krate::__private::TypeDesc::of::<#ty>() }
             });
             let args = arg_idents(params.len());
-            let conversions = params.iter().enumerate().map(|(i, ty)| {
+            // Last argument first, as the C++ runtime (built with GCC, which evaluates call
+            // arguments right to left) converts them: with several wrong arguments, the error
+            // names the same one C++ names.
+            let conversions = params.iter().enumerate().rev().map(|(i, ty)| {
                 let a = &args[i];
                 quote_spanned! {ty.span()=> let #a = __sig.arg::<#ty>(__args, #i)?; }
             });

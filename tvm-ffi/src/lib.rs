@@ -79,7 +79,8 @@
 //!      |
 //!  object       header, refcounts, ObjectRef, WeakRef, object traits,      (1)
 //!      |        built-in payloads, type registry queries
-//!  diagnostic, metadata   stderr lines; metadata JSON                      (0)
+//!  diagnostic, memory, metadata   stderr lines; allocation failure as a    (0)
+//!               MemoryError; metadata JSON
 //!      |
 //!  sys          the raw C ABI (the `tvm-ffi-sys` crate)
 //! ```
@@ -89,6 +90,7 @@
 #![warn(missing_docs)]
 
 mod diagnostic;
+pub mod memory;
 pub(crate) mod metadata;
 
 pub mod container;

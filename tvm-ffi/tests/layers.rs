@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 /// Top-level modules by layer, lowest first. Modules of one layer do not use each other.
 const LAYERS: &[&[&str]] = &[
-    &["diagnostic", "metadata"],
+    &["diagnostic", "memory", "metadata"],
     &["object"],
     &["error"],
     &["value", "version"],

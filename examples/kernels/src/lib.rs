@@ -9,7 +9,9 @@
 //! add_one(x, y)                                   # writes into y's memory
 //! scaled = np.from_dlpack(tvm_ffi.get_global_func("kernels.scale")(x, 2.0))
 //! ```
-use tvm_ffi::{ffi_func, ffi_methods, Array, Object, Result, Tensor, TensorMut, TensorView};
+use tvm_ffi::{
+    ffi_func, ffi_methods, Array, DataType, Device, Object, Result, Tensor, TensorMut, TensorView,
+};
 
 /// `y = x + 1`, elementwise, written into `y` in place. Both are contiguous float32 CPU
 /// tensors of the same shape; `y` must not overlap `x`.
@@ -47,11 +49,17 @@ pub fn scale(x: TensorView, factor: f64) -> Result<Tensor> {
     Ok(out.freeze())
 }
 
-/// `[0, 1, ..., n - 1]` as float32, built from a Rust `Vec` (no copy).
+/// `[0, 1, ..., n - 1]` as float32, in a Rust-allocated tensor.
 #[ffi_func(name = "kernels.arange")]
 pub fn arange(n: i64) -> Result<Tensor> {
     tvm_ffi::ensure!(n >= 0, ValueError, "`n` must be non-negative, got {n}");
-    Tensor::from_vec((0..n).map(|i| i as f32).collect(), &[n])
+    // Allocated fallibly: `arange(2**53)` raises MemoryError instead of aborting the host
+    // (as `(0..n).collect::<Vec<_>>()` would).
+    let mut out = TensorMut::empty(&[n], DataType::float(32), Device::cpu())?;
+    for (i, v) in out.as_mut_slice::<f32>()?.iter_mut().enumerate() {
+        *v = i as f32;
+    }
+    Ok(out.freeze())
 }
 
 /// The sum over a list of float32 tensors (`Array<Tensor>`: Python passes a list of arrays).

@@ -145,6 +145,14 @@ pub fn sum(values: Array<i64>) -> i64 {
     values.iter().sum()
 }
 
+/// The integers `0..n` as a list. The array is allocated fallibly: a size the allocator
+/// refuses raises `MemoryError`.
+#[ffi_func(name = "my_ext.range")]
+pub fn range(n: i64) -> tvm_ffi::Result<Array<i64>> {
+    tvm_ffi::ensure!(n >= 0, ValueError, "`n` must be non-negative, got {n}");
+    Array::new(0..n)
+}
+
 /// Counts the entries of a map and sums its values.
 #[ffi_func(name = "my_ext.map_total")]
 pub fn map_total(m: tvm_ffi::Map<tvm_ffi::String, i64>) -> i64 {

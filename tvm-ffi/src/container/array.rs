@@ -73,10 +73,7 @@ impl<T: TryIntoAny> Array<T> {
     /// ```
     pub fn new(items: impl IntoIterator<Item = T>) -> Result<Self> {
         static MAKE: GlobalCache = GlobalCache::new("ffi.Array");
-        let items: Vec<Any> = items
-            .into_iter()
-            .map(T::try_into_any)
-            .collect::<Result<_>>()?;
+        let items: Vec<Any> = super::try_collect(items.into_iter(), T::try_into_any)?;
         let out = MAKE.get()?.call(items.as_slice())?;
         Ok(Array::from_object_ref(out.cast::<ObjectRef<ArrayObj>>()?))
     }

@@ -96,12 +96,11 @@ impl<K: TryIntoAny, V: TryIntoAny> Map<K, V> {
     /// assert_eq!(m.get("b"), Some(2));
     /// ```
     pub fn new(entries: impl IntoIterator<Item = (K, V)>) -> Result<Self> {
-        let mut args = Vec::new();
-        for (k, v) in entries {
-            args.push(k.try_into_any()?);
-            args.push(v.try_into_any()?);
-        }
-        let out = MAP_NEW.get()?.call(args.as_slice())?;
+        let pairs = super::try_collect(entries.into_iter(), |(k, v)| {
+            Ok([k.try_into_any()?, v.try_into_any()?])
+        })?;
+        let args = pairs.as_flattened();
+        let out = MAP_NEW.get()?.call(args)?;
         Ok(Map::from_object_ref(out.cast::<ObjectRef<MapObj>>()?))
     }
 }

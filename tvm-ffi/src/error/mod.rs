@@ -2,11 +2,14 @@
 //! cross the ABI.
 use std::fmt;
 
+use crate::memory::AllocFailure;
 use crate::object::builtin::ErrorObj;
 use crate::object::ObjectRef;
 use crate::sys;
 
 pub(crate) mod panic;
+
+pub use panic::report_caught_panics;
 
 /// `Result` with [`Error`] as the default error type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -54,7 +57,8 @@ impl Error {
             (0, Some(ptr)) => Error {
                 obj: unsafe { ObjectRef::from_raw(ptr) },
             },
-            _ => panic!("libtvm_ffi could not allocate an error object (out of memory)"),
+            // The runtime only fails to create an error when it cannot allocate it.
+            _ => AllocFailure::raise(message.size + backtrace.size),
         }
     }
 
@@ -227,6 +231,14 @@ error_from!(
     std::string::String => "RuntimeError",
     &str => "RuntimeError",
 );
+
+/// A failed `try_reserve`: a `MemoryError` naming the request, so that code which reserves
+/// fallibly (`vec.try_reserve_exact(n)?`) raises instead of aborting the host.
+impl From<std::collections::TryReserveError> for Error {
+    fn from(err: std::collections::TryReserveError) -> Error {
+        Error::new("MemoryError", format!("cannot allocate: {err}"))
+    }
+}
 
 impl From<std::convert::Infallible> for Error {
     fn from(never: std::convert::Infallible) -> Error {

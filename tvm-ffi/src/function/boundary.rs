@@ -1,13 +1,11 @@
 //! The `extern "C"` boundary: every Rust function the runtime can call runs through [`guard`],
 //! which writes an `Ok` value into the caller's result slot, raises an `Err`, and turns a panic
 //! into a `RuntimeError` whose message says it was a panic and where. Nothing unwinds into C.
-use std::ffi::c_int;
-use std::panic::{self, AssertUnwindSafe};
-
-use crate::error::panic::raise_panic;
+use crate::error::panic::{catch, raise_panic};
 use crate::error::Result;
 use crate::sys::TVMFFIAny;
 use crate::value::{Any, AnyView};
+use std::ffi::c_int;
 
 /// Runs `body` at the ABI boundary: writes its value into `result` and returns 0, or raises the
 /// error (or the panic, as a `RuntimeError`) and returns -1.
@@ -20,7 +18,7 @@ pub unsafe fn guard(
     result: *mut TVMFFIAny,
     body: impl FnOnce() -> Result<Any>,
 ) -> i32 {
-    match panic::catch_unwind(AssertUnwindSafe(body)) {
+    match catch(body) {
         Ok(Ok(value)) => {
             // SAFETY: valid output slot per the contract; ownership moves to the caller.
             unsafe { result.write(value.into_raw()) };

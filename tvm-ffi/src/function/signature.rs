@@ -162,7 +162,10 @@ pub trait TypedClosure<Args>: Send + Sync + 'static {
 }
 
 macro_rules! impl_typed_closure {
-    ($($arg:ident $idx:tt),*) => {
+    // The arguments in order, then the same arguments last first: they are converted last
+    // first, as the C++ runtime (built with GCC, which evaluates call arguments right to left)
+    // converts them, so that with several wrong arguments the error names the one C++ names.
+    ([$($arg:ident $var:ident $idx:tt),*] [$($rarg:ident $rvar:ident $ridx:tt),*]) => {
         impl<Func, Ret, $($arg),*> TypedClosure<($($arg,)*)> for Func
         where
             Func: Fn($($arg),*) -> Ret + Send + Sync + 'static,
@@ -180,21 +183,22 @@ macro_rules! impl_typed_closure {
             #[inline]
             fn invoke(&self, signature: &FnSignature, args: &[AnyView<'_>]) -> Result<Any> {
                 signature.check_arity(args)?;
-                (self)($(signature.arg::<$arg>(args, $idx)?),*).into_ffi_result()
+                $(let $rvar = signature.arg::<$rarg>(args, $ridx)?;)*
+                (self)($($var),*).into_ffi_result()
             }
         }
     };
 }
-impl_typed_closure!();
-impl_typed_closure!(A0 0);
-impl_typed_closure!(A0 0, A1 1);
-impl_typed_closure!(A0 0, A1 1, A2 2);
-impl_typed_closure!(A0 0, A1 1, A2 2, A3 3);
-impl_typed_closure!(A0 0, A1 1, A2 2, A3 3, A4 4);
-impl_typed_closure!(A0 0, A1 1, A2 2, A3 3, A4 4, A5 5);
-impl_typed_closure!(A0 0, A1 1, A2 2, A3 3, A4 4, A5 5, A6 6);
-impl_typed_closure!(A0 0, A1 1, A2 2, A3 3, A4 4, A5 5, A6 6, A7 7);
-impl_typed_closure!(A0 0, A1 1, A2 2, A3 3, A4 4, A5 5, A6 6, A7 7, A8 8);
-impl_typed_closure!(A0 0, A1 1, A2 2, A3 3, A4 4, A5 5, A6 6, A7 7, A8 8, A9 9);
-impl_typed_closure!(A0 0, A1 1, A2 2, A3 3, A4 4, A5 5, A6 6, A7 7, A8 8, A9 9, A10 10);
-impl_typed_closure!(A0 0, A1 1, A2 2, A3 3, A4 4, A5 5, A6 6, A7 7, A8 8, A9 9, A10 10, A11 11);
+impl_typed_closure!([] []);
+impl_typed_closure!([A0 a0 0] [A0 a0 0]);
+impl_typed_closure!([A0 a0 0, A1 a1 1] [A1 a1 1, A0 a0 0]);
+impl_typed_closure!([A0 a0 0, A1 a1 1, A2 a2 2] [A2 a2 2, A1 a1 1, A0 a0 0]);
+impl_typed_closure!([A0 a0 0, A1 a1 1, A2 a2 2, A3 a3 3] [A3 a3 3, A2 a2 2, A1 a1 1, A0 a0 0]);
+impl_typed_closure!([A0 a0 0, A1 a1 1, A2 a2 2, A3 a3 3, A4 a4 4] [A4 a4 4, A3 a3 3, A2 a2 2, A1 a1 1, A0 a0 0]);
+impl_typed_closure!([A0 a0 0, A1 a1 1, A2 a2 2, A3 a3 3, A4 a4 4, A5 a5 5] [A5 a5 5, A4 a4 4, A3 a3 3, A2 a2 2, A1 a1 1, A0 a0 0]);
+impl_typed_closure!([A0 a0 0, A1 a1 1, A2 a2 2, A3 a3 3, A4 a4 4, A5 a5 5, A6 a6 6] [A6 a6 6, A5 a5 5, A4 a4 4, A3 a3 3, A2 a2 2, A1 a1 1, A0 a0 0]);
+impl_typed_closure!([A0 a0 0, A1 a1 1, A2 a2 2, A3 a3 3, A4 a4 4, A5 a5 5, A6 a6 6, A7 a7 7] [A7 a7 7, A6 a6 6, A5 a5 5, A4 a4 4, A3 a3 3, A2 a2 2, A1 a1 1, A0 a0 0]);
+impl_typed_closure!([A0 a0 0, A1 a1 1, A2 a2 2, A3 a3 3, A4 a4 4, A5 a5 5, A6 a6 6, A7 a7 7, A8 a8 8] [A8 a8 8, A7 a7 7, A6 a6 6, A5 a5 5, A4 a4 4, A3 a3 3, A2 a2 2, A1 a1 1, A0 a0 0]);
+impl_typed_closure!([A0 a0 0, A1 a1 1, A2 a2 2, A3 a3 3, A4 a4 4, A5 a5 5, A6 a6 6, A7 a7 7, A8 a8 8, A9 a9 9] [A9 a9 9, A8 a8 8, A7 a7 7, A6 a6 6, A5 a5 5, A4 a4 4, A3 a3 3, A2 a2 2, A1 a1 1, A0 a0 0]);
+impl_typed_closure!([A0 a0 0, A1 a1 1, A2 a2 2, A3 a3 3, A4 a4 4, A5 a5 5, A6 a6 6, A7 a7 7, A8 a8 8, A9 a9 9, A10 a10 10] [A10 a10 10, A9 a9 9, A8 a8 8, A7 a7 7, A6 a6 6, A5 a5 5, A4 a4 4, A3 a3 3, A2 a2 2, A1 a1 1, A0 a0 0]);
+impl_typed_closure!([A0 a0 0, A1 a1 1, A2 a2 2, A3 a3 3, A4 a4 4, A5 a5 5, A6 a6 6, A7 a7 7, A8 a8 8, A9 a9 9, A10 a10 10, A11 a11 11] [A11 a11 11, A10 a10 10, A9 a9 9, A8 a8 8, A7 a7 7, A6 a6 6, A5 a5 5, A4 a4 4, A3 a3 3, A2 a2 2, A1 a1 1, A0 a0 0]);

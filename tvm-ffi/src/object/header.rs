@@ -4,10 +4,12 @@
 //! lives in the low 32 bits of `combined_ref_count`, the weak count in the high 32 bits, and the
 //! weak count carries one extra reference on behalf of all strong references. Clone and drop are
 //! inline atomic operations; libtvm_ffi is never called on those paths.
+use std::cell::{Cell, RefCell};
 use std::ffi::{c_int, c_void};
 use std::ptr::NonNull;
 use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 
+use crate::memory::AllocFailure;
 use crate::sys::{self, TVMFFIObject};
 
 const STRONG_ONE: u64 = 1;
@@ -138,26 +140,150 @@ unsafe fn call_deleter(ptr: NonNull<TVMFFIObject>, flags: c_int) {
     }
 }
 
-/// The deleter of objects allocated by Rust.
+/// The deleter of objects allocated by Rust. Releasing an object drops its payload, which may
+/// release the last reference to another object, and so on: a graph of any depth is released
+/// iteratively, never by unbounded recursion.
+///
+/// At most `MAX_NESTED_RELEASES` payload drops nest on one thread; a release beyond that is
+/// queued, and the outermost release runs the queue before it returns. A chain of a million
+/// objects is thus released in a loop at a bounded stack depth (a C++ chain of that depth
+/// overflows the stack). A payload without drop glue (it can release nothing) costs nothing
+/// extra; one with drop glue costs two updates of a thread-local counter.
 unsafe extern "C" fn rust_object_deleter<T>(ptr: *mut c_void, flags: c_int) {
-    let cell = ptr as *mut ObjectCell<T>;
-    if flags & sys::kTVMFFIObjectDeleterFlagBitMaskStrong != 0 {
-        // A panic in Drop must not unwind into C; the payload is then leaked, not freed twice.
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            // SAFETY: strong count reached zero: no one can reach the payload any more.
-            unsafe { std::ptr::drop_in_place(std::ptr::addr_of_mut!((*cell).payload)) }
-        }));
-        if result.is_err() {
-            crate::diagnostic::warn(format_args!(
-                "a panic in Drop of `{}` was caught in the object deleter",
-                std::any::type_name::<T>()
-            ));
+    // A payload without drop glue releases nothing else: no bookkeeping at all.
+    if flags & sys::kTVMFFIObjectDeleterFlagBitMaskStrong != 0 && std::mem::needs_drop::<T>() {
+        let dropped = RELEASES.with(|state| {
+            if state.get() & DEPTH_MASK >= MAX_NESTED_RELEASES {
+                return false;
+            }
+            state.set(state.get() + 1);
+            // SAFETY: the strong count reached zero (deleter protocol).
+            unsafe { drop_payload::<T>(ptr) };
+            state.set(state.get() - 1);
+            // The outermost release runs what deeper ones queued.
+            if state.get() == DEFERRED_PENDING {
+                run_deferred(state);
+            }
+            true
+        });
+        if !dropped {
+            // SAFETY: the deleter protocol, carried out later by the outermost release.
+            return unsafe { defer(ptr, flags, release_now::<T>) };
         }
+    } else if flags & sys::kTVMFFIObjectDeleterFlagBitMaskStrong != 0 {
+        // SAFETY: the strong count reached zero; the payload has no drop glue to run anyway.
+        unsafe { drop_payload::<T>(ptr) };
     }
     if flags & sys::kTVMFFIObjectDeleterFlagBitMaskWeak != 0 {
-        // SAFETY: allocated by `alloc_object` with this exact layout; last reference gone.
-        unsafe { std::alloc::dealloc(cell as *mut u8, std::alloc::Layout::new::<ObjectCell<T>>()) };
+        // SAFETY: the weak count reached zero (deleter protocol).
+        unsafe { free_cell::<T>(ptr) };
     }
+}
+
+/// Drops the payload (strong flag) and frees the memory (weak flag) of an `ObjectCell<T>`: a
+/// release deferred by `defer`.
+///
+/// # Safety
+/// The deleter protocol: `ptr` is an `ObjectCell<T>` allocated by [`alloc_object`] whose
+/// strong count (strong flag) or weak count (weak flag) just reached zero.
+unsafe fn release_now<T>(ptr: *mut c_void, flags: c_int) {
+    if flags & sys::kTVMFFIObjectDeleterFlagBitMaskStrong != 0 {
+        // SAFETY: the caller's contract.
+        unsafe { drop_payload::<T>(ptr) };
+    }
+    if flags & sys::kTVMFFIObjectDeleterFlagBitMaskWeak != 0 {
+        // SAFETY: the caller's contract.
+        unsafe { free_cell::<T>(ptr) };
+    }
+}
+
+/// Drops the payload of an `ObjectCell<T>` whose strong count reached zero.
+///
+/// # Safety
+/// `ptr` is an `ObjectCell<T>` allocated by [`alloc_object`] that no one can reach any more.
+#[inline(always)]
+unsafe fn drop_payload<T>(ptr: *mut c_void) {
+    let cell = ptr as *mut ObjectCell<T>;
+    // A panic in Drop must not unwind into C; the payload is then leaked, not freed twice.
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        // SAFETY: strong count reached zero: no one can reach the payload any more.
+        unsafe { std::ptr::drop_in_place(std::ptr::addr_of_mut!((*cell).payload)) }
+    }));
+    if result.is_err() {
+        crate::diagnostic::warn(format_args!(
+            "a panic in Drop of `{}` was caught in the object deleter",
+            std::any::type_name::<T>()
+        ));
+    }
+}
+
+/// Frees the memory of an `ObjectCell<T>` whose weak count reached zero.
+///
+/// # Safety
+/// `ptr` is an `ObjectCell<T>` allocated by [`alloc_object`], its payload already dropped.
+#[inline(always)]
+unsafe fn free_cell<T>(ptr: *mut c_void) {
+    // SAFETY: allocated by `alloc_object` with this exact layout; last reference gone.
+    unsafe { std::alloc::dealloc(ptr as *mut u8, std::alloc::Layout::new::<ObjectCell<T>>()) };
+}
+
+/// How many payload drops may nest on one thread before further releases are deferred. Each
+/// level costs a few frames (the deleter, the payload's drop glue, a reference's drop), so
+/// this bounds the stack a release uses to some tens of kilobytes, whatever the graph's depth.
+const MAX_NESTED_RELEASES: u32 = 64;
+
+type Release = unsafe fn(*mut c_void, c_int);
+
+/// The low bits of `RELEASES`: the payload drops running on this thread.
+const DEPTH_MASK: u32 = DEFERRED_PENDING - 1;
+/// The high bit of `RELEASES`: `DEFERRED_RELEASES` may be non-empty.
+const DEFERRED_PENDING: u32 = 1 << 31;
+
+thread_local! {
+    /// Release depth and the pending flag in one plain `Cell` (no destructor, cheap to reach).
+    static RELEASES: Cell<u32> = const { Cell::new(0) };
+    /// Releases waiting for the outermost one.
+    static DEFERRED_RELEASES: RefCell<Vec<(*mut c_void, c_int, Release)>> =
+        const { RefCell::new(Vec::new()) };
+}
+
+/// Queues a release for the outermost one.
+///
+/// # Safety
+/// As for `now`: the deleter protocol for `ptr` and `flags`.
+#[cold]
+unsafe fn defer(ptr: *mut c_void, flags: c_int, now: Release) {
+    let queued = DEFERRED_RELEASES.try_with(|queue| {
+        let mut queue = queue.borrow_mut();
+        // If even the queue cannot grow, release right away (deeper, but never aborting).
+        queue.try_reserve(1).is_ok() && {
+            queue.push((ptr, flags, now));
+            true
+        }
+    });
+    if queued == Ok(true) {
+        RELEASES.with(|state| state.set(state.get() | DEFERRED_PENDING));
+    } else {
+        // The thread's storage is gone (thread exit) or the queue is full: release now.
+        // SAFETY: the caller's contract.
+        unsafe { now(ptr, flags) };
+    }
+}
+
+/// Runs the queued releases (and those they queue in turn), each from depth 1 again.
+#[cold]
+fn run_deferred(state: &Cell<u32>) {
+    loop {
+        let next = DEFERRED_RELEASES
+            .try_with(|queue| queue.borrow_mut().pop())
+            .ok()
+            .flatten();
+        let Some((ptr, flags, now)) = next else { break };
+        state.set(1);
+        // SAFETY: queued by `defer` with its own deleter-protocol arguments.
+        unsafe { now(ptr, flags) };
+    }
+    state.set(0);
 }
 
 /// Allocates `[header][payload]` with strong and weak count 1, the Rust deleter, and
@@ -178,7 +304,9 @@ pub fn alloc_object<P>(payload: P, type_index: i32, padding: u32) -> NonNull<TVM
     // SAFETY: the layout has a non-zero size (the header alone is 24 bytes).
     let raw = unsafe { std::alloc::alloc(layout) } as *mut ObjectCell<P>;
     let Some(cell) = NonNull::new(raw) else {
-        std::alloc::handle_alloc_error(layout)
+        // Not `handle_alloc_error`, which aborts the host: unwind to the FFI boundary, which
+        // raises a `MemoryError`.
+        AllocFailure::raise(layout.size())
     };
     // SAFETY: freshly allocated, properly aligned memory for an ObjectCell<P>.
     unsafe {

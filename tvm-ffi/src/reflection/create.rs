@@ -7,12 +7,13 @@ use std::ptr::NonNull;
 
 use super::construction;
 use super::field::{raise, FieldValue};
+use crate::error::panic::{catch, raise_panic};
 use crate::error::{Error, Result};
 use crate::function::Function;
 use crate::object::builtin::Object;
 use crate::object::{self, ObjectRef, ObjectType, RustObject};
 use crate::sys::{self, TVMFFIObject};
-use crate::value::{Any, AnyView, Bytes, String, TryIntoAny};
+use crate::value::{Any, Bytes, String, TryIntoAny};
 
 /// A Rust-defined object type with reflected fields; implemented by `#[derive(Object)]`.
 ///
@@ -38,7 +39,7 @@ pub unsafe trait Reflected: ObjectType {
 /// # Safety
 /// Called by the runtime with a writable `out`.
 pub unsafe extern "C" fn create_object<T: Reflected>(out: *mut sys::TVMFFIObjectHandle) -> c_int {
-    let outcome = std::panic::catch_unwind(|| -> Result<NonNull<TVMFFIObject>> {
+    let outcome = catch(|| -> Result<NonNull<TVMFFIObject>> {
         let payload = T::empty_payload().ok_or_else(|| {
             Error::type_error(format!(
                 "`{}` has fields without an empty value and cannot be created empty",
@@ -59,7 +60,7 @@ pub unsafe extern "C" fn create_object<T: Reflected>(out: *mut sys::TVMFFIObject
         }
         Ok(Err(err)) => raise(err),
         Err(payload) => {
-            crate::error::panic::raise_panic(T::TYPE_KEY, payload);
+            raise_panic(T::TYPE_KEY, payload);
             -1
         }
     }
@@ -160,28 +161,19 @@ pub trait ShallowCopyByClone {
 }
 impl<T: RustObject + Clone> ShallowCopyByClone for &ShallowCopyProbe<T> {
     fn shallow_copy(&self) -> Option<Function> {
-        Some(Function::from_packed_named(
-            "__ffi_shallow_copy__",
-            |args: &[AnyView<'_>]| {
-                let this: &ObjectRef<T> = args
-                    .first()
-                    .ok_or_else(|| Error::type_error("__ffi_shallow_copy__ expects the object"))?
-                    .cast()?;
-                let index = T::runtime_type().index;
-                if this.type_index() != index {
-                    // Copying a subtype through its parent's payload would lose its fields.
-                    return Err(Error::type_error(format!(
-                        "`{}.__ffi_shallow_copy__` cannot copy an object of subtype `{}`",
-                        T::TYPE_KEY,
-                        this.type_key()
-                    )));
-                }
-                let copy = (**this).clone();
+        // As C++ `ObjectDef` registers it: a typed function of the receiver, named
+        // `<key>.__ffi_shallow_copy__` in its messages. An object of a subtype is copied
+        // through `T`'s payload (sliced to a `T`), as C++'s copy constructor of `T` does.
+        let name: &'static str =
+            Box::leak(format!("{}.__ffi_shallow_copy__", T::TYPE_KEY).into_boxed_str());
+        Some(Function::from_typed_named(
+            name,
+            |this: ObjectRef<T>| -> ObjectRef<Object> {
+                let copy = (*this).clone();
                 // The copy stays open: deep copy fixes its fields up through the setters.
-                let ptr = object::alloc_object(copy, index, construction::OPEN);
-                // SAFETY: a fresh object with one reference, an instance of its type.
-                let obj: ObjectRef<Object> = unsafe { ObjectRef::from_raw(ptr) };
-                Ok(Any::new(obj))
+                let ptr = object::alloc_object(copy, T::runtime_type().index, construction::OPEN);
+                // SAFETY: a fresh object of type `T` with one reference.
+                unsafe { ObjectRef::<T>::from_raw(ptr) }.into_object()
             },
         ))
     }

@@ -15,6 +15,7 @@ use std::ptr::NonNull;
 use super::construction;
 use super::rw::Rw;
 use crate::container::{Array, Map};
+use crate::error::panic::{catch, raise_panic};
 use crate::error::{Error, Result};
 use crate::function::Function;
 use crate::object::{ObjectCell, ObjectRef, ObjectType};
@@ -261,7 +262,7 @@ pub unsafe extern "C" fn field_getter<F: FieldValue, const OFFSET: usize>(
         let value = unsafe { &*(field as *const F) };
         value.load()
     };
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    let outcome = catch(|| {
         // SAFETY: the field belongs to a live object at OFFSET.
         let owner = unsafe { owner_of::<OFFSET>(field) };
         // SAFETY: as above. Sealed objects are immutable (or `Rw`-locked), open ones are
@@ -282,7 +283,7 @@ pub unsafe extern "C" fn field_getter<F: FieldValue, const OFFSET: usize>(
             },
         };
         value.try_into_any()
-    }));
+    });
     match outcome {
         Ok(Ok(any)) => {
             // SAFETY: `out` is writable; ownership of the value moves to the caller.
@@ -291,7 +292,7 @@ pub unsafe extern "C" fn field_getter<F: FieldValue, const OFFSET: usize>(
         }
         Ok(Err(err)) => raise(err),
         Err(payload) => {
-            crate::error::panic::raise_panic("field getter", payload);
+            raise_panic("field getter", payload);
             -1
         }
     }
@@ -309,7 +310,7 @@ pub unsafe extern "C" fn field_setter<T: ObjectType, F: FieldValue, const OFFSET
     field: *mut c_void,
     value: *const TVMFFIAny,
 ) -> c_int {
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> Result<()> {
+    let outcome = catch(|| -> Result<()> {
         // SAFETY: the runtime passes a valid borrowed value.
         let view = unsafe { &*(value as *const AnyView<'_>) };
         let new_value: F::Value = view.cast()?;
@@ -347,12 +348,12 @@ pub unsafe extern "C" fn field_setter<T: ObjectType, F: FieldValue, const OFFSET
                 ),
             )),
         }
-    }));
+    });
     match outcome {
         Ok(Ok(())) => 0,
         Ok(Err(err)) => raise(err),
         Err(payload) => {
-            crate::error::panic::raise_panic("field setter", payload);
+            raise_panic("field setter", payload);
             -1
         }
     }

@@ -112,6 +112,15 @@ pub(super) fn describe(dl: &DLTensor) -> String {
     text
 }
 
+/// The end of the user address space: no buffer a tensor may describe reaches beyond it.
+/// (x86-64: the lower half of 57-bit virtual addresses; AArch64: 52-bit virtual addresses.)
+#[cfg(target_arch = "x86_64")]
+const MAX_USER_ADDRESS: usize = 1 << 56;
+#[cfg(target_arch = "aarch64")]
+const MAX_USER_ADDRESS: usize = 1 << 52;
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+const MAX_USER_ADDRESS: usize = isize::MAX as usize;
+
 /// Validates typed host access to all elements of `dl` and returns the first element and the
 /// element count. `name` is the argument name used in messages, if any.
 pub(super) fn slice_parts<T: Element>(
@@ -133,27 +142,40 @@ pub(super) fn slice_parts<T: Element>(
         // No element is ever read: the data pointer of an empty tensor may be anything.
         return Ok((NonNull::dangling(), 0));
     }
-    match len.checked_mul(std::mem::size_of::<T>()) {
-        Some(bytes) if bytes <= isize::MAX as usize => {}
+    let bytes = match len.checked_mul(std::mem::size_of::<T>()) {
+        Some(bytes) if bytes <= isize::MAX as usize => bytes,
         _ => return Err(Error::value_error(subject("is too large to address"))),
-    }
+    };
     let Some(base) = NonNull::new(dl.data as *mut u8) else {
         return Err(Error::value_error(subject(&format!(
             "has {len} elements but a null data pointer"
         ))));
     };
-    let offset = usize::try_from(dl.byte_offset)
-        .map_err(|_| Error::value_error(subject("has a byte offset beyond the address space")))?;
-    // `wrapping_add`: the address is only formed here; it is validated before any access.
-    let first = base.as_ptr().wrapping_add(offset);
-    if (first as usize) % std::mem::align_of::<T>() != 0 {
+    // Every address is computed with checked arithmetic and the whole range must lie in the
+    // address space: a hostile byte offset (2**62, or 2**64 - 4 that would wrap around to
+    // before the buffer) is an error, never an access.
+    let start = usize::try_from(dl.byte_offset)
+        .ok()
+        .and_then(|offset| (base.as_ptr() as usize).checked_add(offset));
+    let in_address_space = start
+        .and_then(|start| start.checked_add(bytes))
+        .is_some_and(|end| end <= MAX_USER_ADDRESS);
+    let Some(start) = start.filter(|_| in_address_space) else {
+        return Err(Error::value_error(subject(&format!(
+            "addresses bytes beyond the address space (data {:p}, byte offset {}, {bytes} bytes)",
+            dl.data, dl.byte_offset
+        ))));
+    };
+    // Formed from the checked address, so the pointer keeps the buffer's provenance.
+    let first = base.as_ptr().wrapping_add(start - base.as_ptr() as usize);
+    if start % std::mem::align_of::<T>() != 0 {
         return Err(Error::value_error(subject(&format!(
             "has data at {first:p}, not aligned to the {} bytes {} needs",
             std::mem::align_of::<T>(),
             T::DTYPE
         ))));
     }
-    // A null result would mean the address wrapped around, which no valid tensor does.
+    // Not null: `start` is at least the non-null base address and did not wrap.
     let first = NonNull::new(first as *mut T)
         .ok_or_else(|| Error::value_error(subject("has an invalid data address")))?;
     Ok((first, len))
@@ -174,32 +196,56 @@ pub(super) fn access_error<T: Element>(dl: &DLTensor, name: Option<&str>, dtype_
 }
 
 /// The address range `[start, end)` covered by the elements of `dl`, or `None` when it has no
-/// element. Conservative for strided tensors: the range may contain bytes no element uses.
+/// element. Conservative for strided tensors: the range may contain bytes no element uses. A
+/// tensor whose extents and strides overflow the arithmetic covers everything (`i128::MIN ..
+/// i128::MAX`), so a hostile tensor never passes an overlap check.
 pub(super) fn byte_span(dl: &DLTensor) -> Option<(i128, i128)> {
     let shape = shape_of(dl);
     if shape.iter().any(|&extent| extent <= 0) {
         return None;
     }
-    let owned;
-    let strides = match strides_of(dl) {
-        Some(s) => s,
+    let everything = Some((i128::MIN, i128::MAX));
+    let strides: Vec<i128> = match strides_of(dl) {
+        Some(s) => s.iter().map(|&v| v as i128).collect(),
         None => {
-            owned = compact_strides(shape);
-            &owned
+            // Row-major strides, computed without wrapping.
+            let mut strides = vec![0i128; shape.len()];
+            let mut next = 1i128;
+            for (stride, &extent) in strides.iter_mut().zip(shape).rev() {
+                *stride = next;
+                next = match next.checked_mul(extent as i128) {
+                    Some(n) => n,
+                    None => return everything,
+                };
+            }
+            strides
         }
     };
     let (mut low, mut high) = (0i128, 0i128);
-    for (&extent, &stride) in shape.iter().zip(strides) {
-        let reach = (extent as i128 - 1) * stride as i128;
-        if reach >= 0 {
-            high += reach;
+    for (&extent, &stride) in shape.iter().zip(&strides) {
+        let Some(reach) = (extent as i128 - 1).checked_mul(stride) else {
+            return everything;
+        };
+        let sum = if reach >= 0 {
+            high.checked_add(reach).map(|h| high = h)
         } else {
-            low += reach;
+            low.checked_add(reach).map(|l| low = l)
+        };
+        if sum.is_none() {
+            return everything;
         }
     }
     let element = (DataType::from(dl.dtype).size_in_bytes() as i128).max(1);
     let base = dl.data as usize as i128 + dl.byte_offset as i128;
-    Some((base + low * element, base + (high + 1) * element))
+    let start = low.checked_mul(element).and_then(|l| base.checked_add(l));
+    let end = high
+        .checked_add(1)
+        .and_then(|h| h.checked_mul(element))
+        .and_then(|h| base.checked_add(h));
+    match (start, end) {
+        (Some(start), Some(end)) => Some((start, end)),
+        _ => everything,
+    }
 }
 
 /// Whether two devices may share an address space (both host memory, or the same device).

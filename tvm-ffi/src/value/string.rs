@@ -5,6 +5,7 @@ use std::ptr::NonNull;
 
 use super::any::{is_object_index, Any, AnyView, FromAny, IntoAny, TypeSchema};
 use crate::error::Error;
+use crate::memory::AllocFailure;
 use crate::object;
 use crate::sys::{self, type_index as ti, TVMFFIAny, TVMFFIAnyValue};
 
@@ -31,11 +32,9 @@ fn make(
         // SAFETY: valid input slice and output slot; the runtime copies the bytes.
         let rc = unsafe { create(&input, &mut out) };
         if rc != 0 {
-            let err = Error::from_return_code(rc);
-            panic!(
-                "libtvm_ffi failed to allocate a {}-byte string: {err}",
-                bytes.len()
-            );
+            // The runtime only fails to copy bytes when it cannot allocate them.
+            drop(Error::from_return_code(rc));
+            AllocFailure::raise(bytes.len());
         }
         out
     }
@@ -370,7 +369,14 @@ impl TypeSchema for std::string::String {
 }
 impl<'a> FromAny<'a> for std::string::String {
     fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
-        <&str>::try_cast(view).map(str::to_owned)
+        <&str>::try_cast(view).map(|s| {
+            let mut out = std::string::String::new();
+            if out.try_reserve_exact(s.len()).is_err() {
+                AllocFailure::raise(s.len());
+            }
+            out.push_str(s);
+            out
+        })
     }
 }
 impl IntoAny for std::string::String {
@@ -412,7 +418,14 @@ impl TypeSchema for Vec<u8> {
 }
 impl<'a> FromAny<'a> for Vec<u8> {
     fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
-        <&[u8]>::try_cast(view).map(<[u8]>::to_vec)
+        <&[u8]>::try_cast(view).map(|bytes| {
+            let mut out = Vec::new();
+            if out.try_reserve_exact(bytes.len()).is_err() {
+                AllocFailure::raise(bytes.len());
+            }
+            out.extend_from_slice(bytes);
+            out
+        })
     }
 }
 impl IntoAny for Vec<u8> {

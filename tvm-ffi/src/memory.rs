@@ -1,0 +1,28 @@
+//! Running out of memory never takes the host down. Allocations the SDK makes on behalf of a
+//! call either return an error or, behind an infallible API (`ObjectRef::new`, `String::new`,
+//! ...), panic with an [`AllocFailure`] payload, which the `extern "C"` boundary raises as a
+//! `MemoryError` in the caller. Code that allocates on its own should reserve fallibly
+//! (`Vec::try_reserve_exact(n)?`: `TryReserveError` converts into a `MemoryError`).
+
+/// The payload of the panic that an infallible constructor raises when memory runs out; the
+/// FFI boundary turns it into a `MemoryError` naming the size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AllocFailure {
+    /// The size of the allocation that failed, in bytes.
+    pub bytes: usize,
+}
+
+impl AllocFailure {
+    /// Unwinds with an `AllocFailure` payload (no allocation of a message on the way).
+    #[cold]
+    #[inline(never)]
+    pub fn raise(bytes: usize) -> ! {
+        std::panic::panic_any(AllocFailure { bytes })
+    }
+}
+
+impl std::fmt::Display for AllocFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cannot allocate {} bytes: out of memory", self.bytes)
+    }
+}
