@@ -746,12 +746,14 @@ fn tensors_as_object_fields() {
         describe(&fields[0]),
         (
             "first".to_string(),
-            sys::type_index::kTVMFFITensor,
+            // As C++ reports a `Tensor` field: `ffi.Object`.
+            sys::type_index::kTVMFFIObject,
             8,
             r#"{"type_schema":"{\"type\":\"ffi.Tensor\"}"}"#.to_string()
         )
     );
-    assert_eq!(describe(&fields[1]).1, sys::type_index::kTVMFFIAny);
+    // An optional tensor is a nullable object pointer (C++ `ObjectPtr`).
+    assert_eq!(describe(&fields[1]).1, sys::type_index::kTVMFFIObject);
 
     let a = Tensor::from_vec(vec![1.0f32, 2.0], &[2]).unwrap();
     let b = Tensor::from_vec(vec![3.0f32], &[1]).unwrap();

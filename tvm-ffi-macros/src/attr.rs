@@ -124,3 +124,39 @@ pub fn crate_path(meta: &ParseNestedMeta<'_>) -> syn::Result<proc_macro2::TokenS
     let lit: syn::LitStr = meta.value()?.parse()?;
     crate::crate_path::parse(&lit)
 }
+
+/// `name(key = <int, bool or string literal>, ..)`: metadata and constant attributes. The
+/// reserved key `type_schema` and repeated keys are reported.
+pub fn literal_list(
+    meta: &ParseNestedMeta<'_>,
+    what: &str,
+    diag: &mut Diagnostics,
+) -> syn::Result<Vec<(String, syn::Lit)>> {
+    let mut entries: Vec<(String, syn::Lit)> = Vec::new();
+    meta.parse_nested_meta(|entry| {
+        let key = entry
+            .path
+            .get_ident()
+            .map(|i| i.to_string())
+            .ok_or_else(|| entry.error(format!("{what} keys are identifiers")))?;
+        let lit: syn::Lit = entry.value()?.parse()?;
+        match &lit {
+            syn::Lit::Int(_) | syn::Lit::Bool(_) | syn::Lit::Str(_) => {}
+            _ => diag.error(
+                &lit,
+                format!("{what} values are integer, bool or string literals"),
+            ),
+        }
+        if what == "metadata" && key == "type_schema" {
+            diag.error(
+                &entry.path,
+                "`type_schema` is written by the SDK from the field's type; choose another key",
+            );
+        } else if entries.iter().any(|(k, _)| *k == key) {
+            diag.error(&entry.path, format!("duplicate {what} key `{key}`"));
+        }
+        entries.push((key, lit));
+        Ok(())
+    })?;
+    Ok(entries)
+}

@@ -25,6 +25,8 @@ pub struct Callable {
     pub ret_desc: TokenStream,
     /// A function path `fn(value) -> tvm_ffi::Result<Any>` applied to the call's value.
     pub convert: TokenStream,
+    /// User metadata entries `(key, MetadataValue)` registered after the `type_schema`.
+    pub metadata: Vec<TokenStream>,
 }
 
 /// The names of the argument variables used in [`Callable::call`].
@@ -40,6 +42,7 @@ pub fn generate(callable: &Callable) -> TokenStream {
         call,
         ret_desc,
         convert,
+        metadata: extra,
     } = callable;
     let (descs, invoke, metadata) = match params {
         Params::Typed(params) => {
@@ -61,7 +64,7 @@ pub fn generate(callable: &Callable) -> TokenStream {
                     #(#conversions)*
                     #convert(#call)
                 },
-                quote!(__signature(::std::borrow::Cow::Borrowed("")).metadata()),
+                quote!(__signature(::std::borrow::Cow::Borrowed("")).metadata_with(&[#(#extra),*])),
             )
         }
         Params::Packed => (
@@ -70,7 +73,7 @@ pub fn generate(callable: &Callable) -> TokenStream {
                 let _ = __sig;
                 #convert(#call)
             },
-            quote!(#krate::__private::packed_metadata()),
+            quote!(#krate::__private::packed_metadata(&[#(#extra),*])),
         ),
     };
     quote! {

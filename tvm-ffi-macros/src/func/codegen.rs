@@ -39,6 +39,7 @@ pub fn generate(model: &FuncModel) -> TokenStream {
         call,
         ret_desc,
         convert: ret_convert,
+        metadata: crate::object::metadata_values(krate, &model.metadata),
     });
 
     let global = model.name.as_ref().map(|lit| {

@@ -16,6 +16,8 @@ pub struct FuncModel {
     pub ident: syn::Ident,
     pub params: Params,
     pub ret: Option<syn::Type>,
+    /// User metadata keys.
+    pub metadata: Vec<(String, syn::Lit)>,
 }
 
 /// The model of `func` with its options; a receiver and a misplaced packed parameter are
@@ -45,5 +47,6 @@ pub fn func(attrs: FuncAttrs, func: &syn::ItemFn, diag: &mut Diagnostics) -> Fun
         ident: sig.ident.clone(),
         params,
         ret,
+        metadata: attrs.metadata.into_inner().unwrap_or_default(),
     }
 }

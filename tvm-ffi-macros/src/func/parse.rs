@@ -6,7 +6,7 @@ use syn::parse::Parser;
 use crate::attr::{self, Attr};
 use crate::diagnostics::Diagnostics;
 
-const OPTIONS: &str = "`name = \"pkg.func\"`, `export = \"c_identifier\"`, `crate = \"path\"`";
+const OPTIONS: &str = "`name = \"pkg.func\"`, `export = \"c_identifier\"`, `metadata(key = <literal>, ..)`, `crate = \"path\"`";
 
 pub struct FuncAttrs {
     pub krate: Attr<TokenStream>,
@@ -14,6 +14,8 @@ pub struct FuncAttrs {
     pub name: Attr<syn::LitStr>,
     /// Export name, if exported as a module symbol.
     pub export: Attr<syn::LitStr>,
+    /// User metadata keys.
+    pub metadata: Attr<Vec<(String, syn::Lit)>>,
 }
 
 pub fn func_attrs(attr: TokenStream, diag: &mut Diagnostics) -> FuncAttrs {
@@ -21,6 +23,7 @@ pub fn func_attrs(attr: TokenStream, diag: &mut Diagnostics) -> FuncAttrs {
         krate: Attr::none("crate"),
         name: Attr::none("name"),
         export: Attr::none("export"),
+        metadata: Attr::none("metadata"),
     };
     let parser = syn::meta::parser(|meta| {
         if meta.path.is_ident("crate") {
@@ -40,6 +43,9 @@ pub fn func_attrs(attr: TokenStream, diag: &mut Diagnostics) -> FuncAttrs {
                 "`export` takes a string literal, e.g. `export = \"add_one\"`",
             )?;
             out.export.set(&meta, lit, diag);
+        } else if meta.path.is_ident("metadata") {
+            let entries = attr::literal_list(&meta, "metadata", diag)?;
+            out.metadata.set(&meta, entries, diag);
         } else {
             attr::unknown(&meta, "#[ffi_func]", OPTIONS, diag)?;
         }

@@ -3,6 +3,7 @@
 use proc_macro2::Span;
 
 use super::model::{MethodModel, Receiver};
+use super::parse::TypeAttr;
 use crate::diagnostics::Diagnostics;
 
 /// An inherent, non-generic impl.
@@ -58,6 +59,41 @@ pub fn constructor(model: &MethodModel, sig: &syn::Signature, init: Span, diag: 
     }
 }
 
+/// A hook takes what the runtime passes: the receiver (or none) and its parameters. Other
+/// options do not combine with it.
+pub fn type_attr(
+    model: &MethodModel,
+    kind: &TypeAttr,
+    span: Span,
+    init: bool,
+    renamed: bool,
+    diag: &mut Diagnostics,
+) {
+    if init || renamed {
+        diag.push(syn::Error::new(
+            span,
+            "a type attribute is named by its option: remove `init` and `name`",
+        ));
+    }
+    let TypeAttr::Hook(hook) = kind else { return };
+    let has_receiver = model.receiver != Receiver::Static;
+    let expected = if hook.receiver {
+        format!("(&self, {})", hook.params.join(", "))
+    } else {
+        format!("({})", hook.params.join(", "))
+    };
+    let expected = expected.replace("(&self, )", "(&self)");
+    if has_receiver != hook.receiver || model.params.len() != hook.params.len() {
+        diag.push(syn::Error::new(
+            span,
+            format!(
+                "`#[ffi({})]` registers `{}`, which the runtime calls as `{}`: give the function exactly these parameters",
+                hook.option, hook.attr, expected
+            ),
+        ));
+    }
+}
+
 /// Registered names are unique in the block and not reserved. (Across blocks, and against
 /// field names, the generated member constants make a repeat a compile error.)
 pub fn names(methods: &[(&syn::ImplItemFn, MethodModel)], diag: &mut Diagnostics) {
@@ -78,7 +114,7 @@ pub fn names(methods: &[(&syn::ImplItemFn, MethodModel)], diag: &mut Diagnostics
                     ),
                 );
             }
-        } else if !model.init && model.name.starts_with("__ffi") {
+        } else if !model.init && !model.type_attr && model.name.starts_with("__ffi") {
             diag.error(
                 &f.sig.ident,
                 format!(

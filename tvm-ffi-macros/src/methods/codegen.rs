@@ -19,7 +19,12 @@ pub fn member_name_const(name: &str, span: Span) -> TokenStream {
     quote_spanned! {span=> #[doc(hidden)] const #ident: () = (); }
 }
 
-pub fn generate(krate: &TokenStream, self_ty: &syn::Type, m: &MethodModel) -> TokenStream {
+pub fn generate(
+    krate: &TokenStream,
+    self_ty: &syn::Type,
+    m: &MethodModel,
+    index: usize,
+) -> TokenStream {
     let ident = &m.ident;
     let method_name = &m.name;
     let doc = &m.doc;
@@ -57,6 +62,8 @@ pub fn generate(krate: &TokenStream, self_ty: &syn::Type, m: &MethodModel) -> To
     };
     let kind = if m.init {
         quote!(Init)
+    } else if m.type_attr {
+        quote!(TypeAttr)
     } else if m.receiver == Receiver::Static {
         quote!(Static)
     } else {
@@ -68,7 +75,12 @@ pub fn generate(krate: &TokenStream, self_ty: &syn::Type, m: &MethodModel) -> To
         call,
         ret_desc,
         convert,
+        metadata: crate::object::metadata_values(krate, &m.metadata),
     });
+    let index = index as u32;
+    // The impl block's place: methods register in source order (block by block, then by
+    // position in the block).
+    let order = quote_spanned! {self_ty.span()=> (::core::file!(), ::core::line!(), #index) };
     let member = member_name_const(method_name, m.ident.span());
     quote! {
         const _: () = {
@@ -99,6 +111,7 @@ pub fn generate(krate: &TokenStream, self_ty: &syn::Type, m: &MethodModel) -> To
                 kind: #krate::__private::MethodKind::#kind,
                 make: __make,
                 metadata: __metadata,
+                order: #order,
             };
         };
     }

@@ -51,7 +51,8 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             let self_ty = &*imp.self_ty;
             let registrations = methods
                 .iter()
-                .map(|m| codegen::generate(&krate, self_ty, m));
+                .enumerate()
+                .map(|(index, m)| codegen::generate(&krate, self_ty, m, index));
             quote! { #imp #(#registrations)* }
         }
         Err(err) => with_original(err, quote!(#imp)),

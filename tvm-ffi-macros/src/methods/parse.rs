@@ -5,7 +5,7 @@ use syn::spanned::Spanned;
 use crate::attr::{self, Attr};
 use crate::diagnostics::Diagnostics;
 
-const METHOD_OPTIONS: &str = "`name = \"..\"`, `init`, `skip`";
+const METHOD_OPTIONS: &str = "`name = \"..\"`, `init`, `skip`, `metadata(key = <literal>, ..)`, a hook (`repr`, `eq`, `hash`, `compare`, `s_equal`, `s_hash`, `data_to_json`, `data_from_json`, `convert`), `type_attr = \"name\"`";
 
 /// The options of `#[ffi_methods(..)]`.
 pub fn block_attrs(attr: TokenStream, diag: &mut Diagnostics) -> Attr<TokenStream> {
@@ -25,11 +25,24 @@ pub fn block_attrs(attr: TokenStream, diag: &mut Diagnostics) -> Attr<TokenStrea
     krate
 }
 
-/// The options of one method's `#[ffi(..)]` attributes; `init` is spanned at the option.
+/// The options of one method's `#[ffi(..)]` attributes; `init` and hooks are spanned at the
+/// option.
 pub struct MethodAttrs {
     pub name: Attr<syn::LitStr>,
     pub init: Attr<Span>,
     pub skip: Attr<()>,
+    pub metadata: Attr<Vec<(String, syn::Lit)>>,
+    /// A hook (its option name) or `type_attr = "name"`: registered as a type attribute.
+    pub type_attr: Attr<(Span, TypeAttr)>,
+}
+
+/// What a method registers as a type attribute instead of a method.
+#[derive(Clone)]
+pub enum TypeAttr {
+    /// One of the runtime's hooks, by option name (`repr`, `eq`, ...).
+    Hook(&'static super::model::Hook),
+    /// Any attribute, by name.
+    Named(String),
 }
 
 pub fn method_attrs(f: &syn::ImplItemFn, diag: &mut Diagnostics) -> MethodAttrs {
@@ -37,6 +50,8 @@ pub fn method_attrs(f: &syn::ImplItemFn, diag: &mut Diagnostics) -> MethodAttrs 
         name: Attr::none("name"),
         init: Attr::none("init"),
         skip: Attr::none("skip"),
+        metadata: Attr::none("metadata"),
+        type_attr: Attr::none("type attribute"),
     };
     for attr in f.attrs.iter().filter(|a| a.path().is_ident("ffi")) {
         let result = attr.parse_nested_meta(|meta| {
@@ -55,6 +70,26 @@ pub fn method_attrs(f: &syn::ImplItemFn, diag: &mut Diagnostics) -> MethodAttrs 
             } else if meta.path.is_ident("skip") {
                 attr::flag(&meta, "skip", diag)?;
                 out.skip.set(&meta, (), diag);
+            } else if meta.path.is_ident("metadata") {
+                let entries = attr::literal_list(&meta, "metadata", diag)?;
+                out.metadata.set(&meta, entries, diag);
+            } else if meta.path.is_ident("type_attr") {
+                let lit = attr::string(
+                    &meta,
+                    "`type_attr` takes the attribute's name: `type_attr = \"__my_attr__\"`",
+                )?;
+                out.type_attr.set(
+                    &meta,
+                    (meta.path.span(), TypeAttr::Named(lit.value())),
+                    diag,
+                );
+            } else if let Some(hook) = super::model::HOOKS
+                .iter()
+                .find(|h| meta.path.is_ident(h.option))
+            {
+                attr::flag(&meta, hook.option, diag)?;
+                out.type_attr
+                    .set(&meta, (meta.path.span(), TypeAttr::Hook(hook)), diag);
             } else {
                 attr::unknown(&meta, "#[ffi] method", METHOD_OPTIONS, diag)?;
             }

@@ -26,7 +26,7 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
             fn before_deref(
                 object: ::core::ptr::NonNull<#krate::__private::sys::TVMFFIObject>,
             ) {
-                #krate::__private::seal(object)
+                #krate::__private::seal::<Self>(object)
             }
         }
     });
@@ -60,16 +60,52 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
     let mut field_checks = Vec::new();
     let mut entries = Vec::new();
     let mut defaults = Vec::new();
-    let mut empties = Vec::new();
-    let mut can_create = vec![quote!(true)];
+    // `Reflected`'s field-by-field parts: initialise, find an unset field, drop what is set.
+    let mut inits = Vec::new();
+    let mut unset_checks = Vec::new();
+    let mut open_drops = Vec::new();
+    // The Rust-level layout, compared when another library registered the same key.
+    let mut layout_parts = Vec::new();
+    let mut foreign_compatible = vec![quote!(true)];
     if let Some((base_ident, base_ty)) = &model.base {
-        empties.push(
-            quote! { #base_ident: <#base_ty as #krate::__private::Reflected>::empty_payload()? },
-        );
-        can_create.push(quote! { <#base_ty as #krate::__private::Reflected>::CAN_CREATE });
+        let reflected = quote!(<#base_ty as #krate::__private::Reflected>);
+        inits.push(quote! {
+            #reflected::init_empty(::core::ptr::addr_of_mut!((*payload).#base_ident));
+        });
+        unset_checks.push(quote! {
+            if let ::core::option::Option::Some(field) =
+                #reflected::unset_required_field(::core::ptr::addr_of!((*payload).#base_ident))
+            {
+                return ::core::option::Option::Some(field);
+            }
+        });
+        open_drops.push(quote! {
+            #reflected::drop_open(::core::ptr::addr_of_mut!((*payload).#base_ident));
+        });
+        foreign_compatible.push(quote!(#reflected::FOREIGN_COMPATIBLE));
+        layout_parts.push(quote! {
+            ::std::format!("base={};", <#base_ty as #krate::__private::ObjectType>::TYPE_KEY)
+        });
     }
     for (skipped, ty) in &model.skipped {
-        empties.push(quote! { #skipped: ::core::default::Default::default() });
+        let name = skipped.to_string();
+        inits.push(quote! {
+            ::core::ptr::addr_of_mut!((*payload).#skipped).write(::core::default::Default::default());
+        });
+        open_drops.push(quote! {
+            ::core::ptr::drop_in_place(::core::ptr::addr_of_mut!((*payload).#skipped));
+        });
+        // Rust-only memory that an instance allocated outside Rust never initialises.
+        foreign_compatible.push(quote!(false));
+        layout_parts.push(quote! {
+            ::std::format!(
+                "skip {}@{}:{}:{};",
+                #name,
+                ::core::mem::offset_of!(#ident, #skipped),
+                ::core::mem::size_of::<#ty>(),
+                ::core::any::type_name::<#ty>(),
+            )
+        });
         // Reflected fields are `Send + Sync` through `FieldValue`; skipped ones are checked
         // here, so the error points at the field rather than at the derive.
         field_checks.push(quote_spanned! {ty.span()=>
@@ -89,22 +125,50 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
             .iter()
             .map(|name| syn::Ident::new(name, proc_macro2::Span::call_site()));
         let flags = quote!(0 #(| #krate::__private::field_flags::#flag_names)*);
-        let fv = quote_spanned! {ty.span()=> <#ty as #krate::__private::FieldValue> };
+        // The one place that requires `FieldValue` of the field's type (spanned at it): an
+        // unsupported type is one error, not one per use. Every use below names the storage
+        // through the slot.
+        let slot = quote::format_ident!("__FieldSlot{}", i);
         field_checks.push(quote_spanned! {ty.span()=>
-            const _: i32 = #fv::STATIC_TYPE_INDEX;
+            #[allow(non_camel_case_types)]
+            struct #slot;
+            impl #krate::__private::FieldSlot for #slot {
+                type Storage = #ty;
+            }
         });
+        let user_ty = ty;
+        let info = quote!(<#slot as #krate::__private::SlotInfo>);
         if model.external {
-            field_checks.push(quote_spanned! {ty.span()=>
-                const _: () = #krate::__private::assert_foreign_field::<#ty>();
+            field_checks.push(quote_spanned! {user_ty.span()=>
+                const _: () = #krate::__private::assert_foreign_field::<#user_ty>();
             });
         }
         if let Some(rw) = field.rw {
             field_checks.push(quote_spanned! {rw=>
-                const _: () = #krate::__private::assert_writable::<#ty>();
+                const _: () = #krate::__private::assert_writable::<#user_ty>();
             });
         }
-        empties.push(quote! { #fident: #fv::empty()? });
-        can_create.push(quote! { #fv::HAS_EMPTY });
+        inits.push(quote! {
+            #krate::__private::init_empty_field::<#slot>(::core::ptr::addr_of_mut!((*payload).#fident));
+        });
+        unset_checks.push(quote! {
+            if #krate::__private::is_unset_field::<#slot>(::core::ptr::addr_of!((*payload).#fident)) {
+                return ::core::option::Option::Some(#name);
+            }
+        });
+        open_drops.push(quote! {
+            #krate::__private::drop_open_field::<#slot>(::core::ptr::addr_of_mut!((*payload).#fident));
+        });
+        layout_parts.push(quote! {
+            ::std::format!(
+                "{}@{}:{}:{}:{};",
+                #name,
+                ::core::mem::offset_of!(#ident, #fident),
+                ::core::mem::size_of::<#user_ty>(),
+                if #info::INTERIOR_MUTABLE { "rw" } else { "ro" },
+                #info::type_schema(),
+            )
+        });
         let offset = quote! {
             #krate::__private::header_offset::<#ident>(::core::mem::offset_of!(#ident, #fident))
         };
@@ -114,36 +178,29 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
                 let fn_name = quote::format_ident!("__default_{}", i);
                 let body = match value {
                     DefaultValue::Expr(expr) => quote_spanned! {expr.span()=>
-                        #krate::__private::default_value::<#ty>(#expr)
+                        #krate::__private::default_value::<#user_ty>(#expr)
                     },
                     DefaultValue::Factory(path) => quote_spanned! {path.span()=>
-                        #krate::__private::default_factory::<#ty>(#path)
+                        #krate::__private::default_factory::<#user_ty>(#path)
                     },
                 };
                 defaults.push(quote! { fn #fn_name() -> #krate::Any { #body } });
                 quote!(::core::option::Option::Some(#fn_name))
             }
         };
-        let metadata = field.metadata.iter().map(|(k, lit)| {
-            let value = match lit {
-                syn::Lit::Int(v) => quote!(#krate::__private::MetadataValue::Int(#v)),
-                syn::Lit::Bool(v) => quote!(#krate::__private::MetadataValue::Bool(#v)),
-                other => quote!(#krate::__private::MetadataValue::Str(#other)),
-            };
-            quote!((#k, #value))
-        });
+        let metadata = metadata_values(krate, &field.metadata);
         entries.push(quote! {
             #krate::__private::FieldEntry {
                 name: #name,
                 doc: #fdoc,
                 flags: #flags,
                 offset: #offset,
-                size: ::core::mem::size_of::<#ty>(),
-                alignment: ::core::mem::align_of::<#ty>(),
-                static_type_index: #fv::STATIC_TYPE_INDEX,
-                getter: #krate::__private::field_getter::<#ty, { #offset }>,
-                setter: #krate::__private::field_setter::<#ident, #ty, { #offset }>,
-                type_schema: <#fv::Value as #krate::__private::TypeSchema>::type_schema,
+                size: ::core::mem::size_of::<#user_ty>(),
+                alignment: ::core::mem::align_of::<#user_ty>(),
+                static_type_index: #info::STATIC_TYPE_INDEX,
+                getter: #krate::__private::field_getter::<#slot, { #offset }>,
+                setter: #krate::__private::field_setter::<#ident, #slot, { #offset }>,
+                type_schema: #info::type_schema,
                 default: #default,
                 metadata: &[#(#metadata),*],
             }
@@ -151,22 +208,33 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
     }
     let rust_object = (!model.external).then(|| {
         quote! {
-            // SAFETY: allocated by Rust with `ObjectCell<Self>`; dropped by the Rust deleter.
+            // SAFETY: allocated by Rust with `ObjectCell<Self>`; dropped by the Rust deleter,
+            // which skips the unset fields of an abandoned, half-constructed object.
             unsafe impl #krate::__private::RustObject for #ident {
                 const INITIAL_PADDING: u32 = #krate::__private::SEALED;
+                #[inline(always)]
+                unsafe fn drop_payload(
+                    object: ::core::ptr::NonNull<#krate::__private::sys::TVMFFIObject>,
+                    payload: *mut Self,
+                ) {
+                    // SAFETY: the caller's contract (the deleter protocol).
+                    unsafe { #krate::__private::drop_payload::<Self>(object, payload) }
+                }
             }
         }
     });
-    let creator = if model.external {
-        quote!(::core::option::Option::None)
+    // A Rust-defined type always has a creator (C++'s `UnsafeInit` creator for types with
+    // required references): its required references start unset.
+    let (creator, new_object) = if model.external {
+        (
+            quote!(::core::option::Option::None),
+            quote!(::core::option::Option::None),
+        )
     } else {
-        quote! {
-            if <#ident as #krate::__private::Reflected>::CAN_CREATE {
-                ::core::option::Option::Some(#krate::__private::create_object::<#ident>)
-            } else {
-                ::core::option::Option::None
-            }
-        }
+        (
+            quote!(::core::option::Option::Some(#krate::__private::create_object::<#ident>)),
+            quote!(::core::option::Option::Some(#krate::__private::new_function::<#ident>)),
+        )
     };
     let shallow_copy = if model.external {
         quote!(::core::option::Option::None)
@@ -177,13 +245,45 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
             (&&#krate::__private::ShallowCopyProbe::<#ident>::new()).shallow_copy()
         }}
     };
+    let init_empty = if model.external {
+        // A declaration: no `Default` of the defining library to take values from.
+        quote! { __init_fields(payload) }
+    } else {
+        quote! {{
+            #[allow(unused_imports)]
+            use #krate::__private::{InitByDefault as _, InitByFields as _};
+            (&&#krate::__private::InitProbe::<Self>::new()).init(payload, __init_fields)
+        }}
+    };
     let payload_offset_check = quote_spanned! {ident.span()=>
         const _: () = ::core::assert!(
             #krate::__private::ObjectCell::<#ident>::PAYLOAD_OFFSET == 24,
             "a TVM-FFI object payload must start right after the 24-byte header: fields aligned to more than 8 bytes are not supported"
         );
     };
+    // One symbol per type key: two types with the same key in one crate are then a compile
+    // error naming the key ("symbol `tvm_ffi_type_key.<key>` is already defined"), instead of
+    // two layouts fighting over one key at load. Spanned at the derive (call site) so that
+    // `#![forbid(unsafe_code)]` crates compile.
+    let key_claim = (!model.external).then(|| {
+        let symbol = format!("tvm_ffi_type_key.{key}");
+        quote! {
+            #[export_name = #symbol]
+            #[used]
+            static __TYPE_KEY_CLAIM: u8 = 0;
+        }
+    });
     let field_count = entries.len();
+    let type_attrs = model.type_attrs.iter().map(|(name, lit)| {
+        let value = metadata_value(krate, lit);
+        quote!((#name, #value))
+    });
+    let auto_init = model.auto_init;
+    let convert = if model.convert {
+        quote!(::core::option::Option::Some(#krate::__private::convert_function::<#ident>))
+    } else {
+        quote!(::core::option::Option::None)
+    };
     // One associated const per reflected name: a method of the same name (see #[ffi_methods])
     // is then a compile error at the method, instead of Python silently hiding it.
     let member_names = model
@@ -193,6 +293,7 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
     quote! {
         const _: () = {
             static __SLOT: #krate::__private::TypeSlot = #krate::__private::TypeSlot::new();
+            #key_claim
 
             // SAFETY: `#[repr(C)]` with the parent payload first (checked below); reached only
             // through shared references; fields are Send + Sync (FieldValue).
@@ -215,12 +316,31 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
             #base_check
             #(#field_checks)*
 
-            // SAFETY: the payload is built field by field from the registered fields' types.
+            unsafe fn __init_fields(payload: *mut #ident) {
+                // SAFETY: `payload` is uninitialised memory for the type; every field is
+                // written once, valid or (a required reference) unset.
+                unsafe { #(#inits)* }
+            }
+
+            // SAFETY: field by field from the registered fields' types; the payload is
+            // foreign-compatible only without Rust-only (`skip`) fields, in it or its parents.
             unsafe impl #krate::__private::Reflected for #ident {
                 const IS_FINAL: bool = #is_final;
-                const CAN_CREATE: bool = #(#can_create)&&*;
-                fn empty_payload() -> ::core::option::Option<Self> {
-                    ::core::option::Option::Some(#ident { #(#empties),* })
+                const FOREIGN_COMPATIBLE: bool = #(#foreign_compatible)&&*;
+                unsafe fn init_empty(payload: *mut Self) {
+                    // SAFETY: the caller's contract.
+                    unsafe { #init_empty }
+                }
+                unsafe fn unset_required_field(
+                    payload: *const Self,
+                ) -> ::core::option::Option<&'static str> {
+                    // SAFETY: the caller's contract: each field valid or unset.
+                    unsafe { #(#unset_checks)* }
+                    ::core::option::Option::None
+                }
+                unsafe fn drop_open(payload: *mut Self) {
+                    // SAFETY: the caller's contract: each field valid or unset, unreachable.
+                    unsafe { #(#open_drops)* }
                 }
             }
 
@@ -245,6 +365,15 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
                 #shallow_copy
             }
 
+            fn __layout() -> ::std::string::String {
+                let mut layout = ::std::format!(
+                    "size={};",
+                    #krate::__private::ObjectCell::<#ident>::TOTAL_SIZE
+                );
+                #(layout.push_str(&#layout_parts);)*
+                layout
+            }
+
             #[#krate::__private::linkme::distributed_slice(#krate::__private::TYPES)]
             #[linkme(crate = #krate::__private::linkme)]
             static __TYPE: #krate::__private::TypeEntry = #krate::__private::TypeEntry {
@@ -257,9 +386,34 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
                 total_size: #krate::__private::ObjectCell::<#ident>::TOTAL_SIZE,
                 structural: #structural,
                 creator: #creator,
+                new_object: #new_object,
+                auto_init: #auto_init,
+                convert: #convert,
                 fields: &__FIELDS,
                 shallow_copy: __shallow_copy,
+                layout: __layout,
+                type_attrs: &[#(#type_attrs),*],
             };
         };
     }
+}
+
+/// A metadata literal as the runtime's `MetadataValue`.
+fn metadata_value(krate: &TokenStream, lit: &syn::Lit) -> TokenStream {
+    match lit {
+        syn::Lit::Int(v) => quote!(#krate::__private::MetadataValue::Int(#v)),
+        syn::Lit::Bool(v) => quote!(#krate::__private::MetadataValue::Bool(#v)),
+        other => quote!(#krate::__private::MetadataValue::Str(#other)),
+    }
+}
+
+/// `key = literal` pairs as `(key, MetadataValue)` tokens.
+pub fn metadata_values(krate: &TokenStream, entries: &[(String, syn::Lit)]) -> Vec<TokenStream> {
+    entries
+        .iter()
+        .map(|(k, lit)| {
+            let value = metadata_value(krate, lit);
+            quote!((#k, #value))
+        })
+        .collect()
 }

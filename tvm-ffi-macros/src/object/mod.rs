@@ -9,6 +9,8 @@ mod codegen;
 mod model;
 mod parse;
 
+pub use codegen::metadata_values;
+
 pub fn expand(input: TokenStream) -> TokenStream {
     let item: syn::DeriveInput = match syn::parse2(input) {
         Ok(item) => item,

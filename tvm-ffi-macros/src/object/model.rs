@@ -19,6 +19,12 @@ pub struct ObjectModel {
     pub fields: Vec<FieldModel>,
     /// Fields not reflected (`#[ffi(skip)]`): default-initialised by the creator.
     pub skipped: Vec<(syn::Ident, syn::Type)>,
+    /// Whether the runtime's reflection constructor is registered (not `init = false`).
+    pub auto_init: bool,
+    /// `convert`: register `__ffi_convert__`.
+    pub convert: bool,
+    /// `type_attr(..)`: constant type attributes.
+    pub type_attrs: Vec<(String, syn::Lit)>,
 }
 
 /// A reflected field.
@@ -147,5 +153,8 @@ pub fn object(
         base,
         fields: models,
         skipped,
+        auto_init: !attrs.init_off.get().copied().unwrap_or(false),
+        convert: attrs.convert.is_set(),
+        type_attrs: attrs.type_attrs.into_inner().unwrap_or_default(),
     }
 }

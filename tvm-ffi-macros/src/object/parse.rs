@@ -7,7 +7,7 @@ use syn::spanned::Spanned;
 use crate::attr::{self, Attr};
 use crate::diagnostics::Diagnostics;
 
-const TYPE_OPTIONS: &str = "`key = \"pkg.Name\"`, `final`, `structural = \"tree\"|\"dag\"|\"const-tree\"|\"free-var\"|\"unique\"`, `external`, `crate = \"path\"`";
+const TYPE_OPTIONS: &str = "`key = \"pkg.Name\"`, `final`, `structural = \"tree\"|\"dag\"|\"const-tree\"|\"free-var\"|\"unique\"`, `init = false`, `convert`, `type_attr(name = <literal>, ..)`, `external`, `crate = \"path\"`";
 const FIELD_OPTIONS: &str = "`base`, `skip`, `rw`, `name = \"..\"`, `default = <expr>`, `default_factory = <path>`, `kw_only`, `init = false`, `repr = false`, `compare = false`, `hash = false`, `structural = \"ignore\"|\"def\"`, `metadata(key = <literal>, ..)`";
 
 /// The options of `#[ffi_type(..)]`.
@@ -20,6 +20,12 @@ pub struct TypeAttrs {
     pub external: Attr<()>,
     /// The `structural` kind, as the name of a constant of the runtime's `structural` module.
     pub structural: Attr<syn::Ident>,
+    /// `init = false`: no constructor (`__ffi_init__`), the creator stays.
+    pub init_off: Attr<bool>,
+    /// `convert`: register `__ffi_convert__` (casting any value to the type).
+    pub convert: Attr<()>,
+    /// `type_attr(name = literal, ..)`: constant type attributes.
+    pub type_attrs: Attr<Vec<(String, syn::Lit)>>,
 }
 
 /// A field's `default = <expr>` or `default_factory = <path>`.
@@ -89,6 +95,9 @@ pub fn type_attrs(attrs: &[syn::Attribute], diag: &mut Diagnostics) -> TypeAttrs
         is_final: Attr::none("final"),
         external: Attr::none("external"),
         structural: Attr::none("structural"),
+        init_off: Attr::none("init"),
+        convert: Attr::none("convert"),
+        type_attrs: Attr::none("type_attr"),
     };
     for attr in attrs.iter().filter(|a| a.path().is_ident("ffi_type")) {
         if out.present {
@@ -129,6 +138,15 @@ pub fn type_attrs(attrs: &[syn::Attribute], diag: &mut Diagnostics) -> TypeAttrs
                     }
                 };
                 out.structural.set(&meta, syn::Ident::new(kind, lit.span()), diag);
+            } else if meta.path.is_ident("init") {
+                let off = attr::off(&meta, "init")?;
+                out.init_off.set(&meta, off, diag);
+            } else if meta.path.is_ident("convert") {
+                attr::flag(&meta, "convert", diag)?;
+                out.convert.set(&meta, (), diag);
+            } else if meta.path.is_ident("type_attr") {
+                let entries = attr::literal_list(&meta, "type_attr", diag)?;
+                out.type_attrs.set(&meta, entries, diag);
             } else {
                 attr::unknown(&meta, "#[ffi_type]", TYPE_OPTIONS, diag)?;
             }
@@ -198,26 +216,7 @@ pub fn field_attrs(field: &syn::Field, diag: &mut Diagnostics) -> FieldAttrs {
                 };
                 out.structural.set(&meta, flag, diag);
             } else if meta.path.is_ident("metadata") {
-                let mut entries = Vec::new();
-                meta.parse_nested_meta(|entry| {
-                    let key = entry
-                        .path
-                        .get_ident()
-                        .map(|i| i.to_string())
-                        .ok_or_else(|| entry.error("metadata keys are identifiers"))?;
-                    let lit: syn::Lit = entry.value()?.parse()?;
-                    match &lit {
-                        syn::Lit::Int(_) | syn::Lit::Bool(_) | syn::Lit::Str(_) => {}
-                        _ => diag.error(&lit, "metadata values are integer, bool or string literals"),
-                    }
-                    if key == "type_schema" {
-                        diag.error(&entry.path, "`type_schema` is written by the SDK from the field's type; choose another key");
-                    } else if entries.iter().any(|(k, _)| *k == key) {
-                        diag.error(&entry.path, format!("duplicate metadata key `{key}`"));
-                    }
-                    entries.push((key, lit));
-                    Ok(())
-                })?;
+                let entries = attr::literal_list(&meta, "metadata", diag)?;
                 out.metadata.set(&meta, entries, diag);
             } else {
                 attr::unknown(&meta, "#[ffi] field", FIELD_OPTIONS, diag)?;

@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 
 use crate::error::{Error, Result};
+use crate::metadata::MetadataValue;
 use crate::value::{Any, AnyView, FromAny, TryIntoAny, TypeSchema};
 
 /// How a parameter or return type is named in messages and in `type_schema`.
@@ -67,7 +68,12 @@ impl FnSignature {
     /// The metadata JSON registered with the function (and returned by its module export's
     /// `__tvm_ffi__metadata_<name>` symbol): `{"type_schema":"..."}`, as C++ writes it.
     pub fn metadata(&self) -> std::string::String {
-        crate::metadata::metadata_json(&self.type_schema(), &[])
+        self.metadata_with(&[])
+    }
+
+    /// [`metadata`](Self::metadata) followed by the user's keys (`metadata(..)` options).
+    pub fn metadata_with(&self, extra: &[(&str, MetadataValue)]) -> std::string::String {
+        crate::metadata::metadata_json(&self.type_schema(), extra)
     }
 
     /// Checks the argument count.
@@ -116,8 +122,8 @@ impl FnSignature {
 pub const PACKED_TYPE_SCHEMA: &str = r#"{"type":"ffi.Function"}"#;
 
 /// The metadata JSON of a packed (variadic) function: `{"type_schema":"{\"type\":\"ffi.Function\"}"}`.
-pub fn packed_metadata() -> std::string::String {
-    crate::metadata::metadata_json(PACKED_TYPE_SCHEMA, &[])
+pub fn packed_metadata(extra: &[(&str, MetadataValue)]) -> std::string::String {
+    crate::metadata::metadata_json(PACKED_TYPE_SCHEMA, extra)
 }
 
 /// What a Rust function may return across the ABI: a value (including `()`, `Any`, objects)

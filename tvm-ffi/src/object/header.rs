@@ -149,7 +149,7 @@ unsafe fn call_deleter(ptr: NonNull<TVMFFIObject>, flags: c_int) {
 /// objects is thus released in a loop at a bounded stack depth (a C++ chain of that depth
 /// overflows the stack). A payload without drop glue (it can release nothing) costs nothing
 /// extra; one with drop glue costs two updates of a thread-local counter.
-unsafe extern "C" fn rust_object_deleter<T>(ptr: *mut c_void, flags: c_int) {
+unsafe extern "C" fn rust_object_deleter<T, D: DropPayload<T>>(ptr: *mut c_void, flags: c_int) {
     // A payload without drop glue releases nothing else: no bookkeeping at all.
     if flags & sys::kTVMFFIObjectDeleterFlagBitMaskStrong != 0 && std::mem::needs_drop::<T>() {
         let dropped = RELEASES.with(|state| {
@@ -158,7 +158,7 @@ unsafe extern "C" fn rust_object_deleter<T>(ptr: *mut c_void, flags: c_int) {
             }
             state.set(state.get() + 1);
             // SAFETY: the strong count reached zero (deleter protocol).
-            unsafe { drop_payload::<T>(ptr) };
+            unsafe { drop_payload::<T, D>(ptr) };
             state.set(state.get() - 1);
             // The outermost release runs what deeper ones queued.
             if state.get() == DEFERRED_PENDING {
@@ -168,11 +168,11 @@ unsafe extern "C" fn rust_object_deleter<T>(ptr: *mut c_void, flags: c_int) {
         });
         if !dropped {
             // SAFETY: the deleter protocol, carried out later by the outermost release.
-            return unsafe { defer(ptr, flags, release_now::<T>) };
+            return unsafe { defer(ptr, flags, release_now::<T, D>) };
         }
     } else if flags & sys::kTVMFFIObjectDeleterFlagBitMaskStrong != 0 {
         // SAFETY: the strong count reached zero; the payload has no drop glue to run anyway.
-        unsafe { drop_payload::<T>(ptr) };
+        unsafe { drop_payload::<T, D>(ptr) };
     }
     if flags & sys::kTVMFFIObjectDeleterFlagBitMaskWeak != 0 {
         // SAFETY: the weak count reached zero (deleter protocol).
@@ -186,10 +186,10 @@ unsafe extern "C" fn rust_object_deleter<T>(ptr: *mut c_void, flags: c_int) {
 /// # Safety
 /// The deleter protocol: `ptr` is an `ObjectCell<T>` allocated by [`alloc_object`] whose
 /// strong count (strong flag) or weak count (weak flag) just reached zero.
-unsafe fn release_now<T>(ptr: *mut c_void, flags: c_int) {
+unsafe fn release_now<T, D: DropPayload<T>>(ptr: *mut c_void, flags: c_int) {
     if flags & sys::kTVMFFIObjectDeleterFlagBitMaskStrong != 0 {
         // SAFETY: the caller's contract.
-        unsafe { drop_payload::<T>(ptr) };
+        unsafe { drop_payload::<T, D>(ptr) };
     }
     if flags & sys::kTVMFFIObjectDeleterFlagBitMaskWeak != 0 {
         // SAFETY: the caller's contract.
@@ -197,17 +197,23 @@ unsafe fn release_now<T>(ptr: *mut c_void, flags: c_int) {
     }
 }
 
-/// Drops the payload of an `ObjectCell<T>` whose strong count reached zero.
+/// Drops the payload of an `ObjectCell<T>` whose strong count reached zero, the way `D` says.
 ///
 /// # Safety
-/// `ptr` is an `ObjectCell<T>` allocated by [`alloc_object`] that no one can reach any more.
+/// `ptr` is an `ObjectCell<T>` allocated by [`alloc_object_with`] with drop strategy `D` that no
+/// one can reach any more.
 #[inline(always)]
-unsafe fn drop_payload<T>(ptr: *mut c_void) {
+unsafe fn drop_payload<T, D: DropPayload<T>>(ptr: *mut c_void) {
     let cell = ptr as *mut ObjectCell<T>;
     // A panic in Drop must not unwind into C; the payload is then leaked, not freed twice.
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         // SAFETY: strong count reached zero: no one can reach the payload any more.
-        unsafe { std::ptr::drop_in_place(std::ptr::addr_of_mut!((*cell).payload)) }
+        unsafe {
+            D::drop_payload(
+                NonNull::new_unchecked(ptr as *mut TVMFFIObject),
+                std::ptr::addr_of_mut!((*cell).payload),
+            )
+        }
     }));
     if result.is_err() {
         crate::diagnostic::warn(format_args!(
@@ -286,12 +292,48 @@ fn run_deferred(state: &Cell<u32>) {
     state.set(0);
 }
 
+/// How the payload of an object allocated by Rust is dropped when its strong count reaches
+/// zero.
+pub trait DropPayload<P> {
+    /// Drops `payload`, the payload of `object`.
+    ///
+    /// # Safety
+    /// The object's strong count reached zero: no one can reach the payload any more.
+    unsafe fn drop_payload(object: NonNull<TVMFFIObject>, payload: *mut P);
+}
+
+/// Drops the payload as a plain Rust value (closures, built-in cells).
+pub struct DropInPlace;
+
+impl<P> DropPayload<P> for DropInPlace {
+    #[inline(always)]
+    unsafe fn drop_payload(_object: NonNull<TVMFFIObject>, payload: *mut P) {
+        // SAFETY: the caller's contract.
+        unsafe { std::ptr::drop_in_place(payload) }
+    }
+}
+
 /// Allocates `[header][payload]` with strong and weak count 1, the Rust deleter, and
 /// `padding` in the header's padding word (0 for every object but those of Rust-defined types,
 /// which keep their construction state there).
 ///
 /// The caller is responsible for `type_index` describing a type whose payload layout is `P`.
-pub fn alloc_object<P>(payload: P, type_index: i32, padding: u32) -> NonNull<TVMFFIObject> {
+pub(crate) fn alloc_object<P>(payload: P, type_index: i32, padding: u32) -> NonNull<TVMFFIObject> {
+    // SAFETY: the payload is written in full.
+    unsafe { alloc_object_with::<P, DropInPlace>(type_index, padding, |slot| slot.write(payload)) }
+}
+
+/// [`alloc_object`] whose payload `init` writes in place, dropped by `D` when the strong count
+/// reaches zero. If `init` panics, the memory is freed and the panic goes on.
+///
+/// # Safety
+/// `init` must leave the payload in a state `D::drop_payload` accepts (for `DropInPlace`: a
+/// valid `P`), and `type_index` must describe a type whose payload layout is `P`.
+pub(crate) unsafe fn alloc_object_with<P, D: DropPayload<P>>(
+    type_index: i32,
+    padding: u32,
+    init: impl FnOnce(*mut P),
+) -> NonNull<TVMFFIObject> {
     // Every runtime and every `Deref` reads the payload right after the 24-byte header; a
     // payload aligned above 8 would start later (callers box such payloads; derived object
     // types are rejected at compile time). Constant-folded away for valid payloads.
@@ -308,17 +350,25 @@ pub fn alloc_object<P>(payload: P, type_index: i32, padding: u32) -> NonNull<TVM
         // raises a `MemoryError`.
         AllocFailure::raise(layout.size())
     };
-    // SAFETY: freshly allocated, properly aligned memory for an ObjectCell<P>.
-    unsafe {
-        cell.as_ptr().write(ObjectCell {
-            header: TVMFFIObject {
-                combined_ref_count: BOTH_ONE,
-                type_index,
-                __padding: padding,
-                deleter: Some(rust_object_deleter::<P>),
-            },
-            payload,
-        });
+    struct FreeOnUnwind(*mut u8, std::alloc::Layout);
+    impl Drop for FreeOnUnwind {
+        fn drop(&mut self) {
+            // SAFETY: allocated above with this layout; nothing else refers to it yet.
+            unsafe { std::alloc::dealloc(self.0, self.1) }
+        }
     }
+    let guard = FreeOnUnwind(raw as *mut u8, layout);
+    // SAFETY: freshly allocated, properly aligned memory for an ObjectCell<P>; the payload
+    // field is written by `init` (the caller's contract).
+    unsafe {
+        std::ptr::addr_of_mut!((*raw).header).write(TVMFFIObject {
+            combined_ref_count: BOTH_ONE,
+            type_index,
+            __padding: padding,
+            deleter: Some(rust_object_deleter::<P, D>),
+        });
+        init(std::ptr::addr_of_mut!((*raw).payload));
+    }
+    std::mem::forget(guard);
     cell.cast()
 }

@@ -18,9 +18,9 @@ pub mod builtin;
 mod header;
 pub mod type_info;
 
-pub use header::{alloc_object, ObjectCell};
-pub(crate) use header::{dec_ref, inc_ref, padding_word};
+pub(crate) use header::{alloc_object, alloc_object_with, dec_ref, inc_ref, padding_word};
 use header::{dec_weak, inc_weak, ref_count, try_inc_strong, type_index_of, STRONG_MASK};
+pub use header::{DropInPlace, DropPayload, ObjectCell};
 
 /// Index and inheritance depth of a type in the runtime's registry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -88,6 +88,31 @@ pub unsafe trait RustObject: ObjectType {
     /// types). Not part of the public API.
     #[doc(hidden)]
     const INITIAL_PADDING: u32 = 0;
+
+    /// Drops the payload of `object` when its strong count reaches zero; `#[derive(Object)]`
+    /// skips required fields that an abandoned, half-constructed object never got. Not part
+    /// of the public API.
+    ///
+    /// # Safety
+    /// `payload` is the payload of `object`, which no one can reach any more.
+    #[doc(hidden)]
+    #[inline(always)]
+    unsafe fn drop_payload(object: NonNull<TVMFFIObject>, payload: *mut Self) {
+        let _ = object;
+        // SAFETY: the caller's contract.
+        unsafe { std::ptr::drop_in_place(payload) }
+    }
+}
+
+/// Drops the payload of a [`RustObject`] through [`RustObject::drop_payload`].
+pub struct DropRustObject;
+
+impl<T: RustObject> DropPayload<T> for DropRustObject {
+    #[inline(always)]
+    unsafe fn drop_payload(object: NonNull<TVMFFIObject>, payload: *mut T) {
+        // SAFETY: the caller's contract.
+        unsafe { T::drop_payload(object, payload) }
+    }
 }
 
 /// Marker for the position of an ancestor in the parent chain (see [`IsA`]).
@@ -134,7 +159,14 @@ impl<T: RustObject> ObjectRef<T> {
     ///
     /// One allocation: the header and the payload share one block.
     pub fn new(payload: T) -> Self {
-        let ptr = alloc_object(payload, T::runtime_type().index, T::INITIAL_PADDING);
+        // SAFETY: the payload is written in full; its type index is `T`'s.
+        let ptr = unsafe {
+            alloc_object_with::<T, DropRustObject>(
+                T::runtime_type().index,
+                T::INITIAL_PADDING,
+                |slot| slot.write(payload),
+            )
+        };
         ObjectRef {
             ptr,
             _marker: PhantomData,

@@ -6,9 +6,22 @@
 //! - Fields of type [`Rw<T>`] (declared `#[ffi(rw)]`) may be read and written by foreign code
 //!   at any time; each access takes the `Rw` lock.
 //! - Every other field is immutable once Rust has seen the object. The reflected setter, which
-//!   the runtime needs for its constructor, JSON/pickle loading and deep copy, only writes into
-//!   objects the runtime is still constructing (see [`super::construction`]); on any other
-//!   object it raises `AttributeError`.
+//!   the runtime needs for its constructor, JSON/pickle loading, deep copy and Python subclass
+//!   `__init__`, only writes objects that are still open (see [`super::construction`]); on a
+//!   sealed object it raises `AttributeError`.
+//! - A required object reference (`ObjectRef<T>`, `Function`, `Tensor`, ...) of an object made
+//!   by the runtime's creator is *unset* (a null pointer) until the runtime sets it: the getter
+//!   reads it as `None`, the setter writes it without dropping anything, and Rust never sees it
+//!   (sealing checks it first).
+//!
+//! # Storage and the runtime's view of it
+//!
+//! Every storage is what C++ and Python assume from its `field_static_type_index` and size:
+//! plain numbers; a 16-byte `Any` (`String`, `Bytes`, `Any`, [`Optional<T>`]); an 8-byte object
+//! pointer, null when unset or `None` (`ObjectRef<T>`, `Option<ObjectRef<T>>`, `Array`, `Map`,
+//! `Function`, `Tensor`). So a Python `@py_class` subclass, which builds and destroys the
+//! parent's fields from that view alone, handles them correctly, and an all-zero field is a
+//! valid value or unset.
 use std::ffi::{c_int, c_void};
 use std::ptr::NonNull;
 
@@ -22,30 +35,33 @@ use crate::object::{ObjectCell, ObjectRef, ObjectType};
 use crate::sys::{self, type_index as ti, TVMFFIAny, TVMFFIObject};
 use crate::tensor::Tensor;
 use crate::value::{
-    Any, AnyView, Bytes, DataType, Device, FromAny, IntoAny, String, TryIntoAny, TypeSchema,
+    Any, AnyView, Bytes, DataType, Device, FromAny, IntoAny, Optional, String, TryIntoAny,
+    TypeSchema,
 };
 
 /// A type that can be stored in a reflected field.
 ///
 /// # Safety
-/// `STATIC_TYPE_INDEX` must describe the storage truthfully (the runtime's serializer trusts
-/// it): `1` int, `2` bool, `3` float, `5` DataType, `6` Device, `-1` for 16-byte Any-like
-/// storage, an object index for 8-byte object pointers.
+/// `STATIC_TYPE_INDEX` must describe the storage truthfully (the runtime's serializer and
+/// Python subclasses trust it): `1` int, `2` bool, `3` float, `5` DataType, `6` Device, `-1`
+/// for 16-byte Any storage, an object index for an 8-byte object pointer. With `MAY_BE_UNSET`,
+/// the storage is a pointer whose null pattern `is_unset` recognises and `write_unset` writes.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a reflected field of a TVM-FFI object",
     label = "unsupported field type",
-    note = "supported: integers, f32/f64, bool, tvm_ffi::String, Bytes, Option<T>, ObjectRef<T>, Array<T>, Map<K, V>, Any, Function, Tensor, DataType, Device, and Rw<T> of those; mark other fields `#[ffi(skip)]`"
+    note = "supported: integers, f32/f64, bool, tvm_ffi::String, Bytes, Optional<T>, ObjectRef<T>, Option<ObjectRef<T>>, Array<T>, Map<K, V>, Any, Function, Tensor, DataType, Device, and Rw<T> of those; mark other fields `#[ffi(skip)]`"
 )]
 pub unsafe trait FieldValue: Send + Sync + Sized + 'static {
-    /// The value foreign code reads and writes (`T` for `Rw<T>`, else `Self`).
+    /// The value foreign code reads and writes.
     type Value: TryIntoAny + for<'a> FromAny<'a> + TypeSchema;
     /// The runtime's `field_static_type_index` of this storage.
     const STATIC_TYPE_INDEX: i32;
     /// Whether foreign code may write the field after construction (only [`Rw<T>`]).
     const INTERIOR_MUTABLE: bool = false;
-    /// Whether [`FieldValue::empty`] returns a value (needed for the type's creator).
-    const HAS_EMPTY: bool;
-    /// The value of a field in a freshly created, not yet initialised object.
+    /// Whether the storage is a pointer that may be *unset* (null) while the object is open.
+    const MAY_BE_UNSET: bool = false;
+    /// The value of the field in a freshly created object; `None` for a required reference,
+    /// which stays unset until the runtime sets it.
     fn empty() -> Option<Self>;
     /// A copy of the current value (the reflected getter).
     fn load(&self) -> Self::Value;
@@ -55,9 +71,49 @@ pub unsafe trait FieldValue: Send + Sync + Sized + 'static {
     fn store(&self, _value: Self::Value) {
         unreachable!("store on a field without interior mutability")
     }
+    /// Whether the storage at `field` is unset; only called when `MAY_BE_UNSET`.
+    ///
+    /// # Safety
+    /// `field` points to this storage in a live object, valid or unset.
+    unsafe fn is_unset(_field: *const Self) -> bool {
+        false
+    }
+    /// Writes the unset pattern; only called when `MAY_BE_UNSET`.
+    ///
+    /// # Safety
+    /// `field` points to uninitialised storage for `Self`.
+    unsafe fn write_unset(_field: *mut Self) {
+        unreachable!("a field without an unset state")
+    }
 }
 
-/// `load`/`wrap` of a field stored as its own value (everything but `Rw<T>`).
+/// Names a field's storage type for generated code, which requires `FieldValue` of it in one
+/// place (the slot's impl), so an unsupported field type is a single error spanned at the
+/// field. Everything generated code does with a field goes through the slot type.
+pub trait FieldSlot {
+    /// The field's type.
+    type Storage: FieldValue;
+}
+
+/// What generated code reads of a field's storage, through its [`FieldSlot`].
+pub trait SlotInfo: FieldSlot {
+    /// [`FieldValue::STATIC_TYPE_INDEX`].
+    const STATIC_TYPE_INDEX: i32;
+    /// [`FieldValue::INTERIOR_MUTABLE`].
+    const INTERIOR_MUTABLE: bool;
+    /// The `type_schema` JSON of the field's value.
+    fn type_schema() -> std::string::String;
+}
+
+impl<S: FieldSlot> SlotInfo for S {
+    const STATIC_TYPE_INDEX: i32 = <S::Storage as FieldValue>::STATIC_TYPE_INDEX;
+    const INTERIOR_MUTABLE: bool = <S::Storage as FieldValue>::INTERIOR_MUTABLE;
+    fn type_schema() -> std::string::String {
+        <<S::Storage as FieldValue>::Value as TypeSchema>::type_schema()
+    }
+}
+
+/// `load`/`wrap` of a field stored as its own value (everything but `Rw<T>` and optionals).
 macro_rules! stored_as_is {
     () => {
         #[inline]
@@ -71,13 +127,27 @@ macro_rules! stored_as_is {
     };
 }
 
+/// The unset state of a pointer-sized reference: a null pointer.
+macro_rules! unset_as_null {
+    () => {
+        const MAY_BE_UNSET: bool = true;
+        unsafe fn is_unset(field: *const Self) -> bool {
+            // SAFETY: the storage is one pointer (the implementor's repr(transparent) chain).
+            unsafe { (field as *const *const c_void).read().is_null() }
+        }
+        unsafe fn write_unset(field: *mut Self) {
+            // SAFETY: as above; writing the pointer-sized null pattern.
+            unsafe { (field as *mut *const c_void).write(std::ptr::null()) }
+        }
+    };
+}
+
 macro_rules! plain_field {
     ($index:expr, $empty:expr => $($t:ty),*) => {$(
         // SAFETY: the static index names this storage (see the table in the trait docs).
         unsafe impl FieldValue for $t {
             type Value = $t;
             const STATIC_TYPE_INDEX: i32 = $index;
-            const HAS_EMPTY: bool = true;
             #[inline]
             fn empty() -> Option<Self> {
                 Some($empty)
@@ -91,17 +161,59 @@ plain_field!(ti::kTVMFFIBool, false => bool);
 plain_field!(ti::kTVMFFIFloat, 0.0 => f32, f64);
 plain_field!(ti::kTVMFFIAny, Default::default() => String, Bytes);
 plain_field!(ti::kTVMFFIAny, Any::default() => Any);
+// Value-initialised, as C++ creators leave them.
 plain_field!(ti::kTVMFFIDataType, DataType(sys::DLDataType { code: 0, bits: 0, lanes: 0 }) => DataType);
-plain_field!(ti::kTVMFFIDevice, Device(sys::DLDevice { device_type: 1, device_id: 0 }) => Device);
+plain_field!(ti::kTVMFFIDevice, Device(sys::DLDevice { device_type: 0, device_id: 0 }) => Device);
 
-// SAFETY: an object pointer (or null), which C++ `Optional<T>` reports as Any (-1).
-unsafe impl<T> FieldValue for Option<T>
+// SAFETY: a 16-byte `Any` (C++ `Optional<T>` of a value), `None` when all zero.
+unsafe impl<T> FieldValue for Optional<T>
 where
-    T: FieldValue<Value = T> + Clone + IntoAny + for<'a> FromAny<'a> + TypeSchema,
+    T: IntoAny + for<'a> FromAny<'a> + TypeSchema + Send + Sync + 'static,
 {
     type Value = Option<T>;
     const STATIC_TYPE_INDEX: i32 = ti::kTVMFFIAny;
-    const HAS_EMPTY: bool = true;
+    fn empty() -> Option<Self> {
+        Some(Optional::none())
+    }
+    fn load(&self) -> Option<T> {
+        self.get()
+    }
+    fn wrap(value: Option<T>) -> Self {
+        Optional::from(value)
+    }
+}
+
+/// An 8-byte, never-null reference, which `Option` stores as a nullable pointer: the storage of
+/// an optional object field, as C++ stores a nullable reference (`ObjectPtr<T>`).
+///
+/// # Safety
+/// `Self` must be a `repr(transparent)` chain down to one `NonNull` object pointer, so that
+/// `Option<Self>` is that pointer with `None` as null.
+#[diagnostic::on_unimplemented(
+    message = "`Option<{Self}>` cannot be a reflected field: only object references are optional by a null pointer",
+    label = "not an object reference",
+    note = "store optional values as `tvm_ffi::Optional<{Self}>` (a 16-byte Any, as C++ `Optional<T>`)"
+)]
+pub unsafe trait NullablePointer: FieldValue {}
+// SAFETY: each is a repr(transparent) chain down to one `NonNull` object pointer.
+unsafe impl<T: ObjectType + Send + Sync> NullablePointer for ObjectRef<T> {}
+// SAFETY: as above.
+unsafe impl<T: FieldValue> NullablePointer for Array<T> where Array<T>: FieldValue {}
+// SAFETY: as above.
+unsafe impl<K, V> NullablePointer for Map<K, V> where Map<K, V>: FieldValue {}
+// SAFETY: as above.
+unsafe impl NullablePointer for Function {}
+// SAFETY: as above.
+unsafe impl NullablePointer for Tensor {}
+
+// SAFETY: a nullable object pointer (`None` is null); C++ reports nullable references as
+// `ffi.Object` (64).
+unsafe impl<T> FieldValue for Option<T>
+where
+    T: NullablePointer + FieldValue<Value = T> + Clone + IntoAny + for<'a> FromAny<'a> + TypeSchema,
+{
+    type Value = Option<T>;
+    const STATIC_TYPE_INDEX: i32 = ti::kTVMFFIObject;
     fn empty() -> Option<Self> {
         Some(None)
     }
@@ -112,93 +224,93 @@ where
 unsafe impl<T: ObjectType + Send + Sync> FieldValue for ObjectRef<T> {
     type Value = ObjectRef<T>;
     const STATIC_TYPE_INDEX: i32 = ti::kTVMFFIObject;
-    // A non-nullable reference has no "empty" value: such types get no creator.
-    const HAS_EMPTY: bool = false;
+    // A non-nullable reference has no empty value: it is unset until the runtime sets it.
     fn empty() -> Option<Self> {
         None
     }
     stored_as_is!();
+    unset_as_null!();
 }
 
-// SAFETY: an 8-byte pointer to an `ffi.Array` object.
+// SAFETY: an 8-byte pointer to an `ffi.Array` object (C++ reports `ffi.Array`).
 unsafe impl<T> FieldValue for Array<T>
 where
     T: TryIntoAny + for<'a> FromAny<'a> + TypeSchema + Send + Sync + 'static,
 {
     type Value = Array<T>;
     const STATIC_TYPE_INDEX: i32 = ti::kTVMFFIArray;
-    const HAS_EMPTY: bool = true;
     fn empty() -> Option<Self> {
         Array::new(std::iter::empty()).ok()
     }
     stored_as_is!();
+    unset_as_null!();
 }
 
-// SAFETY: an 8-byte pointer to an `ffi.Map` object.
+// SAFETY: an 8-byte pointer to an `ffi.Map` object; C++ reports `Map` fields as `ffi.Object`.
 unsafe impl<K, V> FieldValue for Map<K, V>
 where
     K: TryIntoAny + for<'a> FromAny<'a> + TypeSchema + Send + Sync + 'static,
     V: TryIntoAny + for<'a> FromAny<'a> + TypeSchema + Send + Sync + 'static,
 {
     type Value = Map<K, V>;
-    const STATIC_TYPE_INDEX: i32 = ti::kTVMFFIMap;
-    const HAS_EMPTY: bool = true;
+    const STATIC_TYPE_INDEX: i32 = ti::kTVMFFIObject;
     fn empty() -> Option<Self> {
         Map::new(std::iter::empty()).ok()
     }
     stored_as_is!();
+    unset_as_null!();
 }
 
-// SAFETY: an 8-byte pointer to an `ffi.Function` object.
+// SAFETY: an 8-byte pointer to an `ffi.Function` object; C++ reports untyped `Function` fields
+// as `ffi.Object`.
 unsafe impl FieldValue for Function {
     type Value = Function;
-    const STATIC_TYPE_INDEX: i32 = ti::kTVMFFIFunction;
-    const HAS_EMPTY: bool = false;
+    const STATIC_TYPE_INDEX: i32 = ti::kTVMFFIObject;
     fn empty() -> Option<Self> {
         None
     }
     stored_as_is!();
+    unset_as_null!();
 }
 
-// SAFETY: an 8-byte pointer to an `ffi.Tensor` object. C++ reports its `Tensor` fields with the
-// generic object index (64) and Python's own dataclasses with 70; both describe this storage,
-// and the tensor's own index is the more precise.
+// SAFETY: an 8-byte pointer to an `ffi.Tensor` object; C++ reports `Tensor` fields as
+// `ffi.Object`.
 unsafe impl FieldValue for Tensor {
     type Value = Tensor;
-    const STATIC_TYPE_INDEX: i32 = ti::kTVMFFITensor;
-    // A tensor reference is never null: such types get no creator (as for `ObjectRef<T>`).
-    const HAS_EMPTY: bool = false;
+    const STATIC_TYPE_INDEX: i32 = ti::kTVMFFIObject;
     fn empty() -> Option<Self> {
         None
     }
-    fn load(&self) -> Self {
-        self.clone()
-    }
-    fn wrap(value: Self) -> Self {
-        value
-    }
+    stored_as_is!();
+    unset_as_null!();
 }
 
-// SAFETY: `Rw<T>` is repr(transparent) over `T`, so the storage is `T`'s.
-unsafe impl<T> FieldValue for Rw<T>
-where
-    T: FieldValue<Value = T> + Clone + TryIntoAny + for<'a> FromAny<'a> + TypeSchema,
-{
-    type Value = T;
+// SAFETY: `Rw<T>` is repr(transparent) over `T` (through `UnsafeCell`), so the storage, its
+// static index and its unset state are `T`'s.
+unsafe impl<T: FieldValue + Clone> FieldValue for Rw<T> {
+    type Value = T::Value;
     const STATIC_TYPE_INDEX: i32 = T::STATIC_TYPE_INDEX;
     const INTERIOR_MUTABLE: bool = true;
-    const HAS_EMPTY: bool = T::HAS_EMPTY;
+    const MAY_BE_UNSET: bool = T::MAY_BE_UNSET;
     fn empty() -> Option<Self> {
         T::empty().map(Rw::new)
     }
-    fn load(&self) -> T {
-        self.get()
+    fn load(&self) -> T::Value {
+        self.with(T::load)
     }
-    fn wrap(value: T) -> Self {
-        Rw::new(value)
+    fn wrap(value: T::Value) -> Self {
+        Rw::new(T::wrap(value))
     }
-    fn store(&self, value: T) {
-        self.set(value)
+    fn store(&self, value: T::Value) {
+        self.set(T::wrap(value))
+    }
+    unsafe fn is_unset(field: *const Self) -> bool {
+        // SAFETY: same storage.
+        unsafe { T::is_unset(field as *const T) }
+    }
+    unsafe fn write_unset(field: *mut Self) {
+        // SAFETY: same storage.
+        unsafe { T::write_unset(field as *mut T) }
     }
 }
 
@@ -248,41 +360,41 @@ pub(super) fn raise(err: Error) -> c_int {
 }
 
 /// The reflected getter of a field of type `F` registered at `OFFSET` (from the header):
-/// writes an owned copy of the value.
+/// writes an owned copy of the value (`None` for an unset required reference).
 ///
 /// # Safety
 /// Called by the runtime with the address of such a field of a live object and a writable
 /// `out`.
-pub unsafe extern "C" fn field_getter<F: FieldValue, const OFFSET: usize>(
+pub unsafe extern "C" fn field_getter<S: FieldSlot, const OFFSET: usize>(
     field: *mut c_void,
     out: *mut TVMFFIAny,
 ) -> c_int {
-    let read = || {
-        // SAFETY: `field` points to a live, initialised `F` inside the object.
-        let value = unsafe { &*(field as *const F) };
-        value.load()
+    type F<S> = <S as FieldSlot>::Storage;
+    let field = field as *mut F<S>;
+    // SAFETY (both closures): `field` points to this field of a live object; it is read only
+    // when set, and `F` values are shared-readable (`Rw` locks inside).
+    let read = || unsafe { &*field }.load().try_into_any();
+    let read_open = || {
+        // SAFETY: as above; the construction lock keeps setters out meanwhile.
+        if <F<S>>::MAY_BE_UNSET && unsafe { <F<S>>::is_unset(field) } {
+            Ok(Any::none())
+        } else {
+            read()
+        }
     };
     let outcome = catch(|| {
         // SAFETY: the field belongs to a live object at OFFSET.
-        let owner = unsafe { owner_of::<OFFSET>(field) };
-        // SAFETY: as above. Sealed objects are immutable (or `Rw`-locked), open ones are
-        // accessed under the construction lock, objects not built by Rust are refused.
-        let value = match unsafe { construction::closed_state(owner) } {
-            Some(construction::Closed::Foreign) => {
-                return Err(construction::Closed::foreign_error(owner));
-            }
-            Some(construction::Closed::Sealed) => read(),
-            None if F::INTERIOR_MUTABLE => read(),
-            // SAFETY: a live object of a Rust-defined type (it keeps a construction state).
-            None => match unsafe { construction::with_construction_access(owner, read) } {
-                Ok(value) => value,
-                Err(construction::Closed::Sealed) => read(),
-                Err(construction::Closed::Foreign) => {
-                    return Err(construction::Closed::foreign_error(owner));
-                }
-            },
-        };
-        value.try_into_any()
+        let owner = unsafe { owner_of::<OFFSET>(field as *mut c_void) };
+        // SAFETY: a live object. A sealed object's fields are all set and immutable (or
+        // `Rw`-locked); an open object's are read under the construction lock.
+        if unsafe { construction::is_sealed(owner) } {
+            return read();
+        }
+        // SAFETY: a live object of a Rust-defined type or of a Python subclass of one.
+        match unsafe { construction::with_construction_access(owner, read_open) } {
+            Ok(value) => value,
+            Err(()) => read(),
+        }
     });
     match outcome {
         Ok(Ok(any)) => {
@@ -301,52 +413,62 @@ pub unsafe extern "C" fn field_getter<F: FieldValue, const OFFSET: usize>(
 /// The reflected setter of a field of type `F` at `OFFSET` in objects of type `T`.
 ///
 /// `Rw` fields are replaced under their lock; other fields only while the object is still
-/// being constructed by the runtime (see the field access rules of the `reflection` layer).
+/// open (see the [field access rules](crate::reflection)).
 ///
 /// # Safety
 /// Called by the runtime with the address of such a field of a live object and a valid
 /// borrowed `value`.
-pub unsafe extern "C" fn field_setter<T: ObjectType, F: FieldValue, const OFFSET: usize>(
+pub unsafe extern "C" fn field_setter<T: ObjectType, S: FieldSlot, const OFFSET: usize>(
     field: *mut c_void,
     value: *const TVMFFIAny,
 ) -> c_int {
+    setter::<T, S::Storage, OFFSET>(field, value)
+}
+
+/// [`field_setter`], for the field's storage type `F`.
+#[inline(always)]
+fn setter<T: ObjectType, F: FieldValue, const OFFSET: usize>(
+    field: *mut c_void,
+    value: *const TVMFFIAny,
+) -> c_int {
+    let field = field as *mut F;
     let outcome = catch(|| -> Result<()> {
         // SAFETY: the runtime passes a valid borrowed value.
         let view = unsafe { &*(value as *const AnyView<'_>) };
-        let new_value: F::Value = view.cast()?;
+        let mut new_value = Some(view.cast::<F::Value>()?);
         // SAFETY: the field belongs to a live object at OFFSET.
-        let owner = unsafe { owner_of::<OFFSET>(field) };
-        // SAFETY: as above.
-        if unsafe { construction::closed_state(owner) } == Some(construction::Closed::Foreign) {
-            return Err(construction::Closed::foreign_error(owner));
-        }
-        if F::INTERIOR_MUTABLE {
-            // SAFETY: `field` points to a live `F`; interior mutability synchronises.
-            unsafe { &*(field as *const F) }.store(new_value);
-            return Ok(());
-        }
-        let replaced = unsafe {
-            // SAFETY: exclusive access while the object is open; no `&` to it exists because
-            // Rust seals an object before its first dereference.
+        let owner = unsafe { owner_of::<OFFSET>(field as *mut c_void) };
+        // SAFETY: a live object of a Rust-defined type or of a Python subclass of one.
+        let written = unsafe {
             construction::with_construction_access(owner, || {
-                std::ptr::replace(field as *mut F, F::wrap(new_value))
+                let value = new_value.take().expect("set once");
+                // SAFETY: exclusive access while the object is open; no `&` to it exists
+                // because Rust seals an object before its first dereference. An unset
+                // reference holds no value to drop.
+                if F::MAY_BE_UNSET && F::is_unset(field) {
+                    field.write(F::wrap(value));
+                    None
+                } else if F::INTERIOR_MUTABLE {
+                    (*field).store(value);
+                    None
+                } else {
+                    Some(std::ptr::replace(field, F::wrap(value)))
+                }
             })
         };
-        match replaced {
+        match written {
+            // The old value is dropped after the construction lock is released.
             Ok(old) => {
                 drop(old);
                 Ok(())
             }
-            Err(construction::Closed::Foreign) => Err(construction::Closed::foreign_error(owner)),
-            Err(construction::Closed::Sealed) => Err(Error::new(
-                "AttributeError",
-                format!(
-                    "Cannot set read-only field of `{}` at offset {OFFSET}: it can only be \
-                     written while the object is being constructed; declare it \
-                     `#[ffi(rw)] field: tvm_ffi::Rw<T>` to make it writable",
-                    T::TYPE_KEY
-                ),
-            )),
+            // Sealed: every field is set; only `Rw` fields may change.
+            Err(()) if F::INTERIOR_MUTABLE => {
+                // SAFETY: `field` points to a live `F`; interior mutability synchronises.
+                unsafe { &*field }.store(new_value.take().expect("not yet stored"));
+                Ok(())
+            }
+            Err(()) => Err(construction::read_only_error(T::TYPE_KEY, OFFSET)),
         }
     });
     match outcome {

@@ -139,7 +139,7 @@ impl<T> Rw<T> {
 
     /// Runs `f` on the current value under the lock. `f` must be short and must not touch
     /// another `Rw` (locks are shared between fields).
-    fn with<R>(&self, f: impl FnOnce(&T) -> R) -> R {
+    pub(crate) fn with<R>(&self, f: impl FnOnce(&T) -> R) -> R {
         let _guard = StripeGuard::lock(self.value.get() as *const ());
         // SAFETY: the stripe lock serialises every access to this cell.
         f(unsafe { &*self.value.get() })
@@ -151,12 +151,36 @@ impl<T: Clone> Rw<T> {
     ///
     /// `T::clone` runs under the lock, which other fields may share: it must not read or write
     /// another `Rw` (true of every TVM-FFI value type; keep it true for your own `T`).
-    pub fn get(&self) -> T {
-        self.with(T::clone)
+    pub fn get(&self) -> T
+    where
+        T: 'static,
+    {
+        valid_utf8(self.with(T::clone))
     }
 }
 
-impl<T: Clone> Clone for Rw<T> {
+/// A string read from a field is checked before Rust sees it as `&str`: the defining library
+/// of an `external` type may have stored any bytes there (C++ strings need not be UTF-8).
+/// Invalid sequences become U+FFFD. Other values pass through unchanged (the check is a
+/// compile-time type comparison).
+fn valid_utf8<T: 'static>(value: T) -> T {
+    let any: &dyn std::any::Any = &value;
+    let Some(s) = any.downcast_ref::<crate::value::String>() else {
+        return value;
+    };
+    if std::str::from_utf8(s.as_bytes()).is_ok() {
+        return value;
+    }
+    let repaired =
+        crate::value::String::from(std::string::String::from_utf8_lossy(s.as_bytes()).as_ref());
+    let mut slot = Some(repaired);
+    let slot: &mut dyn std::any::Any = &mut slot;
+    slot.downcast_mut::<Option<T>>()
+        .and_then(Option::take)
+        .expect("T is the string type checked above")
+}
+
+impl<T: Clone + 'static> Clone for Rw<T> {
     fn clone(&self) -> Self {
         Rw::new(self.get())
     }
@@ -174,13 +198,13 @@ impl<T> From<T> for Rw<T> {
     }
 }
 
-impl<T: Clone + fmt::Debug> fmt::Debug for Rw<T> {
+impl<T: Clone + fmt::Debug + 'static> fmt::Debug for Rw<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.get().fmt(f)
     }
 }
 
-impl<T: Clone + PartialEq> PartialEq for Rw<T> {
+impl<T: Clone + PartialEq + 'static> PartialEq for Rw<T> {
     fn eq(&self, other: &Self) -> bool {
         self.get() == other.get()
     }

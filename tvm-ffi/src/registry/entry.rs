@@ -188,12 +188,24 @@ pub struct TypeEntry {
     pub total_size: usize,
     /// Structural equality/hash kind ([`structural`]).
     pub structural: i32,
-    /// The creator, when every field has an empty value.
+    /// The creator (every type defined in Rust has one; declarations have none).
     pub creator: Option<sys::TVMFFIObjectCreator>,
+    /// `__ffi_new__`, made from the creator.
+    pub new_object: Option<fn() -> Function>,
+    /// Whether the runtime's reflection constructor (`ffi._RegisterFFIInit`) is registered
+    /// when there is no explicit one (`#[ffi_type(init = false)]` turns it off).
+    pub auto_init: bool,
+    /// `__ffi_convert__` (`#[ffi_type(convert)]`).
+    pub convert: Option<fn() -> Function>,
     /// Own reflected fields (inherited ones belong to the parent's entry).
     pub fields: &'static [FieldEntry],
     /// `__ffi_shallow_copy__`, when the payload is `Clone`.
     pub shallow_copy: fn() -> Option<Function>,
+    /// The Rust-level layout (every field, reflected or not, with offsets, sizes and
+    /// mutability), compared when another library registered the same key.
+    pub layout: fn() -> std::string::String,
+    /// Constant type attributes (`#[ffi_type(type_attr(name = value))]`).
+    pub type_attrs: &'static [(&'static str, MetadataValue)],
 }
 
 /// What a [`MethodEntry`] registers.
@@ -205,6 +217,8 @@ pub enum MethodKind {
     Static,
     /// The explicit constructor `__ffi_init__`.
     Init,
+    /// A type attribute named `name` (a hook such as `__ffi_repr__`), not a method.
+    TypeAttr,
 }
 
 /// A method collected from `#[ffi_methods]`.
@@ -215,10 +229,13 @@ pub struct MethodEntry {
     pub name: &'static str,
     /// Doc string.
     pub doc: &'static str,
-    /// Instance, static or constructor.
+    /// Instance, static, constructor or type attribute.
     pub kind: MethodKind,
     /// Creates the function object.
     pub make: fn() -> Function,
-    /// The metadata JSON (`{"type_schema":"..."}`).
+    /// The metadata JSON (`{"type_schema":"..."}` and the user's keys).
     pub metadata: fn() -> std::string::String,
+    /// Where the method is written (the impl block's file and line, the method's index in
+    /// it): methods register in source order, as C++ registers them in code order.
+    pub order: (&'static str, u32, u32),
 }

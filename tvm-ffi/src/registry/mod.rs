@@ -46,6 +46,7 @@ use std::sync::{Mutex, Once};
 
 use crate::error::{Error, Result};
 use crate::function::GlobalCache;
+use crate::metadata::MetadataValue;
 use crate::object::{type_info, RuntimeType};
 use crate::sys;
 use crate::value::Any;
@@ -163,7 +164,10 @@ fn register_types() {
             _ => None,
         })
         .collect();
-    for method in METHODS.iter() {
+    // In source order (C++ registers methods in code order; stubs list them so).
+    let mut methods: Vec<&'static MethodEntry> = METHODS.iter().collect();
+    methods.sort_by_key(|m| m.order);
+    for method in methods {
         match registered.get(method.type_key).or_else(|| {
             TYPES
                 .iter()
@@ -171,7 +175,12 @@ fn register_types() {
                 .and_then(|e| states.get(&entry_id(e)))
         }) {
             Some(TypeState::Registered(ty)) if method.kind != MethodKind::Init => {
-                if let Err(err) = register_method(*ty, method) {
+                let outcome = if method.kind == MethodKind::TypeAttr {
+                    register_attr(*ty, method.name, Any::new((method.make)()))
+                } else {
+                    register_method(*ty, method)
+                };
+                if let Err(err) = outcome {
                     report(format!(
                         "cannot register method `{}.{}`: {}",
                         method.type_key,
@@ -295,8 +304,24 @@ fn byte_array(s: &str) -> sys::TVMFFIByteArray {
 /// Index, metadata and own fields of a type defined here.
 fn define_type(entry: &'static TypeEntry, parent: RuntimeType) -> Result<TypeState> {
     if let Some(existing) = type_info::lookup_type(entry.key) {
-        // Another library, or another copy of this one, registered the key first.
-        return match layout_mismatch(entry, existing, parent) {
+        // Another library, or another copy of this one, registered the key first. Shared only
+        // with another copy of the same Rust type: the same reflection *and* the same Rust
+        // layout (skipped fields, `Rw<T>` vs `T`), which reflection alone does not show.
+        let why =
+            layout_mismatch(entry, existing, parent).or_else(
+                || match crate::reflection::type_attr(existing.index, LAYOUT_ATTR)
+                    .and_then(|layout| layout.try_cast::<std::string::String>())
+                {
+                    Some(theirs) if theirs == (entry.layout)() => None,
+                    Some(theirs) => Some(format!(
+                    "another Rust library defines it with the layout `{theirs}`, this one with \
+                     `{}`",
+                    (entry.layout)()
+                )),
+                    None => Some("another library defines it, not a copy of this Rust type".into()),
+                },
+            );
+        return match why {
             None => Ok(TypeState::Shared(existing)),
             Some(why) => Err(Error::runtime_error(format!(
                 "type `{}` is already registered with a different layout ({why})",
@@ -361,7 +386,7 @@ fn register_method(ty: RuntimeType, method: &MethodEntry) -> Result<()> {
     let function = (method.make)();
     let metadata = (method.metadata)();
     let flags = match method.kind {
-        MethodKind::Instance => 0,
+        MethodKind::Instance | MethodKind::TypeAttr => 0,
         MethodKind::Static | MethodKind::Init => {
             sys::field_flags::kTVMFFIFieldFlagBitMaskIsStaticMethod
         }
@@ -392,8 +417,29 @@ fn finish_type(entry: &'static TypeEntry, ty: RuntimeType) -> Result<()> {
         .iter()
         .filter(|m| m.type_key == entry.key && m.kind == MethodKind::Init)
         .collect::<Vec<_>>();
+    // Type attributes first, as C++'s `ObjectDef` registers them before the reflection
+    // constructor (which reads `__ffi_new__` when a type has no creator).
+    register_attr(ty, LAYOUT_ATTR, Any::new((entry.layout)()))?;
+    if let Some(copy) = (entry.shallow_copy)() {
+        register_attr(ty, "__ffi_shallow_copy__", Any::new(copy))?;
+    }
+    if let Some(new_object) = entry.new_object {
+        register_attr(ty, "__ffi_new__", Any::new(new_object()))?;
+    }
+    if let Some(convert) = entry.convert {
+        register_attr(ty, "__ffi_convert__", Any::new(convert()))?;
+    }
+    register_attr(ty, "__ffi_type_final__", Any::new(entry.is_final))?;
+    for (name, value) in entry.type_attrs {
+        let value = match *value {
+            MetadataValue::Int(v) => Any::new(v),
+            MetadataValue::Bool(v) => Any::new(v),
+            MetadataValue::Str(v) => Any::new(v),
+        };
+        register_attr(ty, name, value)?;
+    }
     match explicit_init.as_slice() {
-        [] if entry.creator.is_some() => {
+        [] if entry.creator.is_some() && entry.auto_init => {
             static REGISTER_INIT: GlobalCache = GlobalCache::new("ffi._RegisterFFIInit");
             REGISTER_INIT.get()?.call((ty.index,))?;
         }
@@ -409,14 +455,11 @@ fn finish_type(entry: &'static TypeEntry, ty: RuntimeType) -> Result<()> {
             )))
         }
     }
-    if let Some(copy) = (entry.shallow_copy)() {
-        register_attr(ty, "__ffi_shallow_copy__", Any::new(copy))?;
-    }
-    if entry.is_final {
-        register_attr(ty, "__ffi_type_final__", Any::new(true))?;
-    }
     Ok(())
 }
+
+/// The type attribute holding a Rust-defined type's layout ([`TypeEntry::layout`]).
+pub(crate) const LAYOUT_ATTR: &str = "__tvm_ffi_rs_layout__";
 
 fn register_function(entry: &FunctionEntry) {
     let outcome = crate::error::panic::guard_quiet(entry.name, || {

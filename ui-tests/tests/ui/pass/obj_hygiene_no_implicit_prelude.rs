@@ -34,7 +34,7 @@ pub struct HygienePoint {
     pub x: ::tvm_ffi::Rw<i64>,
     #[ffi(default = "label")]
     pub label: ::tvm_ffi::String,
-    pub maybe: ::std::option::Option<i64>,
+    pub maybe: ::tvm_ffi::Optional<i64>,
 }
 
 #[::tvm_ffi::ffi_methods]
@@ -47,7 +47,7 @@ impl HygienePoint {
         ::std::result::Result::Ok(HygienePoint {
             x: ::tvm_ffi::Rw::new(x),
             label: ::tvm_ffi::String::new("l"),
-            maybe: ::std::option::Option::None,
+            maybe: ::tvm_ffi::Optional::none(),
         })
     }
 }
@@ -56,7 +56,7 @@ fn main() {
     let p = ::tvm_ffi::ObjectRef::new(HygienePoint {
         x: ::tvm_ffi::Rw::new(3),
         label: ::tvm_ffi::String::new("p"),
-        maybe: ::std::option::Option::Some(1),
+        maybe: ::tvm_ffi::Optional::some(1),
     });
     ::std::assert_eq!(p.get_x(), 3);
     ::std::assert!(::tvm_ffi::registry::load_errors().is_empty());
