@@ -16,9 +16,11 @@ mod callable;
 mod crate_path;
 mod diagnostics;
 mod docs;
+mod enums;
 mod func;
 mod methods;
 mod object;
+mod variant;
 
 /// Makes a Rust function a TVM-FFI function: a global registered when the library loads
 /// (`name = "pkg.func"`, like C++ `refl::GlobalDef().def`), a module export
@@ -77,6 +79,49 @@ pub fn ffi_func(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_derive(Object, attributes(ffi_type, ffi))]
 pub fn derive_object(input: TokenStream) -> TokenStream {
     object::expand(input.into()).into()
+}
+
+/// Makes a Rust enum of unit variants a TVM-FFI enum (C++ `refl::EnumDef`): a final child of
+/// `ffi.Enum` (or `ffi.IntEnum` with `int`, `ffi.StrEnum` with `str`) with one singleton object
+/// per variant, registered with its integer and string index and attributes when the library
+/// loads. The enum then converts to and from `Any` as those singletons; a field holding one is
+/// a `tvm_ffi::EnumRef<E>`.
+///
+/// ```ignore
+/// #[derive(tvm_ffi::Enum, Clone, Copy, PartialEq, Eq, Debug)]
+/// #[ffi_type(key = "my_ext.Op", str)]
+/// pub enum Op {
+///     #[ffi(value = "+", attr(precedence = 1))]
+///     Add,
+///     #[ffi(value = "*", attr(precedence = 2))]
+///     Mul,
+/// }
+/// ```
+///
+/// Type options: `key`, `int`, `str`, `crate`. Variant options (`#[ffi(..)]`): `name` (the
+/// string index of a plain or `int` enum; default the variant's name), `value` (the integer of
+/// an `int` enum, default its discriminant or ordinal; the string of a `str` enum, default its
+/// name), `attr(key = literal, ..)`.
+#[proc_macro_derive(Enum, attributes(ffi_type, ffi))]
+pub fn derive_enum(input: TokenStream) -> TokenStream {
+    enums::expand(input.into()).into()
+}
+
+/// Makes a Rust enum of alternatives a TVM-FFI `Variant` (C++ `ffi::Variant<A, B, ..>`): each
+/// variant holds one value type; a value converts to the first alternative that matches it
+/// exactly, else to the first that converts (an int for a float), as C++ casts. Use the enum
+/// as an argument or result; a field holding one is a `tvm_ffi::Variant<E>`.
+///
+/// ```ignore
+/// #[derive(tvm_ffi::Variant, Clone, Debug)]
+/// pub enum IntOrStr {
+///     Int(i64),
+///     Str(tvm_ffi::String),
+/// }
+/// ```
+#[proc_macro_derive(Variant, attributes(ffi))]
+pub fn derive_variant(input: TokenStream) -> TokenStream {
+    variant::expand(input.into()).into()
 }
 
 /// Registers the functions of an inherent impl block as methods of a `#[derive(Object)]`

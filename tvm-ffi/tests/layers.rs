@@ -13,7 +13,8 @@ const LAYERS: &[&[&str]] = &[
     &["value", "version"],
     &["function"],
     &["container", "tensor"],
-    &["reflection"],
+    &["reflection", "serialization", "structural"],
+    &["enums"],
     &["registry"],
 ];
 

@@ -231,7 +231,7 @@ pub fn field_attrs(field: &syn::Field, diag: &mut Diagnostics) -> FieldAttrs {
 }
 
 /// `pkg.Name`: dot-separated identifiers.
-fn valid_type_key(key: &str) -> bool {
+pub fn valid_type_key(key: &str) -> bool {
     !key.is_empty()
         && key.split('.').all(|part| {
             let mut chars = part.chars();

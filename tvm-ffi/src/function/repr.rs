@@ -27,6 +27,13 @@ impl<T: ObjectType> fmt::Debug for ObjectRef<T> {
     }
 }
 
+impl<T: ObjectType> fmt::Display for ObjectRef<T> {
+    /// The runtime's reflection printer (`ffi.ReprPrint`), as Python's `repr`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
 impl fmt::Debug for AnyView<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let raw = self.as_raw();

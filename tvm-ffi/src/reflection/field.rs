@@ -36,7 +36,7 @@ use crate::sys::{self, type_index as ti, TVMFFIAny, TVMFFIObject};
 use crate::tensor::Tensor;
 use crate::value::{
     Any, AnyView, Bytes, DataType, Device, FromAny, IntoAny, Optional, String, TryIntoAny,
-    TypeSchema,
+    TypeSchema, Variant,
 };
 
 /// A type that can be stored in a reflected field.
@@ -180,6 +180,33 @@ where
     }
     fn wrap(value: Option<T>) -> Self {
         Optional::from(value)
+    }
+}
+
+// SAFETY: a 16-byte `Any` (C++ `Variant<..>`); all zero (`None`) is the unset state.
+unsafe impl<E> FieldValue for Variant<E>
+where
+    E: IntoAny + for<'a> FromAny<'a> + TypeSchema + Send + Sync + 'static,
+{
+    type Value = E;
+    const STATIC_TYPE_INDEX: i32 = ti::kTVMFFIAny;
+    const MAY_BE_UNSET: bool = true;
+    fn empty() -> Option<Self> {
+        None
+    }
+    fn load(&self) -> E {
+        self.get()
+    }
+    fn wrap(value: E) -> Self {
+        Variant::new(value)
+    }
+    unsafe fn is_unset(field: *const Self) -> bool {
+        // SAFETY: the storage is a `TVMFFIAny`; `None` has type index 0.
+        unsafe { (field as *const TVMFFIAny).read().type_index == ti::kTVMFFINone }
+    }
+    unsafe fn write_unset(field: *mut Self) {
+        // SAFETY: as above.
+        unsafe { (field as *mut TVMFFIAny).write(TVMFFIAny::NONE) }
     }
 }
 

@@ -239,3 +239,25 @@ pub struct MethodEntry {
     /// it): methods register in source order, as C++ registers them in code order.
     pub order: (&'static str, u32, u32),
 }
+
+/// An enum collected from `#[derive(tvm_ffi::Enum)]`.
+pub struct EnumEntry {
+    /// Registry key.
+    pub key: &'static str,
+    /// Doc string.
+    pub doc: &'static str,
+    /// Which runtime base it derives from.
+    pub kind: crate::enums::EnumKind,
+    /// Where the runtime index is stored once registered.
+    pub slot: &'static TypeSlot,
+    /// The variants, in declaration order.
+    pub variants: &'static [crate::enums::EnumVariant],
+    /// Where the singletons are stored once registered.
+    pub table: &'static crate::enums::EnumTable,
+    /// The creator (an empty enum object of this type).
+    pub creator: sys::TVMFFIObjectCreator,
+}
+
+/// All enums (`#[derive(tvm_ffi::Enum)]`) of the artifact.
+#[linkme::distributed_slice]
+pub static ENUMS: [EnumEntry];

@@ -52,12 +52,13 @@ use crate::sys;
 use crate::value::Any;
 
 mod entry;
+mod enums;
 mod layout;
 mod library;
 
 pub use entry::{
-    structural, FieldEntry, FunctionEntry, MethodEntry, MethodKind, TypeEntry, TypeOrigin,
-    TypeSlot, FUNCTIONS, METHODS, TYPES,
+    structural, EnumEntry, FieldEntry, FunctionEntry, MethodEntry, MethodKind, TypeEntry,
+    TypeOrigin, TypeSlot, ENUMS, FUNCTIONS, METHODS, TYPES,
 };
 pub use layout::allocate_type_index;
 use layout::{check_external, layout_mismatch};
@@ -133,6 +134,28 @@ fn entry_id(entry: &'static TypeEntry) -> usize {
 }
 
 fn register_types() {
+    // Enums first: a field default may be one of their singletons.
+    for entry in ENUMS.iter() {
+        let outcome = crate::error::panic::guard_quiet(entry.key, || enums::register_enum(entry));
+        match outcome {
+            Some(Ok(_)) => {}
+            Some(Err(err)) => {
+                entry.slot.set_failed();
+                report(format!(
+                    "cannot register enum `{}`: {}",
+                    entry.key,
+                    err.message()
+                ));
+            }
+            None => {
+                entry.slot.set_failed();
+                report(format!(
+                    "cannot register enum `{}`: panic during registration",
+                    entry.key
+                ));
+            }
+        }
+    }
     let mut states: HashMap<usize, TypeState> = HashMap::new();
     // Parents are found by key; with duplicate keys the first descriptor is the parent.
     let mut local: HashMap<&'static str, &'static TypeEntry> = HashMap::new();

@@ -1,14 +1,17 @@
 //! Values: [`Any`] and [`AnyView`] (the 16-byte tagged union of the ABI) with the conversion
 //! traits through which Rust values enter and leave them, and the value types stored inline in
 //! it or in it and a heap object: [`String`], [`Bytes`], [`DataType`], [`Device`], and
-//! [`Optional<T>`], an optional value stored as an `Any`.
+//! [`Optional<T>`] and [`Variant<E>`], an optional value and one of several alternatives stored
+//! as an `Any`.
 mod any;
 mod dtype;
 mod optional;
 mod string;
+mod variant;
 
 pub(crate) use any::{object_wrapper_conversions, pod};
 pub use any::{Any, AnyView, FromAny, IntoAny, TryIntoAny, TypeSchema};
 pub use dtype::{DataType, Device};
 pub use optional::Optional;
+pub use variant::Variant;
 pub use string::{Bytes, String, SMALL_CAPACITY};

@@ -1,0 +1,169 @@
+//! Registration of enums, as C++ `refl::ObjectDef<T>(refl::init(false))` + `refl::EnumDef`
+//! register them: a final child of `ffi.Enum`/`ffi.IntEnum`/`ffi.StrEnum` with the enum payload,
+//! the UniqueInstance structural kind, a creator and the usual type attributes, then the
+//! `__ffi_enum__` state (`ffi.EnumState`: `entries`, `indexes`, `attrs`) holding one singleton
+//! per variant.
+use super::entry::EnumEntry;
+use super::layout::allocate_type_index;
+use super::{byte_array, check, register_attr};
+use crate::enums::{EnumObj, EnumTable};
+use crate::error::{Error, Result};
+use crate::function::{Function, GlobalCache};
+use crate::metadata::MetadataValue;
+use crate::object::{self, type_info, ObjectRef, RuntimeType};
+use crate::sys;
+use crate::value::{Any, String};
+
+static LIST_APPEND: GlobalCache = GlobalCache::new("ffi.ListAppend");
+static DICT_SET: GlobalCache = GlobalCache::new("ffi.DictSetItem");
+static DICT_GET: GlobalCache = GlobalCache::new("ffi.DictGetItemOrMissing");
+static DICT_NEW: GlobalCache = GlobalCache::new("ffi.Dict");
+
+/// Registers one enum: its type, then its state and singletons.
+pub(super) fn register_enum(entry: &'static EnumEntry) -> Result<RuntimeType> {
+    let parent = type_info::lookup_type(entry.kind.parent_key()).ok_or_else(|| {
+        Error::runtime_error(format!(
+            "its parent `{}` is not registered by the runtime",
+            entry.kind.parent_key()
+        ))
+    })?;
+    if type_info::lookup_type(entry.key).is_some() {
+        return Err(Error::runtime_error(
+            "the key is already registered (enum singletons cannot be shared between libraries)",
+        ));
+    }
+    let ty = allocate_type_index(entry.key, parent, true)?;
+    let metadata = sys::TVMFFITypeMetadata {
+        doc: byte_array(entry.doc),
+        creator: Some(entry.creator),
+        total_size: object::ObjectCell::<EnumObj>::TOTAL_SIZE as i32,
+        structural_eq_hash_kind: sys::kTVMFFISEqHashKindUniqueInstance,
+    };
+    // SAFETY: valid metadata; the runtime copies the doc string.
+    check(unsafe { sys::TVMFFITypeRegisterMetadata(ty.index, &metadata) })?;
+    entry.slot.set(ty);
+    let key = entry.key;
+    let index = ty.index;
+    let leak = |name: &str| -> &'static str { Box::leak(format!("{key}.{name}").into_boxed_str()) };
+    register_attr(
+        ty,
+        "__ffi_new__",
+        Any::new(Function::from_typed_named(leak("__ffi_new__"), move || {
+            new_singleton(index, 0, String::default()).into_object()
+        })),
+    )?;
+    register_attr(
+        ty,
+        "__ffi_shallow_copy__",
+        Any::new(Function::from_typed_named(
+            leak("__ffi_shallow_copy__"),
+            move |this: ObjectRef<EnumObj>| {
+                new_singleton(index, this.int_index, this.str_index.clone()).into_object()
+            },
+        )),
+    )?;
+    register_attr(ty, "__ffi_type_final__", Any::new(true))?;
+    register_attr(
+        ty,
+        "__ffi_convert__",
+        Any::new(Function::from_typed_named(
+            leak("__ffi_convert__"),
+            move |value: Any| -> Result<ObjectRef<EnumObj>> {
+                value
+                    .as_view()
+                    .try_cast::<ObjectRef<EnumObj>>()
+                    .filter(|obj| obj.type_index() == index)
+                    .ok_or_else(|| {
+                        Error::type_error(format!(
+                            "Cannot cast from `{}` to `{key}`",
+                            value.type_key()
+                        ))
+                    })
+            },
+        )),
+    )?;
+    register_state(entry, ty, &entry.table)?;
+    Ok(ty)
+}
+
+/// The `__ffi_enum__` state and the singletons, as `refl::EnumDef` makes them.
+fn register_state(entry: &EnumEntry, ty: RuntimeType, table: &EnumTable) -> Result<()> {
+    let state_type = type_info::lookup_type("ffi.EnumState")
+        .ok_or_else(|| Error::runtime_error("the runtime has no `ffi.EnumState`"))?;
+    let init: Function = crate::reflection::type_attr(state_type.index, "__ffi_init__")
+        .ok_or_else(|| Error::runtime_error("`ffi.EnumState` has no constructor"))?
+        .cast()?;
+    let state = init.call(())?;
+    let state_obj: ObjectRef<crate::object::builtin::Object> = state.cast()?;
+    let entries = read_field(&state_obj, state_type.index, "entries")?;
+    let indexes = read_field(&state_obj, state_type.index, "indexes")?;
+    let attrs = read_field(&state_obj, state_type.index, "attrs")?;
+    let mut singletons = Vec::with_capacity(entry.variants.len());
+    for variant in entry.variants {
+        let singleton = new_singleton(ty.index, variant.int_index, String::from(variant.str_index));
+        LIST_APPEND.get()?.call((&entries, &singleton))?;
+        for index in [Any::new(variant.int_index), Any::new(variant.str_index)] {
+            // An index already taken by another variant (a lookup miss returns the runtime's
+            // MISSING sentinel, of another type).
+            let existing = DICT_GET.get()?.call((&indexes, &index))?;
+            if existing.type_key() == entry.key {
+                return Err(Error::value_error(format!(
+                    "Duplicate enum index for type `{}`",
+                    entry.key
+                )));
+            }
+            DICT_SET.get()?.call((&indexes, &index, &singleton))?;
+        }
+        for (name, value) in variant.attrs {
+            let column = DICT_GET.get()?.call((&attrs, *name))?;
+            let column = if column.type_key() == "ffi.Dict" {
+                column
+            } else {
+                let fresh = DICT_NEW.get()?.call(())?;
+                DICT_SET.get()?.call((&attrs, *name, &fresh))?;
+                fresh
+            };
+            let value = match *value {
+                MetadataValue::Int(v) => Any::new(v),
+                MetadataValue::Bool(v) => Any::new(v),
+                MetadataValue::Str(v) => Any::new(v),
+            };
+            DICT_SET.get()?.call((&column, &singleton, &value))?;
+        }
+        singletons.push(singleton);
+    }
+    register_attr(ty, "__ffi_enum__", state)?;
+    table.set(singletons);
+    Ok(())
+}
+
+/// A reflected field of an object of the runtime (`ffi.EnumState`), through its getter.
+fn read_field(
+    obj: &ObjectRef<crate::object::builtin::Object>,
+    type_index: i32,
+    name: &str,
+) -> Result<Any> {
+    let field = type_info::fields(type_index)
+        .into_iter()
+        // SAFETY: registry strings live for the process.
+        .find(|f| unsafe { f.name.as_bytes() } == name.as_bytes())
+        .ok_or_else(|| Error::runtime_error(format!("`ffi.EnumState` has no field `{name}`")))?;
+    let getter = field
+        .getter
+        .ok_or_else(|| Error::runtime_error(format!("`ffi.EnumState.{name}` has no getter")))?;
+    let mut out = sys::TVMFFIAny::NONE;
+    // SAFETY: the field's address in a live object of the type that registered it.
+    let rc = unsafe {
+        getter(
+            (obj.as_raw().as_ptr() as *mut u8).add(field.offset as usize) as *mut std::ffi::c_void,
+            &mut out,
+        )
+    };
+    if rc != 0 {
+        return Err(Error::from_return_code(rc));
+    }
+    // SAFETY: the getter wrote an owned value.
+    Ok(unsafe { Any::from_raw(out) })
+}
+
+use crate::enums::new_enum_object as new_singleton;
