@@ -163,7 +163,11 @@ fn register_types() {
             _ => None,
         })
         .collect();
-    for method in METHODS.iter() {
+    // By type and name, not link order: the reflected method tables (and the stubs written
+    // from them) are the same whatever the linker did.
+    let mut methods: Vec<&'static MethodEntry> = METHODS.iter().collect();
+    methods.sort_by_key(|m| (m.type_key, m.name));
+    for method in methods {
         match registered.get(method.type_key).or_else(|| {
             TYPES
                 .iter()
