@@ -206,15 +206,34 @@ def copy_template(dest: pathlib.Path, name: str) -> pathlib.Path:
 
 def test_template_copy_installs_editable_with_stubs_written_at_build_time(user_env, tmp_path):
     project = copy_template(tmp_path / "acme_geo", "acme_geo")
+    # A function and a type added after the copy: the build writes their stubs.
     with (project / "src" / "lib.rs").open("a") as lib:
-        lib.write('\n/// Added after the copy.\n#[ffi_func(name = "acme_geo.twice")]\n'
-                  "pub fn twice(x: i64) -> i64 {\n    2 * x\n}\n")
+        lib.write("""
+/// Added after the copy.
+#[ffi_func(name = "acme_geo.twice")]
+pub fn twice(x: i64) -> i64 {
+    2 * x
+}
+
+/// A type added after the copy.
+#[derive(Object, Clone)]
+#[ffi_type(key = "acme_geo.Tag")]
+#[repr(C)]
+pub struct Tag {
+    pub text: tvm_ffi::String,
+}
+""")
     api = project / "python" / "acme_geo" / "_ffi_api.py"
-    assert "def twice" not in api.read_text()
+    assert "twice" not in api.read_text() and "Tag" not in api.read_text()
     python = fresh_venv(tmp_path / "venv", user_env)
     pip(user_env, "--python", str(python), "install", "-e", str(project))
     # The stubs were refreshed in the source tree, from the library just built.
-    assert "    def twice(_0: int, /) -> int: ..." in api.read_text()
+    stubs = api.read_text()
+    for line in ["    def twice(_0: int, /) -> int: ...",
+                 '@_FFI_REG_OBJ("acme_geo.Tag")\nclass Tag(_ffi_Object):',
+                 "    text: str\n",
+                 "        def __init__(self, text: str) -> None: ..."]:
+        assert line in stubs, line
     (project / "python" / "acme_geo" / "extra.py").write_text("VALUE = 7\n")
     run_script(python, f"""
 import pickle
@@ -227,6 +246,7 @@ assert (c.name, c.count, c.add(2), c.count) == ("c", 0, 2, 2)
 assert pickle.loads(pickle.dumps(c)).count == 2
 assert acme_geo.Counter.starting_at("s", 5).add(1) == 6
 assert acme_geo.greet("world") == "hello, world" and acme_geo.twice(21) == 42
+assert type(acme_geo.Tag("t")) is acme_geo.Tag and acme_geo.Tag("t").text == "t"
 print("ok")
 """, cwd=tmp_path)
 
