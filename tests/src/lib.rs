@@ -112,3 +112,23 @@ pub fn compile_cpp(name: &str, out_dir: &std::path::Path) -> std::path::PathBuf 
     assert!(status.success(), "compiling {} failed", source.display());
     out
 }
+
+/// Runs a helper binary of this crate (`tests/src/bin`) that provokes load errors in a process
+/// of its own, and returns its stdout and stderr for the caller to assert on: the diagnostics
+/// are checked, never printed into the test suite's output.
+///
+/// # Panics
+/// When the helper cannot be run or does not exit successfully (the message shows its output).
+pub fn run_helper(path: &str) -> (String, String) {
+    let out = std::process::Command::new(path)
+        .output()
+        .unwrap_or_else(|err| panic!("cannot run {path}: {err}"));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        out.status.success(),
+        "{path} exited with {}:\n{stdout}{stderr}",
+        out.status
+    );
+    (stdout, stderr)
+}

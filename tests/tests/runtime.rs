@@ -355,10 +355,12 @@ fn global_registry_lists_and_overrides() {
     let f = Function::from_typed(|| 1i64);
     f.register_global("rust_tests.listed", false).unwrap();
     let err = f.register_global("rust_tests.listed", false).unwrap_err();
-    assert!(
-        err.message().contains("rust_tests.listed"),
-        "{}",
-        err.message()
+    assert_eq!(
+        (err.kind(), err.message()),
+        (
+            "RuntimeError",
+            "Global Function `rust_tests.listed` is already registered"
+        )
     );
     Function::from_typed(|| 2i64)
         .register_global("rust_tests.listed", true)

@@ -50,6 +50,13 @@ mod variant;
 /// `__tvm_ffi__doc_NAME`; errors raised through it name `NAME`, as C++ does. A function taking
 /// `&[AnyView]` as its only parameter is packed: its `type_schema` is `{"type":"ffi.Function"}`,
 /// as for C++ `def_packed`.
+///
+/// Guide: the introduction of the [`tvm_ffi` crate docs](../tvm_ffi/index.html) (globals, `Result`,
+/// callbacks), [Module exports and packed functions](../tvm_ffi/index.html#module-exports-and-packed-functions),
+/// [Renaming the dependency, and mistakes the compiler
+/// catches](../tvm_ffi/index.html#renaming-the-dependency-and-mistakes-the-compiler-catches) (`crate = ".."`), and
+/// [Shipping a Python package](../tvm_ffi/index.html#shipping-a-python-package) (the functions become attributes of
+/// the package).
 #[proc_macro_attribute]
 pub fn ffi_func(attr: TokenStream, item: TokenStream) -> TokenStream {
     func::expand(attr.into(), item.into()).into()
@@ -75,7 +82,11 @@ pub fn ffi_func(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// defined elsewhere, checked against the runtime's reflection at load). Field options
 /// (`#[ffi(..)]`): `base`, `skip`, `rw`, `name`, `default`, `default_factory`, `kw_only`,
 /// `init = false`, `repr = false`, `compare = false`, `hash = false`, `structural`,
-/// `metadata(..)`. See the crate docs of `tvm_ffi` for the full reference.
+/// `metadata(..)`.
+///
+/// Guide: [Object types](../tvm_ffi/index.html#object-types) in the `tvm_ffi` crate docs (every type and field
+/// option, writable fields, constructors, methods, parents defined elsewhere, loading), and
+/// [Stubs](../tvm_ffi/index.html#stubs) (the Python class tvm-ffi-stubgen writes for the type).
 #[proc_macro_derive(Object, attributes(ffi_type, ffi))]
 pub fn derive_object(input: TokenStream) -> TokenStream {
     object::expand(input.into()).into()
@@ -134,6 +145,9 @@ pub fn derive_variant(input: TokenStream) -> TokenStream {
 ///     pub fn norm2(&self) -> i64 { self.x.get() * self.x.get() + self.y * self.y }
 /// }
 /// ```
+///
+/// Guide: [Object types](../tvm_ffi/index.html#object-types) in the `tvm_ffi` crate docs, the paragraphs
+/// **Methods** and **Constructors**.
 #[proc_macro_attribute]
 pub fn ffi_methods(attr: TokenStream, item: TokenStream) -> TokenStream {
     methods::expand(attr.into(), item.into()).into()

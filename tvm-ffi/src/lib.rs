@@ -1,4 +1,6 @@
-//! Author TVM-FFI types and functions in Rust.
+#![doc = include_str!("../README.md")]
+//!
+//! # The crate at a glance
 //!
 //! This crate binds the stable C ABI of `libtvm_ffi` (the PyPI wheel `apache-tvm-ffi`,
 //! pinned to 0.1.15.post2) and lets Rust code define objects and functions that Python, C++

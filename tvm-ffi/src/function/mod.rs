@@ -195,7 +195,9 @@ impl Function {
     }
 
     /// Registers `self` as global `name` with a doc string and metadata JSON
-    /// (`{"type_schema":"..."}`), as C++ `refl::GlobalDef` does.
+    /// (`{"type_schema":"..."}`), as C++ `refl::GlobalDef` does. Without `allow_override`, an
+    /// existing name is a `RuntimeError` returned to the caller (as Python's
+    /// `register_global_func` raises it), not printed.
     pub fn register_global_with_info(
         &self,
         name: &str,
@@ -203,6 +205,14 @@ impl Function {
         metadata: &str,
         allow_override: bool,
     ) -> Result<()> {
+        // The runtime's own check prints a C++ traceback to stderr before it fails (it is
+        // written for static initialisers, whose errors nobody receives); this caller receives
+        // the error. A registration racing this check still fails, through the runtime's.
+        if !allow_override && Function::get_global(name).is_some() {
+            return Err(Error::runtime_error(format!(
+                "Global Function `{name}` is already registered"
+            )));
+        }
         let info = sys::TVMFFIMethodInfo {
             name: sys::TVMFFIByteArray::from_bytes(name.as_bytes()),
             doc: sys::TVMFFIByteArray::from_bytes(doc.as_bytes()),

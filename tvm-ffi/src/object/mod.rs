@@ -126,10 +126,21 @@ pub struct There<I>(PhantomData<I>);
 /// # Safety
 /// Only the two blanket implementations in this crate exist; they are sound because every
 /// [`DerivedObject`] payload starts with its parent's payload.
+#[diagnostic::on_unimplemented(
+    message = "cannot upcast `{Self}` to `{U}`: `{U}` is not an ancestor of `{Self}`",
+    label = "`upcast` goes from a type to itself or one of its ancestors only",
+    note = "the ancestors of a `#[derive(Object)]` type are its `#[ffi(base)]` parent, that \
+            parent's parent, .., and `tvm_ffi::builtin::Object`",
+    note = "from a parent to a subtype or between unrelated types, `downcast` checks the \
+            runtime type and returns an `Option`"
+)]
 pub unsafe trait IsA<U: ObjectType, I>: ObjectType {}
 // SAFETY: reflexive.
 unsafe impl<T: ObjectType> IsA<T, Here> for T {}
 // SAFETY: the parent's payload is a prefix of T's payload (DerivedObject contract).
+// `do_not_recommend`: a failed upcast is reported as the `IsA` bound of `upcast` (naming both
+// types), not as the root type's missing parent at the end of the walk.
+#[diagnostic::do_not_recommend]
 unsafe impl<T, U, I> IsA<U, There<I>> for T
 where
     T: DerivedObject,

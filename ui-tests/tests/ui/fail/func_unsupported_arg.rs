@@ -1,8 +1,8 @@
 use tvm_ffi::ffi_func;
 
-#[ffi_func(name = "my_ext.total")]
-fn total(values: Vec<i64>) -> i64 {
-    values.iter().sum()
+#[ffi_func(name = "my_ext.count")]
+fn count(values: std::collections::HashMap<String, i64>) -> i64 {
+    values.len() as i64
 }
 
 fn main() {}

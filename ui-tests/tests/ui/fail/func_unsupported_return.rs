@@ -1,8 +1,8 @@
 use tvm_ffi::ffi_func;
 
-#[ffi_func(name = "my_ext.pair")]
-fn pair(a: i64) -> (i64, i64) {
-    (a, a)
+#[ffi_func(name = "my_ext.home")]
+fn home(user: &str) -> std::path::PathBuf {
+    std::path::PathBuf::from("/home").join(user)
 }
 
 fn main() {}

@@ -9,8 +9,8 @@ pub struct Point {
 
 #[ffi_methods]
 impl Point {
-    pub fn pair(&self) -> (i64, i64) {
-        (self.x, self.x)
+    pub fn cell(&self) -> std::cell::Cell<i64> {
+        std::cell::Cell::new(self.x)
     }
 }
 

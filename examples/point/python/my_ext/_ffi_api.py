@@ -1,0 +1,143 @@
+"""The classes and functions the Rust library registers under `my_ext.`.
+
+Written by `tvm-ffi-stubgen --init-*` and kept current by every build: `pip install`/`pip
+wheel` regenerate the `tvm-ffi-stubgen(begin)`..`(end)` blocks from the built library (and
+append a class for a type added since), `pip install -e .` rewrites this file in place. Edit
+only outside the blocks.
+"""
+# `my_ext.CxxChild` extends a C++ type of the runtime's test library, whose Python class lives in
+# `tvm_ffi.testing` (which imports pytest): it has no class here and is used through `tvm_ffi`.
+# tvm-ffi-stubgen(skip): my_ext.CxxChild
+
+# tvm-ffi-stubgen(begin): import-section
+# fmt: off
+# isort: off
+from __future__ import annotations
+from tvm_ffi import Object as _ffi_Object, init_ffi_api as _FFI_INIT_FUNC, register_object as _FFI_REG_OBJ
+from tvm_ffi.libinfo import load_lib_module as _FFI_LOAD_LIB
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from tvm_ffi import Object
+    from typing import Any, Callable
+# isort: on
+# fmt: on
+# tvm-ffi-stubgen(end)
+# tvm-ffi-stubgen(import-object): tvm_ffi.libinfo.load_lib_module;False;_FFI_LOAD_LIB
+LIB = _FFI_LOAD_LIB("my_ext", "tvm_ffi_example_point")
+# tvm-ffi-stubgen(begin): global/my_ext
+# fmt: off
+_FFI_INIT_FUNC("my_ext", __name__)
+if TYPE_CHECKING:
+    def add(_0: int, _1: int, /) -> int: ...
+    def apply_twice(_0: Callable[..., Any], _1: int, /) -> int: ...
+    def checked_div(_0: int, _1: int, /) -> int: ...
+    def count_args(*args: Any) -> Any: ...
+    def describe_error(_0: Callable[..., Any], /) -> str: ...
+    def greet(_0: str, /) -> str: ...
+    def identity(_0: Object, /) -> Object: ...
+    def join(*args: Any) -> Any: ...
+    def map_total(_0: Mapping[str, int], /) -> int: ...
+    def narrow(_0: int, /) -> int: ...
+    def parse(_0: str, /) -> int: ...
+    def sum(_0: Sequence[int], /) -> int: ...
+# fmt: on
+# tvm-ffi-stubgen(end)
+# tvm-ffi-stubgen(import-object): tvm_ffi.register_object;False;_FFI_REG_OBJ
+# tvm-ffi-stubgen(import-object): ffi.Object;False;_ffi_Object
+@_FFI_REG_OBJ("my_ext.Interval")
+class Interval(_ffi_Object):
+    """FFI binding for `my_ext.Interval`."""
+
+    # tvm-ffi-stubgen(begin): object/my_ext.Interval
+    # fmt: off
+    lo: float
+    hi: float
+    if TYPE_CHECKING:
+        def __init__(self, lo: float, hi: float) -> None: ...
+        def length(self, /) -> float: ...
+        def __ffi_init__(self, _0: float, _1: float, /) -> None: ...
+    # fmt: on
+    # tvm-ffi-stubgen(end)
+
+# tvm-ffi-stubgen(import-object): ffi.Object;False;_ffi_Object
+@_FFI_REG_OBJ("my_ext.Options")
+class Options(_ffi_Object):
+    """FFI binding for `my_ext.Options`."""
+
+    # tvm-ffi-stubgen(begin): object/my_ext.Options
+    # fmt: off
+    id: int
+    title: str
+    tags: Sequence[int]
+    hits: int
+    verbose: bool
+    cache: int
+    version: int
+    timeout: int
+    parent: Options | None
+    if TYPE_CHECKING:
+        def __init__(self, id: int, title: str = ..., tags: Sequence[int] = ..., cache: int = ..., version: int = ..., timeout: int = ..., parent: Options | None = ..., *, verbose: bool = ...) -> None: ...
+        def __ffi_init__(self, id: int, title: str = ..., tags: Sequence[int] = ..., cache: int = ..., version: int = ..., timeout: int = ..., parent: Options | None = ..., *, verbose: bool = ...) -> None: ...
+    # fmt: on
+    # tvm-ffi-stubgen(end)
+
+# tvm-ffi-stubgen(import-object): ffi.Object;False;_ffi_Object
+@_FFI_REG_OBJ("my_ext.Point")
+class Point(_ffi_Object):
+    """FFI binding for `my_ext.Point`."""
+
+    # tvm-ffi-stubgen(begin): object/my_ext.Point
+    # fmt: off
+    x: int
+    y: int
+    label: str
+    if TYPE_CHECKING:
+        def __init__(self, x: int, y: int = ..., *, label: str = ...) -> None: ...
+        def __ffi_init__(self, x: int, y: int = ..., *, label: str = ...) -> None: ...
+        def is_same(self, _1: Point, /) -> bool: ...
+        def lift(self, _1: int, /) -> Point3: ...
+        def norm2(self, /) -> int: ...
+        @staticmethod
+        def origin() -> Point: ...
+        def scale(self, _1: int, /) -> Point: ...
+    # fmt: on
+    # tvm-ffi-stubgen(end)
+
+@_FFI_REG_OBJ("my_ext.Point3")
+class Point3(Point):
+    """FFI binding for `my_ext.Point3`."""
+
+    # tvm-ffi-stubgen(begin): object/my_ext.Point3
+    # fmt: off
+    z: int
+    if TYPE_CHECKING:
+        def __init__(self, x: int, z: int, y: int = ..., *, label: str = ...) -> None: ...
+        def __ffi_init__(self, x: int, z: int, y: int = ..., *, label: str = ...) -> None: ...
+        def norm2_3d(self, /) -> int: ...
+        def project(self, /) -> Point: ...
+    # fmt: on
+    # tvm-ffi-stubgen(end)
+
+
+__all__ = [
+    # tvm-ffi-stubgen(begin): __all__
+    "LIB",
+    "Interval",
+    "Options",
+    "Point",
+    "Point3",
+    "add",
+    "apply_twice",
+    "checked_div",
+    "count_args",
+    "describe_error",
+    "greet",
+    "identity",
+    "join",
+    "map_total",
+    "narrow",
+    "parse",
+    "sum",
+    # tvm-ffi-stubgen(end)
+]

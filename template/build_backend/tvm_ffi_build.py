@@ -1,0 +1,743 @@
+"""A PEP 517 / PEP 660 build backend for Rust crates that register TVM-FFI types and functions.
+
+The package is a Rust ``cdylib`` (built with cargo) plus a Python package whose
+``_ffi_api.py`` loads it and holds the classes and typed stubs that ``tvm-ffi-stubgen``
+generates from the built library. Pure Python, standard library only (``tomli`` on
+Python < 3.11); used through ``backend-path``, so nothing is installed to build.
+
+``pyproject.toml``::
+
+    [build-system]
+    requires = ["apache-tvm-ffi==0.1.15.post2"]
+    build-backend = "tvm_ffi_build"
+    backend-path = ["build_backend"]
+
+    [project]
+    name = "my_package"
+    version = "0.1.0"                      # or dynamic = ["version"]: Cargo's version
+    dependencies = ["apache-tvm-ffi>=0.1.15.post2,<0.2"]
+
+    [tool.tvm-ffi-build]                    # all optional
+    python-source = "python"                # holds the package directory
+    package = "my_package"                  # the Python package the library goes into
+    manifest = "Cargo.toml"                 # the crate with crate-type = ["cdylib"]
+    profile = "release"                     # cargo profile of wheels
+    editable-profile = "dev"                # cargo profile of `pip install -e`
+    prefix = "my_package"                   # the registry prefix of the package's types/functions
+    stubgen-imports = []                    # modules stubgen imports first (parents' types)
+
+What it does:
+
+* ``build_wheel``: ``cargo build --lib`` (``TVM_FFI_LIBDIR`` is the build environment's
+  libtvm_ffi unless set), copies the Python package to a staging directory, runs
+  ``tvm-ffi-stubgen`` on it with the built library loaded (the ``tvm-ffi-stubgen(begin)``
+  blocks of ``_ffi_api.py`` get the registered classes, fields, methods and functions), puts
+  the library next to it and writes a ``py3-none-<platform>`` wheel: the library never
+  touches the Python ABI. The wheel never contains libtvm_ffi (``import tvm_ffi`` loads it;
+  the dynamic linker matches the library's ``DT_NEEDED`` by soname) and a library carrying
+  an rpath or runpath is refused (it would point at the build machine).
+* ``build_editable`` (``pip install -e``): the same build in the ``dev`` profile; the stubs
+  are refreshed in the source tree, a ``.pth`` file points Python at the source package,
+  and the library is installed where stubgen's loader looks (the distribution's
+  ``RECORD``). Re-run ``pip install -e .`` after changing Rust code.
+* ``build_sdist``: the crate's files, the Python package and this backend, plus every path
+  dependency of the crate copied under ``vendor/`` with workspace inheritance resolved and
+  path dependencies rewritten, so the sdist builds anywhere into the same wheel.
+
+Config settings (``pip wheel --config-settings KEY=VALUE``): ``profile``, and
+``platform-tag`` (e.g. ``manylinux_2_28_x86_64`` when building in a manylinux container).
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import sysconfig
+import tarfile
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python < 3.11
+    import tomli as tomllib  # type: ignore[no-redef]
+
+__all__ = [
+    "build_editable",
+    "build_sdist",
+    "build_wheel",
+    "get_requires_for_build_editable",
+    "get_requires_for_build_sdist",
+    "get_requires_for_build_wheel",
+    "prepare_metadata_for_build_editable",
+    "prepare_metadata_for_build_wheel",
+]
+
+BACKEND = "tvm_ffi_build"
+BACKEND_VERSION = "0.1.0"
+
+# Never copied into an sdist or a wheel: build outputs, environments, caches.
+_SKIP_DIRS = {
+    "target", ".git", ".hg", ".venv", "venv", "dist", "__pycache__", ".pytest_cache",
+    ".mypy_cache", ".ruff_cache", ".tox", ".nox",
+}
+_LIB_SUFFIXES = (".so", ".dylib", ".dll", ".pyd")
+_DEP_TABLES = ("dependencies", "build-dependencies", "dev-dependencies")
+
+
+class BuildError(RuntimeError):
+    """A build that cannot go on; the message says what to do."""
+
+
+# ---- configuration -----------------------------------------------------------------------
+
+
+def _normalize(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+class _Project:
+    """pyproject.toml of the project being built (the current directory)."""
+
+    def __init__(self, root: Path, config_settings: dict | None) -> None:
+        self.root = root.resolve()
+        pyproject = self.root / "pyproject.toml"
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        self.project = data.get("project")
+        if not isinstance(self.project, dict) or "name" not in self.project:
+            raise BuildError(f"{pyproject}: a [project] table with a `name` is required")
+        tool = data.get("tool", {}).get("tvm-ffi-build", {})
+        self.settings = dict(config_settings or {})
+        self.name = self.project["name"]
+        self.dist = _normalize(self.name)
+        self.python_source = self.root / tool.get("python-source", "python")
+        self.package = tool.get("package", self.dist)
+        self.manifest = (self.root / tool.get("manifest", "Cargo.toml")).resolve()
+        self.profile = tool.get("profile", "release")
+        self.editable_profile = tool.get("editable-profile", "dev")
+        self.prefix = tool.get("prefix", self.package)
+        self.stubgen_imports = list(tool.get("stubgen-imports", []))
+        if not self.manifest.is_file():
+            raise BuildError(f"no Cargo manifest at {self.manifest}")
+        deps = self.project.get("dependencies", [])
+        if not any(re.match(r"apache[-_.]tvm[-_.]ffi\b", d, re.I) for d in deps):
+            raise BuildError(
+                f"{pyproject}: [project] dependencies must include apache-tvm-ffi (e.g. "
+                '"apache-tvm-ffi>=0.1.15.post2,<0.2"): the library needs the libtvm_ffi '
+                "that `import tvm_ffi` loads"
+            )
+        self._version: str | None = None
+
+    @property
+    def version(self) -> str:
+        if self._version is None:
+            if "version" in self.project:
+                self._version = str(self.project["version"])
+            elif "version" in self.project.get("dynamic", []):
+                self._version = _pep440(_cargo_package(self.manifest)["version"])
+            else:
+                raise BuildError("[project] needs `version` or dynamic = [\"version\"]")
+        return self._version
+
+    def setting(self, key: str, default: str) -> str:
+        value = self.settings.get(key, default)
+        return value[-1] if isinstance(value, list) else value
+
+
+def _pep440(cargo_version: str) -> str:
+    """`1.2.3-alpha.1` -> `1.2.3a1` (Cargo's SemVer pre-releases in PEP 440 spelling)."""
+    base, _, pre = cargo_version.partition("-")
+    m = re.fullmatch(r"(alpha|a|beta|b|rc)\.?(\d+)", pre.split("+")[0]) if pre else None
+    if m:
+        return base + {"alpha": "a", "a": "a", "beta": "b", "b": "b", "rc": "rc"}[m[1]] + m[2]
+    return base if not pre else f"{base}.dev0"
+
+
+# ---- cargo -------------------------------------------------------------------------------
+
+
+def _cargo() -> str:
+    cargo = os.environ.get("CARGO") or shutil.which("cargo")
+    if not cargo:
+        home = Path(os.environ.get("CARGO_HOME", Path.home() / ".cargo"))
+        if (home / "bin" / "cargo").exists():
+            cargo = str(home / "bin" / "cargo")
+    if not cargo:
+        raise BuildError("cargo was not found: install Rust (https://rustup.rs) and retry")
+    return cargo
+
+
+def _cargo_metadata(manifest: Path, no_deps: bool) -> dict:
+    cmd = [_cargo(), "metadata", "--format-version", "1", "--manifest-path", str(manifest)]
+    if no_deps:
+        cmd.append("--no-deps")
+    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE)
+    return json.loads(out.stdout)
+
+
+def _cargo_package(manifest: Path) -> dict:
+    for package in _cargo_metadata(manifest, no_deps=True)["packages"]:
+        if Path(package["manifest_path"]).resolve() == manifest:
+            return package
+    raise BuildError(f"{manifest} is a virtual manifest: point `manifest` at the crate")
+
+
+def _libtvm_ffi_dir() -> str:
+    try:
+        from tvm_ffi.libinfo import find_libtvm_ffi
+    except ImportError as err:
+        raise BuildError(
+            "apache-tvm-ffi is not installed in the build environment: list it in "
+            f"[build-system] requires ({err})"
+        ) from err
+    return str(Path(find_libtvm_ffi()).parent)
+
+
+def _build_library(project: _Project, profile: str) -> Path:
+    """`cargo build --lib` of the crate; returns the cdylib."""
+    env = dict(os.environ)
+    env.setdefault("TVM_FFI_LIBDIR", _libtvm_ffi_dir())
+    cmd = [_cargo(), "build", "--lib", "--message-format=json-render-diagnostics",
+           "--manifest-path", str(project.manifest)]
+    if profile == "release":
+        cmd.append("--release")
+    elif profile != "dev":
+        cmd += ["--profile", profile]
+    print(f"{BACKEND}: {' '.join(cmd[1:])}", file=sys.stderr, flush=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, env=env, cwd=project.root, text=True)
+    library = None
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        if (
+            msg.get("reason") == "compiler-artifact"
+            and "cdylib" in msg["target"]["crate_types"]
+            and Path(msg["manifest_path"]).resolve() == project.manifest
+        ):
+            libs = [f for f in msg["filenames"] if f.endswith(_LIB_SUFFIXES)]
+            if libs:
+                library = Path(libs[0])
+    if proc.wait() != 0:
+        raise BuildError(f"cargo build failed (exit status {proc.returncode})")
+    if library is None:
+        raise BuildError(f'{project.manifest} has no [lib] crate-type = ["cdylib"]')
+    _check_no_rpath(library)
+    return library
+
+
+def _check_no_rpath(library: Path) -> None:
+    """Refuses a library that carries an rpath/runpath: it would name the build machine."""
+    found = elf_dynamic(library).get("rpath")
+    if found:
+        raise BuildError(
+            f"{library.name} carries the rpath {found!r}. A library loaded by Python needs "
+            "none (`import tvm_ffi` has loaded libtvm_ffi), and a shipped one must not point "
+            "at the build machine: emit `-Wl,-rpath` only for tests and binaries "
+            "(`cargo:rustc-link-arg-tests=...`), never with plain `cargo:rustc-link-arg`"
+        )
+
+
+def elf_dynamic(path: Path) -> dict:
+    """The dynamic section of a 64-bit little-endian ELF file: `needed` (list), `rpath` (a
+    DT_RPATH or DT_RUNPATH, or None) and `nodelete` (DF_1_NODELETE). Non-ELF files: {}."""
+    data = path.read_bytes()
+    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        return {}
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    out: dict = {"needed": [], "rpath": None, "nodelete": False}
+    for _, sh_type, _, _, offset, size, link, _, _, entsize in sections:
+        if sh_type != 6:  # SHT_DYNAMIC
+            continue
+        strtab = sections[link][4]
+
+        def string(at: int) -> str:
+            end = data.index(b"\0", strtab + at)
+            return data[strtab + at:end].decode()
+
+        for i in range(size // (entsize or 16)):
+            tag, val = struct.unpack_from("<qQ", data, offset + i * 16)
+            if tag == 1:
+                out["needed"].append(string(val))
+            elif tag in (15, 29):  # DT_RPATH, DT_RUNPATH
+                out["rpath"] = string(val)
+            elif tag == 0x6FFFFFFB:  # DT_FLAGS_1
+                out["nodelete"] = bool(val & 0x8)
+    return out
+
+
+# ---- stubs -------------------------------------------------------------------------------
+
+
+def _stubgen(project: _Project, source_root: Path, library: Path) -> None:
+    """Runs tvm-ffi-stubgen over `source_root` (the directory holding the package) with
+    `library` loaded, in `--init-*` mode: it writes `__init__.py` and `_ffi_api.py` when they
+    are missing, appends a class for each registered type under the prefix that has none yet,
+    and regenerates every `tvm-ffi-stubgen(begin)` block. `PYTHONHASHSEED=0`: the same library
+    gives the same file."""
+    target = library.name
+    for suffix in _LIB_SUFFIXES:
+        target = target.removesuffix(suffix)
+    if target.startswith("lib") and not library.name.endswith(".dll"):
+        target = target[3:]
+    cmd = [sys.executable, "-m", "tvm_ffi.stub.cli", "--dlls", str(library),
+           "--init-pypkg", project.dist, "--init-lib", target,
+           "--init-prefix", f"{project.prefix}.", str(source_root)]
+    if project.stubgen_imports:
+        cmd += ["--imports", ";".join(project.stubgen_imports)]
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    run = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    if run.returncode != 0:
+        raise BuildError(f"tvm-ffi-stubgen failed:\n{run.stdout}")
+
+
+# ---- metadata ----------------------------------------------------------------------------
+
+
+def _metadata(project: _Project) -> str:
+    p = project.project
+    lines = ["Metadata-Version: 2.1", f"Name: {project.name}", f"Version: {project.version}"]
+    if "description" in p:
+        lines.append(f"Summary: {p['description']}")
+    for key, field in (("requires-python", "Requires-Python"), ("keywords", "Keywords")):
+        if key in p:
+            lines.append(f"{field}: {','.join(p[key]) if isinstance(p[key], list) else p[key]}")
+    lic = p.get("license")
+    if isinstance(lic, str):
+        lines.append(f"License: {lic}")
+    elif isinstance(lic, dict) and "text" in lic:
+        lines.append(f"License: {lic['text']}")
+    for who, field in (("authors", "Author-email"), ("maintainers", "Maintainer-email")):
+        emails = [f"{a.get('name', '')} <{a['email']}>".strip() for a in p.get(who, []) if "email" in a]
+        if emails:
+            lines.append(f"{field}: {', '.join(emails)}")
+    for classifier in p.get("classifiers", []):
+        lines.append(f"Classifier: {classifier}")
+    for label, url in p.get("urls", {}).items():
+        lines.append(f"Project-URL: {label}, {url}")
+    for dep in p.get("dependencies", []):
+        lines.append(f"Requires-Dist: {dep}")
+    for extra, deps in p.get("optional-dependencies", {}).items():
+        lines.append(f"Provides-Extra: {extra}")
+        for dep in deps:
+            req, _, marker = dep.partition(";")
+            cond = f"({marker.strip()}) and extra == '{extra}'" if marker else f"extra == '{extra}'"
+            lines.append(f"Requires-Dist: {req.strip()}; {cond}")
+    body = ""
+    readme = p.get("readme")
+    if readme:
+        if isinstance(readme, str):
+            readme = {"file": readme}
+        text = readme.get("text") or (project.root / readme["file"]).read_text(encoding="utf-8")
+        kind = readme.get("content-type") or {
+            ".md": "text/markdown", ".rst": "text/x-rst"
+        }.get(Path(readme.get("file", "")).suffix, "text/plain")
+        lines.append(f"Description-Content-Type: {kind}")
+        body = "\n" + text
+    return "\n".join(lines) + "\n" + body
+
+
+def _entry_points(project: _Project) -> str | None:
+    groups = dict(project.project.get("entry-points", {}))
+    for key, group in (("scripts", "console_scripts"), ("gui-scripts", "gui_scripts")):
+        if project.project.get(key):
+            groups[group] = project.project[key]
+    if not groups:
+        return None
+    return "".join(
+        f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in entries.items()) + "\n"
+        for group, entries in groups.items()
+    )
+
+
+def _platform_tag(project: _Project) -> str:
+    tag = project.setting("platform-tag", "")
+    return tag or re.sub(r"[-.]", "_", sysconfig.get_platform())
+
+
+def _dist_info_files(project: _Project, tag: str) -> dict[str, bytes]:
+    info = f"{project.dist}-{project.version}.dist-info"
+    files = {
+        f"{info}/METADATA": _metadata(project).encode(),
+        f"{info}/WHEEL": (
+            f"Wheel-Version: 1.0\nGenerator: {BACKEND} {BACKEND_VERSION}\n"
+            f"Root-Is-Purelib: false\nTag: {tag}\n"
+        ).encode(),
+    }
+    entry_points = _entry_points(project)
+    if entry_points:
+        files[f"{info}/entry_points.txt"] = entry_points.encode()
+    return files
+
+
+def _write_metadata_dir(project: _Project, directory: str) -> str:
+    tag = f"py3-none-{_platform_tag(project)}"
+    for name, data in _dist_info_files(project, tag).items():
+        path = Path(directory) / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return f"{project.dist}-{project.version}.dist-info"
+
+
+# ---- wheels ------------------------------------------------------------------------------
+
+
+def _zip_time() -> tuple:
+    epoch = int(os.environ.get("SOURCE_DATE_EPOCH", "315532800"))
+    return time.gmtime(max(epoch, 315532800))[:6]
+
+
+def _write_wheel(project: _Project, directory: str, files: dict[str, bytes | Path]) -> str:
+    tag = f"py3-none-{_platform_tag(project)}"
+    name = f"{project.dist}-{project.version}-{tag}.whl"
+    entries = dict(sorted(files.items()))
+    entries.update(_dist_info_files(project, tag))
+    record_name = f"{project.dist}-{project.version}.dist-info/RECORD"
+    record = io.StringIO()
+    when = _zip_time()
+    with zipfile.ZipFile(Path(directory) / name, "w", zipfile.ZIP_DEFLATED) as zf:
+        for arcname, content in entries.items():
+            data = content.read_bytes() if isinstance(content, Path) else content
+            executable = isinstance(content, Path) and os.access(content, os.X_OK)
+            info = zipfile.ZipInfo(arcname, when)
+            info.external_attr = (0o755 if executable else 0o644) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, data)
+            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
+            record.write(f"{arcname},sha256={digest.decode()},{len(data)}\n")
+        record.write(f"{record_name},,\n")
+        info = zipfile.ZipInfo(record_name, when)
+        info.external_attr = 0o644 << 16
+        zf.writestr(info, record.getvalue(), zipfile.ZIP_DEFLATED)
+    return name
+
+
+def _package_files(package_dir: Path, prefix: str) -> dict[str, Path]:
+    """The files of a Python package, minus caches and built libraries."""
+    files = {}
+    for path in sorted(package_dir.rglob("*")):
+        rel = path.relative_to(package_dir)
+        if path.is_dir() or _SKIP_DIRS.intersection(rel.parts) or path.suffix in (".pyc",):
+            continue
+        if path.name.endswith(_LIB_SUFFIXES):
+            continue
+        files[f"{prefix}/{rel.as_posix()}"] = path
+    return files
+
+
+def get_requires_for_build_wheel(config_settings=None):
+    """Nothing beyond [build-system] requires (apache-tvm-ffi; cargo comes from the machine)."""
+    return []
+
+
+def get_requires_for_build_editable(config_settings=None):
+    """As for a wheel."""
+    return []
+
+
+def get_requires_for_build_sdist(config_settings=None):
+    """As for a wheel."""
+    return []
+
+
+def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
+    """Writes the .dist-info directory without building."""
+    return _write_metadata_dir(_Project(Path.cwd(), config_settings), metadata_directory)
+
+
+def prepare_metadata_for_build_editable(metadata_directory, config_settings=None):
+    """As for a wheel."""
+    return prepare_metadata_for_build_wheel(metadata_directory, config_settings)
+
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    """cargo build, stubgen on a staged copy of the package, then the wheel."""
+    project = _Project(Path.cwd(), config_settings)
+    source = project.python_source / project.package
+    library = _build_library(project, project.setting("profile", project.profile))
+    with tempfile.TemporaryDirectory(prefix=f"{BACKEND}-") as tmp:
+        staged = Path(tmp) / project.package
+        if source.is_dir():
+            shutil.copytree(source, staged, ignore=shutil.ignore_patterns(
+                "__pycache__", "*.pyc", *(f"*{s}" for s in _LIB_SUFFIXES)))
+        else:
+            staged.mkdir()
+        staged_lib = staged / library.name
+        shutil.copy2(library, staged_lib)
+        _stubgen(project, staged.parent, staged_lib)
+        files: dict[str, bytes | Path] = dict(_package_files(staged, project.package))
+        files[f"{project.package}/{library.name}"] = staged_lib
+        return _write_wheel(project, wheel_directory, files)
+
+
+def build_editable(wheel_directory, config_settings=None, metadata_directory=None):
+    """cargo build (dev profile), stubs refreshed in the source tree, a .pth to it."""
+    project = _Project(Path.cwd(), config_settings)
+    source = project.python_source / project.package
+    library = _build_library(project, project.setting("profile", project.editable_profile))
+    source.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f"{BACKEND}-") as tmp:
+        # Loaded from a private copy: stubgen must not see a stale library in the package.
+        lib_copy = Path(tmp) / library.name
+        shutil.copy2(library, lib_copy)
+        _stubgen(project, project.python_source, lib_copy)
+        files: dict[str, bytes | Path] = {
+            f"{project.dist}.pth": (str(project.python_source.resolve()) + "\n").encode(),
+            # Where stubgen's loader (`load_lib_module`) looks: the distribution's RECORD.
+            # The package itself is imported from the source tree through the .pth file.
+            f"{project.package}/{library.name}": lib_copy,
+        }
+        return _write_wheel(project, wheel_directory, files)
+
+
+# ---- sdist -------------------------------------------------------------------------------
+
+
+def _copy_tree(src: Path, dst: Path, out: dict[str, Path], skip_python_libs: bool) -> None:
+    """Adds the files under `src` (following symlinks, minus build outputs) to `out`."""
+    for dirpath, dirnames, filenames in os.walk(src, followlinks=True):
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.endswith(".egg-info"))
+        for name in sorted(filenames):
+            path = Path(dirpath) / name
+            if name.endswith(".pyc") or (skip_python_libs and name.endswith(_LIB_SUFFIXES)):
+                continue
+            out[(dst / path.relative_to(src)).as_posix()] = path
+
+
+def _workspace_of(crate_dir: Path) -> dict:
+    """The [workspace] table governing `crate_dir` (empty when the crate is its own root)."""
+    for parent in [crate_dir, *crate_dir.parents]:
+        manifest = parent / "Cargo.toml"
+        if manifest.is_file():
+            data = tomllib.loads(manifest.read_text(encoding="utf-8"))
+            if "workspace" in data:
+                # Profiles and patches are top-level tables of the workspace root's manifest.
+                extra = {f"_{k}": data[k] for k in ("profile", "patch") if k in data}
+                return dict(data["workspace"], _root=parent, **extra)
+    return {}
+
+
+def _resolve_manifest(crate_dir: Path, new_path_of, is_root: bool) -> tuple[dict, dict[str, Path]]:
+    """The crate's manifest with workspace inheritance resolved, dev-dependencies dropped and
+    path dependencies pointed at `new_path_of(absolute crate dir)`; also the files outside
+    the crate that it names (readme, license), to be copied next to it."""
+    data = tomllib.loads((crate_dir / "Cargo.toml").read_text(encoding="utf-8"))
+    ws = _workspace_of(crate_dir) if "workspace" not in data else {}
+    ws_root = ws.get("_root", crate_dir)
+    package = data.get("package", {})
+    extra: dict[str, Path] = {}
+    for key, value in list(package.items()):
+        if isinstance(value, dict) and value.get("workspace") is True:
+            inherited = ws.get("package", {}).get(key)
+            if inherited is None:
+                raise BuildError(f"{crate_dir}: `{key}.workspace = true` but the workspace has none")
+            if key in ("readme", "license-file"):
+                inherited = os.path.relpath(ws_root / inherited, crate_dir)
+            package[key] = inherited
+    package.pop("workspace", None)
+    for key in ("readme", "license-file"):
+        value = package.get(key)
+        if isinstance(value, str):
+            path = (crate_dir / value).resolve()
+            if not path.is_relative_to(crate_dir.resolve()) and path.is_file():
+                package[key] = path.name
+                extra[path.name] = path
+    if isinstance(data.get("lints"), dict) and data["lints"].get("workspace") is True:
+        data["lints"] = ws.get("lints", {})
+
+    def fix_deps(table: dict) -> None:
+        for name, dep in list(table.items()):
+            if isinstance(dep, str):
+                continue
+            base = crate_dir
+            if dep.get("workspace") is True:
+                inherited = ws.get("dependencies", {}).get(name)
+                if inherited is None:
+                    raise BuildError(f"{crate_dir}: dependency `{name}` not in [workspace.dependencies]")
+                if isinstance(inherited, str):
+                    inherited = {"version": inherited}
+                local = {k: v for k, v in dep.items() if k != "workspace"}
+                features = sorted({*inherited.get("features", []), *local.pop("features", [])})
+                dep = {**inherited, **local}
+                if features:
+                    dep["features"] = features
+                base = ws_root
+            if "path" in dep:
+                dep["path"] = new_path_of((base / dep["path"]).resolve())
+            table[name] = dep
+
+    for section in (data, *data.get("target", {}).values()):
+        section.pop("dev-dependencies", None)
+        for key in ("dependencies", "build-dependencies"):
+            if key in section:
+                fix_deps(section[key])
+    data.pop("workspace", None)
+    if is_root:
+        # The sdist is its own workspace (the vendored crates below it are its members), with
+        # the profiles and patches of the workspace the crate came from.
+        data["workspace"] = {}
+        for key in ("profile", "patch"):
+            if f"_{key}" in ws and key not in data:
+                data[key] = ws[f"_{key}"]
+    return data, extra
+
+
+def _toml(data: dict) -> str:
+    """A TOML writer for Cargo manifests (tables, arrays, strings, numbers, booleans)."""
+
+    def key(k: str) -> str:
+        return k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else json.dumps(k)
+
+    def value(v) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, (int, float)):
+            return repr(v)
+        if isinstance(v, str):
+            return json.dumps(v)
+        if isinstance(v, list):
+            return "[" + ", ".join(value(x) for x in v) + "]"
+        if isinstance(v, dict):
+            return "{ " + ", ".join(f"{key(k)} = {value(x)}" for k, x in v.items()) + " }"
+        raise BuildError(f"cannot write {v!r} to TOML")
+
+    out: list[str] = []
+
+    def table(path: list[str], t: dict, array: bool = False) -> None:
+        scalars = {k: v for k, v in t.items() if not _is_table(v) and not _is_table_array(v)}
+        if path:
+            head = ".".join(key(p) for p in path)
+            out.append(f"\n[[{head}]]" if array else f"\n[{head}]")
+        out.extend(f"{key(k)} = {value(v)}" for k, v in scalars.items())
+        for k, v in t.items():
+            if _is_table(v):
+                table([*path, k], v)
+            elif _is_table_array(v):
+                for item in v:
+                    table([*path, k], item, array=True)
+
+    table([], data)
+    return "\n".join(out).lstrip("\n") + "\n"
+
+
+def _is_table(v) -> bool:
+    return isinstance(v, dict)
+
+
+def _is_table_array(v) -> bool:
+    return isinstance(v, list) and bool(v) and all(isinstance(x, dict) for x in v)
+
+
+def build_sdist(sdist_directory, config_settings=None):
+    """The project's files plus its Rust path dependencies under vendor/."""
+    project = _Project(Path.cwd(), config_settings)
+    base = f"{project.dist}-{project.version}"
+    crate_dir = project.manifest.parent
+    meta = _cargo_metadata(project.manifest, no_deps=False)
+    by_id = {p["id"]: p for p in meta["packages"]}
+    root_id = next(p["id"] for p in meta["packages"] if Path(p["manifest_path"]).resolve() == project.manifest)
+    nodes = {n["id"]: n for n in meta["resolve"]["nodes"]}
+    # Path dependencies reachable through normal and build dependencies.
+    vendored: dict[Path, str] = {}
+    todo, seen = [root_id], {root_id}
+    while todo:
+        for dep in nodes[todo.pop()]["deps"]:
+            kinds = {k["kind"] for k in dep["dep_kinds"]}
+            if dep["pkg"] in seen or kinds <= {"dev"}:
+                continue
+            seen.add(dep["pkg"])
+            todo.append(dep["pkg"])
+            pkg = by_id[dep["pkg"]]
+            if pkg["source"] is None:
+                name = pkg["name"]
+                if name in vendored.values():
+                    name = f"{name}-{pkg['version']}"
+                vendored[Path(pkg["manifest_path"]).parent.resolve()] = name
+
+    if crate_dir != project.root:
+        raise BuildError("the Cargo manifest must sit next to pyproject.toml for an sdist")
+    files: dict[str, Path | bytes] = {}
+    _copy_tree(project.root, Path(base), files, skip_python_libs=True)
+
+    def add_crate(directory: Path, at: Path, is_root: bool) -> None:
+        def new_path_of(dep_dir: Path) -> str:
+            if dep_dir not in vendored:
+                raise BuildError(f"path dependency {dep_dir} of {directory} is not vendored")
+            return Path(os.path.relpath(Path("vendor") / vendored[dep_dir], at)).as_posix()
+
+        data, extra = _resolve_manifest(directory, new_path_of, is_root)
+        files[(Path(base) / at / "Cargo.toml").as_posix()] = _toml(data).encode()
+        for name, path in extra.items():
+            files[(Path(base) / at / name).as_posix()] = path
+
+    add_crate(crate_dir, Path("."), True)
+    files.pop(f"{base}/Cargo.lock", None)
+    lock = Path(meta["workspace_root"]) / "Cargo.lock"
+    if lock.is_file():
+        files[f"{base}/Cargo.lock"] = lock
+    for directory, name in vendored.items():
+        _copy_tree(directory, Path(base) / "vendor" / name, files, skip_python_libs=False)
+        add_crate(directory, Path("vendor") / name, False)
+    files[f"{base}/PKG-INFO"] = _metadata(project).encode()
+
+    name = f"{base}.tar.gz"
+    mtime = int(os.environ.get("SOURCE_DATE_EPOCH", "315532800"))
+    with tarfile.open(Path(sdist_directory) / name, "w:gz", format=tarfile.PAX_FORMAT) as tar:
+        for arcname, content in sorted(files.items()):
+            data = content.read_bytes() if isinstance(content, Path) else content
+            info = tarfile.TarInfo(arcname)
+            info.size = len(data)
+            info.mtime = mtime
+            info.mode = 0o755 if isinstance(content, Path) and os.access(content, os.X_OK) else 0o644
+            tar.addfile(info, io.BytesIO(data))
+    return name
+
+
+# ---- command line ------------------------------------------------------------------------
+
+
+def _stubs_command(argv: list[str]) -> int:
+    """`python build_backend/tvm_ffi_build.py stubs [--check]` in the project directory: builds
+    the library (dev profile) and rewrites the stubs of the package in place, or with
+    `--check` reports (exit status 1) a package whose files differ from what a build writes."""
+    if argv[:1] != ["stubs"] or not set(argv[1:]) <= {"--check"}:
+        print(f"usage: python {sys.argv[0]} stubs [--check]", file=sys.stderr)
+        return 2
+    project = _Project(Path.cwd(), None)
+    library = _build_library(project, project.editable_profile)
+    if "--check" not in argv:
+        _stubgen(project, project.python_source, library)
+        return 0
+    with tempfile.TemporaryDirectory(prefix=f"{BACKEND}-") as tmp:
+        copy = Path(tmp) / "python"
+        shutil.copytree(project.python_source, copy, ignore=shutil.ignore_patterns("__pycache__"))
+        _stubgen(project, copy, library)
+        stale = [
+            path for path in sorted(copy.rglob("*.py"))
+            if not (project.python_source / path.relative_to(copy)).is_file()
+            or (project.python_source / path.relative_to(copy)).read_text() != path.read_text()
+        ]
+    for path in stale:
+        print(f"stale: {project.python_source / path.relative_to(copy)}", file=sys.stderr)
+    return 1 if stale else 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(_stubs_command(sys.argv[1:]))
+    except BuildError as err:
+        print(f"error: {err}", file=sys.stderr)
+        sys.exit(1)

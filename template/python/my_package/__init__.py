@@ -1,0 +1,18 @@
+"""my_package: object types and functions written in Rust (src/lib.rs).
+
+`import my_package` imports `tvm_ffi` (which loads libtvm_ffi), then the Rust library; its
+classes and functions are re-exported here from `_ffi_api.py`. Add Python code of your own
+below the block.
+"""
+
+# tvm-ffi-stubgen(begin): export/_ffi_api
+# fmt: off
+# isort: off
+from ._ffi_api import *  # noqa: F403
+from ._ffi_api import __all__ as _ffi_api__all__
+if "__all__" not in globals():
+    __all__ = []
+__all__.extend(_ffi_api__all__)
+# isort: on
+# fmt: on
+# tvm-ffi-stubgen(end)

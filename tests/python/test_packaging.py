@@ -1,0 +1,271 @@
+"""Shipping: `examples/point` and the template as pip-installable Python packages.
+
+The build backend is `template/build_backend/tvm_ffi_build.py` (`examples/point` links to it).
+Builds run as a user's would: pip with build isolation, no `.venv`, no `TVM_FFI_LIBDIR`; pip
+reads the pinned runtime wheel from a local wheelhouse (filled once from PyPI), and cargo
+builds into `target/packaging` so that later runs reuse the compiled dependencies.
+"""
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tarfile
+import zipfile
+
+import pytest
+
+from conftest import ROOT
+
+WHEELHOUSE = ROOT / "target" / "wheelhouse"
+CARGO_TARGET = ROOT / "target" / "packaging"
+POINT = ROOT / "examples" / "point"
+TEMPLATE = ROOT / "template"
+PINNED = "apache-tvm-ffi==0.1.15.post2"
+PLATFORM = re.sub(r"[-.]", "_", sysconfig.get_platform())
+
+
+def run(cmd, **kwargs):
+    """Runs `cmd`, failing the test with its output when it fails."""
+    proc = subprocess.run(cmd, capture_output=True, text=True, **kwargs)
+    assert proc.returncode == 0, f"{cmd} failed:\n{proc.stdout}\n{proc.stderr}"
+    return proc
+
+
+@pytest.fixture(scope="module")
+def user_env():
+    """A user's environment: no virtual env, no TVM_FFI_LIBDIR; packages from the wheelhouse."""
+    if not list(WHEELHOUSE.glob("apache_tvm_ffi-0.1.15.post2-*.whl")):
+        run([sys.executable, "-m", "pip", "download", "-q", "--disable-pip-version-check",
+             PINNED, "-d", str(WHEELHOUSE)])
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("VIRTUAL_ENV", "TVM_FFI_LIBDIR", "PYTHONPATH", "CARGO_TARGET_DIR")}
+    env.update(
+        CARGO_TARGET_DIR=str(CARGO_TARGET),
+        PIP_NO_INDEX="1",
+        PIP_FIND_LINKS=str(WHEELHOUSE),
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+    )
+    return env
+
+
+def pip(env, *args):
+    return run([sys.executable, "-m", "pip", *args], env=env)
+
+
+def fresh_venv(path: pathlib.Path, env) -> pathlib.Path:
+    """A new virtual environment (pip drives it from outside with `--python`)."""
+    run([sys.executable, "-m", "venv", "--without-pip", str(path)], env=env)
+    return path / "bin" / "python"
+
+
+def run_script(python: pathlib.Path, script: str, cwd: pathlib.Path):
+    """Runs `script` with `python` in `cwd` (not the source tree); it must print only `ok`."""
+    proc = subprocess.run([str(python), "-c", script], capture_output=True, text=True, cwd=cwd,
+                          env={"PATH": os.environ["PATH"]})
+    assert proc.returncode == 0, proc.stderr
+    assert (proc.stdout, proc.stderr) == ("ok\n", ""), (proc.stdout, proc.stderr)
+
+
+def dynamic_section(library: pathlib.Path) -> str:
+    return run(["readelf", "-d", str(library)]).stdout
+
+
+@pytest.fixture(scope="module")
+def point_wheel(user_env, tmp_path_factory) -> pathlib.Path:
+    """`pip wheel ./examples/point`: the wheel a user's `pip install ./examples/point` installs."""
+    out = tmp_path_factory.mktemp("wheel")
+    pip(user_env, "wheel", "--no-deps", "-w", str(out), str(POINT))
+    (wheel,) = out.glob("*.whl")
+    return wheel
+
+
+def test_point_wheel_is_tagged_for_the_platform_and_ships_only_the_package(point_wheel, tmp_path):
+    assert point_wheel.name == f"my_ext-0.1.0-py3-none-{PLATFORM}.whl"
+    with zipfile.ZipFile(point_wheel) as whl:
+        assert sorted(whl.namelist()) == [
+            "my_ext-0.1.0.dist-info/METADATA",
+            "my_ext-0.1.0.dist-info/RECORD",
+            "my_ext-0.1.0.dist-info/WHEEL",
+            "my_ext/__init__.py",
+            "my_ext/_ffi_api.py",
+            "my_ext/libtvm_ffi_example_point.so",
+            "my_ext/py.typed",
+        ]
+        metadata = whl.read("my_ext-0.1.0.dist-info/METADATA").decode()
+        wheel_info = whl.read("my_ext-0.1.0.dist-info/WHEEL").decode()
+        api = whl.read("my_ext/_ffi_api.py").decode()
+        whl.extract("my_ext/libtvm_ffi_example_point.so", tmp_path)
+    assert "Requires-Dist: apache-tvm-ffi>=0.1.15.post2,<0.2\n" in metadata
+    assert f"Tag: py3-none-{PLATFORM}\n" in wheel_info
+    assert "Root-Is-Purelib: false\n" in wheel_info
+    # The stubs tvm-ffi-stubgen wrote from the built library.
+    for line in [
+        'LIB = _FFI_LOAD_LIB("my_ext", "tvm_ffi_example_point")',
+        '@_FFI_REG_OBJ("my_ext.Point")',
+        "class Point3(Point):",
+        "        def __init__(self, x: int, y: int = ..., *, label: str = ...) -> None: ...",
+        "        def norm2(self, /) -> int: ...",
+        "    def add(_0: int, _1: int, /) -> int: ...",
+    ]:
+        assert line in api, line
+    dynamic = dynamic_section(tmp_path / "my_ext" / "libtvm_ffi_example_point.so")
+    assert "Shared library: [libtvm_ffi.so]" in dynamic
+    assert "RPATH" not in dynamic and "RUNPATH" not in dynamic, dynamic
+    assert "NODELETE" in dynamic, dynamic
+
+
+def test_point_wheel_installs_into_a_fresh_venv(point_wheel, user_env, tmp_path):
+    python = fresh_venv(tmp_path / "venv", user_env)
+    pip(user_env, "--python", str(python), "install", str(point_wheel))  # + apache-tvm-ffi
+    run_script(python, f"""
+import copy, pickle, sys
+import my_ext
+assert my_ext.__file__.startswith({str(tmp_path / "venv")!r}), my_ext.__file__
+p = my_ext.Point(3, label="a")
+assert (p.x, p.y, p.label, p.norm2()) == (3, 7, "a", 58)
+p.x = 4
+q = pickle.loads(pickle.dumps(p))
+assert type(q) is my_ext.Point and not q.same_as(p) and (q.x, q.y, q.label) == (4, 7, "a")
+assert copy.deepcopy(p).norm2() == 65
+r = p.lift(2)
+assert type(r) is my_ext.Point3 and r.norm2_3d() == 69 and isinstance(my_ext.Point.origin(), my_ext.Point)
+assert my_ext.Interval(1.0, 3.5).length() == 2.5
+try:
+    my_ext.Interval(2.0, 1.0)
+    raise AssertionError("no error")
+except ValueError as err:
+    assert str(err) == "empty interval: lo=2 > hi=1", err
+assert my_ext.add(40, 2) == 42 and my_ext.greet("pip") == "hello, pip"
+assert my_ext.apply_twice(lambda x: x * 3, 2) == 18
+assert my_ext.Options(1).title == "untitled"
+print("ok")
+""", cwd=tmp_path)
+
+
+def build_sdist(project: pathlib.Path, out: pathlib.Path, env) -> pathlib.Path:
+    """The backend's `build_sdist` hook, called as a PEP 517 frontend would."""
+    name = run([sys.executable, "-c",
+                "import sys; sys.path.insert(0, 'build_backend'); import tvm_ffi_build; "
+                "print(tvm_ffi_build.build_sdist(sys.argv[1]))", str(out)],
+               cwd=project, env=env).stdout.strip()
+    return out / name
+
+
+def test_point_sdist_vendors_the_runtime_crates_and_builds_the_same_wheel(
+        point_wheel, user_env, tmp_path):
+    sdist = build_sdist(POINT, tmp_path, user_env)
+    assert sdist.name == "my_ext-0.1.0.tar.gz"
+    with tarfile.open(sdist) as tar:
+        names = tar.getnames()
+        manifest = tar.extractfile("my_ext-0.1.0/Cargo.toml").read().decode()
+        runtime = tar.extractfile("my_ext-0.1.0/vendor/tvm-ffi/Cargo.toml").read().decode()
+    for name in ["PKG-INFO", "pyproject.toml", "Cargo.lock", "build.rs", "src/lib.rs",
+                 "build_backend/tvm_ffi_build.py", "python/my_ext/_ffi_api.py",
+                 "vendor/tvm-ffi/src/lib.rs", "vendor/tvm-ffi/README.md",
+                 "vendor/tvm-ffi-sys/build.rs", "vendor/tvm-ffi-macros/src/lib.rs"]:
+        assert f"my_ext-0.1.0/{name}" in names, name
+    assert not [n for n in names if "/target/" in n or n.endswith((".so", ".pyc"))]
+    # Workspace inheritance resolved, path dependencies pointed into vendor/.
+    assert ".workspace" not in manifest and "workspace = true" not in manifest
+    assert '[dependencies.tvm-ffi]\npath = "vendor/tvm-ffi"\nversion = "0.1.0"' in manifest
+    assert '[dependencies.tvm-ffi-sys]\npath = "../tvm-ffi-sys"' in runtime
+    assert '[dependencies.tvm-ffi-macros]\npath = "../tvm-ffi-macros"\nversion = "=0.1.0"' in runtime
+
+    # pip unpacks the sdist outside this repository: no .venv above it to find libtvm_ffi in.
+    out = tmp_path / "wheel"
+    pip(user_env, "wheel", "--no-deps", "-w", str(out), str(sdist))
+    (wheel,) = out.glob("*.whl")
+    assert wheel.name == point_wheel.name
+    with zipfile.ZipFile(wheel) as a, zipfile.ZipFile(point_wheel) as b:
+        assert a.namelist() == b.namelist()
+        for name in a.namelist():
+            if not name.endswith((".so", "RECORD")):  # the library embeds its source paths
+                assert a.read(name) == b.read(name), name
+        a.extract("my_ext/libtvm_ffi_example_point.so", tmp_path)
+    dynamic = dynamic_section(tmp_path / "my_ext" / "libtvm_ffi_example_point.so")
+    assert "RPATH" not in dynamic and "RUNPATH" not in dynamic and "NODELETE" in dynamic
+
+
+def copy_template(dest: pathlib.Path, name: str) -> pathlib.Path:
+    """The README's steps: copy, rename `my_package`, point at the runtime crate."""
+    shutil.copytree(TEMPLATE, dest, ignore=shutil.ignore_patterns("target", "__pycache__"))
+    for path in dest.rglob("*"):
+        if path.is_file() and "my_package" in path.read_text():
+            path.write_text(path.read_text().replace("my_package", name))
+    (dest / "python" / "my_package").rename(dest / "python" / name)
+    manifest = dest / "Cargo.toml"
+    text = manifest.read_text()
+    assert 'path = "../tvm-ffi"' in text
+    manifest.write_text(text.replace('path = "../tvm-ffi"', f'path = "{ROOT / "tvm-ffi"}"'))
+    shutil.copy(ROOT / "Cargo.lock", dest)  # the versions this repository is tested with
+    return dest
+
+
+def test_template_copy_installs_editable_with_stubs_written_at_build_time(user_env, tmp_path):
+    project = copy_template(tmp_path / "acme_geo", "acme_geo")
+    # A function and a type added after the copy: the build writes their stubs.
+    with (project / "src" / "lib.rs").open("a") as lib:
+        lib.write("""
+/// Added after the copy.
+#[ffi_func(name = "acme_geo.twice")]
+pub fn twice(x: i64) -> i64 {
+    2 * x
+}
+
+/// A type added after the copy.
+#[derive(Object, Clone)]
+#[ffi_type(key = "acme_geo.Tag")]
+#[repr(C)]
+pub struct Tag {
+    pub text: tvm_ffi::String,
+}
+""")
+    api = project / "python" / "acme_geo" / "_ffi_api.py"
+    assert "twice" not in api.read_text() and "Tag" not in api.read_text()
+    python = fresh_venv(tmp_path / "venv", user_env)
+    pip(user_env, "--python", str(python), "install", "-e", str(project))
+    # The stubs were refreshed in the source tree, from the library just built.
+    stubs = api.read_text()
+    for line in ["    def twice(_0: int, /) -> int: ...",
+                 '@_FFI_REG_OBJ("acme_geo.Tag")\nclass Tag(_ffi_Object):',
+                 "    text: str\n",
+                 "        def __init__(self, text: str) -> None: ..."]:
+        assert line in stubs, line
+    (project / "python" / "acme_geo" / "extra.py").write_text("VALUE = 7\n")
+    run_script(python, f"""
+import pickle
+import acme_geo
+from acme_geo.extra import VALUE
+assert acme_geo.__file__ == {str(project / "python" / "acme_geo" / "__init__.py")!r}
+assert VALUE == 7  # the source tree is what Python imports
+c = acme_geo.Counter("c")
+assert (c.name, c.count, c.add(2), c.count) == ("c", 0, 2, 2)
+assert pickle.loads(pickle.dumps(c)).count == 2
+assert acme_geo.Counter.starting_at("s", 5).add(1) == 6
+assert acme_geo.greet("world") == "hello, world" and acme_geo.twice(21) == 42
+assert type(acme_geo.Tag("t")) is acme_geo.Tag and acme_geo.Tag("t").text == "t"
+print("ok")
+""", cwd=tmp_path)
+
+
+@pytest.mark.parametrize("project, library", [
+    (POINT, "libtvm_ffi_example_point.so"),
+    (TEMPLATE, "libmy_package.so"),
+])
+def test_committed_stubs_are_what_the_build_writes(project, library, tmp_path):
+    # The backend's stubgen step over a copy of the package, with the workspace-built library.
+    shutil.copytree(project / "python", tmp_path / "python",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    lib = pathlib.Path(os.environ.get("TVM_FFI_TARGET_DIR", ROOT / "target" / "debug")) / library
+    run([sys.executable, "-c",
+         "import pathlib, sys; sys.path.insert(0, 'build_backend'); import tvm_ffi_build as b; "
+         "b._stubgen(b._Project(pathlib.Path('.'), None), pathlib.Path(sys.argv[1]), "
+         "pathlib.Path(sys.argv[2]))", str(tmp_path / "python"), str(lib)], cwd=project)
+    for path in (project / "python").rglob("*.py"):
+        fresh = tmp_path / "python" / path.relative_to(project / "python")
+        assert fresh.read_text() == path.read_text(), (
+            f"{path} is stale: run `pip install -e {project.relative_to(ROOT)}` "
+            "(or `python build_backend/tvm_ffi_build.py stubs` there) and commit the result")

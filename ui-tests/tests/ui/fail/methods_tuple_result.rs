@@ -1,0 +1,17 @@
+use tvm_ffi::{ffi_methods, Object};
+
+#[derive(Object)]
+#[ffi_type(key = "my_ext.Point")]
+#[repr(C)]
+pub struct Point {
+    pub x: i64,
+}
+
+#[ffi_methods]
+impl Point {
+    pub fn pair(&self) -> (i64, i64) {
+        (self.x, self.x)
+    }
+}
+
+fn main() {}
