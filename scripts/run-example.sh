@@ -12,3 +12,11 @@ echo "==> C++ uses the Rust library"
 bash examples/point/cpp/build.sh "$root/target/example-cpp"
 # The C++ test peer defines `testing.TestCxxClassBase`, the parent of the Rust `my_ext.CxxChild`.
 "$root/target/example-cpp/point_main" "$lib" "$(.venv/bin/tvm-ffi-config --libdir)/libtvm_ffi_testing.so"
+echo "==> The expression IR of examples/ir from Python"
+ir="$root/target/debug/libtvm_ffi_example_ir.so"
+.venv/bin/python examples/ir/python/main.py "$ir"
+echo "==> ... and from C++"
+config="$root/.venv/bin/tvm-ffi-config"
+g++ -std=c++17 -O1 -I"$("$config" --includedir)" examples/ir/cpp/main.cc -o "$root/target/example-cpp/ir_main" \
+  -L"$("$config" --libdir)" -ltvm_ffi -Wl,-rpath,"$("$config" --libdir)" -ldl
+"$root/target/example-cpp/ir_main" "$ir"

@@ -2,5 +2,10 @@
 fn main() {
     if let Ok(dir) = std::env::var("DEP_TVM_FFI_LIBDIR") {
         println!("cargo:rustc-link-arg=-Wl,-rpath,{dir}");
+        // `foreign_strings` declares a C++ type of libtvm_ffi_testing: linked (not dlopen'ed),
+        // the library registers its types before the binary's own registration runs.
+        println!(
+            "cargo:rustc-link-arg-bin=foreign_strings=-Wl,--no-as-needed,-L{dir},-ltvm_ffi_testing,--as-needed"
+        );
     }
 }

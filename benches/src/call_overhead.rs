@@ -5,7 +5,7 @@
 //! - `call.add_one`: a typed call of the C++ global `testing.add_one` (one `int` argument,
 //!   `int` result read back), through [`Function::call`];
 //! - `call.nop`: a zero-argument call of the C++ global `testing.nop`;
-//! - `objectref.clone_drop`: cloning an [`ObjectRef`](tvm_ffi::ObjectRef) (the function
+//! - `objectref.clone_drop`: cloning an [`ObjectRef`] (the function
 //!   object) and dropping the clone at once, i.e. one strong increment and one decrement;
 //! - `object.new_drop`: a new object of a Rust-defined type with one `i64` field
 //!   ([`ObjectRef::new`](tvm_ffi::ObjectRef::new)), released at once (allocation, deleter,

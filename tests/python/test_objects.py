@@ -364,6 +364,40 @@ print("ok")
     assert "cannot register type" not in run.stderr
 
 
+def test_a_key_defined_with_another_rust_layout_is_refused_naming_it():
+    """tests/layout-variants defines `my_ext.Point` and `my_ext.Options` with reflection
+    identical to the example's, but `y` stored as `Rw<i64>` (not `i64`) and the Rust-only
+    `scratch` field of another type: sharing them would let each library read the other's
+    memory as its own Rust type. Loaded second, it is refused, naming each key; the example's
+    types keep working."""
+    from conftest import _lib_path
+
+    script = f"""
+import tvm_ffi
+tvm_ffi.load_module({example_lib_path()!r})
+tvm_ffi.load_module({_lib_path("libtvm_ffi_layout_variants.so")!r})
+for error in tvm_ffi.get_global_func("layout_variants.load_errors")():
+    print(error)
+@tvm_ffi.register_object("my_ext.Point")
+class Point(tvm_ffi.Object):
+    pass
+assert Point(3, 4).norm2() == 25
+"""
+    run = run_in_fresh_python(script)
+    errors = run.stdout.splitlines()
+    assert len(errors) == 2, run.stdout
+    options, point = sorted(errors)
+    assert point.startswith(
+        "cannot register type `my_ext.Point`: type `my_ext.Point` is already registered with a "
+        "different layout (another Rust library defines it with the layout `size=56;x@0:8:rw:"
+    )
+    assert 'y@8:8:ro:{"type":"int"}' in point and 'y@8:8:rw:{"type":"int"}' in point
+    assert options.startswith("cannot register type `my_ext.Options`: type `my_ext.Options` is already registered")
+    assert "skip scratch@80:24:alloc::vec::Vec<u8>" in options and "skip scratch@80:24:[u64; 3]" in options
+    # Each load error is reported on stderr once, and nothing else is.
+    assert sorted(run.stderr.splitlines()) == sorted(f"tvm-ffi: {e}" for e in errors)
+
+
 def test_types_are_registered_when_loaded_with_ctypes():
     # No tvm_ffi.load_module: a plain dlopen runs the registration.
     script = f"""

@@ -32,17 +32,41 @@ pub fn load_cpp_testing_library() {
 
 /// The `examples/point` cdylib built by cargo, for the C/C++ peers that load it.
 ///
+/// # Panics
+/// As [`workspace_cdylib`].
+pub fn example_cdylib() -> std::path::PathBuf {
+    workspace_cdylib("tvm_ffi_example_point", "examples/point")
+}
+
+/// The `tests/testing-twins` cdylib: Rust twins of the wheel's C++ testing types.
+///
+/// # Panics
+/// As [`workspace_cdylib`].
+pub fn twins_cdylib() -> std::path::PathBuf {
+    workspace_cdylib("tvm_ffi_testing_twins", "tests/testing-twins")
+}
+
+/// The `examples/ir` cdylib: the expression IR example.
+///
+/// # Panics
+/// As [`workspace_cdylib`].
+pub fn ir_cdylib() -> std::path::PathBuf {
+    workspace_cdylib("tvm_ffi_example_ir", "examples/ir")
+}
+
+/// The cdylib `lib<name>.so` of the workspace crate in `crate_dir`, built by cargo.
+///
 /// A test cannot build it itself (`cargo build` inside `cargo test` would wait on the build
 /// directory lock that the running `cargo test` holds), and a cdylib cannot be a dependency of a
 /// test binary on stable cargo. So it is the workspace build's artifact, next to the test
-/// binary's directory: `target/<profile>/libtvm_ffi_example_point.so` (`scripts/test.sh` runs
-/// `cargo build --workspace --all-targets` before `cargo test`). `TVM_FFI_TARGET_DIR` overrides
-/// the directory, as for pytest.
+/// binary's directory: `target/<profile>/lib<name>.so` (`scripts/test.sh` builds the workspace
+/// before `cargo test`). `TVM_FFI_TARGET_DIR` overrides the directory, as for pytest.
 ///
 /// # Panics
 /// When the library is missing, or older than the sources it is built from (a stale library
 /// would test old code); the message says what to run.
-pub fn example_cdylib() -> std::path::PathBuf {
+pub fn workspace_cdylib(name: &str, crate_dir: &str) -> std::path::PathBuf {
+    let package = crate_dir.rsplit('/').next().unwrap_or(crate_dir);
     let dir = match std::env::var_os("TVM_FFI_TARGET_DIR") {
         Some(dir) => std::path::PathBuf::from(dir),
         // target/<profile>/deps/<test binary> -> target/<profile>
@@ -53,18 +77,23 @@ pub fn example_cdylib() -> std::path::PathBuf {
             .expect("the test binary lives in target/<profile>/deps")
             .to_path_buf(),
     };
-    let lib = dir.join("libtvm_ffi_example_point.so");
+    let lib = dir.join(format!("lib{name}.so"));
+    let rebuild =
+        format!("`cargo build --workspace` (`bash scripts/test.sh` does it; crate `{package}`)");
     let built = std::fs::metadata(&lib)
         .and_then(|m| m.modified())
         .unwrap_or_else(|_| {
             panic!(
-            "{} is missing: build the workspace first (`cargo build -p tvm-ffi-example-point`; \
-             `bash scripts/test.sh` does it)",
-            lib.display()
-        )
+                "{} is missing: build it first with {rebuild}",
+                lib.display()
+            )
         });
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    for src_dir in ["examples/point/src", "tvm-ffi/src", "tvm-ffi-macros/src"] {
+    for src_dir in [
+        &format!("{crate_dir}/src"),
+        "tvm-ffi/src",
+        "tvm-ffi-macros/src",
+    ] {
         for entry in std::fs::read_dir(root.join(src_dir))
             .into_iter()
             .flatten()
@@ -73,8 +102,7 @@ pub fn example_cdylib() -> std::path::PathBuf {
             let changed = entry.metadata().and_then(|m| m.modified());
             if changed.is_ok_and(|t| t > built) {
                 panic!(
-                    "{} is older than {}: rebuild it (`cargo build -p tvm-ffi-example-point`; \
-                     `bash scripts/test.sh` does it)",
+                    "{} is older than {}: rebuild it with {rebuild}",
                     lib.display(),
                     entry.path().display()
                 );
@@ -92,13 +120,32 @@ pub fn compile_cpp(name: &str, out_dir: &std::path::Path) -> std::path::PathBuf 
     let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("cpp")
         .join(format!("{name}.cc"));
+    compile_cpp_source(&source, name, out_dir)
+}
+
+/// [`compile_cpp`] for a C++ source elsewhere in the workspace (`examples/ir/cpp/main.cc`),
+/// given relative to the workspace root; the executable is `out_dir/cpp_<name>`.
+pub fn compile_cpp_example(
+    source: &str,
+    name: &str,
+    out_dir: &std::path::Path,
+) -> std::path::PathBuf {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    compile_cpp_source(&root.join(source), name, out_dir)
+}
+
+fn compile_cpp_source(
+    source: &std::path::Path,
+    name: &str,
+    out_dir: &std::path::Path,
+) -> std::path::PathBuf {
     let out = out_dir.join(format!("cpp_{name}"));
     let libdir = tvm_ffi::build_info::LIBDIR;
     let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
     let status = std::process::Command::new(&cxx)
         .args(["-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-I"])
         .arg(tvm_ffi::build_info::INCLUDEDIR)
-        .arg(&source)
+        .arg(source)
         .arg("-o")
         .arg(&out)
         .args([
@@ -120,14 +167,24 @@ pub fn compile_cpp(name: &str, out_dir: &std::path::Path) -> std::path::PathBuf 
 /// # Panics
 /// When the helper cannot be run or does not exit successfully (the message shows its output).
 pub fn run_helper(path: &str) -> (String, String) {
-    let out = std::process::Command::new(path)
+    run_program(std::path::Path::new(path), &[])
+}
+
+/// Runs `program` with `args` and returns its stdout and stderr.
+///
+/// # Panics
+/// When it cannot be run or does not exit successfully (the message shows its output).
+pub fn run_program(program: &std::path::Path, args: &[&std::path::Path]) -> (String, String) {
+    let out = std::process::Command::new(program)
+        .args(args)
         .output()
-        .unwrap_or_else(|err| panic!("cannot run {path}: {err}"));
+        .unwrap_or_else(|err| panic!("cannot run {}: {err}", program.display()));
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(
         out.status.success(),
-        "{path} exited with {}:\n{stdout}{stderr}",
+        "{} exited with {}:\n{stdout}{stderr}",
+        program.display(),
         out.status
     );
     (stdout, stderr)

@@ -99,7 +99,7 @@ mod more_parent_methods {
     }
 }
 
-/// Every supported field type, with a non-nullable object field (so no creator).
+/// Every supported field type, with required (non-nullable) object fields.
 #[derive(tvm_ffi::Object)]
 #[ffi_type(key = "rust_tests.AllFields")]
 #[repr(C)]
@@ -111,7 +111,7 @@ pub struct AllFields {
     pub a_bool: bool,
     pub a_str: tvm_ffi::String,
     pub a_bytes: tvm_ffi::Bytes,
-    pub a_opt: Option<i64>,
+    pub a_opt: tvm_ffi::Optional<i64>,
     pub a_obj: ObjectRef<parent::Shape>,
     pub a_opt_obj: Option<ObjectRef<parent::Shape>>,
     pub a_array: Array<tvm_ffi::String>,
@@ -303,10 +303,11 @@ fn parent_is_registered_before_child_across_modules() {
         method(shape_ty.index, name);
     }
     method(circle_ty.index, "area");
-    // Final types publish the attribute stubgen reads.
+    // Every type publishes the attribute stubgen reads, `False` when not final (as C++).
     let is_final = reflection::type_attr(circle_ty.index, "__ffi_type_final__").unwrap();
     assert!(is_final.cast::<bool>().unwrap());
-    assert!(reflection::type_attr(shape_ty.index, "__ffi_type_final__").is_none());
+    let not_final = reflection::type_attr(shape_ty.index, "__ffi_type_final__").unwrap();
+    assert!(!not_final.cast::<bool>().unwrap());
 }
 
 #[test]
@@ -386,23 +387,31 @@ fn field_flags_metadata_rename_and_static_type_indices() {
         ("a_bytes", -1, 16),
         ("a_opt", -1, 16),
         ("a_obj", 64, 8),
-        ("a_opt_obj", -1, 8),
+        ("a_opt_obj", 64, 8),
         ("a_array", 71, 8),
-        ("a_map", 72, 8),
+        ("a_map", 64, 8),
         ("a_any", -1, 16),
-        ("a_func", 68, 8),
+        ("a_func", 64, 8),
         ("a_dtype", 5, 4),
         ("a_device", 6, 8),
     ];
+    // What C++ reports for the same storage (`Optional<int64_t>`, `ObjectPtr<T>`, `Map`,
+    // `Function`).
     for (name, index, size) in expected {
         let f = field(all, name);
         assert_eq!((f.field_static_type_index, f.size), (index, size), "{name}");
     }
-    // A non-nullable object field has no empty value: no creator, so no auto-init.
+    // Required object fields start unset: the type has a creator (as C++ `UnsafeInit`), the
+    // reflection constructor, and `__ffi_new__`.
     // SAFETY: metadata registered by this binary.
     let meta = unsafe { &*reflection::type_info(all).unwrap().metadata };
-    assert!(meta.creator.is_none());
-    assert!(reflection::type_attr(all, "__ffi_init__").is_none());
+    assert!(meta.creator.is_some());
+    assert!(reflection::type_attr(all, "__ffi_init__").is_some());
+    assert!(reflection::type_attr(all, "__ffi_new__").is_some());
+    assert!(!reflection::type_attr(all, "__ffi_type_final__")
+        .unwrap()
+        .cast::<bool>()
+        .unwrap());
 }
 
 #[test]
@@ -612,7 +621,7 @@ fn all_field_types_read_back_through_getters() {
         a_bool: true,
         a_str: "a string longer than seven".into(),
         a_bytes: tvm_ffi::Bytes::from(&b"\x00\x01"[..]),
-        a_opt: None,
+        a_opt: tvm_ffi::Optional::none(),
         a_obj: inner.clone(),
         a_opt_obj: Some(inner.clone()),
         a_array: Array::new(["x".into(), "y".into()]).unwrap(),
@@ -682,12 +691,26 @@ fn shallow_copy_attr_copies_clone_types() {
     assert_eq!((d.base.id.get(), d.radius), (3, 1.0));
     d.base.id.set(4);
     assert_eq!(c.base.id.get(), 3);
-    // A subtype is not copied through its parent's payload.
+    // As in C++: a subtype is copied through its parent's payload (sliced to the parent).
     let shape_copy: Function = reflection::type_attr(Shape::type_index(), "__ffi_shallow_copy__")
         .unwrap()
         .cast()
         .unwrap();
-    assert_eq!(shape_copy.call((&c,)).unwrap_err().kind(), "TypeError");
+    let sliced: ObjectRef<RootObject> = shape_copy.call_as((&c,)).unwrap();
+    assert_eq!(sliced.type_key(), "rust_tests.Shape");
+    let sliced: ObjectRef<Shape> = sliced.downcast().unwrap();
+    assert_eq!(sliced.id.get(), 3);
+    // The receiver is checked and counted as C++ checks it.
+    let signature = "`rust_tests.Circle.__ffi_shallow_copy__(0: rust_tests.Circle) -> ffi.Object`";
+    assert_eq!(
+        copy.call((&c, 1)).unwrap_err().message(),
+        format!("Mismatched number of arguments when calling: {signature}. Expected 1 but got 2 arguments")
+    );
+    let wrong = copy.call((7,)).unwrap_err();
+    assert_eq!(
+        (wrong.kind(), wrong.message()),
+        ("TypeError", format!("Mismatched type on argument #0 when calling: {signature}. Expected `rust_tests.Circle` but got `int`").as_str())
+    );
     // Not Clone: no attribute.
     assert!(reflection::type_attr(Counter2::type_index(), "__ffi_shallow_copy__").is_none());
 }
@@ -713,4 +736,21 @@ fn defaults_may_make_objects_of_this_librarys_types() {
         .unwrap();
     let holder: ObjectRef<LeafHolder> = init.call_as(()).unwrap();
     assert_eq!(holder.leaf.as_ref().unwrap().v, 1);
+}
+
+#[test]
+fn foreign_strings_are_valid_utf8_in_rust() {
+    // A C++ setter stores bytes that are not UTF-8 into a string field of a C++ type; Rust reads
+    // the field through an `external` declaration (helper binary `foreign_strings`).
+    let (stdout, stderr) = tvm_ffi_tests::run_helper(env!("CARGO_BIN_EXE_foreign_strings"));
+    assert_eq!(
+        stdout.lines().collect::<Vec<_>>(),
+        [
+            "before=\"hello\"",
+            "after=\"ok \u{fffd}\u{fffd} end\"",
+            "valid=true"
+        ],
+        "{stderr}"
+    );
+    assert!(stderr.is_empty(), "{stderr}");
 }

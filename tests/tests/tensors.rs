@@ -752,8 +752,10 @@ fn tensors_as_object_fields() {
             r#"{"type_schema":"{\"type\":\"ffi.Tensor\"}"}"#.to_string()
         )
     );
-    // An optional tensor is a nullable object pointer (C++ `ObjectPtr`).
-    assert_eq!(describe(&fields[1]).1, sys::type_index::kTVMFFIObject);
+    // An optional tensor is a nullable object pointer, reported as C++ reports
+    // `Optional<Tensor>`: "any" (-1), 8 bytes.
+    assert_eq!(describe(&fields[1]).1, sys::type_index::kTVMFFIAny);
+    assert_eq!(describe(&fields[1]).2, 8);
 
     let a = Tensor::from_vec(vec![1.0f32, 2.0], &[2]).unwrap();
     let b = Tensor::from_vec(vec![3.0f32], &[1]).unwrap();

@@ -159,6 +159,24 @@ pub unsafe trait FfiEnum: Copy + Send + Sync + 'static {
         &Self::table().get(Self::TYPE_KEY)[self.ordinal()]
     }
 
+    /// The variant whose string index (name, or value of a `str` enum) is `index`, as C++
+    /// `EnumObj::_GetByStrIndex` finds it.
+    fn from_str_index(index: &str) -> Option<Self> {
+        Self::VARIANTS
+            .iter()
+            .position(|v| v.str_index == index)
+            .and_then(Self::from_ordinal)
+    }
+
+    /// The variant whose integer index (ordinal, or value of an `int` enum) is `index`, as C++
+    /// `EnumObj::_GetByIntIndex` finds it.
+    fn from_int_index(index: i64) -> Option<Self> {
+        Self::VARIANTS
+            .iter()
+            .position(|v| v.int_index == index)
+            .and_then(Self::from_ordinal)
+    }
+
     /// The variant a singleton (or a copy of one) stands for.
     fn from_object(obj: &ObjectRef<EnumObj>) -> Option<Self> {
         if obj.type_index() != Self::runtime_type().index {
@@ -198,7 +216,9 @@ pub fn new_enum_object(index: i32, int_index: i64, str_index: String) -> ObjectR
 pub unsafe extern "C" fn create_enum_object<E: FfiEnum>(
     out: *mut crate::sys::TVMFFIObjectHandle,
 ) -> std::ffi::c_int {
-    match crate::error::panic::catch(|| new_enum_object(E::runtime_type().index, 0, String::default())) {
+    match crate::error::panic::catch(|| {
+        new_enum_object(E::runtime_type().index, 0, String::default())
+    }) {
         Ok(obj) => {
             // SAFETY: `out` is writable; the caller takes the one reference.
             unsafe { out.write(obj.into_raw().as_ptr() as crate::sys::TVMFFIObjectHandle) };

@@ -82,12 +82,7 @@ fn first_mismatch_with<A: IntoArg, B: IntoArg>(
     let out: Option<crate::container::Array<Any>> =
         MISMATCH.get()?.call_as((lhs, rhs, map_free_vars, false))?;
     Ok(out.map(|paths| {
-        let path = |i: usize| {
-            paths
-                .get(i)
-                .map(|p| format!("{p:?}"))
-                .unwrap_or_default()
-        };
+        let path = |i: usize| paths.get(i).map(|p| format!("{p:?}")).unwrap_or_default();
         Mismatch {
             lhs_path: path(0),
             rhs_path: path(1),

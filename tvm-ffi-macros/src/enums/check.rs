@@ -56,13 +56,19 @@ pub fn values(model: &EnumModel, diag: &mut Diagnostics) {
         if !ints.insert(v.int_index) {
             diag.push(syn::Error::new(
                 v.span,
-                format!("duplicate enum value {}: each variant needs its own", v.int_index),
+                format!(
+                    "duplicate enum value {}: each variant needs its own",
+                    v.int_index
+                ),
             ));
         }
         if !strs.insert(v.str_index.clone()) {
             diag.push(syn::Error::new(
                 v.span,
-                format!("duplicate enum name `{}`: each variant needs its own", v.str_index),
+                format!(
+                    "duplicate enum name `{}`: each variant needs its own",
+                    v.str_index
+                ),
             ));
         }
     }

@@ -84,7 +84,10 @@ pub fn build(
                     .and_then(|(_, expr)| int_literal(expr));
                 let value = match vattrs.value.get() {
                     Some(expr) => int_literal(expr).unwrap_or_else(|| {
-                        diag.error(expr, "an `int` enum's value is an integer literal: `value = 10`");
+                        diag.error(
+                            expr,
+                            "an `int` enum's value is an integer literal: `value = 10`",
+                        );
                         0
                     }),
                     None => from_discriminant.unwrap_or(ordinal as i64),
@@ -98,7 +101,10 @@ pub fn build(
                         ..
                     })) => s.value(),
                     Some(expr) => {
-                        diag.error(expr, "a `str` enum's value is a string literal: `value = \"+\"`");
+                        diag.error(
+                            expr,
+                            "a `str` enum's value is a string literal: `value = \"+\"`",
+                        );
                         name.clone()
                     }
                     None => name.clone(),

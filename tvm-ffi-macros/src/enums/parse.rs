@@ -29,7 +29,10 @@ pub fn enum_attrs(attrs: &[syn::Attribute], diag: &mut Diagnostics) -> EnumAttrs
     };
     for attr in attrs.iter().filter(|a| a.path().is_ident("ffi_type")) {
         if out.present {
-            diag.error(attr, "duplicate #[ffi_type]: merge the options into one attribute");
+            diag.error(
+                attr,
+                "duplicate #[ffi_type]: merge the options into one attribute",
+            );
         }
         out.present = true;
         let result = attr.parse_nested_meta(|meta| {

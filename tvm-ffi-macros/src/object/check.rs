@@ -125,6 +125,9 @@ pub fn object(model: &ObjectModel, diag: &mut Diagnostics) {
             "an `external` declaration mirrors a type defined elsewhere field by field: `#[ffi(skip)]` fields have no place in it",
         );
     }
+    if model.external && !model.creator {
+        diag.error(&model.ident, "an `external` declaration has no creator of its own (the defining library's is used): remove `creator = false`");
+    }
     if model.is_final && model.external {
         diag.error(&model.ident, "an `external` declaration describes a type defined elsewhere; `final` is decided by its definition, remove it");
     }

@@ -225,7 +225,7 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
     });
     // A Rust-defined type always has a creator (C++'s `UnsafeInit` creator for types with
     // required references): its required references start unset.
-    let (creator, new_object) = if model.external {
+    let (creator, new_object) = if model.external || !model.creator {
         (
             quote!(::core::option::Option::None),
             quote!(::core::option::Option::None),

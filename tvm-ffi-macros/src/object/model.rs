@@ -19,8 +19,11 @@ pub struct ObjectModel {
     pub fields: Vec<FieldModel>,
     /// Fields not reflected (`#[ffi(skip)]`): default-initialised by the creator.
     pub skipped: Vec<(syn::Ident, syn::Type)>,
-    /// Whether the runtime's reflection constructor is registered (not `init = false`).
+    /// Whether the runtime's reflection constructor is registered (not `init = false`, and a
+    /// creator exists).
     pub auto_init: bool,
+    /// Whether the type has a creator (not `creator = false`).
+    pub creator: bool,
     /// `convert`: register `__ffi_convert__`.
     pub convert: bool,
     /// `type_attr(..)`: constant type attributes.
@@ -153,7 +156,10 @@ pub fn object(
         base,
         fields: models,
         skipped,
-        auto_init: !attrs.init_off.get().copied().unwrap_or(false),
+        // C++ registers the reflection constructor only for types with a creator.
+        auto_init: !attrs.init_off.get().copied().unwrap_or(false)
+            && !attrs.creator_off.get().copied().unwrap_or(false),
+        creator: !attrs.creator_off.get().copied().unwrap_or(false),
         convert: attrs.convert.is_set(),
         type_attrs: attrs.type_attrs.into_inner().unwrap_or_default(),
     }

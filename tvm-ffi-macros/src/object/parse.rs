@@ -7,7 +7,7 @@ use syn::spanned::Spanned;
 use crate::attr::{self, Attr};
 use crate::diagnostics::Diagnostics;
 
-const TYPE_OPTIONS: &str = "`key = \"pkg.Name\"`, `final`, `structural = \"tree\"|\"dag\"|\"const-tree\"|\"free-var\"|\"unique\"`, `init = false`, `convert`, `type_attr(name = <literal>, ..)`, `external`, `crate = \"path\"`";
+const TYPE_OPTIONS: &str = "`key = \"pkg.Name\"`, `final`, `structural = \"tree\"|\"dag\"|\"const-tree\"|\"free-var\"|\"unique\"`, `init = false`, `creator = false`, `convert`, `type_attr(name = <literal>, ..)`, `external`, `crate = \"path\"`";
 const FIELD_OPTIONS: &str = "`base`, `skip`, `rw`, `name = \"..\"`, `default = <expr>`, `default_factory = <path>`, `kw_only`, `init = false`, `repr = false`, `compare = false`, `hash = false`, `structural = \"ignore\"|\"def\"`, `metadata(key = <literal>, ..)`";
 
 /// The options of `#[ffi_type(..)]`.
@@ -22,6 +22,8 @@ pub struct TypeAttrs {
     pub structural: Attr<syn::Ident>,
     /// `init = false`: no constructor (`__ffi_init__`), the creator stays.
     pub init_off: Attr<bool>,
+    /// `creator = false`: no creator, so no `__ffi_new__` and no reflection constructor.
+    pub creator_off: Attr<bool>,
     /// `convert`: register `__ffi_convert__` (casting any value to the type).
     pub convert: Attr<()>,
     /// `type_attr(name = literal, ..)`: constant type attributes.
@@ -96,6 +98,7 @@ pub fn type_attrs(attrs: &[syn::Attribute], diag: &mut Diagnostics) -> TypeAttrs
         external: Attr::none("external"),
         structural: Attr::none("structural"),
         init_off: Attr::none("init"),
+        creator_off: Attr::none("creator"),
         convert: Attr::none("convert"),
         type_attrs: Attr::none("type_attr"),
     };
@@ -141,6 +144,9 @@ pub fn type_attrs(attrs: &[syn::Attribute], diag: &mut Diagnostics) -> TypeAttrs
             } else if meta.path.is_ident("init") {
                 let off = attr::off(&meta, "init")?;
                 out.init_off.set(&meta, off, diag);
+            } else if meta.path.is_ident("creator") {
+                let off = attr::off(&meta, "creator")?;
+                out.creator_off.set(&meta, off, diag);
             } else if meta.path.is_ident("convert") {
                 attr::flag(&meta, "convert", diag)?;
                 out.convert.set(&meta, (), diag);
@@ -208,9 +214,11 @@ pub fn field_attrs(field: &syn::Field, diag: &mut Diagnostics) -> FieldAttrs {
                 let lit: syn::LitStr = meta.value()?.parse()?;
                 let flag = match lit.value().as_str() {
                     "ignore" => "kTVMFFIFieldFlagBitMaskSEqHashIgnore",
-                    "def" => "kTVMFFIFieldFlagBitMaskSEqHashDefPattern",
+                    "def-simple" => "kTVMFFIFieldFlagBitMaskSEqHashDefSimple",
+                    // `def` is C++'s historical `SEqHashDef` bit, now the pattern region.
+                    "def-pattern" | "def" => "kTVMFFIFieldFlagBitMaskSEqHashDefPattern",
                     other => {
-                        diag.error(&lit, format!("unknown structural field flag `{other}`; use \"ignore\" or \"def\""));
+                        diag.error(&lit, format!("unknown structural field flag `{other}`; use \"ignore\", \"def-simple\" (the field defines a variable) or \"def-pattern\" (the field's value and type are matched as a pattern)"));
                         return Ok(());
                     }
                 };

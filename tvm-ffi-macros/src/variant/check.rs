@@ -17,7 +17,10 @@ pub fn item_shape(item: &syn::DeriveInput, diag: &mut Diagnostics) -> Vec<(syn::
         return Vec::new();
     };
     if e.variants.is_empty() {
-        diag.error(&item.ident, "a TVM-FFI variant needs at least one alternative");
+        diag.error(
+            &item.ident,
+            "a TVM-FFI variant needs at least one alternative",
+        );
     }
     let mut out = Vec::new();
     for v in &e.variants {
@@ -25,10 +28,7 @@ pub fn item_shape(item: &syn::DeriveInput, diag: &mut Diagnostics) -> Vec<(syn::
             syn::Fields::Unnamed(f) if f.unnamed.len() == 1 => {
                 out.push((v.ident.clone(), f.unnamed[0].ty.clone()));
             }
-            _ => diag.error(
-                v,
-                "each alternative holds exactly one value: `Name(Type)`",
-            ),
+            _ => diag.error(v, "each alternative holds exactly one value: `Name(Type)`"),
         }
     }
     out

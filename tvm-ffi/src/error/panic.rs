@@ -22,6 +22,9 @@ use crate::memory::AllocFailure;
 
 thread_local! {
     static LAST_PANIC_LOCATION: RefCell<Option<std::string::String>> = const { RefCell::new(None) };
+    /// The error kind and message of the last [`panic_with`] on this thread: a panic whose
+    /// message is that one is that error.
+    static REPORTED: RefCell<Option<(&'static str, std::string::String)>> = const { RefCell::new(None) };
     /// How many FFI entry points are catching panics on this thread right now.
     static CATCHING: Cell<u32> = const { Cell::new(0) };
 }
@@ -33,8 +36,10 @@ const REPORT_OFF: u8 = 1;
 const REPORT_ON: u8 = 2;
 static REPORT: AtomicU8 = AtomicU8::new(REPORT_UNSET);
 
-/// Whether panics caught at the FFI boundary also run the previous panic hook (by default
-/// they do not; see the [module docs](self)). Overrides `TVM_FFI_REPORT_PANICS`.
+/// Whether panics caught at the FFI boundary also run the previous panic hook. By default they
+/// do not: a caught panic is an error for the caller (with its message and location), and
+/// printing it, with a backtrace capture under `RUST_BACKTRACE`, would cost milliseconds and
+/// clutter the caller's output. Overrides the environment variable `TVM_FFI_REPORT_PANICS=1`.
 pub fn report_caught_panics(enabled: bool) {
     REPORT.store(
         if enabled { REPORT_ON } else { REPORT_OFF },
@@ -108,6 +113,7 @@ pub fn panic_to_error(context: &str, payload: Box<dyn std::any::Any + Send>) -> 
     if let Some(failure) = payload.downcast_ref::<AllocFailure>() {
         return Error::new("MemoryError", format!("{failure}{target}"));
     }
+    let reported = REPORTED.with(|slot| slot.borrow_mut().take());
     let message = if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_string()
     } else if let Some(s) = payload.downcast_ref::<std::string::String>() {
@@ -115,6 +121,16 @@ pub fn panic_to_error(context: &str, payload: Box<dyn std::any::Any + Send>) -> 
     } else {
         "<non-string panic payload>".to_string()
     };
+    if let Some((kind, _)) = reported.filter(|(_, reported)| *reported == message) {
+        // A condition the SDK reports from code that cannot return an error: that error,
+        // without the location of the panic (which is the SDK's).
+        let when = if context.is_empty() {
+            std::string::String::new()
+        } else {
+            format!(" (when calling `{context}`)")
+        };
+        return Error::new(kind, format!("{message}{when}"));
+    }
     match location {
         Some(loc) => {
             let (file, line) = split_location(&loc);
@@ -135,6 +151,14 @@ fn split_location(loc: &str) -> (&str, u32) {
     let _column = parts.next();
     let line = parts.next().and_then(|l| l.parse().ok()).unwrap_or(0);
     (parts.next().unwrap_or(loc), line)
+}
+
+/// Panics with `message` where an error of `kind` must be reported but cannot be returned (a
+/// dereference): a Rust caller sees an ordinary panic with that message; the FFI boundary
+/// raises it as an error of `kind` with the message, not as a "Rust panic at <location>".
+pub fn panic_with(kind: &'static str, message: std::string::String) -> ! {
+    REPORTED.with(|slot| *slot.borrow_mut() = Some((kind, message.clone())));
+    panic!("{message}")
 }
 
 /// Raises a caught panic as the pending FFI error. Never panics itself: if building the error

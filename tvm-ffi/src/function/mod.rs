@@ -189,6 +189,13 @@ impl Function {
             .map(|ptr| Function(unsafe { ObjectRef::from_raw(ptr) }))
     }
 
+    /// Looks up a global function that must exist; a missing one is the `ValueError` C++'s
+    /// `Function::GetGlobalRequired` raises.
+    pub fn get_global_required(name: &str) -> Result<Function> {
+        Self::get_global(name)
+            .ok_or_else(|| Error::value_error(format!("Function {name} not found")))
+    }
+
     /// Registers `self` as global `name`. Without `allow_override`, an existing name is an error.
     pub fn register_global(&self, name: &str, allow_override: bool) -> Result<()> {
         self.register_global_with_info(name, "", "", allow_override)

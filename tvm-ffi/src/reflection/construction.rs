@@ -81,7 +81,7 @@ fn seal_slow<T: Reflected>(ptr: NonNull<TVMFFIObject>) {
                     };
                 word.store(next, Ordering::Release);
                 if let Some(problem) = problem {
-                    panic!("{problem}");
+                    crate::error::panic::panic_with("RuntimeError", problem);
                 }
                 return;
             }

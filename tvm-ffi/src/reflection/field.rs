@@ -34,6 +34,7 @@ use crate::function::Function;
 use crate::object::{ObjectCell, ObjectRef, ObjectType};
 use crate::sys::{self, type_index as ti, TVMFFIAny, TVMFFIObject};
 use crate::tensor::Tensor;
+use crate::value::any::cast_error_named;
 use crate::value::{
     Any, AnyView, Bytes, DataType, Device, FromAny, IntoAny, Optional, String, TryIntoAny,
     TypeSchema, Variant,
@@ -70,6 +71,11 @@ pub unsafe trait FieldValue: Send + Sync + Sized + 'static {
     /// Stores through interior mutability; only called when `INTERIOR_MUTABLE`.
     fn store(&self, _value: Self::Value) {
         unreachable!("store on a field without interior mutability")
+    }
+    /// The type setter errors name ("Cannot convert from type `int` to `<this>`"): the value
+    /// type's, unless C++ names the same storage otherwise.
+    fn type_str() -> std::string::String {
+        <Self::Value as TypeSchema>::type_str()
     }
     /// Whether the storage at `field` is unset; only called when `MAY_BE_UNSET`.
     ///
@@ -221,11 +227,19 @@ where
     label = "not an object reference",
     note = "store optional values as `tvm_ffi::Optional<{Self}>` (a 16-byte Any, as C++ `Optional<T>`)"
 )]
-pub unsafe trait NullablePointer: FieldValue {}
-// SAFETY: each is a repr(transparent) chain down to one `NonNull` object pointer.
-unsafe impl<T: ObjectType + Send + Sync> NullablePointer for ObjectRef<T> {}
+pub unsafe trait NullablePointer: FieldValue {
+    /// The `field_static_type_index` C++ reports for the optional field: `-1` for
+    /// `Optional<Array<T>>` and the like (C++ keeps every `Optional` as "any"); object
+    /// references override it.
+    const OPTIONAL_STATIC_TYPE_INDEX: i32 = ti::kTVMFFIAny;
+}
+// SAFETY: a repr(transparent) chain down to one `NonNull` object pointer. An optional object
+// reference is C++'s nullable `ObjectPtr<T>`, which reports `ffi.Object` (64).
+unsafe impl<T: ObjectType + Send + Sync> NullablePointer for ObjectRef<T> {
+    const OPTIONAL_STATIC_TYPE_INDEX: i32 = ti::kTVMFFIObject;
+}
 // SAFETY: as above.
-unsafe impl<T: FieldValue> NullablePointer for Array<T> where Array<T>: FieldValue {}
+unsafe impl<T> NullablePointer for Array<T> where Array<T>: FieldValue {}
 // SAFETY: as above.
 unsafe impl<K, V> NullablePointer for Map<K, V> where Map<K, V>: FieldValue {}
 // SAFETY: as above.
@@ -233,16 +247,24 @@ unsafe impl NullablePointer for Function {}
 // SAFETY: as above.
 unsafe impl NullablePointer for Tensor {}
 
-// SAFETY: a nullable object pointer (`None` is null); C++ reports nullable references as
-// `ffi.Object` (64).
+// SAFETY: a nullable object pointer (`None` is null), reported as C++ reports the same
+// storage (`NullablePointer::OPTIONAL_STATIC_TYPE_INDEX`).
 unsafe impl<T> FieldValue for Option<T>
 where
     T: NullablePointer + FieldValue<Value = T> + Clone + IntoAny + for<'a> FromAny<'a> + TypeSchema,
 {
     type Value = Option<T>;
-    const STATIC_TYPE_INDEX: i32 = ti::kTVMFFIObject;
+    const STATIC_TYPE_INDEX: i32 = T::OPTIONAL_STATIC_TYPE_INDEX;
     fn empty() -> Option<Self> {
         Some(None)
+    }
+    // C++'s `ObjectPtr<T>` names its target `T`; `Optional<T>` names it `Optional<T>`.
+    fn type_str() -> std::string::String {
+        if T::OPTIONAL_STATIC_TYPE_INDEX == ti::kTVMFFIObject {
+            <T as TypeSchema>::type_str()
+        } else {
+            <Option<T> as TypeSchema>::type_str()
+        }
     }
     stored_as_is!();
 }
@@ -327,6 +349,9 @@ unsafe impl<T: FieldValue + Clone> FieldValue for Rw<T> {
     }
     fn wrap(value: T::Value) -> Self {
         Rw::new(T::wrap(value))
+    }
+    fn type_str() -> std::string::String {
+        T::type_str()
     }
     fn store(&self, value: T::Value) {
         self.set(T::wrap(value))
@@ -462,7 +487,10 @@ fn setter<T: ObjectType, F: FieldValue, const OFFSET: usize>(
     let outcome = catch(|| -> Result<()> {
         // SAFETY: the runtime passes a valid borrowed value.
         let view = unsafe { &*(value as *const AnyView<'_>) };
-        let mut new_value = Some(view.cast::<F::Value>()?);
+        let mut new_value = Some(
+            view.try_cast::<F::Value>()
+                .ok_or_else(|| cast_error_named::<F::Value>(view, &F::type_str()))?,
+        );
         // SAFETY: the field belongs to a live object at OFFSET.
         let owner = unsafe { owner_of::<OFFSET>(field as *mut c_void) };
         // SAFETY: a live object of a Rust-defined type or of a Python subclass of one.

@@ -82,7 +82,7 @@ pub(super) fn register_enum(entry: &'static EnumEntry) -> Result<RuntimeType> {
             },
         )),
     )?;
-    register_state(entry, ty, &entry.table)?;
+    register_state(entry, ty, entry.table)?;
     Ok(ty)
 }
 

@@ -20,11 +20,12 @@
 //!   has its index (a field default may make an object of any type here; code run during
 //!   registration that needs a type not registered yet panics with a clear message, and the
 //!   panic becomes a load error, instead of waiting on the registration it runs in). (2) Every
-//!   method of every
-//!   `#[ffi_methods]` block, whichever module it is in. (3) Per type, the constructor (an
-//!   explicit `#[ffi(init)]` or the runtime's reflection-based `ffi._RegisterFFIInit`, which
-//!   snapshots the complete field table, hence last) and the type attributes
-//!   `__ffi_shallow_copy__` and `__ffi_type_final__`.
+//!   method of every `#[ffi_methods]` block, whichever module it is in, in source order (an
+//!   explicit `#[ffi(init)]` among them, as C++ lists `__ffi_init__` where `.def(init<..>)` is),
+//!   and the hooks. (3) Per type, the type attributes (`__ffi_shallow_copy__`, `__ffi_new__`,
+//!   `__ffi_convert__`, `__ffi_type_final__`, ...) and then the constructor attribute: the
+//!   explicit one, or the runtime's reflection-based `ffi._RegisterFFIInit`, which snapshots the
+//!   complete field table, hence last.
 //! - **Only libtvm_ffi is called** during registration (the loader lock is held, and from Python
 //!   the GIL): no Python callbacks, no blocking on other threads.
 //! - **Never abort.** A failure (version mismatch, duplicate global name, conflicting type) is
@@ -197,11 +198,15 @@ fn register_types() {
                 .find(|e| e.key == method.type_key)
                 .and_then(|e| states.get(&entry_id(e)))
         }) {
-            Some(TypeState::Registered(ty)) if method.kind != MethodKind::Init => {
-                let outcome = if method.kind == MethodKind::TypeAttr {
-                    register_attr(*ty, method.name, Any::new((method.make)()))
-                } else {
-                    register_method(*ty, method)
+            Some(TypeState::Registered(ty)) => {
+                let outcome = match method.kind {
+                    MethodKind::TypeAttr => {
+                        register_attr(*ty, method.name, Any::new((method.make)()))
+                    }
+                    // The constructor's attribute comes with the other attributes (phase 3);
+                    // two constructors are reported there.
+                    MethodKind::Init if explicit_inits(method.type_key).count() != 1 => Ok(()),
+                    _ => register_method(*ty, method),
                 };
                 if let Err(err) = outcome {
                     report(format!(
@@ -212,7 +217,6 @@ fn register_types() {
                     ));
                 }
             }
-            Some(TypeState::Registered(_)) => {} // the constructor: phase 3
             // A type declared `external` is defined elsewhere: its method table is not ours.
             Some(TypeState::Shared(_))
                 if TYPES
@@ -436,10 +440,7 @@ fn register_attr(ty: RuntimeType, name: &str, value: Any) -> Result<()> {
 
 /// Phase 3: constructor and type attributes.
 fn finish_type(entry: &'static TypeEntry, ty: RuntimeType) -> Result<()> {
-    let explicit_init = METHODS
-        .iter()
-        .filter(|m| m.type_key == entry.key && m.kind == MethodKind::Init)
-        .collect::<Vec<_>>();
+    let explicit_init = explicit_inits(entry.key).collect::<Vec<_>>();
     // Type attributes first, as C++'s `ObjectDef` registers them before the reflection
     // constructor (which reads `__ffi_new__` when a type has no creator).
     register_attr(ty, LAYOUT_ATTR, Any::new((entry.layout)()))?;
@@ -467,10 +468,8 @@ fn finish_type(entry: &'static TypeEntry, ty: RuntimeType) -> Result<()> {
             REGISTER_INIT.get()?.call((ty.index,))?;
         }
         [] => {}
-        [init] => {
-            register_method(ty, init)?;
-            register_attr(ty, "__ffi_init__", Any::new((init.make)()))?;
-        }
+        // The method itself registered in source order with the others.
+        [init] => register_attr(ty, "__ffi_init__", Any::new((init.make)()))?,
         [first, second, ..] => {
             return Err(Error::runtime_error(format!(
                 "two `#[ffi(init)]` constructors (`{}` and `{}`); keep one",
@@ -479,6 +478,13 @@ fn finish_type(entry: &'static TypeEntry, ty: RuntimeType) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The `#[ffi(init)]` constructors of type `key`.
+fn explicit_inits(key: &str) -> impl Iterator<Item = &'static MethodEntry> + '_ {
+    METHODS
+        .iter()
+        .filter(move |m| m.type_key == key && m.kind == MethodKind::Init)
 }
 
 /// The type attribute holding a Rust-defined type's layout ([`TypeEntry::layout`]).

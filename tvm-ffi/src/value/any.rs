@@ -272,12 +272,19 @@ impl<'a> AnyView<'a> {
 #[cold]
 #[inline(never)]
 fn cast_error<'a, T: FromAny<'a>>(view: &AnyView<'_>) -> Error {
+    cast_error_named::<T>(view, &T::type_str())
+}
+
+/// The `TypeError` of a failed conversion of `view` to `T`, naming the target `target` (a
+/// field's storage may be named otherwise than its value type, as C++ names it).
+#[cold]
+#[inline(never)]
+pub(crate) fn cast_error_named<'a, T: FromAny<'a>>(view: &AnyView<'_>, target: &str) -> Error {
     Error::new(
         "TypeError",
         format!(
-            "Cannot convert from type {} to `{}`",
+            "Cannot convert from type {} to `{target}`",
             T::describe_mismatch(view),
-            T::type_str()
         ),
     )
 }
@@ -555,6 +562,12 @@ impl<'a> FromAny<'a> for f32 {
     #[inline]
     fn try_as(view: &'a AnyView<'a>) -> Option<Self> {
         f64::try_as(view).and_then(narrow_f32)
+    }
+    fn describe_mismatch(view: &AnyView<'_>) -> String {
+        match float_value(view) {
+            Some(v) => format!("`float` (value {v:e} is out of range for `f32`)"),
+            None => format!("`{}`", view.type_key()),
+        }
     }
 }
 fn narrow_f32(v: f64) -> Option<f32> {

@@ -3,7 +3,7 @@
 //! it or in it and a heap object: [`String`], [`Bytes`], [`DataType`], [`Device`], and
 //! [`Optional<T>`] and [`Variant<E>`], an optional value and one of several alternatives stored
 //! as an `Any`.
-mod any;
+pub(crate) mod any;
 mod dtype;
 mod optional;
 mod string;
@@ -13,5 +13,5 @@ pub(crate) use any::{object_wrapper_conversions, pod};
 pub use any::{Any, AnyView, FromAny, IntoAny, TryIntoAny, TypeSchema};
 pub use dtype::{DataType, Device};
 pub use optional::Optional;
-pub use variant::Variant;
 pub use string::{Bytes, String, SMALL_CAPACITY};
+pub use variant::Variant;

@@ -1,0 +1,23 @@
+//! The types of the wheel's C++ testing library (`libtvm_ffi_testing`, `src/ffi/testing/testing.cc`)
+//! written with this SDK, under the key prefix `testing.rs.` (the C++ keys are taken: `import
+//! tvm_ffi` loads the C++ library). Same fields, flags, defaults, creator values, methods,
+//! constructors, hooks and enums; `tests/python/test_testing_twins.py` runs the same Python calls
+//! on each twin and on its C++ original and compares the results.
+//!
+//! Deliberate differences (each asserted by the tests):
+//! - `testing.TestFrozenCxx` has no twin: C++ declares it but never registers it (no metadata,
+//!   no fields), so its only behaviours are a null handle and crashes.
+//! - A C++ `ObjectRef` field is nullable yet reports the schema `ffi.Object`; its Rust twin is
+//!   `Option<ObjectRef<Object>>`, whose schema says what it holds (`Optional<ffi.Object>`).
+//! - An out-of-range value for an `int32_t` field: C++ truncates (`2**40` stores 0), Rust raises
+//!   `TypeError`, as it does for arguments.
+//! - Enum entries the C++ library leaves to Python (`TestCxxIntEnum`, `TestCxxStrEnum`) are Rust
+//!   variants, registered when the library loads; the Python classes find and bind them.
+#![deny(unsafe_code)]
+
+mod compare;
+mod enums;
+mod init;
+mod objects;
+mod schema;
+mod visit;

@@ -1,0 +1,94 @@
+//! The IR example used from Rust: build, print, compare and hash structurally (with and
+//! without mapping free variables), find the first mismatch, deep-copy, serialize to a JSON
+//! graph and back, evaluate; and the guarantee that Rust never sees a node whose required
+//! children are unset.
+use tvm_ffi::{reflection, serialization, structural, Function, ObjectRef};
+use tvm_ffi_example_ir::{add, evaluate, let_in, mul, Add, Const, Expr, Var};
+
+#[test]
+fn build_print_and_evaluate() {
+    let (x, y) = (Var::new("x"), Var::new("y"));
+    let e = add(x.clone(), mul(Const::new(2), y.clone()));
+    assert_eq!(
+        e.to_string(),
+        r#"ir_example.Add(a=ir_example.Var(name="x"), b=ir_example.Mul(a=ir_example.Const(value=2), b=ir_example.Var(name="y")))"#
+    );
+    assert_eq!(evaluate(&e, &[(x.clone(), 1), (y.clone(), 3)]).unwrap(), 7);
+    let node: ObjectRef<Add> = e.clone().downcast().unwrap();
+    assert!(node.a.clone().downcast::<Var>().unwrap().ptr_eq(&x));
+    let err = evaluate(&e, &[(x, 1)]).unwrap_err();
+    assert_eq!(
+        (err.kind(), err.message()),
+        ("ValueError", "unbound variable `y`")
+    );
+}
+
+#[test]
+fn structural_equality_hash_and_mismatch() {
+    let (x, y) = (Var::new("x"), Var::new("y"));
+    let x1 = add(x.clone(), Const::new(1));
+    let y1 = add(y.clone(), Const::new(1));
+    assert!(!structural::equal(&x1, &y1).unwrap());
+    assert!(structural::equal_map_free_vars(&x1, &y1).unwrap());
+    assert_eq!(
+        structural::hash_map_free_vars(&x1).unwrap(),
+        structural::hash_map_free_vars(&y1).unwrap()
+    );
+    let let_x = let_in(x.clone(), Const::new(1), add(x.clone(), x.clone()));
+    let let_y = let_in(y.clone(), Const::new(1), add(y.clone(), y.clone()));
+    assert!(structural::equal(&let_x, &let_y).unwrap());
+    assert_eq!(
+        structural::hash(&let_x).unwrap(),
+        structural::hash(&let_y).unwrap()
+    );
+    let x2 = add(x.clone(), Const::new(2));
+    let mismatch = structural::first_mismatch(&x1, &x2).unwrap().unwrap();
+    assert_eq!(
+        (mismatch.lhs_path.as_str(), mismatch.rhs_path.as_str()),
+        ("<root>.b.value", "<root>.b.value")
+    );
+    assert!(structural::first_mismatch(&x1, &x1).unwrap().is_none());
+}
+
+#[test]
+fn deep_copy_and_json_graph_round_trip() {
+    let x = Var::new("x");
+    let e = let_in(x.clone(), Const::new(6), mul(x.clone(), Const::new(7)));
+    let copy = e.deep_copy().unwrap();
+    assert!(!copy.ptr_eq(&e));
+    assert!(structural::equal(&copy, &e).unwrap());
+    assert_eq!(evaluate(&copy, &[]).unwrap(), 42);
+    let json = serialization::to_json_graph(&e).unwrap();
+    let back: ObjectRef<Expr> = serialization::from_json_graph(&json)
+        .unwrap()
+        .cast()
+        .unwrap();
+    assert_eq!(back.to_string(), e.to_string());
+    assert!(structural::equal(&back, &e).unwrap());
+    assert_eq!(evaluate(&back, &[]).unwrap(), 42);
+}
+
+#[test]
+fn rust_never_sees_unset_children() {
+    // The creator's node (as the runtime makes it before setting the children).
+    let new_add: Function = reflection::type_attr(Add::type_index(), "__ffi_new__")
+        .unwrap()
+        .cast()
+        .unwrap();
+    let bare: ObjectRef<Add> = new_add.call(()).unwrap().cast().unwrap();
+    let attempt = std::panic::catch_unwind(|| bare.a.clone());
+    let message = attempt.unwrap_err().downcast::<String>().unwrap();
+    assert_eq!(
+        *message,
+        "the object of type `ir_example.Add` is not fully constructed: its required field `a` is not set"
+    );
+    // The runtime completes such nodes through the setters (here `create_object`'s path):
+    // then they are usable.
+    let made: ObjectRef<Expr> = Function::get_global_required("ffi.MakeObjectFromPackedArgs")
+        .unwrap()
+        .call(("ir_example.Add", "a", Const::new(1), "b", Const::new(2)))
+        .unwrap()
+        .cast()
+        .unwrap();
+    assert_eq!(evaluate(&made, &[]).unwrap(), 3);
+}
