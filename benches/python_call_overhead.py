@@ -45,6 +45,9 @@ OPERATIONS = [
     ("add_one", "f(x)"),
     ("add3", "f(x, y, z)"),
     ("echo", "f(obj)"),
+    # A method reading two writable int fields (`Rw<i64>` in Rust, `def_rw` members in C++):
+    # `f` is the bound method `pair.sum`.
+    ("rw_sum", "f()"),
 ]
 
 
@@ -98,6 +101,7 @@ def check_twins(rust: dict, cpp: dict, obj) -> None:
         assert side["add_one"](41) == 42
         assert side["add3"](1, 2, 3) == 6
         assert side["echo"](obj).same_as(obj)
+        assert side["rw_sum"]() == 42
 
 
 def main() -> int:
@@ -125,10 +129,12 @@ def main() -> int:
     tvm_ffi.load_module(str(rust_lib))
     tvm_ffi.load_module(str(cpp_lib))
 
-    sides = {
-        "C++": {op: tvm_ffi.get_global_func(f"bench_cpp.{op}") for op, _ in OPERATIONS},
-        "Rust": {op: tvm_ffi.get_global_func(f"bench.{op}") for op, _ in OPERATIONS},
-    }
+    sides = {}
+    for side, prefix in (("C++", "bench_cpp"), ("Rust", "bench")):
+        sides[side] = {
+            op: tvm_ffi.get_global_func(f"{prefix}.{op}") for op, _ in OPERATIONS if op != "rw_sum"
+        }
+        sides[side]["rw_sum"] = tvm_ffi.get_global_func(f"{prefix}.make_rw_pair")(20, 22).sum
     obj = tvm_ffi.convert([1, 2, 3])
     check_twins(sides["Rust"], sides["C++"], obj)
 

@@ -56,7 +56,7 @@ g++ -O2 -std=c++17 -Wall -Wextra \
     -L"$LIBDIR" -ltvm_ffi -Wl,-rpath,"$LIBDIR" -ldl
 
 # Operations both programs measure (the C++ one also prints call.*.expected references).
-OPERATIONS=(call.add_one call.nop objectref.clone_drop object.new_drop)
+OPERATIONS=(call.add_one call.nop objectref.clone_drop object.new_drop field.rw_read)
 declare -A CPP_NS=() RUST_NS=()
 
 # run_into TABLE BINARY: runs BINARY, echoes its output, and keeps the minimum ns/op of each
@@ -116,6 +116,8 @@ row objectref.clone_drop "${CPP_NS[objectref.clone_drop]}" "${RUST_NS[objectref.
     "inline atomics (Rust makes no library call)"
 row object.new_drop "${CPP_NS[object.new_drop]}" "${RUST_NS[object.new_drop]}" \
     "allocation, deleter (deep graphs released iteratively), free"
+row field.rw_read "${CPP_NS[field.rw_read]}" "${RUST_NS[field.rw_read]}" \
+    "$(call_goal "${CPP_NS[field.rw_read]}" "${RUST_NS[field.rw_read]}") Rw<i64> read vs plain int64_t"
 echo "reference: C++ CallExpected (no exceptions, enters through safe_call as Rust does):"
 for op in call.add_one call.nop; do
     row "$op vs CallExpected" "${CPP_NS[$op.expected]}" "${RUST_NS[$op]}" ""

@@ -12,8 +12,30 @@
 
 namespace ffi = tvm::ffi;
 
+namespace {
+/*! \brief Two writable int64 fields; the twin of the Rust `bench.RwPair`. */
+class RwPairObj : public ffi::Object {
+ public:
+  int64_t a = 0;
+  int64_t b = 0;
+  int64_t Sum() const { return a + b; }
+  static constexpr bool _type_mutable = true;
+  TVM_FFI_DECLARE_OBJECT_INFO_FINAL("bench_cpp.RwPair", RwPairObj, ffi::Object);
+};
+}  // namespace
+
 TVM_FFI_STATIC_INIT_BLOCK() {
   namespace refl = tvm::ffi::reflection;
+  refl::ObjectDef<RwPairObj>()
+      .def_rw("a", &RwPairObj::a)
+      .def_rw("b", &RwPairObj::b)
+      .def("sum", &RwPairObj::Sum);
+  refl::GlobalDef().def("bench_cpp.make_rw_pair", [](int64_t a, int64_t b) {
+    ffi::ObjectPtr<RwPairObj> pair = ffi::make_object<RwPairObj>();
+    pair->a = a;
+    pair->b = b;
+    return ffi::ObjectRef(pair);
+  });
   refl::GlobalDef()
       .def("bench_cpp.nop", []() {})
       .def("bench_cpp.add_one", [](int64_t x) { return x + 1; })

@@ -7,6 +7,8 @@
 //   call.nop              f() on the global `testing.nop`
 //   objectref.clone_drop  ObjectRef copy of the function, destroyed at once
 //   object.new_drop       a new object with one int64 field (make_object), released at once
+//   field.rw_read         reading an int64_t member through `const T*` (the Rust twin reads an
+//                         `Rw<i64>` field through `&T`)
 // and, as a reference for the Rust numbers, the exception-free C++ call that enters the callee
 // through the C ABI entry point `safe_call`, as Rust does (operator() uses the C++-only
 // `cpp_call` entry point when the callee provides one):
@@ -154,6 +156,18 @@ int Run(int argc, char** argv) {
              obj->value = i;
              DoNotOptimize(obj);
            }
+         }));
+
+  ffi::ObjectPtr<BenchObj> read_obj = ffi::make_object<BenchObj>();
+  read_obj->value = 3;
+  const BenchObj* payload = read_obj.get();
+  Report("field.rw_read", BestNsPerOp(iterations, runs, [&](int64_t n) {
+           int64_t sum = 0;
+           for (int64_t i = 0; i < n; ++i) {
+             DoNotOptimize(payload);
+             sum += payload->value;
+           }
+           DoNotOptimize(sum);
          }));
   return 0;
 }

@@ -10,6 +10,8 @@
 //! - `object.new_drop`: a new object of a Rust-defined type with one `i64` field
 //!   ([`ObjectRef::new`](tvm_ffi::ObjectRef::new)), released at once (allocation, deleter,
 //!   free).
+//! - `field.rw_read`: reading an `Rw<i64>` field through `&T` (a relaxed atomic load; the C++
+//!   twin reads a plain `int64_t` member through `const T*`).
 //!
 //! Usage: `call_overhead [ITERATIONS] [RUNS]` (defaults: 10 000 000 and 5). Each result line is
 //! `<operation> <ns> ns/op`; `benches/run.sh` parses these lines, so keep the format in step
@@ -18,7 +20,7 @@ use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::hint::black_box;
 use std::time::Instant;
 
-use tvm_ffi::{Function, Object, ObjectRef};
+use tvm_ffi::{Function, Object, ObjectRef, Rw};
 
 /// The object of `object.new_drop`: one `i64` field, as the C++ twin's `BenchObj`.
 #[derive(Object)]
@@ -26,6 +28,15 @@ use tvm_ffi::{Function, Object, ObjectRef};
 #[repr(C)]
 struct BenchObj {
     value: i64,
+}
+
+/// The object of `field.rw_read`: one writable `i64` field.
+#[derive(Object)]
+#[ffi_type(key = "bench.RustRwRead", final)]
+#[repr(C)]
+struct BenchRw {
+    #[ffi(rw)]
+    value: Rw<i64>,
 }
 
 /// `dlopen` flag: resolve every symbol at load time.
@@ -152,6 +163,17 @@ fn run() -> Result<(), String> {
         }
     });
     report("object.new_drop", ns);
+
+    let object = ObjectRef::new(BenchRw { value: Rw::new(3) });
+    let payload: &BenchRw = &object;
+    let ns = best_ns_per_op(iterations, runs, |n| {
+        let mut sum = 0i64;
+        for _ in 0..n {
+            sum = sum.wrapping_add(black_box(payload).value.get());
+        }
+        black_box(sum);
+    });
+    report("field.rw_read", ns);
     Ok(())
 }
 

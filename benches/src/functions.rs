@@ -6,7 +6,7 @@
 //! the generated call path (argument checks and conversion, result writing, panic guard) and
 //! nothing else.
 use tvm_ffi::builtin::Object;
-use tvm_ffi::{ffi_func, ObjectRef};
+use tvm_ffi::{ffi_func, ffi_methods, ObjectRef, Rw};
 
 /// No arguments, no result (C++: `[]() {}`).
 #[ffi_func(name = "bench.nop")]
@@ -29,4 +29,33 @@ pub fn add3(a: i64, b: i64, c: i64) -> i64 {
 #[ffi_func(name = "bench.echo")]
 pub fn echo(x: ObjectRef<Object>) -> ObjectRef<Object> {
     x
+}
+
+/// Two writable `int` fields (C++: a class with two `int64_t` members registered with
+/// `def_rw`), for the method `sum`.
+#[derive(tvm_ffi::Object)]
+#[ffi_type(key = "bench.RwPair", final)]
+#[repr(C)]
+pub struct RwPair {
+    #[ffi(rw)]
+    pub a: Rw<i64>,
+    #[ffi(rw)]
+    pub b: Rw<i64>,
+}
+
+#[ffi_methods]
+impl RwPair {
+    /// Reads both fields (C++: `a + b` on the members).
+    pub fn sum(&self) -> i64 {
+        self.a.get() + self.b.get()
+    }
+}
+
+/// A new pair (C++: `make_object` and two member writes).
+#[ffi_func(name = "bench.make_rw_pair")]
+pub fn make_rw_pair(a: i64, b: i64) -> ObjectRef<RwPair> {
+    ObjectRef::new(RwPair {
+        a: Rw::new(a),
+        b: Rw::new(b),
+    })
 }

@@ -46,6 +46,14 @@ pub fn twins_cdylib() -> std::path::PathBuf {
     workspace_cdylib("tvm_ffi_testing_twins", "tests/testing-twins")
 }
 
+/// The `tests/peer` cdylib: Rust functions using modules and foreign objects by name.
+///
+/// # Panics
+/// As [`workspace_cdylib`].
+pub fn peer_cdylib() -> std::path::PathBuf {
+    workspace_cdylib("tvm_ffi_test_peer", "tests/peer")
+}
+
 /// The `examples/ir` cdylib: the expression IR example.
 ///
 /// # Panics
@@ -143,7 +151,15 @@ fn compile_cpp_source(
     let libdir = tvm_ffi::build_info::LIBDIR;
     let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
     let status = std::process::Command::new(&cxx)
-        .args(["-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-I"])
+        // `-isystem`: warnings are ours to fix, not the wheel headers'.
+        .args([
+            "-std=c++17",
+            "-O1",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-isystem",
+        ])
         .arg(tvm_ffi::build_info::INCLUDEDIR)
         .arg(source)
         .arg("-o")

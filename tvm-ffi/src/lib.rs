@@ -102,6 +102,7 @@ pub mod container;
 pub mod enums;
 pub mod error;
 pub mod function;
+pub mod module;
 pub mod object;
 pub mod reflection;
 pub mod registry;
@@ -118,8 +119,9 @@ pub use tvm_ffi_sys::build_info;
 
 pub use container::{Array, Map};
 pub use enums::EnumRef;
-pub use error::{Error, Result};
+pub use error::{Error, Result, ResultExt};
 pub use function::{Function, IntoArg, IntoArgs};
+pub use module::Module;
 pub use object::builtin;
 pub use object::{IsA, ObjectRef, ObjectType, WeakRef};
 pub use reflection::Rw;

@@ -12,7 +12,7 @@ const LAYERS: &[&[&str]] = &[
     &["error"],
     &["value", "version"],
     &["function"],
-    &["container", "tensor"],
+    &["container", "tensor", "module"],
     &["reflection", "serialization", "structural"],
     &["enums"],
     &["registry"],

@@ -200,8 +200,6 @@ impl fmt::Debug for Error {
     }
 }
 
-impl std::error::Error for Error {}
-
 impl PartialEq for Error {
     /// Errors compare by kind and message.
     fn eq(&self, other: &Self) -> bool {
@@ -209,40 +207,112 @@ impl PartialEq for Error {
     }
 }
 
-macro_rules! error_from {
-    ($($ty:ty => $kind:literal),* $(,)?) => {$(
-        impl From<$ty> for Error {
-            fn from(err: $ty) -> Error {
-                Error::new($kind, err.to_string())
-            }
-        }
-    )*};
-}
-error_from!(
-    std::num::ParseIntError => "ValueError",
-    std::num::ParseFloatError => "ValueError",
-    std::num::TryFromIntError => "ValueError",
-    std::str::Utf8Error => "ValueError",
-    std::string::FromUtf8Error => "ValueError",
-    std::str::ParseBoolError => "ValueError",
-    std::ffi::NulError => "ValueError",
-    std::io::Error => "RuntimeError",
-    std::fmt::Error => "RuntimeError",
-    std::string::String => "RuntimeError",
-    &str => "RuntimeError",
-);
-
-/// A failed `try_reserve`: a `MemoryError` naming the request, so that code which reserves
-/// fallibly (`vec.try_reserve_exact(n)?`) raises instead of aborting the host.
-impl From<std::collections::TryReserveError> for Error {
-    fn from(err: std::collections::TryReserveError) -> Error {
-        Error::new("MemoryError", format!("cannot allocate: {err}"))
+/// Any standard error converts with `?`, as with `anyhow`: the kind is the one Python
+/// programmers expect for the common standard errors (`ValueError` for parse and conversion
+/// errors, `MemoryError` for a failed `try_reserve`), else `RuntimeError`; the message is the
+/// error's `Display` followed by its `source()` chain. To raise another kind, use
+/// [`ResultExt::raise_as`]. ([`Error`] itself does not implement `std::error::Error`, which
+/// this conversion would otherwise overlap; it converts into `Box<dyn std::error::Error>`.)
+///
+/// ```
+/// fn config(text: &str) -> tvm_ffi::Result<i64> {
+///     let value: i64 = text.trim().parse()?; // ParseIntError -> ValueError
+///     Ok(value)
+/// }
+/// assert_eq!(config("x").unwrap_err().kind(), "ValueError");
+/// ```
+impl<E: std::error::Error + Send + Sync + 'static> From<E> for Error {
+    fn from(err: E) -> Error {
+        Error::new(std_error_kind(&err), std_error_message(&err))
     }
 }
 
-impl From<std::convert::Infallible> for Error {
-    fn from(never: std::convert::Infallible) -> Error {
-        match never {}
+/// The kind a standard error raises as.
+fn std_error_kind(err: &(dyn std::error::Error + 'static)) -> &'static str {
+    if err.is::<std::collections::TryReserveError>() {
+        return "MemoryError";
+    }
+    let value_errors = [
+        err.is::<std::num::ParseIntError>(),
+        err.is::<std::num::ParseFloatError>(),
+        err.is::<std::num::TryFromIntError>(),
+        err.is::<std::str::Utf8Error>(),
+        err.is::<std::string::FromUtf8Error>(),
+        err.is::<std::str::ParseBoolError>(),
+        err.is::<std::char::ParseCharError>(),
+        err.is::<std::ffi::NulError>(),
+        err.is::<std::array::TryFromSliceError>(),
+    ];
+    if value_errors.contains(&true) {
+        "ValueError"
+    } else {
+        "RuntimeError"
+    }
+}
+
+/// `Display` of the error, then of each `source()`, joined by `": "`.
+fn std_error_message(err: &(dyn std::error::Error + 'static)) -> std::string::String {
+    let mut message = if err.is::<std::collections::TryReserveError>() {
+        format!("cannot allocate: {err}")
+    } else {
+        err.to_string()
+    };
+    let mut source = err.source();
+    while let Some(cause) = source {
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    message
+}
+
+/// [`Error`] as a standard error, for code that collects errors as `Box<dyn Error>`.
+struct StdError(Error);
+
+impl fmt::Debug for StdError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+impl fmt::Display for StdError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl std::error::Error for StdError {}
+
+impl From<Error> for Box<dyn std::error::Error + Send + Sync + 'static> {
+    fn from(err: Error) -> Self {
+        Box::new(StdError(err))
+    }
+}
+
+impl From<Error> for Box<dyn std::error::Error + 'static> {
+    fn from(err: Error) -> Self {
+        Box::new(StdError(err))
+    }
+}
+
+/// Picks the kind an error raises as: `result.raise_as("KeyError")?`.
+///
+/// ```
+/// use tvm_ffi::ResultExt;
+/// fn lookup(map: &std::collections::HashMap<String, i64>, key: &str) -> tvm_ffi::Result<i64> {
+///     map.get(key).copied().ok_or(format!("no entry `{key}`")).raise_as("KeyError")
+/// }
+/// let err = lookup(&Default::default(), "x").unwrap_err();
+/// assert_eq!((err.kind(), err.message()), ("KeyError", "no entry `x`"));
+/// ```
+pub trait ResultExt<T> {
+    /// The error as an [`Error`] of `kind` whose message is the error's `Display`.
+    fn raise_as(self, kind: &str) -> Result<T>;
+}
+
+impl<T, E: fmt::Display> ResultExt<T> for std::result::Result<T, E> {
+    fn raise_as(self, kind: &str) -> Result<T> {
+        self.map_err(|err| Error::new(kind, err.to_string()))
     }
 }
 

@@ -12,7 +12,10 @@
 //! [`crate::registry`] hands them to libtvm_ffi when the library loads.
 //!
 //! For every registered type, Rust-defined or not: [`lookup_type`], [`type_key_of_index`],
-//! [`fields`], [`methods`], [`type_attr`].
+//! [`fields`], [`methods`], [`type_attr`]; and for any object, its fields and methods by name
+//! ([`ObjectRef::get_field`](crate::ObjectRef::get_field), `set_field`, `call_method`,
+//! `method`), own or inherited.
+mod access;
 pub(crate) mod construction;
 pub(crate) mod create;
 pub(crate) mod field;

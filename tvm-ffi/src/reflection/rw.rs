@@ -4,14 +4,23 @@
 //! setter) at any time, on any thread, while Rust code holds `&Point`. A plain `i64` field
 //! cannot soundly change under a live `&i64`, so writable fields use this wrapper: Rust reads
 //! with [`Rw::get`] (a copy or a new reference) and writes with [`Rw::set`], and the reflected
-//! getter and setter go through the same lock.
+//! getter and setter access the value the same way.
 //!
 //! The wrapper has exactly the size, alignment and bit layout of `T` (`repr(transparent)`), so
-//! the object's layout is the one a C++ struct with a plain `T` member would have. The lock is
-//! not stored in the object: a small process-wide table of spin locks (one table shared by
-//! every Rust library in the process) is indexed by the field's address. Locks are held only
-//! while copying or swapping the value (a few instructions, never a call into user code); the
-//! old value is dropped after the lock is released.
+//! the object's layout is the one a C++ struct with a plain `T` member would have.
+//!
+//! - A *scalar* (an integer, `f32`/`f64`, `bool`, [`DataType`](crate::DataType),
+//!   [`Device`](crate::Device)) stored at an address aligned to its size is read and written
+//!   with one relaxed atomic load or store of that size: no lock, the cost of a plain field
+//!   read, never a torn value. (A scalar at a less aligned address, possible for the 2-aligned
+//!   `DataType` and 4-aligned `Device` in a foreign layout, takes the lock.)
+//! - Any other value (strings, objects) takes a lock while it is copied or swapped (a few
+//!   instructions, never a call into user code); the old value is dropped after the lock is
+//!   released. The lock is not stored in the object: a small process-wide table of spin locks
+//!   (one table shared by every Rust library in the process) is indexed by the field's address.
+//!
+//! Both paths are chosen per field from the value's type and address, so every Rust accessor
+//! of a field (in any library) takes the same one.
 use std::cell::UnsafeCell;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,7 +30,8 @@ use std::sync::OnceLock;
 ///
 /// It has exactly the size, alignment and bit layout of `T` (C++ sees a plain `T`). Rust reads
 /// with [`Rw::get`] (a copy, or a new reference) and writes with [`Rw::set`]; the reflected
-/// getter and setter go through the same lock, so no value is ever read torn.
+/// getter and setter access it the same way (a relaxed atomic for an aligned scalar, else an
+/// address-striped lock), so no value is ever read torn.
 ///
 /// ```
 /// use tvm_ffi::Rw;
@@ -124,25 +134,122 @@ impl<T> Rw<T> {
     pub fn get_mut(&mut self) -> &mut T {
         self.value.get_mut()
     }
+}
 
+impl<T: 'static> Rw<T> {
     /// Replaces the value, returning the old one.
     pub fn replace(&self, value: T) -> T {
-        let _guard = StripeGuard::lock(self.value.get() as *const ());
+        let cell = self.value.get();
+        if let Some(width) = scalar_width::<T>(cell) {
+            // SAFETY: a scalar of `width` bytes at an address aligned to `width` (checked);
+            // every access to this field is atomic (the choice depends only on type and
+            // address), and every bit pattern written is a valid `T`.
+            return unsafe { atomic_swap(cell, value, width) };
+        }
+        let _guard = StripeGuard::lock(cell as *const ());
         // SAFETY: the stripe lock serialises every access to this cell.
-        unsafe { std::mem::replace(&mut *self.value.get(), value) }
+        unsafe { std::mem::replace(&mut *cell, value) }
     }
 
-    /// Stores a new value; the old one is dropped after the lock is released.
+    /// Stores a new value; the old one is dropped after the lock (if any) is released.
     pub fn set(&self, value: T) {
         drop(self.replace(value));
     }
 
-    /// Runs `f` on the current value under the lock. `f` must be short and must not touch
-    /// another `Rw` (locks are shared between fields).
+    /// Runs `f` on the current value (a copy of a scalar, else the value under the lock). `f`
+    /// must be short and must not touch another `Rw` (locks are shared between fields).
     pub(crate) fn with<R>(&self, f: impl FnOnce(&T) -> R) -> R {
-        let _guard = StripeGuard::lock(self.value.get() as *const ());
+        let cell = self.value.get();
+        if let Some(width) = scalar_width::<T>(cell) {
+            // SAFETY: as in `replace`; the copy is a plain scalar with no destructor.
+            let copy = std::mem::ManuallyDrop::new(unsafe { atomic_load(cell, width) });
+            return f(&copy);
+        }
+        let _guard = StripeGuard::lock(cell as *const ());
         // SAFETY: the stripe lock serialises every access to this cell.
-        f(unsafe { &*self.value.get() })
+        f(unsafe { &*cell })
+    }
+}
+
+/// The byte width of `T` when it is a plain scalar stored at `at` aligned to its size: such a
+/// field is accessed atomically, without the lock. Type identities are compile-time constants,
+/// so this folds to a constant and one alignment test.
+#[inline(always)]
+fn scalar_width<T: 'static>(at: *const T) -> Option<usize> {
+    use crate::value::{DataType, Device};
+    use std::any::TypeId;
+    let id = TypeId::of::<T>();
+    let scalar = [
+        TypeId::of::<i8>(),
+        TypeId::of::<i16>(),
+        TypeId::of::<i32>(),
+        TypeId::of::<i64>(),
+        TypeId::of::<isize>(),
+        TypeId::of::<u8>(),
+        TypeId::of::<u16>(),
+        TypeId::of::<u32>(),
+        TypeId::of::<u64>(),
+        TypeId::of::<usize>(),
+        TypeId::of::<f32>(),
+        TypeId::of::<f64>(),
+        TypeId::of::<bool>(),
+        TypeId::of::<DataType>(),
+        TypeId::of::<Device>(),
+    ]
+    .contains(&id);
+    let width = std::mem::size_of::<T>();
+    (scalar && matches!(width, 1 | 2 | 4 | 8) && (at as usize) % width == 0).then_some(width)
+}
+
+/// Reads a scalar atomically.
+///
+/// # Safety
+/// `at` is valid for reads of `T`, aligned to `width == size_of::<T>()` (1, 2, 4 or 8), every
+/// concurrent access to it is atomic, and `T` is plain data (any bits written by
+/// [`atomic_swap`] are a valid `T`).
+#[inline(always)]
+unsafe fn atomic_load<T>(at: *mut T, width: usize) -> T {
+    use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8};
+    // SAFETY: the caller's contract (validity, alignment, atomic-only access).
+    unsafe {
+        match width {
+            1 => std::mem::transmute_copy(&AtomicU8::from_ptr(at.cast()).load(Ordering::Relaxed)),
+            2 => std::mem::transmute_copy(&AtomicU16::from_ptr(at.cast()).load(Ordering::Relaxed)),
+            4 => std::mem::transmute_copy(&AtomicU32::from_ptr(at.cast()).load(Ordering::Relaxed)),
+            _ => std::mem::transmute_copy(&AtomicU64::from_ptr(at.cast()).load(Ordering::Relaxed)),
+        }
+    }
+}
+
+/// Swaps a scalar atomically, returning the previous value.
+///
+/// # Safety
+/// As [`atomic_load`], and valid for writes.
+#[inline(always)]
+unsafe fn atomic_swap<T>(at: *mut T, value: T, width: usize) -> T {
+    use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8};
+    let value = std::mem::ManuallyDrop::new(value);
+    // SAFETY: the caller's contract; `value` is `width` bytes of plain data, reinterpreted as
+    // the unsigned integer of that width and back.
+    unsafe {
+        match width {
+            1 => std::mem::transmute_copy(
+                &AtomicU8::from_ptr(at.cast())
+                    .swap(std::mem::transmute_copy(&*value), Ordering::Relaxed),
+            ),
+            2 => std::mem::transmute_copy(
+                &AtomicU16::from_ptr(at.cast())
+                    .swap(std::mem::transmute_copy(&*value), Ordering::Relaxed),
+            ),
+            4 => std::mem::transmute_copy(
+                &AtomicU32::from_ptr(at.cast())
+                    .swap(std::mem::transmute_copy(&*value), Ordering::Relaxed),
+            ),
+            _ => std::mem::transmute_copy(
+                &AtomicU64::from_ptr(at.cast())
+                    .swap(std::mem::transmute_copy(&*value), Ordering::Relaxed),
+            ),
+        }
     }
 }
 
@@ -151,6 +258,7 @@ impl<T: Clone> Rw<T> {
     ///
     /// `T::clone` runs under the lock, which other fields may share: it must not read or write
     /// another `Rw` (true of every TVM-FFI value type; keep it true for your own `T`).
+    #[inline]
     pub fn get(&self) -> T
     where
         T: 'static,
@@ -210,7 +318,7 @@ impl<T: Clone + PartialEq + 'static> PartialEq for Rw<T> {
     }
 }
 
-impl<T: Clone + PartialEq> PartialEq<T> for Rw<T> {
+impl<T: Clone + PartialEq + 'static> PartialEq<T> for Rw<T> {
     fn eq(&self, other: &T) -> bool {
         self.with(|v| v == other)
     }
@@ -225,6 +333,50 @@ mod tests {
         assert_eq!(std::mem::size_of::<Rw<i64>>(), 8);
         assert_eq!(std::mem::align_of::<Rw<i32>>(), 4);
         assert_eq!(std::mem::size_of::<Rw<crate::value::String>>(), 16);
+    }
+
+    #[test]
+    fn aligned_scalars_take_the_atomic_path() {
+        let x = Rw::new(7_i64);
+        assert_eq!(scalar_width::<i64>(x.value.get()), Some(8));
+        assert_eq!(x.replace(8), 7);
+        assert_eq!(x.get(), 8);
+        let b = Rw::new(true);
+        b.set(false);
+        assert!(!b.get());
+        let f = Rw::new(1.5_f32);
+        f.set(-2.25);
+        assert_eq!(f.get(), -2.25);
+        let d = Rw::new(crate::value::DataType::float(16));
+        d.set(crate::value::DataType::int(8).with_lanes(4));
+        assert_eq!(d.get(), crate::value::DataType::int(8).with_lanes(4));
+        // Not scalars: the lock.
+        assert_eq!(scalar_width::<crate::value::String>(std::ptr::null()), None);
+        // A `Device` (4-aligned, 8 bytes) at an address not aligned to 8: the lock.
+        let at = 4 as *const crate::value::Device;
+        assert_eq!(scalar_width::<crate::value::Device>(at), None);
+    }
+
+    #[test]
+    fn concurrent_scalar_writes_are_never_torn() {
+        let cell = std::sync::Arc::new(Rw::new(0_i64));
+        let writers: Vec<_> = (0..2)
+            .map(|t| {
+                let cell = cell.clone();
+                std::thread::spawn(move || {
+                    for i in 0..20_000 {
+                        cell.set(if (i + t) % 2 == 0 { 0 } else { -1 });
+                    }
+                })
+            })
+            .collect();
+        for _ in 0..20_000 {
+            let v = cell.get();
+            assert!(v == 0 || v == -1, "torn value {v:#x}");
+        }
+        for w in writers {
+            w.join().unwrap();
+        }
     }
 
     #[test]

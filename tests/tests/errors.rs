@@ -1,0 +1,95 @@
+//! `?` on standard errors: the kind they raise as, the message with its cause chain, picking
+//! another kind, and `tvm_ffi::Error` inside `Box<dyn std::error::Error>` code.
+use std::fmt;
+
+use tvm_ffi::{ffi_func, Function, ResultExt};
+
+/// A library error with a cause, as `thiserror` or `serde_json` would make one.
+#[derive(Debug)]
+struct ConfigError {
+    line: u32,
+    cause: std::num::ParseIntError,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "bad config at line {}", self.line)
+    }
+}
+
+impl std::error::Error for ConfigError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.cause)
+    }
+}
+
+fn parse_config(text: &str) -> Result<i64, ConfigError> {
+    text.parse().map_err(|cause| ConfigError { line: 3, cause })
+}
+
+/// Any standard error converts with `?`.
+#[ffi_func(name = "rust_tests.errors.config")]
+fn config(text: &str) -> tvm_ffi::Result<i64> {
+    Ok(parse_config(text)?)
+}
+
+/// Parse errors raise ValueError.
+#[ffi_func(name = "rust_tests.errors.parse")]
+fn parse(text: &str) -> tvm_ffi::Result<f64> {
+    Ok(text.parse::<f64>()?)
+}
+
+/// The caller picks the kind.
+#[ffi_func(name = "rust_tests.errors.lookup")]
+fn lookup(key: &str) -> tvm_ffi::Result<i64> {
+    match key {
+        "one" => Ok(1),
+        _ => Err(format!("no entry `{key}`")).raise_as("KeyError"),
+    }
+}
+
+fn call_err(name: &str, arg: &str) -> (String, String) {
+    let err = Function::get_global(name)
+        .unwrap()
+        .call((arg,))
+        .unwrap_err();
+    (err.kind().to_string(), err.message().to_string())
+}
+
+#[test]
+fn standard_errors_raise_with_their_kind_and_cause_chain() {
+    assert_eq!(
+        call_err("rust_tests.errors.config", "x"),
+        (
+            "RuntimeError".into(),
+            "bad config at line 3: invalid digit found in string".into()
+        )
+    );
+    assert_eq!(
+        call_err("rust_tests.errors.parse", "x"),
+        ("ValueError".into(), "invalid float literal".into())
+    );
+    assert_eq!(
+        call_err("rust_tests.errors.lookup", "two"),
+        ("KeyError".into(), "no entry `two`".into())
+    );
+    let mut v: Vec<u8> = Vec::new();
+    let err: tvm_ffi::Error = v.try_reserve_exact(usize::MAX).unwrap_err().into();
+    assert_eq!(err.kind(), "MemoryError");
+    assert!(
+        err.message().starts_with("cannot allocate: "),
+        "{}",
+        err.message()
+    );
+}
+
+#[test]
+fn ffi_errors_travel_in_box_dyn_error() {
+    fn run() -> Result<i64, Box<dyn std::error::Error + Send + Sync>> {
+        let f = Function::get_global("rust_tests.errors.parse").unwrap();
+        let value: f64 = f.call_as(("nope",))?;
+        Ok(value as i64)
+    }
+    let err = run().unwrap_err();
+    assert_eq!(err.to_string(), "ValueError: invalid float literal");
+}
