@@ -12,8 +12,8 @@ const LAYERS: &[&[&str]] = &[
     &["error"],
     &["value", "version"],
     &["function"],
-    &["container", "tensor", "module"],
-    &["reflection", "serialization", "structural"],
+    &["container", "tensor"],
+    &["reflection", "serialization", "structural", "module"],
     &["enums"],
     &["registry"],
 ];
