@@ -77,7 +77,8 @@
 //!  container    Array, Map            tensor   Tensor, TensorView, ...     (5)
 //!      |                                 |
 //!  function     Function, closures, typed calls, globals, the extern "C"  (4)
-//!      |        boundary, module exports, printing through ffi.ReprPrint
+//!      |        boundary, module exports, printing through ffi.ReprPrint;
+//!      |        env: current streams, DLPack allocator, signal checks
 //!  value        Any, AnyView, conversions,    version   the runtime's    (3)
 //!      |        String, Bytes, DataType, Device          version check
 //!  error        Error, panics as errors                                    (2)
@@ -100,6 +101,7 @@ pub(crate) mod metadata;
 
 pub mod container;
 pub mod enums;
+pub mod env;
 pub mod error;
 pub mod function;
 pub mod object;

@@ -10,7 +10,8 @@
 //! scaled = np.from_dlpack(tvm_ffi.get_global_func("kernels.scale")(x, 2.0))
 //! ```
 use tvm_ffi::{
-    ffi_func, ffi_methods, Array, DataType, Device, Object, Result, Tensor, TensorMut, TensorView,
+    ffi_func, ffi_methods, Any, Array, DataType, Device, Function, Object, Result, Tensor,
+    TensorMut, TensorView,
 };
 
 /// `y = x + 1`, elementwise, written into `y` in place. Both are contiguous float32 CPU
@@ -121,4 +122,44 @@ impl Bias {
         }
         Ok(())
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The environment: streams and signals.
+
+/// The current stream of `device` on the calling thread, as an address (0: the default
+/// stream). Inside a Python call with a PyTorch CUDA tensor argument, PyTorch's current stream.
+#[ffi_func(name = "kernels.current_stream")]
+pub fn current_stream(device: Device) -> i64 {
+    tvm_ffi::env::current_stream(device) as usize as i64
+}
+
+/// The current stream of the device holding `x` (what a GPU kernel launches on).
+#[ffi_func(name = "kernels.tensor_stream")]
+pub fn tensor_stream(x: TensorView) -> i64 {
+    tvm_ffi::env::current_stream(x.device()) as usize as i64
+}
+
+/// Calls `f()` with `stream` as the current stream of `device`, then restores the previous one.
+#[ffi_func(name = "kernels.with_stream")]
+pub fn with_stream(device: Device, stream: i64, f: Function) -> Result<Any> {
+    let _guard = tvm_ffi::env::use_stream(device, stream as usize as tvm_ffi::env::StreamHandle)?;
+    f.call(())
+}
+
+/// Busy work that Ctrl-C interrupts: calls `on_start()` once, then loops, checking for signals
+/// every iteration, until `seconds` have passed (returns the iteration count) or a signal
+/// handler raises (Python: `KeyboardInterrupt`).
+#[ffi_func(name = "kernels.spin")]
+pub fn spin(on_start: Function, seconds: f64) -> Result<i64> {
+    on_start.call(())?;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs_f64(seconds.max(0.0));
+    let mut iterations = 0i64;
+    while std::time::Instant::now() < deadline {
+        tvm_ffi::env::check_signals()?;
+        // Some work between checks, as a real loop has.
+        std::hint::black_box((0..1000u64).sum::<u64>());
+        iterations += 1;
+    }
+    Ok(iterations)
 }
