@@ -113,6 +113,10 @@ pub mod tensor;
 pub mod value;
 pub mod version;
 
+/// The `half` crate, re-exported: [`half::f16`] (`float16`) and [`half::bf16`] (`bfloat16`) are
+/// tensor element types ([`Element`]), so `tensor.as_slice::<tvm_ffi::half::f16>()` needs no
+/// dependency of your own.
+pub use half;
 /// The raw C ABI of libtvm_ffi (the `tvm-ffi-sys` crate).
 pub use tvm_ffi_sys as sys;
 /// Where the build found libtvm_ffi (the wheel's `lib` and `include` directories).

@@ -9,8 +9,9 @@
 //! add_one(x, y)                                   # writes into y's memory
 //! scaled = np.from_dlpack(tvm_ffi.get_global_func("kernels.scale")(x, 2.0))
 //! ```
+use tvm_ffi::half::{bf16, f16};
 use tvm_ffi::{
-    ffi_func, ffi_methods, Any, Array, DataType, Device, Function, Object, Result, Tensor,
+    ffi_func, ffi_methods, Any, Array, Bytes, DataType, Device, Function, Object, Result, Tensor,
     TensorMut, TensorView,
 };
 
@@ -162,4 +163,97 @@ pub fn spin(on_start: Function, seconds: f64) -> Result<i64> {
         iterations += 1;
     }
     Ok(iterations)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Element types: float16/bfloat16 (the `half` crate), fp8 and sub-byte types as bytes, views.
+
+/// `x` (float16 or bfloat16) as a new float32 tensor.
+#[ffi_func(name = "kernels.to_float32")]
+pub fn to_float32(x: TensorView) -> Result<Tensor> {
+    let mut out = TensorMut::empty(x.shape(), DataType::FLOAT32, Device::cpu())?;
+    let values = out.as_mut_slice::<f32>()?;
+    let x = x.check("x");
+    match x.view().dtype() {
+        DataType::FLOAT16 => {
+            for (o, v) in values.iter_mut().zip(x.as_slice::<f16>()?) {
+                *o = v.to_f32();
+            }
+        }
+        DataType::BFLOAT16 => {
+            for (o, v) in values.iter_mut().zip(x.as_slice::<bf16>()?) {
+                *o = v.to_f32();
+            }
+        }
+        other => tvm_ffi::bail!(
+            TypeError,
+            "`x` must have dtype float16 or bfloat16, got {other}"
+        ),
+    }
+    Ok(out.freeze())
+}
+
+/// `x` (float32) rounded to `dtype` (`"float16"` or `"bfloat16"`), as a new tensor.
+#[ffi_func(name = "kernels.from_float32")]
+pub fn from_float32(x: TensorView, dtype: DataType) -> Result<Tensor> {
+    let xs = x.check("x").as_slice::<f32>()?;
+    let mut out = TensorMut::empty(x.shape(), dtype, Device::cpu())?;
+    match dtype {
+        DataType::FLOAT16 => {
+            for (o, &v) in out.as_mut_slice::<f16>()?.iter_mut().zip(xs) {
+                *o = f16::from_f32(v);
+            }
+        }
+        DataType::BFLOAT16 => {
+            for (o, &v) in out.as_mut_slice::<bf16>()?.iter_mut().zip(xs) {
+                *o = bf16::from_f32(v);
+            }
+        }
+        other => tvm_ffi::bail!(
+            TypeError,
+            "`dtype` must be float16 or bfloat16, got {other}"
+        ),
+    }
+    Ok(out.freeze())
+}
+
+/// The raw bytes of a contiguous CPU tensor of any dtype (packed for sub-byte dtypes).
+#[ffi_func(name = "kernels.raw_bytes")]
+pub fn raw_bytes(x: TensorView) -> Result<Bytes> {
+    Ok(Bytes::from(x.check("x").as_bytes()?))
+}
+
+/// A tensor of `dtype` and `shape` over a copy of `data` (exactly its byte size): how fp8
+/// (`float8_e4m3fn`, ...) and packed sub-byte tensors (`int4`, `float4_e2m1fn`) are made.
+#[ffi_func(name = "kernels.tensor_from_bytes")]
+pub fn tensor_from_bytes(data: Bytes, shape: Array<i64>, dtype: DataType) -> Result<Tensor> {
+    let shape: Vec<i64> = shape.iter().collect();
+    Tensor::from_bytes(data.as_ref().to_vec(), &shape, dtype)
+}
+
+/// A view of `x` (no copy) with `shape`, `strides` and `offset` in elements; checked to stay
+/// within `x`.
+#[ffi_func(name = "kernels.as_strided")]
+pub fn as_strided(
+    x: Tensor,
+    shape: Array<i64>,
+    strides: Array<i64>,
+    offset: i64,
+) -> Result<Tensor> {
+    let shape: Vec<i64> = shape.iter().collect();
+    let strides: Vec<i64> = strides.iter().collect();
+    x.as_strided(&shape, &strides, offset)
+}
+
+/// The transpose of a 2-D tensor, as a view (no copy).
+#[ffi_func(name = "kernels.transpose")]
+pub fn transpose(x: Tensor) -> Result<Tensor> {
+    x.check("x").ndim(2)?;
+    x.transpose(0, 1)
+}
+
+/// Rows `start .. start + length` of `x`, as a view (no copy).
+#[ffi_func(name = "kernels.rows")]
+pub fn rows(x: Tensor, start: i64, length: i64) -> Result<Tensor> {
+    x.narrow(0, start, length)
 }
