@@ -111,6 +111,9 @@ def test_check_signals_without_a_signal_lets_the_loop_finish(kernels_lib):
     n = f("kernels.spin")(lambda: calls.append(1), 0.05)
     assert calls == [1]
     assert n > 0
+    with pytest.raises(ValueError) as err:
+        f("kernels.spin")(lambda: None, float("nan"))
+    assert str(err.value) == "`seconds` must be between 0 and 60, got NaN"
 
 
 def test_torch_cuda_stream_is_the_stream_rust_sees(kernels_lib):

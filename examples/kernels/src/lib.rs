@@ -149,12 +149,17 @@ pub fn with_stream(device: Device, stream: i64, f: Function) -> Result<Any> {
 }
 
 /// Busy work that Ctrl-C interrupts: calls `on_start()` once, then loops, checking for signals
-/// every iteration, until `seconds` have passed (returns the iteration count) or a signal
-/// handler raises (Python: `KeyboardInterrupt`).
+/// every iteration, until `seconds` (at most 60) have passed (returns the iteration count) or
+/// a signal handler raises (Python: `KeyboardInterrupt`).
 #[ffi_func(name = "kernels.spin")]
 pub fn spin(on_start: Function, seconds: f64) -> Result<i64> {
+    tvm_ffi::ensure!(
+        (0.0..=60.0).contains(&seconds),
+        ValueError,
+        "`seconds` must be between 0 and 60, got {seconds}"
+    );
     on_start.call(())?;
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs_f64(seconds.max(0.0));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs_f64(seconds);
     let mut iterations = 0i64;
     while std::time::Instant::now() < deadline {
         tvm_ffi::env::check_signals()?;
