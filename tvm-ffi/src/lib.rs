@@ -10,7 +10,9 @@
 //! - [`Any`] / [`AnyView`]: the 16-byte tagged union, with `cast`, `try_cast`, `as_exact`;
 //! - [`String`], [`Bytes`], [`Array`], [`Map`], [`DataType`], [`Device`];
 //! - [`Tensor`] / [`TensorView`] / [`TensorMut`]: DLPack tensors shared with NumPy, PyTorch
-//!   and C++ without copying;
+//!   and C++ without copying (`f16`/`bf16` through [`half`], fp8 and sub-byte types as bytes,
+//!   checked strided views);
+//! - [`env`](mod@env): the current stream of each device, the DLPack allocator, Ctrl-C in long loops;
 //! - [`Function`]: closures as FFI functions, typed calls, the global registry;
 //! - [`Error`] / [`Result`]: errors with kind, message and backtrace; panics never cross
 //!   the ABI.
