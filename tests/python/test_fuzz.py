@@ -24,7 +24,11 @@ TYPE_KEYS = sorted(
     (str(k) for k in tvm_ffi.get_global_func("ffi.GetRegisteredTypeKeys")() if str(k).startswith(PREFIXES)),
     key=lambda k: len(core._lookup_or_register_type_info_from_type_key(k).type_ancestors),
 )
-FUNCTIONS = sorted(n for n in tvm_ffi.registry.list_global_func_names() if n.startswith(PREFIXES))
+# Blocking by design (busy-waits until Ctrl-C or its timeout): tested in test_env.py.
+BLOCKING = {{"kernels.spin"}}
+FUNCTIONS = sorted(
+    n for n in tvm_ffi.registry.list_global_func_names() if n.startswith(PREFIXES) and n not in BLOCKING
+)
 
 # Python classes for the types, parents first (a C++ parent's class comes from tvm_ffi.testing).
 CLASSES = {{"testing.TestCxxClassBase": tvm_ffi.testing._TestCxxClassBase}}

@@ -781,3 +781,371 @@ fn tensors_as_object_fields() {
     drop((got, pair));
     assert_eq!(a.as_object_ref().strong_count(), 1);
 }
+
+#[test]
+fn float16_and_bfloat16_are_typed_elements() {
+    use tvm_ffi::half::{bf16, f16};
+    let _g = serial();
+    let values = vec![f16::from_f32(1.5), f16::from_f32(-2.0), f16::MAX];
+    let t = Tensor::from_vec(values.clone(), &[3]).unwrap();
+    assert_eq!(t.dtype(), DataType::FLOAT16);
+    assert_eq!(t.dtype().to_string(), "float16");
+    assert_eq!(t.as_slice::<f16>().unwrap(), &values[..]);
+    let b = Tensor::from_vec(vec![bf16::from_f32(3.0); 4], &[2, 2]).unwrap();
+    assert_eq!(b.dtype(), DataType::BFLOAT16);
+    assert_eq!(b.dtype().to_string(), "bfloat16");
+    assert_eq!(
+        b.check("b")
+            .dtype::<bf16>()
+            .unwrap()
+            .as_slice::<bf16>()
+            .unwrap()[3]
+            .to_f32(),
+        3.0
+    );
+    // Same size, other type: refused in both directions.
+    let err = t.as_slice::<bf16>().unwrap_err();
+    assert_eq!(
+        (err.kind(), err.message()),
+        (
+            "TypeError",
+            "expected a contiguous CPU tensor of dtype bfloat16, got float16 on cpu:0"
+        )
+    );
+    let err = b.check("b").as_slice::<f16>().unwrap_err();
+    assert_eq!(
+        err.message(),
+        "`b` must be a contiguous CPU tensor of dtype float16, got bfloat16 on cpu:0"
+    );
+    assert_eq!(
+        t.check("t").dtype::<u16>().unwrap_err().message(),
+        "`t` must have dtype uint16, got float16"
+    );
+    // Written through TensorMut, read by the C++ peer's echo unchanged.
+    let mut out = TensorMut::empty(&[2], DataType::FLOAT16, Device::cpu()).unwrap();
+    out.as_mut_slice::<f16>()
+        .unwrap()
+        .copy_from_slice(&[f16::ONE, f16::NEG_ONE]);
+    let echoed: Tensor = global("testing.schema_id_tensor")
+        .call_as((out.freeze(),))
+        .unwrap();
+    assert_eq!(echoed.as_slice::<f16>().unwrap(), &[f16::ONE, f16::NEG_ONE]);
+    // The parser agrees with the constants.
+    assert_eq!("float16".parse::<DataType>().unwrap(), DataType::FLOAT16);
+    assert_eq!("bfloat16".parse::<DataType>().unwrap(), DataType::BFLOAT16);
+}
+
+#[test]
+fn fp8_and_sub_byte_dtypes_are_bytes() {
+    let _g = serial();
+    let named = [
+        (DataType::FLOAT8_E3M4, "float8_e3m4", 8),
+        (DataType::FLOAT8_E4M3, "float8_e4m3", 8),
+        (DataType::FLOAT8_E4M3B11FNUZ, "float8_e4m3b11fnuz", 8),
+        (DataType::FLOAT8_E4M3FN, "float8_e4m3fn", 8),
+        (DataType::FLOAT8_E4M3FNUZ, "float8_e4m3fnuz", 8),
+        (DataType::FLOAT8_E5M2, "float8_e5m2", 8),
+        (DataType::FLOAT8_E5M2FNUZ, "float8_e5m2fnuz", 8),
+        (DataType::FLOAT8_E8M0FNU, "float8_e8m0fnu", 8),
+        (DataType::FLOAT6_E2M3FN, "float6_e2m3fn", 6),
+        (DataType::FLOAT6_E3M2FN, "float6_e3m2fn", 6),
+        (DataType::FLOAT4_E2M1FN, "float4_e2m1fn", 4),
+        (DataType::INT4, "int4", 4),
+        (DataType::UINT4, "uint4", 4),
+        (DataType::INT1, "int1", 1),
+        (DataType::UINT1, "uint1", 1),
+        (DataType::BOOL, "bool", 8),
+    ];
+    for (dtype, text, bits) in named {
+        // The runtime prints and parses each constant as its name.
+        assert_eq!(dtype.to_string(), text);
+        assert_eq!(text.parse::<DataType>().unwrap(), dtype, "{text}");
+        assert_eq!(dtype.size_in_bits(), bits);
+        assert_eq!(dtype.is_sub_byte(), bits < 8);
+    }
+    // fp8: one byte per element, typed access refused, byte access allowed.
+    let mut fp8 = TensorMut::empty(&[2, 2], DataType::FLOAT8_E4M3FN, Device::cpu()).unwrap();
+    assert_eq!(fp8.as_bytes().unwrap(), &[0; 4]);
+    fp8.as_mut_bytes()
+        .unwrap()
+        .copy_from_slice(&[0x38, 0x40, 0xb8, 0x7e]);
+    let fp8 = fp8.freeze();
+    assert_eq!(fp8.as_bytes().unwrap(), &[0x38, 0x40, 0xb8, 0x7e]);
+    assert_eq!(fp8.check("w").as_bytes().unwrap().len(), 4);
+    let err = fp8.check("w").as_slice::<u8>().unwrap_err();
+    assert_eq!(
+        (err.kind(), err.message()),
+        (
+            "TypeError",
+            "`w` must be a contiguous CPU tensor of dtype uint8, got float8_e4m3fn on cpu:0"
+        )
+    );
+    assert_eq!(
+        fp8.check("w")
+            .dtype_is(DataType::FLOAT8_E5M2)
+            .unwrap_err()
+            .message(),
+        "`w` must have dtype float8_e5m2, got float8_e4m3fn"
+    );
+    fp8.check("w").dtype_is(DataType::FLOAT8_E4M3FN).unwrap();
+    // Packed sub-byte types: ceil(n * bits / 8) bytes.
+    for (dtype, shape, bytes) in [
+        (DataType::INT4, &[3i64][..], 2usize),
+        (DataType::UINT4, &[2, 3], 3),
+        (DataType::FLOAT4_E2M1FN, &[7], 4),
+        (DataType::FLOAT6_E3M2FN, &[4], 3),
+        (DataType::INT1, &[9], 2),
+        (DataType::INT4, &[0], 0),
+    ] {
+        let t = Tensor::empty(shape, dtype, Device::cpu()).unwrap();
+        assert_eq!(t.as_bytes().unwrap().len(), bytes, "{dtype} {shape:?}");
+        let data: Vec<u8> = (1..=bytes as u8).collect();
+        let t = Tensor::from_bytes(data.clone(), shape, dtype).unwrap();
+        assert_eq!(t.as_bytes().unwrap(), &data[..]);
+        let err = Tensor::from_bytes(vec![0; bytes + 1], shape, dtype).unwrap_err();
+        assert_eq!(
+            err.message(),
+            format!(
+                "Tensor::from_bytes: shape {shape:?} of {dtype} has {bytes} bytes, the data has {}",
+                bytes + 1
+            )
+        );
+    }
+    // Round trip through DLPack keeps the dtype and the bytes.
+    let int4 = Tensor::from_bytes(vec![0x21, 0x43], &[4], DataType::INT4).unwrap();
+    let again = Tensor::from_dlpack(int4.to_dlpack().unwrap()).unwrap();
+    assert_eq!(
+        (again.dtype(), again.as_bytes().unwrap()),
+        (DataType::INT4, &[0x21u8, 0x43][..])
+    );
+    let err = Tensor::from_bytes(vec![], &[-1], DataType::INT4).unwrap_err();
+    assert_eq!(err.message(), "Tensor::from_bytes: invalid shape [-1]");
+}
+
+#[test]
+fn byte_access_checks_layout_and_device() {
+    let _g = serial();
+    // Non-contiguous or device memory: no bytes.
+    let mut data = [0.0f32; 6];
+    let (mut shape, mut strides) = ([3i64], [2i64]);
+    let dl = raw_dltensor(data.as_mut_ptr(), &mut shape, &mut strides, Device::cpu());
+    // SAFETY: shape, strides and data outlive the view.
+    let view = unsafe { TensorView::from_dltensor(&dl) };
+    let err = view.as_bytes().unwrap_err();
+    assert_eq!((err.kind(), err.message()), (
+        "ValueError",
+        "expected a contiguous CPU tensor, got non-contiguous float32 on cpu:0 (shape [3], strides [2])"
+    ));
+    let (mut shape, mut strides) = ([3i64], [1i64]);
+    let gpu = raw_dltensor(
+        std::ptr::null_mut(),
+        &mut shape,
+        &mut strides,
+        Device::cuda(0),
+    );
+    // SAFETY: device memory is never read.
+    let view = unsafe { TensorView::from_dltensor(&gpu) };
+    assert_eq!(
+        view.check("g").as_bytes().unwrap_err().message(),
+        "`g` must be a contiguous CPU tensor, got float32 on cuda:0"
+    );
+    // A hostile byte offset is an error, not a read.
+    let hostile = DLTensor {
+        byte_offset: u64::MAX - 2,
+        ..raw_dltensor(data.as_mut_ptr(), &mut [2], &mut [1], Device::cpu())
+    };
+    // SAFETY: the data is never read (the check fails first).
+    let view = unsafe { TensorView::from_dltensor(&hostile) };
+    assert!(view
+        .check("h")
+        .as_bytes()
+        .unwrap_err()
+        .message()
+        .starts_with("`h` addresses bytes beyond the address space"));
+    assert_eq!(
+        view.first_element_ptr().unwrap_err().message(),
+        format!(
+            "the tensor's byte offset {} leaves the address space (data {:p})",
+            u64::MAX - 2,
+            data.as_ptr()
+        )
+    );
+    // The address of the first element of a device tensor: data + byte offset, not read.
+    let offset = DLTensor {
+        byte_offset: 8,
+        ..gpu
+    };
+    // SAFETY: never read.
+    let view = unsafe { TensorView::from_dltensor(&offset) };
+    assert_eq!(view.first_element_ptr().unwrap() as usize, 8);
+    assert_eq!(
+        view.check("g")
+            .device_type(sys::kDLCUDA)
+            .unwrap()
+            .view()
+            .ndim(),
+        1
+    );
+    assert_eq!(
+        view.check("g")
+            .device_type(sys::kDLCPU)
+            .unwrap_err()
+            .message(),
+        "`g` must be a cpu tensor, got a tensor on cuda:0"
+    );
+}
+
+#[test]
+fn strided_views_share_memory_and_check_bounds() {
+    let _g = serial();
+    let x = Tensor::from_vec((0..12).map(|v| v as f32).collect(), &[3, 4]).unwrap();
+    let t = x.transpose(0, 1).unwrap();
+    assert_eq!(t.shape(), &[4, 3]);
+    assert_eq!(&*t.strides(), &[1, 4]);
+    assert_eq!(t.data_ptr(), x.data_ptr());
+    assert_eq!(
+        x.as_object_ref().strong_count(),
+        2,
+        "the view holds its source"
+    );
+    assert_eq!(
+        format!("{t:?}"),
+        "Tensor(shape=[4, 3], dtype=float32, device=cpu:0, strides=[1, 4])"
+    );
+    let rows = x.narrow(0, 1, 2).unwrap();
+    assert_eq!(
+        rows.as_slice::<f32>().unwrap(),
+        &[4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0]
+    );
+    assert_eq!(
+        rows.byte_offset(),
+        0,
+        "the offset is folded into the CPU address"
+    );
+    assert_eq!(rows.data_ptr() as usize, x.data_ptr() as usize + 16);
+    let cols = x.narrow(1, 1, 2).unwrap();
+    assert_eq!(
+        (cols.shape(), &*cols.strides()),
+        (&[3i64, 2][..], &[4i64, 1][..])
+    );
+    assert!(!cols.is_contiguous());
+    // Writes through a view are seen by the source.
+    // SAFETY: no other slice of this memory is alive in this block.
+    unsafe { rows.as_mut_slice::<f32>().unwrap()[0] = 40.0 };
+    assert_eq!(x.as_slice::<f32>().unwrap()[4], 40.0);
+    // Views of views: offsets and bounds are the view's own.
+    let right = x.as_strided(&[3, 2], &[4, 1], 2).unwrap();
+    let last_column = right.as_strided(&[3], &[4], 1).unwrap();
+    assert_eq!(last_column.data_ptr() as usize, x.data_ptr() as usize + 12);
+    let err = right.as_strided(&[3], &[4], 2).unwrap_err();
+    assert_eq!(
+        err.message(),
+        "Tensor::as_strided: the view (shape [3], strides [4], element offset 2) reaches \
+         elements 2..=10 of a tensor whose elements are 0..=9"
+    );
+    // Negative strides: the first element is not the lowest address.
+    let reversed = x.as_strided(&[4], &[-1], 3).unwrap();
+    let back = reversed.as_strided(&[2], &[1], -3).unwrap();
+    assert_eq!(back.data_ptr(), x.data_ptr());
+    // Errors: kind and message.
+    let cases: Vec<(tvm_ffi::Error, &str, &str)> = vec![
+        (
+            x.as_strided(&[2], &[1], 11).unwrap_err(),
+            "ValueError",
+            "Tensor::as_strided: the view (shape [2], strides [1], element offset 11) reaches \
+             elements 11..=12 of a tensor whose elements are 0..=11",
+        ),
+        (
+            x.as_strided(&[2, 2], &[1], 0).unwrap_err(),
+            "ValueError",
+            "Tensor::as_strided: shape [2, 2] has 2 dimensions but strides [1] has 1",
+        ),
+        (
+            x.as_strided(&[-2], &[1], 0).unwrap_err(),
+            "ValueError",
+            "Tensor::as_strided: the view (shape [-2], strides [1], element offset 0) has an \
+             invalid shape or overflows",
+        ),
+        (
+            x.as_strided(&[0], &[1], 13).unwrap_err(),
+            "ValueError",
+            "Tensor::as_strided: the view (shape [0], strides [1], element offset 13) starts \
+             outside the elements 0..=11 of the tensor",
+        ),
+        (
+            x.as_strided(&[i64::MAX, 2], &[i64::MAX, i64::MIN], 0)
+                .unwrap_err(),
+            "ValueError",
+            "Tensor::as_strided: the view (shape [9223372036854775807, 2], strides \
+             [9223372036854775807, -9223372036854775808], element offset 0) reaches elements \
+             -9223372036854775808..=85070591730234615838173535747377725442 of a tensor whose \
+             elements are 0..=11",
+        ),
+        (
+            x.narrow(2, 0, 1).unwrap_err(),
+            "IndexError",
+            "Tensor::narrow: dimension 2 is out of range for a tensor of 2 dimensions (shape \
+             [3, 4])",
+        ),
+        (
+            x.narrow(1, 3, 2).unwrap_err(),
+            "IndexError",
+            "Tensor::narrow: elements 3..5 of dimension 1 are out of range for extent 4",
+        ),
+        (
+            x.narrow(1, -1, 1).unwrap_err(),
+            "IndexError",
+            "Tensor::narrow: elements -1..0 of dimension 1 are out of range for extent 4",
+        ),
+        (
+            x.transpose(0, 2).unwrap_err(),
+            "IndexError",
+            "Tensor::transpose: dimension 2 is out of range for a tensor of 2 dimensions (shape \
+             [3, 4])",
+        ),
+        (
+            Tensor::from_bytes(vec![0; 2], &[4], DataType::INT4)
+                .unwrap()
+                .as_strided(&[2], &[1], 0)
+                .unwrap_err(),
+            "ValueError",
+            "Tensor::as_strided: views of int4 are not supported: its elements do not start at \
+             byte boundaries",
+        ),
+    ];
+    for (err, kind, message) in cases {
+        assert_eq!((err.kind(), err.message()), (kind, message));
+    }
+    // An empty tensor has only empty views at offset 0.
+    let empty = Tensor::from_vec(Vec::<f32>::new(), &[0]).unwrap();
+    assert_eq!(empty.as_strided(&[0, 3], &[3, 1], 0).unwrap().numel(), 0);
+    assert_eq!(
+        empty.as_strided(&[1], &[1], 0).unwrap_err().message(),
+        "Tensor::as_strided: the view (shape [1], strides [1], element offset 0) reaches \
+         elements 0..=0 of a tensor with no elements"
+    );
+    // The view and its source are released together: the Rust buffer is freed last.
+    let before = live_rust_buffers();
+    let source = Tensor::from_vec(vec![1u8; 8], &[8]).unwrap();
+    let view = source.narrow(0, 2, 4).unwrap();
+    drop(source);
+    assert_eq!(live_rust_buffers(), before + 1);
+    assert_eq!(view.as_slice::<u8>().unwrap(), &[1; 4]);
+    drop(view);
+    assert_eq!(live_rust_buffers(), before);
+}
+
+#[test]
+fn views_cross_to_cpp() {
+    let _g = serial();
+    let x = Tensor::from_vec((0..6).map(|v| v as i64).collect(), &[2, 3]).unwrap();
+    let t = x.transpose(0, 1).unwrap();
+    let echoed: Tensor = global("testing.schema_id_tensor").call_as((&t,)).unwrap();
+    assert!(echoed.as_object_ref().ptr_eq(t.as_object_ref()));
+    assert_eq!(&*echoed.strides(), &[1, 3]);
+    // Through DLPack: the strides travel with the data.
+    let exported = t.to_dlpack().unwrap();
+    assert_eq!(exported.view().shape(), &[3, 2]);
+    assert_eq!(&*exported.view().strides(), &[1, 3]);
+    assert_eq!(exported.view().data_ptr(), x.data_ptr());
+}

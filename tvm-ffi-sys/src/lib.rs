@@ -135,6 +135,17 @@ pub const kDLOpaqueHandle: u8 = 3;
 pub const kDLBfloat: u8 = 4;
 pub const kDLComplex: u8 = 5;
 pub const kDLBool: u8 = 6;
+pub const kDLFloat8_e3m4: u8 = 7;
+pub const kDLFloat8_e4m3: u8 = 8;
+pub const kDLFloat8_e4m3b11fnuz: u8 = 9;
+pub const kDLFloat8_e4m3fn: u8 = 10;
+pub const kDLFloat8_e4m3fnuz: u8 = 11;
+pub const kDLFloat8_e5m2: u8 = 12;
+pub const kDLFloat8_e5m2fnuz: u8 = 13;
+pub const kDLFloat8_e8m0fnu: u8 = 14;
+pub const kDLFloat6_e2m3fn: u8 = 15;
+pub const kDLFloat6_e3m2fn: u8 = 16;
+pub const kDLFloat4_e2m1fn: u8 = 17;
 
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -178,6 +189,10 @@ pub struct DLManagedTensorVersioned {
     pub flags: u64,
     pub dl_tensor: DLTensor,
 }
+
+/// `TVMFFIStreamHandle` (`c_env_api.h`): a device stream (`cudaStream_t` for CUDA); null is
+/// the device's default stream.
+pub type TVMFFIStreamHandle = *mut c_void;
 
 pub type DLPackManagedTensorAllocator = Option<
     unsafe extern "C" fn(
@@ -475,6 +490,11 @@ extern "C" {
         from: TVMFFIObjectHandle,
         out: *mut *mut DLManagedTensorVersioned,
     ) -> c_int;
+    pub fn TVMFFITensorCreateUnsafeView(
+        source: TVMFFIObjectHandle,
+        prototype: *const DLTensor,
+        out: *mut TVMFFIObjectHandle,
+    ) -> c_int;
     pub fn TVMFFIStringFromByteArray(input: *const TVMFFIByteArray, out: *mut TVMFFIAny) -> c_int;
     pub fn TVMFFIBytesFromByteArray(input: *const TVMFFIByteArray, out: *mut TVMFFIAny) -> c_int;
     pub fn TVMFFIDataTypeFromString(s: *const TVMFFIByteArray, out: *mut DLDataType) -> c_int;
@@ -519,6 +539,13 @@ extern "C" {
     pub fn TVMFFIGetTypeInfo(type_index: i32) -> *const TVMFFITypeInfo;
 
     // tvm/ffi/extra/c_env_api.h
+    pub fn TVMFFIEnvSetStream(
+        device_type: i32,
+        device_id: i32,
+        stream: TVMFFIStreamHandle,
+        opt_out_original_stream: *mut TVMFFIStreamHandle,
+    ) -> c_int;
+    pub fn TVMFFIEnvGetStream(device_type: i32, device_id: i32) -> TVMFFIStreamHandle;
     pub fn TVMFFIEnvSetDLPackManagedTensorAllocator(
         allocator: DLPackManagedTensorAllocator,
         write_to_global_context: c_int,
@@ -527,6 +554,14 @@ extern "C" {
     pub fn TVMFFIEnvGetDLPackManagedTensorAllocator() -> DLPackManagedTensorAllocator;
     pub fn TVMFFIEnvTensorAlloc(prototype: *mut DLTensor, out: *mut TVMFFIObjectHandle) -> c_int;
     pub fn TVMFFIEnvCheckSignals() -> c_int;
+    pub fn TVMFFIEnvRegisterCAPI(name: *const c_char, symbol: *mut c_void) -> c_int;
+    pub fn TVMFFIEnvModLookupFromImports(
+        library_ctx: TVMFFIObjectHandle,
+        func_name: *const c_char,
+        out: *mut TVMFFIObjectHandle,
+    ) -> c_int;
+    pub fn TVMFFIEnvModRegisterContextSymbol(name: *const c_char, symbol: *mut c_void) -> c_int;
+    pub fn TVMFFIEnvModRegisterSystemLibSymbol(name: *const c_char, symbol: *mut c_void) -> c_int;
 }
 
 /// Size, alignment and field offsets of every ABI struct, as `name value` lines.

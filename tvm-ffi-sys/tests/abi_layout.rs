@@ -49,6 +49,11 @@ int main(void) {
          kTVMFFISEqHashKindDAGNode, kTVMFFISEqHashKindConstTreeNode, kTVMFFISEqHashKindUniqueInstance);
   printf("deleter %d %d %d\n", kTVMFFIObjectDeleterFlagBitMaskStrong, kTVMFFIObjectDeleterFlagBitMaskWeak, kTVMFFIObjectDeleterFlagBitMaskBoth);
   printf("dlpack %d %d %d %d\n", kDLCPU, kDLCUDA, kDLTrn, kDLBool);
+  printf("dtype_codes %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d\n", kDLInt, kDLUInt, kDLFloat,
+         kDLOpaqueHandle, kDLBfloat, kDLComplex, kDLBool, kDLFloat8_e3m4, kDLFloat8_e4m3,
+         kDLFloat8_e4m3b11fnuz, kDLFloat8_e4m3fn, kDLFloat8_e4m3fnuz, kDLFloat8_e5m2,
+         kDLFloat8_e5m2fnuz, kDLFloat8_e8m0fnu, kDLFloat6_e2m3fn, kDLFloat6_e3m2fn, kDLFloat4_e2m1fn);
+  printf("stream_handle %zu\n", sizeof(TVMFFIStreamHandle));
   printf("dlpack_version %d %d\n", DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION);
   printf("dlpack_flags %llu %llu %llu\n", (unsigned long long)DLPACK_FLAG_BITMASK_READ_ONLY,
          (unsigned long long)DLPACK_FLAG_BITMASK_IS_COPIED,
@@ -143,6 +148,31 @@ fn rust_report() -> String {
         sys::kDLBool
     );
     out += &format!(
+        "dtype_codes {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {}\n",
+        sys::kDLInt,
+        sys::kDLUInt,
+        sys::kDLFloat,
+        sys::kDLOpaqueHandle,
+        sys::kDLBfloat,
+        sys::kDLComplex,
+        sys::kDLBool,
+        sys::kDLFloat8_e3m4,
+        sys::kDLFloat8_e4m3,
+        sys::kDLFloat8_e4m3b11fnuz,
+        sys::kDLFloat8_e4m3fn,
+        sys::kDLFloat8_e4m3fnuz,
+        sys::kDLFloat8_e5m2,
+        sys::kDLFloat8_e5m2fnuz,
+        sys::kDLFloat8_e8m0fnu,
+        sys::kDLFloat6_e2m3fn,
+        sys::kDLFloat6_e3m2fn,
+        sys::kDLFloat4_e2m1fn
+    );
+    out += &format!(
+        "stream_handle {}\n",
+        std::mem::size_of::<sys::TVMFFIStreamHandle>()
+    );
+    out += &format!(
         "dlpack_version {} {}\n",
         sys::DLPACK_MAJOR_VERSION,
         sys::DLPACK_MINOR_VERSION
@@ -186,4 +216,110 @@ fn sys_layouts_match_the_wheel_headers() {
     }
     assert_eq!(c_report.lines().count(), rust.lines().count());
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The C signatures of the env API and the tensor view function, one per line, spelled as the
+/// Rust declarations are. The C program assigns each function of the header to a pointer of the
+/// spelled type (an error with `-Werror` when the header differs); `rust_signatures_match`
+/// coerces each Rust declaration to the same spelled type (a compile error when it differs).
+const C_SIGNATURES: &str = r#"
+#include <tvm/ffi/c_api.h>
+#include <tvm/ffi/extra/c_env_api.h>
+#define SIG(ret, name, ...) { ret (*p)(__VA_ARGS__) = name; (void)p; }
+int main(void) {
+  SIG(int, TVMFFIEnvSetStream, int32_t, int32_t, TVMFFIStreamHandle, TVMFFIStreamHandle*)
+  SIG(TVMFFIStreamHandle, TVMFFIEnvGetStream, int32_t, int32_t)
+  SIG(int, TVMFFIEnvSetDLPackManagedTensorAllocator, DLPackManagedTensorAllocator, int, DLPackManagedTensorAllocator*)
+  SIG(DLPackManagedTensorAllocator, TVMFFIEnvGetDLPackManagedTensorAllocator, void)
+  SIG(int, TVMFFIEnvTensorAlloc, DLTensor*, TVMFFIObjectHandle*)
+  SIG(int, TVMFFIEnvCheckSignals, void)
+  SIG(int, TVMFFIEnvRegisterCAPI, const char*, void*)
+  SIG(int, TVMFFIEnvModLookupFromImports, TVMFFIObjectHandle, const char*, TVMFFIObjectHandle*)
+  SIG(int, TVMFFIEnvModRegisterContextSymbol, const char*, void*)
+  SIG(int, TVMFFIEnvModRegisterSystemLibSymbol, const char*, void*)
+  SIG(int, TVMFFITensorCreateUnsafeView, TVMFFIObjectHandle, const DLTensor*, TVMFFIObjectHandle*)
+  return 0;
+}
+"#;
+
+#[test]
+fn rust_signatures_match() {
+    use std::ffi::{c_char, c_int, c_void};
+    use tvm_ffi_sys as sys;
+    use tvm_ffi_sys::{
+        DLPackManagedTensorAllocator, DLTensor, TVMFFIObjectHandle, TVMFFIStreamHandle,
+    };
+    // Each line fails to compile when the Rust declaration differs from the spelled C type.
+    let _: unsafe extern "C" fn(i32, i32, TVMFFIStreamHandle, *mut TVMFFIStreamHandle) -> c_int =
+        sys::TVMFFIEnvSetStream;
+    let _: unsafe extern "C" fn(i32, i32) -> TVMFFIStreamHandle = sys::TVMFFIEnvGetStream;
+    let _: unsafe extern "C" fn(
+        DLPackManagedTensorAllocator,
+        c_int,
+        *mut DLPackManagedTensorAllocator,
+    ) -> c_int = sys::TVMFFIEnvSetDLPackManagedTensorAllocator;
+    let _: unsafe extern "C" fn() -> DLPackManagedTensorAllocator =
+        sys::TVMFFIEnvGetDLPackManagedTensorAllocator;
+    let _: unsafe extern "C" fn(*mut DLTensor, *mut TVMFFIObjectHandle) -> c_int =
+        sys::TVMFFIEnvTensorAlloc;
+    let _: unsafe extern "C" fn() -> c_int = sys::TVMFFIEnvCheckSignals;
+    let _: unsafe extern "C" fn(*const c_char, *mut c_void) -> c_int = sys::TVMFFIEnvRegisterCAPI;
+    let _: unsafe extern "C" fn(
+        TVMFFIObjectHandle,
+        *const c_char,
+        *mut TVMFFIObjectHandle,
+    ) -> c_int = sys::TVMFFIEnvModLookupFromImports;
+    let _: unsafe extern "C" fn(*const c_char, *mut c_void) -> c_int =
+        sys::TVMFFIEnvModRegisterContextSymbol;
+    let _: unsafe extern "C" fn(*const c_char, *mut c_void) -> c_int =
+        sys::TVMFFIEnvModRegisterSystemLibSymbol;
+    let _: unsafe extern "C" fn(
+        TVMFFIObjectHandle,
+        *const DLTensor,
+        *mut TVMFFIObjectHandle,
+    ) -> c_int = sys::TVMFFITensorCreateUnsafeView;
+}
+
+#[test]
+fn c_signatures_match_the_wheel_headers() {
+    let dir = std::env::temp_dir().join(format!("tvm-ffi-sig-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("signatures.c");
+    std::fs::write(&src, C_SIGNATURES).unwrap();
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let output = Command::new(&cc)
+        .args(["-std=c11", "-Werror", "-fsyntax-only"])
+        .arg(&src)
+        .arg(format!("-I{}", tvm_ffi_sys::build_info::INCLUDEDIR))
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run the C compiler `{cc}`: {e}"));
+    assert!(
+        output.status.success(),
+        "a declaration of tvm_ffi_sys differs from the wheel's headers:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn env_streams_round_trip() {
+    use tvm_ffi_sys as sys;
+    let fake = 0x1234usize as sys::TVMFFIStreamHandle;
+    let mut previous: sys::TVMFFIStreamHandle = std::ptr::null_mut();
+    // SAFETY: the stream table is thread-local plain data; any handle value may be stored.
+    unsafe {
+        assert_eq!(
+            sys::TVMFFIEnvSetStream(sys::kDLCUDA, 3, fake, &mut previous),
+            0
+        );
+        assert!(previous.is_null());
+        assert_eq!(sys::TVMFFIEnvGetStream(sys::kDLCUDA, 3), fake);
+        assert!(sys::TVMFFIEnvGetStream(sys::kDLCUDA, 2).is_null());
+        assert_eq!(
+            sys::TVMFFIEnvSetStream(sys::kDLCUDA, 3, previous, &mut previous),
+            0
+        );
+        assert_eq!(previous, fake);
+        assert!(sys::TVMFFIEnvGetStream(sys::kDLCUDA, 3).is_null());
+    }
 }

@@ -10,7 +10,9 @@
 //! - [`Any`] / [`AnyView`]: the 16-byte tagged union, with `cast`, `try_cast`, `as_exact`;
 //! - [`String`], [`Bytes`], [`Array`], [`Map`], [`DataType`], [`Device`];
 //! - [`Tensor`] / [`TensorView`] / [`TensorMut`]: DLPack tensors shared with NumPy, PyTorch
-//!   and C++ without copying;
+//!   and C++ without copying (`f16`/`bf16` through [`half`], fp8 and sub-byte types as bytes,
+//!   checked strided views);
+//! - [`env`](mod@env): the current stream of each device, the DLPack allocator, Ctrl-C in long loops;
 //! - [`Function`]: closures as FFI functions, typed calls, the global registry;
 //! - [`Error`] / [`Result`]: errors with kind, message and backtrace; panics never cross
 //!   the ABI.
@@ -77,7 +79,8 @@
 //!  container    Array, Map            tensor   Tensor, TensorView, ...     (5)
 //!      |                                 |
 //!  function     Function, closures, typed calls, globals, the extern "C"  (4)
-//!      |        boundary, module exports, printing through ffi.ReprPrint
+//!      |        boundary, module exports, printing through ffi.ReprPrint;
+//!      |        env: current streams, DLPack allocator, signal checks
 //!  value        Any, AnyView, conversions,    version   the runtime's    (3)
 //!      |        String, Bytes, DataType, Device          version check
 //!  error        Error, panics as errors                                    (2)
@@ -100,6 +103,7 @@ pub(crate) mod metadata;
 
 pub mod container;
 pub mod enums;
+pub mod env;
 pub mod error;
 pub mod function;
 pub mod module;
@@ -112,6 +116,10 @@ pub mod tensor;
 pub mod value;
 pub mod version;
 
+/// The `half` crate, re-exported: [`half::f16`] (`float16`) and [`half::bf16`] (`bfloat16`) are
+/// tensor element types ([`Element`]), so `tensor.as_slice::<tvm_ffi::half::f16>()` needs no
+/// dependency of your own.
+pub use half;
 /// The raw C ABI of libtvm_ffi (the `tvm-ffi-sys` crate).
 pub use tvm_ffi_sys as sys;
 /// Where the build found libtvm_ffi (the wheel's `lib` and `include` directories).

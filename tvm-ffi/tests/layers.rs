@@ -11,7 +11,7 @@ const LAYERS: &[&[&str]] = &[
     &["object"],
     &["error"],
     &["value", "version"],
-    &["function"],
+    &["function", "env"],
     &["container", "tensor"],
     &["reflection", "serialization", "structural", "module"],
     &["enums"],

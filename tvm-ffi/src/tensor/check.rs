@@ -2,7 +2,7 @@
 use std::fmt;
 
 use super::element::Element;
-use super::layout::{host_accessible, slice_parts};
+use super::layout::{byte_parts, host_accessible, slice_parts};
 use super::view::TensorView;
 use crate::error::{Error, Result};
 use crate::value::{DataType, Device};
@@ -130,6 +130,23 @@ impl<'a, 'n> TensorCheck<'a, 'n> {
         }
     }
 
+    /// The data is on a device of type `device_type` (a `kDL*` constant such as
+    /// [`sys::kDLCUDA`](crate::sys::kDLCUDA)), any device id.
+    pub fn device_type(self, device_type: i32) -> Result<Self> {
+        if self.view.device().device_type() == device_type {
+            Ok(self)
+        } else {
+            let wanted = Device::new(device_type, 0).type_name();
+            Err(self.fail(
+                "ValueError",
+                format_args!(
+                    "be a {wanted} tensor, got a tensor on {}",
+                    self.view.device()
+                ),
+            ))
+        }
+    }
+
     /// The data is on `device`.
     pub fn device(self, device: Device) -> Result<Self> {
         if self.view.device() == device {
@@ -183,6 +200,25 @@ impl<'a, 'n> TensorCheck<'a, 'n> {
         let (first, len) = slice_parts::<T>(self.view.dl, Some(self.name))?;
         // SAFETY: as in `TensorView::as_slice`.
         Ok(unsafe { std::slice::from_raw_parts(first.as_ptr(), len) })
+    }
+
+    /// [`TensorView::as_bytes`], with the argument's name in the error.
+    #[inline]
+    pub fn as_bytes(self) -> Result<&'a [u8]> {
+        let (first, len) = byte_parts(self.view.dl, Some(self.name))?;
+        // SAFETY: as in `TensorView::as_bytes`.
+        Ok(unsafe { std::slice::from_raw_parts(first.as_ptr(), len) })
+    }
+
+    /// [`TensorView::as_mut_bytes`], with the argument's name in the error.
+    ///
+    /// # Safety
+    /// As for [`TensorView::as_mut_slice`].
+    #[inline]
+    pub unsafe fn as_mut_bytes(self) -> Result<&'a mut [u8]> {
+        let (first, len) = byte_parts(self.view.dl, Some(self.name))?;
+        // SAFETY: layout as in `as_bytes`; exclusivity is the caller's promise.
+        Ok(unsafe { std::slice::from_raw_parts_mut(first.as_ptr(), len) })
     }
 
     /// [`TensorView::as_mut_slice`], with the argument's name in the error.

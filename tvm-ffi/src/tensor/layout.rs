@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 use std::ptr::NonNull;
 
-use super::element::Element;
+use super::element::{assert_element_size, Element};
 use crate::error::{Error, Result};
 use crate::sys::{self, DLTensor};
 use crate::value::{DataType, Device};
@@ -127,14 +127,12 @@ pub(super) fn slice_parts<T: Element>(
     dl: &DLTensor,
     name: Option<&str>,
 ) -> Result<(NonNull<T>, usize)> {
+    assert_element_size::<T>();
     let dtype_ok = dl.dtype == T::DTYPE.0;
     if !(dtype_ok && host_accessible(Device::from(dl.device)) && is_contiguous(dl)) {
         return Err(access_error::<T>(dl, name, dtype_ok));
     }
-    let subject = |what: &str| match name {
-        Some(name) => format!("`{name}` {what}"),
-        None => format!("the tensor {what}"),
-    };
+    let subject = |what: &str| subject(name, what);
     let shape = shape_of(dl);
     let len = checked_numel(shape)
         .ok_or_else(|| Error::value_error(subject(&format!("has an invalid shape {shape:?}"))))?;
@@ -146,9 +144,73 @@ pub(super) fn slice_parts<T: Element>(
         Some(bytes) if bytes <= isize::MAX as usize => bytes,
         _ => return Err(Error::value_error(subject("is too large to address"))),
     };
+    let align = std::mem::align_of::<T>();
+    let first = host_range(
+        dl,
+        name,
+        bytes,
+        align,
+        T::DTYPE,
+        format_args!("{len} elements"),
+    )?;
+    Ok((first.cast(), len))
+}
+
+/// `` `name` what `` or `the tensor what`: the subject of a message.
+fn subject(name: Option<&str>, what: &str) -> String {
+    match name {
+        Some(name) => format!("`{name}` {what}"),
+        None => format!("the tensor {what}"),
+    }
+}
+
+/// Validates byte access to all elements of `dl`, whatever the dtype (packed sub-byte types
+/// included), and returns the first byte and the byte count (C++ `GetDataSize`).
+pub(super) fn byte_parts(dl: &DLTensor, name: Option<&str>) -> Result<(NonNull<u8>, usize)> {
+    if !(host_accessible(Device::from(dl.device)) && is_contiguous(dl)) {
+        let got = describe(dl);
+        return Err(Error::value_error(match name {
+            Some(name) => format!("`{name}` must be a contiguous CPU tensor, got {got}"),
+            None => format!("expected a contiguous CPU tensor, got {got}"),
+        }));
+    }
+    let shape = shape_of(dl);
+    let dtype = DataType::from(dl.dtype);
+    let numel = checked_numel(shape).ok_or_else(|| {
+        Error::value_error(subject(name, &format!("has an invalid shape {shape:?}")))
+    })?;
+    let bytes = match data_size(numel, dtype) {
+        Some(bytes) if bytes <= isize::MAX as usize => bytes,
+        _ => return Err(Error::value_error(subject(name, "is too large to address"))),
+    };
+    if bytes == 0 {
+        return Ok((NonNull::dangling(), 0));
+    }
+    let first = host_range(
+        dl,
+        name,
+        bytes,
+        1,
+        dtype,
+        format_args!("{bytes} bytes of data"),
+    )?;
+    Ok((first, bytes))
+}
+
+/// The first byte of the `bytes` bytes at `data + byte_offset`, after checking that they lie in
+/// the address space and that the start is aligned to `align`.
+fn host_range(
+    dl: &DLTensor,
+    name: Option<&str>,
+    bytes: usize,
+    align: usize,
+    dtype: DataType,
+    count: std::fmt::Arguments<'_>,
+) -> Result<NonNull<u8>> {
+    let subject = |what: &str| subject(name, what);
     let Some(base) = NonNull::new(dl.data as *mut u8) else {
         return Err(Error::value_error(subject(&format!(
-            "has {len} elements but a null data pointer"
+            "has {count} but a null data pointer"
         ))));
     };
     // Every address is computed with checked arithmetic and the whole range must lie in the
@@ -168,17 +230,13 @@ pub(super) fn slice_parts<T: Element>(
     };
     // Formed from the checked address, so the pointer keeps the buffer's provenance.
     let first = base.as_ptr().wrapping_add(start - base.as_ptr() as usize);
-    if start % std::mem::align_of::<T>() != 0 {
+    if start % align != 0 {
         return Err(Error::value_error(subject(&format!(
-            "has data at {first:p}, not aligned to the {} bytes {} needs",
-            std::mem::align_of::<T>(),
-            T::DTYPE
+            "has data at {first:p}, not aligned to the {align} bytes {dtype} needs"
         ))));
     }
     // Not null: `start` is at least the non-null base address and did not wrap.
-    let first = NonNull::new(first as *mut T)
-        .ok_or_else(|| Error::value_error(subject("has an invalid data address")))?;
-    Ok((first, len))
+    NonNull::new(first).ok_or_else(|| Error::value_error(subject("has an invalid data address")))
 }
 
 #[cold]
@@ -251,4 +309,50 @@ pub(super) fn byte_span(dl: &DLTensor) -> Option<(i128, i128)> {
 /// Whether two devices may share an address space (both host memory, or the same device).
 pub(super) fn same_memory_space(a: Device, b: Device) -> bool {
     a == b || (host_accessible(a) && host_accessible(b))
+}
+
+/// The element offsets `(lowest, highest)` that a tensor of `shape` and `strides` (in
+/// elements) reaches from its first element; `Ok(None)` when it has no element, `Err(())` when
+/// an extent is negative or the arithmetic overflows.
+pub(super) fn element_span(shape: &[i64], strides: &[i64]) -> Result<Option<(i128, i128)>, ()> {
+    if shape.iter().any(|&extent| extent < 0) {
+        return Err(());
+    }
+    if shape.contains(&0) {
+        return Ok(None);
+    }
+    let (mut low, mut high) = (0i128, 0i128);
+    for (&extent, &stride) in shape.iter().zip(strides) {
+        // i64 * i64 fits in i128; only the sums can overflow.
+        let reach = (i128::from(extent) - 1) * i128::from(stride);
+        if reach >= 0 {
+            high = high.checked_add(reach).ok_or(())?;
+        } else {
+            low = low.checked_add(reach).ok_or(())?;
+        }
+    }
+    Ok(Some((low, high)))
+}
+
+/// Devices whose data pointer is an address, so that an offset can be folded into it (C++
+/// `IsDirectAddressDevice`); on the others it is a handle and offsets stay in `byte_offset`.
+pub(super) fn direct_address(device: Device) -> bool {
+    let t = device.device_type();
+    t <= sys::kDLCUDAHost || t == sys::kDLCUDAManaged || t == sys::kDLROCM || t == sys::kDLROCMHost
+}
+
+/// `data + byte_offset` with checked arithmetic (the pointer keeps the data's provenance).
+pub(super) fn first_element_ptr(dl: &DLTensor) -> Result<*mut std::ffi::c_void> {
+    let address = usize::try_from(dl.byte_offset)
+        .ok()
+        .and_then(|offset| (dl.data as usize).checked_add(offset));
+    match address {
+        Some(address) => Ok((dl.data as *mut u8)
+            .wrapping_add(address - dl.data as usize)
+            .cast()),
+        None => Err(Error::value_error(format!(
+            "the tensor's byte offset {} leaves the address space (data {:p})",
+            dl.byte_offset, dl.data
+        ))),
+    }
 }

@@ -65,6 +65,7 @@ mod layout;
 mod mutable;
 mod owned;
 mod rust_memory;
+mod strided;
 mod view;
 
 pub use check::TensorCheck;

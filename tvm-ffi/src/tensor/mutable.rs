@@ -5,7 +5,7 @@ use std::fmt;
 use super::check::TensorCheck;
 use super::element::Element;
 use super::layout::{
-    checked_numel, data_size, host_accessible, is_contiguous, shape_of, slice_parts,
+    byte_parts, checked_numel, data_size, host_accessible, is_contiguous, shape_of, slice_parts,
 };
 use super::layout::{compact_strides, strides_of};
 use super::owned::{tensor_object_from_handle, Tensor};
@@ -123,6 +123,44 @@ impl TensorMut {
         Ok(unsafe { std::slice::from_raw_parts_mut(first.as_ptr(), len) })
     }
 
+    /// The data as bytes for writing, whatever the dtype (fp8, packed sub-byte types, `bool`):
+    /// see [`TensorView::as_bytes`].
+    ///
+    /// ```
+    /// use tvm_ffi::{DataType, Device, TensorMut};
+    /// let mut t = TensorMut::empty(&[3], DataType::FLOAT8_E4M3FN, Device::cpu()).unwrap();
+    /// t.as_mut_bytes().unwrap().copy_from_slice(&[0x38, 0x40, 0xb8]); // 1.0, 2.0, -1.0
+    /// assert_eq!(t.freeze().as_bytes().unwrap(), &[0x38, 0x40, 0xb8]);
+    /// ```
+    #[inline]
+    pub fn as_mut_bytes(&mut self) -> Result<&mut [u8]> {
+        let (first, len) = byte_parts(&self.0.dl_tensor, None)?;
+        // SAFETY: checked by `byte_parts`; exclusive as in `as_mut_slice`.
+        Ok(unsafe { std::slice::from_raw_parts_mut(first.as_ptr(), len) })
+    }
+
+    /// A tensor of `dtype` that takes ownership of `data` (no copy), with the given row-major
+    /// `shape`: how fp8 and packed sub-byte tensors are made from Rust. `data` must have exactly
+    /// the tensor's byte size (`ceil(numel * bits / 8)`).
+    pub fn from_bytes(mut data: Vec<u8>, shape: &[i64], dtype: DataType) -> Result<TensorMut> {
+        let numel = checked_numel(shape).ok_or_else(|| {
+            Error::value_error(format!("Tensor::from_bytes: invalid shape {shape:?}"))
+        })?;
+        let bytes = data_size(numel, dtype).ok_or_else(|| {
+            Error::value_error(format!(
+                "Tensor::from_bytes: {shape:?} elements of {dtype} exceed the address space"
+            ))
+        })?;
+        if bytes != data.len() {
+            return Err(Error::value_error(format!(
+                "Tensor::from_bytes: shape {shape:?} of {dtype} has {bytes} bytes, the data has {}",
+                data.len()
+            )));
+        }
+        let first = data.as_mut_ptr() as *mut c_void;
+        rust_managed_tensor(first, Box::new(data), shape, dtype).map(TensorMut)
+    }
+
     /// Shares the tensor: from now on its memory is read through [`Tensor`]s.
     #[inline]
     pub fn freeze(self) -> Tensor {
@@ -143,8 +181,7 @@ fn env_alloc(
     dtype: DataType,
     device: Device,
 ) -> Result<Option<ObjectRef<TensorObj>>> {
-    // SAFETY: a plain query of the runtime's environment.
-    if unsafe { sys::TVMFFIEnvGetDLPackManagedTensorAllocator() }.is_none() {
+    if crate::env::dlpack_allocator().is_none() {
         return Ok(None);
     }
     // The prototype's `shape` is a mutable pointer in C; give it a copy to be independent of

@@ -48,6 +48,20 @@ impl Tensor {
         TensorMut::from_vec(data, shape).map(TensorMut::freeze)
     }
 
+    /// A tensor of `dtype` over `data` (no copy), for dtypes without a Rust element type: fp8,
+    /// packed sub-byte types, `bool`; see [`TensorMut::from_bytes`].
+    ///
+    /// ```
+    /// use tvm_ffi::{DataType, Tensor};
+    /// let t = Tensor::from_bytes(vec![0x3c, 0x00], &[2, 2], DataType::FLOAT4_E2M1FN).unwrap();
+    /// assert_eq!(t.dtype().to_string(), "float4_e2m1fn");
+    /// let err = Tensor::from_bytes(vec![0; 3], &[2, 2], DataType::FLOAT4_E2M1FN).unwrap_err();
+    /// assert_eq!(err.message(), "Tensor::from_bytes: shape [2, 2] of float4_e2m1fn has 2 bytes, the data has 3");
+    /// ```
+    pub fn from_bytes(data: Vec<u8>, shape: &[i64], dtype: DataType) -> Result<Tensor> {
+        TensorMut::from_bytes(data, shape, dtype).map(TensorMut::freeze)
+    }
+
     /// A tensor holding a copy of `data`, with the given row-major `shape`.
     pub fn from_slice<T: Element>(data: &[T], shape: &[i64]) -> Result<Tensor> {
         Tensor::from_vec(data.to_vec(), shape)
@@ -133,6 +147,17 @@ impl Tensor {
     pub unsafe fn as_mut_slice<T: Element>(&self) -> Result<&mut [T]> {
         // SAFETY: forwarded contract.
         unsafe { self.view().as_mut_slice() }
+    }
+
+    /// The data as bytes for writing in place; see [`TensorView::as_bytes`].
+    ///
+    /// # Safety
+    /// As for [`TensorView::as_mut_slice`].
+    #[inline]
+    #[allow(clippy::mut_from_ref)] // shared memory by design; the contract above governs it
+    pub unsafe fn as_mut_bytes(&self) -> Result<&mut [u8]> {
+        // SAFETY: forwarded contract.
+        unsafe { self.view().as_mut_bytes() }
     }
 
     /// The underlying object reference.

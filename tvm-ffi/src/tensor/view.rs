@@ -8,8 +8,8 @@ use std::ptr::NonNull;
 use super::check::TensorCheck;
 use super::element::Element;
 use super::layout::{
-    byte_span, checked_numel, compact_strides, is_contiguous, same_memory_space, shape_of,
-    slice_parts, strides_of,
+    byte_parts, byte_span, checked_numel, compact_strides, is_contiguous, same_memory_space,
+    shape_of, slice_parts, strides_of,
 };
 use super::owned::Tensor;
 use crate::error::Result;
@@ -75,6 +75,12 @@ macro_rules! owned_tensor_accessors {
         pub fn as_slice<T: Element>(&self) -> Result<&[T]> {
             self.view().as_slice()
         }
+
+        /// The data as bytes, whatever the dtype; see [`TensorView::as_bytes`].
+        #[inline]
+        pub fn as_bytes(&self) -> Result<&[u8]> {
+            self.view().as_bytes()
+        }
     };
 }
 
@@ -136,6 +142,14 @@ macro_rules! view_accessors {
         /// extent-1 dimensions may have any stride and empty tensors are contiguous).
         pub fn is_contiguous(&self) -> bool {
             is_contiguous(self.as_dltensor())
+        }
+
+        /// The address of the first element, `data_ptr() + byte_offset()` (what a GPU kernel
+        /// receives as its pointer argument), computed with checked arithmetic: an error for a
+        /// byte offset that leaves the address space. Rust never dereferences it; for device
+        /// memory it is an address on that device.
+        pub fn first_element_ptr(&self) -> Result<*mut c_void> {
+            super::layout::first_element_ptr(self.as_dltensor())
         }
     };
 }
@@ -233,6 +247,38 @@ impl<'a> TensorView<'a> {
         // safe Rust cannot write shared tensor memory, unsafe writers promise exclusivity, and
         // callers do not write arguments during a call (module docs).
         Ok(unsafe { std::slice::from_raw_parts(first.as_ptr(), len) })
+    }
+
+    /// The data as bytes, whatever the dtype, when the tensor is a contiguous host tensor:
+    /// how fp8 (`float8_e4m3fn`, ...), packed sub-byte types (`int4`, `float4_e2m1fn`, ...) and
+    /// `bool` tensors are read. Sub-byte elements are packed as DLPack specifies (element `i` in
+    /// bits `i * bits ..`, little bit order), so a tensor of `n` elements has
+    /// `ceil(n * bits / 8)` bytes ([`DataType::size_in_bits`]).
+    ///
+    /// ```
+    /// use tvm_ffi::{DataType, Tensor};
+    /// let t = Tensor::from_bytes(vec![0x21, 0x43, 0x05], &[5], DataType::INT4).unwrap();
+    /// assert_eq!(t.as_bytes().unwrap(), &[0x21, 0x43, 0x05]);   // 5 nibbles in 3 bytes
+    /// let err = t.as_slice::<u8>().unwrap_err();                // no typed access
+    /// assert_eq!(err.message(), "expected a contiguous CPU tensor of dtype uint8, got int4 on cpu:0");
+    /// ```
+    #[inline]
+    pub fn as_bytes(&self) -> Result<&'a [u8]> {
+        let (first, len) = byte_parts(self.dl, None)?;
+        // SAFETY: `byte_parts` checked host access, contiguity and the address range of the
+        // `len` bytes at `first`, valid for 'a; not written meanwhile (as in `as_slice`).
+        Ok(unsafe { std::slice::from_raw_parts(first.as_ptr(), len) })
+    }
+
+    /// The data as bytes for writing in place, with the checks of [`as_bytes`](Self::as_bytes).
+    ///
+    /// # Safety
+    /// As for [`as_mut_slice`](Self::as_mut_slice).
+    #[inline]
+    pub unsafe fn as_mut_bytes(&self) -> Result<&'a mut [u8]> {
+        let (first, len) = byte_parts(self.dl, None)?;
+        // SAFETY: layout as in `as_bytes`; exclusivity is the caller's promise.
+        Ok(unsafe { std::slice::from_raw_parts_mut(first.as_ptr(), len) })
     }
 
     /// The elements for writing in place, with the checks of [`as_slice`](Self::as_slice).

@@ -36,6 +36,15 @@ impl DataType {
             lanes: 1,
         })
     }
+    /// A bfloat type of `bits` bits (`bfloat16`).
+    pub const fn bfloat(bits: u8) -> Self {
+        DataType::new(sys::kDLBfloat, bits, 1)
+    }
+    /// A data type from its DLPack type code (`kDLFloat8_e4m3fn`, ...), bits per lane and lane
+    /// count.
+    pub const fn new(code: u8, bits: u8, lanes: u16) -> Self {
+        DataType(DLDataType { code, bits, lanes })
+    }
     /// `bool` (8-bit storage, as DLPack specifies).
     pub const fn bool() -> Self {
         DataType(DLDataType {
@@ -68,6 +77,78 @@ impl DataType {
     pub const fn size_in_bytes(self) -> usize {
         (self.0.bits as usize * self.0.lanes as usize).div_ceil(8)
     }
+    /// Bits per element (all lanes).
+    pub const fn size_in_bits(self) -> usize {
+        self.0.bits as usize * self.0.lanes as usize
+    }
+    /// Whether elements are narrower than a byte (`int4`, `float4_e2m1fn`, `float6_e2m3fn`,
+    /// ...): DLPack packs them, element `i` in bits `i * bits ..` of the buffer (little bit
+    /// order), so a tensor of `n` of them has `ceil(n * bits / 8)` bytes.
+    pub const fn is_sub_byte(self) -> bool {
+        self.size_in_bits() < 8
+    }
+}
+
+/// Named data types, spelled as the runtime prints them (`DataType::FLOAT8_E4M3FN` is
+/// `float8_e4m3fn`). fp8, fp6, fp4 and the sub-byte integers have no Rust element type: read
+/// and write them as bytes ([`TensorView::as_bytes`](crate::tensor::TensorView::as_bytes)).
+impl DataType {
+    /// `bool`: 8-bit storage.
+    pub const BOOL: DataType = DataType::bool();
+    /// `int1`: packed, 8 per byte.
+    pub const INT1: DataType = DataType::int(1);
+    /// `uint1`: packed, 8 per byte.
+    pub const UINT1: DataType = DataType::uint(1);
+    /// `int4`: packed, 2 per byte.
+    pub const INT4: DataType = DataType::int(4);
+    /// `uint4`: packed, 2 per byte.
+    pub const UINT4: DataType = DataType::uint(4);
+    /// `int8` (`i8`).
+    pub const INT8: DataType = DataType::int(8);
+    /// `int16` (`i16`).
+    pub const INT16: DataType = DataType::int(16);
+    /// `int32` (`i32`).
+    pub const INT32: DataType = DataType::int(32);
+    /// `int64` (`i64`).
+    pub const INT64: DataType = DataType::int(64);
+    /// `uint8` (`u8`).
+    pub const UINT8: DataType = DataType::uint(8);
+    /// `uint16` (`u16`).
+    pub const UINT16: DataType = DataType::uint(16);
+    /// `uint32` (`u32`).
+    pub const UINT32: DataType = DataType::uint(32);
+    /// `uint64` (`u64`).
+    pub const UINT64: DataType = DataType::uint(64);
+    /// `float16` ([`half::f16`]).
+    pub const FLOAT16: DataType = DataType::float(16);
+    /// `bfloat16` ([`half::bf16`]).
+    pub const BFLOAT16: DataType = DataType::bfloat(16);
+    /// `float32` (`f32`).
+    pub const FLOAT32: DataType = DataType::float(32);
+    /// `float64` (`f64`).
+    pub const FLOAT64: DataType = DataType::float(64);
+    /// `float8_e3m4`.
+    pub const FLOAT8_E3M4: DataType = DataType::new(sys::kDLFloat8_e3m4, 8, 1);
+    /// `float8_e4m3`.
+    pub const FLOAT8_E4M3: DataType = DataType::new(sys::kDLFloat8_e4m3, 8, 1);
+    /// `float8_e4m3b11fnuz`.
+    pub const FLOAT8_E4M3B11FNUZ: DataType = DataType::new(sys::kDLFloat8_e4m3b11fnuz, 8, 1);
+    /// `float8_e4m3fn` (PyTorch `float8_e4m3fn`, CUDA `__nv_fp8_e4m3`).
+    pub const FLOAT8_E4M3FN: DataType = DataType::new(sys::kDLFloat8_e4m3fn, 8, 1);
+    /// `float8_e4m3fnuz`.
+    pub const FLOAT8_E4M3FNUZ: DataType = DataType::new(sys::kDLFloat8_e4m3fnuz, 8, 1);
+    /// `float8_e5m2` (PyTorch `float8_e5m2`, CUDA `__nv_fp8_e5m2`).
+    pub const FLOAT8_E5M2: DataType = DataType::new(sys::kDLFloat8_e5m2, 8, 1);
+    /// `float8_e5m2fnuz`.
+    pub const FLOAT8_E5M2FNUZ: DataType = DataType::new(sys::kDLFloat8_e5m2fnuz, 8, 1);
+    /// `float8_e8m0fnu` (MX scale factors).
+    pub const FLOAT8_E8M0FNU: DataType = DataType::new(sys::kDLFloat8_e8m0fnu, 8, 1);
+    /// `float6_e2m3fn`: packed, 6 bits each.
+    pub const FLOAT6_E2M3FN: DataType = DataType::new(sys::kDLFloat6_e2m3fn, 6, 1);
+    /// `float6_e3m2fn`: packed, 6 bits each.
+    pub const FLOAT6_E3M2FN: DataType = DataType::new(sys::kDLFloat6_e3m2fn, 6, 1);
+    /// `float4_e2m1fn`: packed, 2 per byte.
+    pub const FLOAT4_E2M1FN: DataType = DataType::new(sys::kDLFloat4_e2m1fn, 4, 1);
 }
 
 impl From<DLDataType> for DataType {
