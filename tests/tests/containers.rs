@@ -625,3 +625,29 @@ fn collections_are_idiomatic() {
     let _: ObjectRef<Object> = Shape::new(&[1]).into();
     let _: ObjectRef<Object> = list.into();
 }
+
+#[test]
+fn typed_arrays_are_checked_when_wrapped() {
+    let mixed = Array::new([Any::new(1i64), Any::new("x")]).unwrap();
+    let any: Array<Any> = Array::from_object_ref(mixed.as_object_ref().clone());
+    assert_eq!(any.len(), 2);
+    // A panic in a function is a RuntimeError at the boundary (quietly: it is caught).
+    let wrap = Function::from_typed(|a: Array<Any>| -> i64 {
+        Array::<i64>::from_object_ref(a.into_object_ref()).len() as i64
+    });
+    let err = wrap.call((&mixed,)).unwrap_err();
+    assert_eq!(err.kind(), "RuntimeError");
+    assert!(
+        err.message()
+            .contains("Array::from_object_ref: element 1 is a `ffi.SmallStr`, not a `int`"),
+        "{}",
+        err.message()
+    );
+    assert_eq!(
+        wrap.call((&Array::new([5i64]).unwrap(),))
+            .unwrap()
+            .cast::<i64>()
+            .unwrap(),
+        1
+    );
+}

@@ -71,12 +71,41 @@ impl<T> Array<T> {
     pub fn into_object_ref(self) -> ObjectRef<ArrayObj> {
         self.obj
     }
-    /// Wraps an array object without checking element types.
-    pub fn from_object_ref(obj: ObjectRef<ArrayObj>) -> Self {
+    /// Wraps an array object whose elements are known to convert to `T`.
+    fn wrap(obj: ObjectRef<ArrayObj>) -> Self {
         Array {
             obj,
             _elem: PhantomData,
         }
+    }
+}
+
+impl<T: for<'a> FromAny<'a>> Array<T> {
+    /// Wraps an array object, checking that every element converts to `T` (as converting it
+    /// from an `Any` does).
+    ///
+    /// # Panics
+    /// When an element does not convert to `T`; [`Any::cast`] reports that as an error.
+    pub fn from_object_ref(obj: ObjectRef<ArrayObj>) -> Self {
+        let array = Array::wrap(obj);
+        if let Some(i) = array.first_mismatch() {
+            panic!(
+                "Array::from_object_ref: element {i} is a `{}`, not a `{}`",
+                array.as_views()[i].type_key(),
+                T::type_str()
+            );
+        }
+        array
+    }
+
+    /// The index of the first element that does not convert to `T`.
+    fn first_mismatch(&self) -> Option<usize> {
+        if T::ACCEPTS_ANY {
+            return None;
+        }
+        self.as_views()
+            .iter()
+            .position(|v| T::try_cast(v).is_none())
     }
 }
 
@@ -92,7 +121,8 @@ impl<T: TryIntoAny> Array<T> {
     pub fn new(items: impl IntoIterator<Item = T>) -> Result<Self> {
         let items: Vec<Any> = super::try_collect(items.into_iter(), T::try_into_any)?;
         let out = MAKE.get()?.call(items.as_slice())?;
-        Ok(Array::from_object_ref(out.cast::<ObjectRef<ArrayObj>>()?))
+        // Each element is a `T` converted into an `Any`, which converts back.
+        Ok(Array::wrap(out.cast::<ObjectRef<ArrayObj>>()?))
     }
 }
 
@@ -100,9 +130,11 @@ impl<T: for<'a> FromAny<'a>> Array<T> {
     /// Element `index`, converted; `None` past the end.
     #[inline]
     pub fn get(&self, index: usize) -> Option<T> {
-        self.as_views()
-            .get(index)
-            .map(|v| T::try_cast(v).expect("element type checked on entry"))
+        let view = self.as_views().get(index)?;
+        match T::from_checked(view) {
+            Some(value) => Some(value),
+            None => unchecked_element(),
+        }
     }
 
     /// Iterates over converted elements.
@@ -126,13 +158,23 @@ pub struct ArrayIter<'a, T> {
     _elem: PhantomData<fn() -> T>,
 }
 
+/// An element that does not convert: impossible, as every `Array<T>` is checked when made.
+#[cold]
+#[inline(never)]
+fn unchecked_element() -> ! {
+    panic!("element type checked on entry")
+}
+
 impl<T: for<'b> FromAny<'b>> Iterator for ArrayIter<'_, T> {
     type Item = T;
     #[inline]
     fn next(&mut self) -> Option<T> {
-        self.views
-            .next()
-            .map(|v| T::try_cast(v).expect("element type checked on entry"))
+        let view = self.views.next()?;
+        // The element converted when the array was checked, and arrays never change.
+        match T::from_checked(view) {
+            Some(value) => Some(value),
+            None => unchecked_element(),
+        }
     }
     #[inline]
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -142,9 +184,11 @@ impl<T: for<'b> FromAny<'b>> Iterator for ArrayIter<'_, T> {
 impl<T: for<'b> FromAny<'b>> DoubleEndedIterator for ArrayIter<'_, T> {
     #[inline]
     fn next_back(&mut self) -> Option<T> {
-        self.views
-            .next_back()
-            .map(|v| T::try_cast(v).expect("element type checked on entry"))
+        let view = self.views.next_back()?;
+        match T::from_checked(view) {
+            Some(value) => Some(value),
+            None => unchecked_element(),
+        }
     }
 }
 impl<T: for<'b> FromAny<'b>> ExactSizeIterator for ArrayIter<'_, T> {}
@@ -238,9 +282,8 @@ impl<'a, T: for<'b> FromAny<'b>> FromAny<'a> for Array<T> {
     /// converts one).
     fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
         if let Some(obj) = <&ObjectRef<ArrayObj>>::try_cast(view) {
-            let array = Array::<T>::from_object_ref(obj.clone());
-            return (T::ACCEPTS_ANY || array.as_views().iter().all(|v| T::try_cast(v).is_some()))
-                .then_some(array);
+            let array = Array::<T>::wrap(obj.clone());
+            return array.first_mismatch().is_none().then_some(array);
         }
         let list = <&ObjectRef<ListObj>>::try_cast(view)?;
         let items = super::List::<Any>::from_object_ref(list.clone())
@@ -250,9 +293,7 @@ impl<'a, T: for<'b> FromAny<'b>> FromAny<'a> for Array<T> {
             return None;
         }
         let out = MAKE.get().ok()?.call(items.as_slice()).ok()?;
-        Some(Array::from_object_ref(
-            out.cast::<ObjectRef<ArrayObj>>().ok()?,
-        ))
+        Some(Array::wrap(out.cast::<ObjectRef<ArrayObj>>().ok()?))
     }
     fn describe_mismatch(view: &AnyView<'_>) -> String {
         let items: Vec<Any> = if let Some(obj) = <&ObjectRef<ArrayObj>>::try_cast(view) {

@@ -25,6 +25,7 @@ pub(crate) fn hash_combine(key: u64, value: u64) -> u64 {
 
 /// `StableHashBytes` (`base_detail.h`): 8-byte little-endian chunks, the last one zero-padded,
 /// folded as `(r * 1099511628211 + chunk) % 2147483647` in wrapping 64-bit arithmetic.
+#[inline]
 pub(crate) fn stable_hash_bytes(bytes: &[u8]) -> u64 {
     const MULTIPLIER: u64 = 1_099_511_628_211;
     const MODULUS: u64 = 2_147_483_647;
@@ -137,8 +138,21 @@ unsafe fn heap_content<'a>(raw: &TVMFFIAny) -> &'a [u8] {
 impl<'a> KeyProbe<'a> {
     /// The probe of `key`, or `None` when only the runtime can compare it (an object whose
     /// type registers its own hash or equality, or an rvalue reference).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn new(key: &'a AnyView<'a>) -> Option<KeyProbe<'a>> {
+        let raw = *key.as_raw();
+        // Plain values (None, int, bool, float, pointers, DataType, Device) compare by bits.
+        if (0..ti::kTVMFFIRawStr).contains(&raw.type_index) {
+            return Some(KeyProbe {
+                raw,
+                kind: Kind::Bits,
+            });
+        }
+        Self::new_other(key)
+    }
+
+    /// [`KeyProbe::new`] for strings, bytes, big integers and objects.
+    fn new_other(key: &'a AnyView<'a>) -> Option<KeyProbe<'a>> {
         let raw = *key.as_raw();
         let kind = match raw.type_index {
             ti::kTVMFFISmallStr => Kind::Str(small_content(key.as_raw())),
@@ -170,6 +184,7 @@ impl<'a> KeyProbe<'a> {
     }
 
     /// `AnyHash` of the key.
+    #[inline]
     pub(crate) fn hash(&self) -> u64 {
         match self.kind {
             Kind::Bits => {
@@ -198,7 +213,7 @@ impl<'a> KeyProbe<'a> {
     ///
     /// # Safety
     /// `stored` is a valid value of a live map (an object index holds a live object).
-    #[inline]
+    #[inline(always)]
     pub(crate) unsafe fn matches(&self, stored: &TVMFFIAny) -> bool {
         // SAFETY: both are 16 initialised bytes; compared as two words, as C++ does.
         let same_bits = unsafe {
@@ -206,9 +221,15 @@ impl<'a> KeyProbe<'a> {
             let b = &*(&self.raw as *const TVMFFIAny as *const [u64; 2]);
             a == b
         };
-        if same_bits {
-            return true;
-        }
+        // SAFETY: the caller's contract.
+        same_bits || (!matches!(self.kind, Kind::Bits) && unsafe { self.same_content(stored) })
+    }
+
+    /// `AnyEqual` beyond equal bits: strings and bytes by content, big integers by words.
+    ///
+    /// # Safety
+    /// As for [`KeyProbe::matches`].
+    unsafe fn same_content(&self, stored: &TVMFFIAny) -> bool {
         match self.kind {
             Kind::Bits => false,
             Kind::Str(bytes) => match stored.type_index {

@@ -243,6 +243,7 @@ impl Table {
 
     /// The entry whose key equals `key` (C++ `find`: a linear scan of a small table, the
     /// key's chain in a dense one).
+    #[inline(always)]
     pub(crate) fn find(&self, key: &KeyProbe<'_>) -> Option<*const RawEntry> {
         let size = self.word(SIZE);
         let data = self.data();

@@ -349,6 +349,16 @@ pub trait FromAny<'a>: Sized + TypeSchema {
     fn describe_mismatch(view: &AnyView<'_>) -> String {
         format!("`{}`", view.type_key())
     }
+    /// Converts a value on which `try_cast` is known to succeed (an element of an immutable
+    /// container checked on entry), skipping the checks where that knowledge makes the stored
+    /// form certain; C++ reads such elements the same way (`CopyFromAnyViewAfterCheck`). On
+    /// any other value the result is unspecified (never undefined behaviour). Not part of the
+    /// public API.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn from_checked(view: &'a AnyView<'a>) -> Option<Self> {
+        Self::try_cast(view)
+    }
 }
 
 impl TypeSchema for Any {
@@ -452,10 +462,26 @@ macro_rules! impl_int {
                     None => format!("`{}`", view.type_key()),
                 }
             }
+            #[inline(always)]
+            fn from_checked(view: &'a AnyView<'a>) -> Option<Self> {
+                from_checked_int(view).map(|v| v as $t)
+            }
         }
     )*};
 }
 impl_int!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
+
+/// An integer known to convert: an `int` or a `bool` in range (both store `v_int64`), except
+/// that `u64`/`usize` also take an `ffi.BigInt`, read through the checked path.
+#[inline(always)]
+fn from_checked_int(view: &AnyView<'_>) -> Option<i64> {
+    if view.raw.type_index == ti::kTVMFFIBigInt {
+        return wide_int_value(view).map(|v| v as i64);
+    }
+    // SAFETY: every value has 8 initialised value bytes; for the int and bool a checked value
+    // is, they are its `v_int64`.
+    Some(unsafe { view.raw.value.v_int64 })
+}
 
 macro_rules! impl_int_into_any {
     ($($t:ty),*) => {$(
