@@ -387,32 +387,69 @@ fn dict_writes_are_shared_and_reads_are_checked() {
 }
 
 #[test]
-fn iterating_a_dict_that_changes_never_reads_freed_memory() {
-    // Every write below runs between two reads of the iteration, as a callback would.
-    for initial in [2usize, 3, 6, 40] {
-        let d: Dict<i64, i64> = Dict::new((0..initial as i64).map(|i| (i, i))).unwrap();
-        let mut seen = Vec::new();
-        for (step, entry) in d.iter().enumerate() {
-            let (k, _) = entry.unwrap();
-            seen.push(k);
-            match step % 3 {
-                0 => d.insert(1000 + step as i64, 0).unwrap(), // growth: small becomes dense
-                1 => {
-                    d.remove(k).unwrap();
-                }
-                _ => d.clear().unwrap(),
+fn iterating_a_dict_that_changes_ends_with_an_error_as_in_python() {
+    let set = global("ffi.DictSetItem");
+    for initial in [2i64, 3, 6, 40] {
+        // Adding an entry between two steps (here through the runtime, as a callback would):
+        // the next step is a RuntimeError, then the end; nothing is read from the old table.
+        for write in ["insert", "remove", "clear", "foreign"] {
+            let d: Dict<i64, i64> = Dict::new((0..initial).map(|i| (i, i))).unwrap();
+            let mut it = d.iter();
+            assert_eq!(it.next().unwrap().unwrap(), (0, 0));
+            match write {
+                "insert" => d.insert(1000, 0).unwrap(),
+                "remove" => assert_eq!(d.remove(1).unwrap(), Some(1)),
+                "clear" => d.clear().unwrap(),
+                _ => set.call((&d, 2000i64, 1i64)).map(drop).unwrap(),
             }
-            assert!(step < 10_000, "iteration must end");
+            let err = it.next().unwrap().unwrap_err();
+            assert_eq!(
+                (err.kind(), err.message()),
+                ("RuntimeError", "dict changed size during iteration"),
+                "{write}"
+            );
+            assert!(it.next().is_none());
         }
-        let mut distinct = seen.clone();
-        distinct.sort();
-        distinct.dedup();
-        assert_eq!(
-            distinct.len(),
-            seen.len(),
-            "each entry at most once: {seen:?}"
-        );
+        // Assigning an existing key keeps the size: the iteration goes on in the runtime's
+        // order (a dense table moves the key to the end, where it is met again) and ends.
+        let d: Dict<i64, i64> = Dict::new((0..initial).map(|i| (i, i))).unwrap();
+        let mut seen = Vec::new();
+        for entry in &d {
+            let (k, v) = entry.unwrap();
+            seen.push((k, v));
+            if k == 0 && v == 0 {
+                d.insert(0, -1).unwrap();
+            }
+            assert!(seen.len() < 1000, "the iteration ends");
+        }
+        assert_eq!(seen.len() as i64, initial + i64::from(initial >= 6));
+        assert_eq!(d.get(0).unwrap(), Some(-1));
     }
+}
+
+#[test]
+fn rust_threads_sharing_a_list_or_dict_are_serialised() {
+    let list: List<i64> = List::default();
+    let dict: Dict<i64, i64> = Dict::default();
+    std::thread::scope(|scope| {
+        for t in 0..4i64 {
+            let (list, dict) = (list.clone(), dict.clone());
+            scope.spawn(move || {
+                for i in 0..500 {
+                    list.push(t * 1000 + i).unwrap();
+                    dict.insert(t * 1000 + i, i).unwrap();
+                    let _ = list.get(list.len() - 1).unwrap();
+                    assert_eq!(dict.get(t * 1000 + i).unwrap(), Some(i));
+                }
+            });
+        }
+    });
+    assert_eq!(list.len(), 2000);
+    assert_eq!(dict.len(), 2000);
+    let mut values = list.to_vec().unwrap();
+    values.sort();
+    values.dedup();
+    assert_eq!(values.len(), 2000);
 }
 
 #[test]

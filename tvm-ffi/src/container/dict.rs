@@ -2,9 +2,10 @@
 use std::marker::PhantomData;
 
 use super::hash::KeyProbe;
+use super::lock::ContainerGuard;
 use super::map::{describe_entries, entries_convert, stored_view, unless_missing};
 use super::table::{Cursor, Table};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::function::{impl_into_arg_borrowed, object_view, GlobalCache, IntoArg};
 use crate::object::builtin::{DictObj, MapObj, Object};
 use crate::object::ObjectRef;
@@ -26,10 +27,11 @@ static DICT_CLEAR: GlobalCache = GlobalCache::new("ffi.DictClear");
 /// through the runtime's own functions (`ffi.DictSetItem`, `ffi.DictErase`, ...), with `&self`,
 /// like a `RefCell`. Element types are checked when a dict is converted from an `Any` (as
 /// C++ does) and again on every read, because a foreign write may since have stored a value
-/// of another type: such a read is a `TypeError`, never a wrong value. Iterating while the
-/// dict changes yields each remaining entry at most once or ends early, never reads freed
-/// memory. As in C++, the runtime has no lock: threads sharing a `Dict` synchronise their
-/// writes themselves.
+/// of another type: such a read is a `TypeError`, never a wrong value. An iteration during
+/// which entries are added or removed ends with a `RuntimeError` (as in Python); assigning an
+/// existing key moves it to the end of the runtime's order, where the iteration meets it again. Rust's own operations on one dict never overlap (each holds a process-wide lock for
+/// the dict); the runtime has no lock, so as in C++, code in other languages that writes the
+/// dict from another thread synchronises with Rust itself.
 ///
 /// ```
 /// use tvm_ffi::{Dict, String};
@@ -76,16 +78,24 @@ impl<Q: IntoArg> Key<Q> {
 }
 
 impl<K, V> Dict<K, V> {
+    /// Holds the dict's lock (see `lock`) for one operation.
+    #[inline]
+    fn locked(&self) -> ContainerGuard {
+        ContainerGuard::lock(self.obj.as_raw().as_ptr() as *const std::ffi::c_void)
+    }
+
+    /// The table; each read through it holds the lock.
     #[inline]
     fn table(&self) -> Table {
-        // SAFETY: `self` keeps the dict alive; each `Table` method reads the current state and
-        // no foreign code runs during one (the type docs: threads synchronise writes).
+        // SAFETY: `self` keeps the dict alive; each `Table` method reads the current state, with
+        // the lock held by the caller (no other Rust operation writes meanwhile).
         unsafe { Table::new(self.obj.as_raw()) }
     }
 
     /// Number of entries now.
     #[inline]
     pub fn len(&self) -> usize {
+        let _lock = self.locked();
         self.table().len()
     }
     /// Whether the dict is empty now.
@@ -111,27 +121,39 @@ impl<K, V> Dict<K, V> {
 
     /// Copies of all entries now, in insertion order, unconverted.
     pub fn snapshot(&self) -> Result<Vec<(Any, Any)>> {
+        // One operation: the steps re-enter the lock, so no Rust write comes in between.
+        let _lock = self.locked();
         super::try_collect(self.raw_entries(), Ok)
     }
 
     /// Owned copies of the entries, read one at a time.
     fn raw_entries(&self) -> RawEntries<'_> {
+        let _lock = self.locked();
         RawEntries {
+            dict: self.obj.as_object(),
             table: self.table(),
             cursor: self.table().first(),
-            _dict: PhantomData,
+            shape: self.table().shape(),
+            changed: false,
         }
     }
 
     /// The value for `key` now, copied, or `None`.
     fn lookup(&self, key: &AnyView<'_>) -> Result<Option<Any>> {
         match KeyProbe::new(key) {
-            Some(probe) => Ok(self.table().find(&probe).map(|entry| {
-                // SAFETY: the entry lives in the dict now; it is copied before any other code
-                // runs.
-                unsafe { stored_view(std::ptr::addr_of!((*entry).value)) }.to_owned()
-            })),
-            None => Ok(unless_missing(DICT_GET.get()?.call((&self.obj, *key))?)),
+            Some(probe) => {
+                let _lock = self.locked();
+                Ok(self.table().find(&probe).map(|entry| {
+                    // SAFETY: the entry lives in the dict now; it is copied under the lock,
+                    // before any other code runs.
+                    unsafe { stored_view(std::ptr::addr_of!((*entry).value)) }.to_owned()
+                }))
+            }
+            None => {
+                let f = DICT_GET.get()?;
+                let _lock = self.locked();
+                Ok(unless_missing(f.call((&self.obj, *key))?))
+            }
         }
     }
 
@@ -144,7 +166,9 @@ impl<K, V> Dict<K, V> {
 
     /// Removes every entry (`ffi.DictClear`).
     pub fn clear(&self) -> Result<()> {
-        DICT_CLEAR.get()?.call((&self.obj,)).map(drop)
+        let f = DICT_CLEAR.get()?;
+        let _lock = self.locked();
+        f.call((&self.obj,)).map(drop)
     }
 }
 
@@ -161,7 +185,9 @@ impl<K: TryIntoAny, V: TryIntoAny> Dict<K, V> {
     /// Sets `key` to `value` (`ffi.DictSetItem`), visible to every holder of the dict.
     pub fn insert(&self, key: K, value: V) -> Result<()> {
         let (key, value) = (key.try_into_any()?, value.try_into_any()?);
-        DICT_SET.get()?.call((&self.obj, &key, &value)).map(drop)
+        let f = DICT_SET.get()?;
+        let _lock = self.locked();
+        f.call((&self.obj, &key, &value)).map(drop)
     }
 }
 
@@ -178,21 +204,28 @@ impl<K, V: for<'a> FromAny<'a>> Dict<K, V> {
 
     /// Removes `key` (`ffi.DictErase`) and returns its value, if it was present.
     pub fn remove<Q: IntoArg>(&self, key: Q) -> Result<Option<V>> {
-        let key = Key::new(key)?;
-        let Some(value) = self.lookup(&key.view())? else {
-            return Ok(None);
+        let (key, erase) = (Key::new(key)?, DICT_ERASE.get()?);
+        let value = {
+            // One operation: the lookup re-enters the lock.
+            let _lock = self.locked();
+            let Some(value) = self.lookup(&key.view())? else {
+                return Ok(None);
+            };
+            erase.call((&self.obj, key.view()))?;
+            value
         };
-        DICT_ERASE.get()?.call((&self.obj, key.view()))?;
         value.cast::<V>().map(Some)
     }
 }
 
 impl<K: for<'a> FromAny<'a>, V: for<'a> FromAny<'a>> Dict<K, V> {
-    /// The entries, converted, in insertion order, read one at a time (a `TypeError` for an
-    /// entry a foreign write gave another type).
+    /// The entries, converted, in insertion order, read one at a time: a `TypeError` for an
+    /// entry a foreign write gave another type, a `RuntimeError` (then the end) when entries
+    /// were added or removed since the iteration started.
     pub fn iter(&self) -> DictIter<'_, K, V> {
         DictIter {
             entries: self.raw_entries(),
+            reported: false,
             _types: PhantomData,
         }
     }
@@ -203,16 +236,24 @@ impl<K: for<'a> FromAny<'a>, V: for<'a> FromAny<'a>> Dict<K, V> {
     }
 }
 
-/// Owned copies of a dict's entries, read in place one at a time.
+/// Owned copies of a dict's entries, read in place one at a time; ends (setting `changed`)
+/// when entries were added or removed since it started.
 struct RawEntries<'a> {
+    dict: &'a ObjectRef<Object>,
     table: Table,
     cursor: Cursor,
-    _dict: PhantomData<&'a ObjectRef<DictObj>>,
+    shape: [u64; 3],
+    changed: bool,
 }
 
 impl Iterator for RawEntries<'_> {
     type Item = (Any, Any);
     fn next(&mut self) -> Option<(Any, Any)> {
+        let _lock = ContainerGuard::lock(self.dict.as_raw().as_ptr() as *const std::ffi::c_void);
+        if self.changed || self.table.shape() != self.shape {
+            self.changed = true;
+            return None;
+        }
         let entry = self.table.next(&mut self.cursor)?;
         // SAFETY: the entry lives in the dict now; both halves are copied before any other
         // code runs.
@@ -228,14 +269,23 @@ impl Iterator for RawEntries<'_> {
 /// The entries of a [`Dict`], converted ([`Dict::iter`], `for entry in &dict`).
 pub struct DictIter<'a, K, V> {
     entries: RawEntries<'a>,
+    reported: bool,
     _types: PhantomData<fn() -> (K, V)>,
 }
 
 impl<K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>> Iterator for DictIter<'_, K, V> {
     type Item = Result<(K, V)>;
     fn next(&mut self) -> Option<Result<(K, V)>> {
-        let (k, v) = self.entries.next()?;
-        Some(k.cast::<K>().and_then(|k| Ok((k, v.cast::<V>()?))))
+        match self.entries.next() {
+            Some((k, v)) => Some(k.cast::<K>().and_then(|k| Ok((k, v.cast::<V>()?)))),
+            None if self.entries.changed && !self.reported => {
+                self.reported = true;
+                Some(Err(Error::runtime_error(
+                    "dict changed size during iteration",
+                )))
+            }
+            None => None,
+        }
     }
 }
 
@@ -278,7 +328,11 @@ impl<K, V> std::fmt::Debug for Dict<K, V> {
 impl<K, V> std::fmt::Display for Dict<K, V> {
     /// The runtime's repr (`ffi.ReprPrint`), as Python prints the dict.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Display::fmt(&self.obj, f)
+        let text = {
+            let _lock = self.locked();
+            self.obj.to_string()
+        };
+        f.write_str(&text)
     }
 }
 

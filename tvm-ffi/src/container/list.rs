@@ -1,6 +1,7 @@
 //! [`List<T>`]: the runtime's mutable, shared `ffi.List`.
 use std::marker::PhantomData;
 
+use super::lock::ContainerGuard;
 use crate::error::{Error, Result};
 use crate::function::{impl_into_arg_borrowed, object_view, GlobalCache};
 use crate::object::builtin::{ArrayObj, ListObj, Object};
@@ -26,8 +27,9 @@ static LIST_CLEAR: GlobalCache = GlobalCache::new("ffi.ListClear");
 /// own functions (`ffi.ListAppend`, `ffi.ListSetItem`, ...), with `&self`, like a `RefCell`.
 /// Element types are checked when a list is converted from an `Any` (as C++ does) and again on
 /// every read, because a foreign write may since have stored a value of another type: such a
-/// read is a `TypeError`, never a wrong value. As in C++, the runtime has no lock: threads
-/// sharing a `List` synchronise their writes themselves.
+/// read is a `TypeError`, never a wrong value. Rust's own operations on one list never overlap
+/// (each holds a process-wide lock for the list); the runtime has no lock, so as in C++, code
+/// in other languages that writes the list from another thread synchronises with Rust itself.
 ///
 /// ```
 /// use tvm_ffi::List;
@@ -58,12 +60,18 @@ impl<T> Clone for List<T> {
 }
 
 impl<T> List<T> {
-    /// The sequence cell (buffer, length) as it is now.
+    /// Holds the list's lock (see `lock`) for one operation.
+    #[inline]
+    fn locked(&self) -> ContainerGuard {
+        ContainerGuard::lock(self.obj.as_raw().as_ptr() as *const std::ffi::c_void)
+    }
+
+    /// The sequence cell (buffer, length) as it is now; call with the lock held.
     #[inline]
     fn cell(&self) -> (*const TVMFFIAny, usize) {
         // SAFETY: a list is the header followed by a TVMFFISeqCell; its fields are read by
-        // value (never through a reference, since other code rewrites them), and no foreign
-        // code runs during the read (the type docs: threads synchronise writes).
+        // value (never through a reference, since other code rewrites them), with the lock held
+        // (no other Rust operation writes meanwhile).
         unsafe {
             let cell = (self.obj.as_raw().as_ptr() as *const u8)
                 .add(std::mem::size_of::<crate::sys::TVMFFIObject>())
@@ -77,6 +85,7 @@ impl<T> List<T> {
     /// Number of elements now.
     #[inline]
     pub fn len(&self) -> usize {
+        let _lock = self.locked();
         self.cell().1
     }
     /// Whether the list is empty now.
@@ -87,10 +96,11 @@ impl<T> List<T> {
 
     /// A copy of element `index` now, unconverted; `None` past the end.
     pub fn get_any(&self, index: usize) -> Option<Any> {
+        let _lock = self.locked();
         let (data, size) = self.cell();
         (index < size).then(|| {
-            // SAFETY: element `index` of the current buffer, copied (one reference) before any
-            // other code runs.
+            // SAFETY: element `index` of the current buffer, copied (one reference) under the
+            // lock, before any other code runs.
             unsafe { (*(data.add(index) as *const AnyView<'_>)).to_owned() }
         })
     }
@@ -120,7 +130,9 @@ impl<T> List<T> {
 
     /// Removes every element (`ffi.ListClear`).
     pub fn clear(&self) -> Result<()> {
-        LIST_CLEAR.get()?.call((&self.obj,)).map(drop)
+        let f = LIST_CLEAR.get()?;
+        let _lock = self.locked();
+        f.call((&self.obj,)).map(drop)
     }
 }
 
@@ -140,8 +152,9 @@ impl<T: TryIntoAny> List<T> {
 
     /// Appends `value` (`ffi.ListAppend`), visible to every holder of the list.
     pub fn push(&self, value: T) -> Result<()> {
-        let value = value.try_into_any()?;
-        LIST_APPEND.get()?.call((&self.obj, &value)).map(drop)
+        let (value, f) = (value.try_into_any()?, LIST_APPEND.get()?);
+        let _lock = self.locked();
+        f.call((&self.obj, &value)).map(drop)
     }
 
     /// Inserts `value` before position `index` (`0..=len`, else `IndexError`).
@@ -155,8 +168,9 @@ impl<T: TryIntoAny> List<T> {
 
     /// Replaces element `index` (`IndexError` past the end).
     pub fn set(&self, index: usize, value: T) -> Result<()> {
-        let value = value.try_into_any()?;
-        LIST_SET.get()?.call((&self.obj, index, &value)).map(drop)
+        let (value, f) = (value.try_into_any()?, LIST_SET.get()?);
+        let _lock = self.locked();
+        f.call((&self.obj, index, &value)).map(drop)
     }
 }
 
@@ -172,16 +186,25 @@ impl<T: for<'a> FromAny<'a>> List<T> {
 
     /// Removes element `index` and returns it (`ffi.ListPop`; `IndexError` past the end).
     pub fn remove(&self, index: usize) -> Result<T> {
-        let value = LIST_POP.get()?.call((&self.obj, index))?;
+        let f = LIST_POP.get()?;
+        let value = {
+            let _lock = self.locked();
+            f.call((&self.obj, index))?
+        };
         value.cast::<T>()
     }
 
     /// Removes the last element and returns it; `None` when the list is empty.
     pub fn pop(&self) -> Result<Option<T>> {
-        match self.len() {
-            0 => Ok(None),
-            n => self.remove(n - 1).map(Some),
-        }
+        let f = LIST_POP.get()?;
+        let value = {
+            let _lock = self.locked();
+            match self.cell().1 {
+                0 => return Ok(None),
+                n => f.call((&self.obj, n - 1))?,
+            }
+        };
+        value.cast::<T>().map(Some)
     }
 
     /// The elements, converted, read one at a time: each read sees the list as it is then.
@@ -261,7 +284,11 @@ impl<T> std::fmt::Debug for List<T> {
 impl<T> std::fmt::Display for List<T> {
     /// The runtime's repr (`ffi.ReprPrint`), as Python prints the list.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Display::fmt(&self.obj, f)
+        let text = {
+            let _lock = self.locked();
+            self.obj.to_string()
+        };
+        f.write_str(&text)
     }
 }
 

@@ -15,6 +15,7 @@ mod array;
 mod dict;
 mod hash;
 mod list;
+mod lock;
 mod map;
 mod shape;
 mod table;

@@ -216,6 +216,12 @@ impl Table {
         self.word(DATA) as usize as *const u8
     }
 
+    /// What changes when entries are added or removed: the storage, the size and the layout.
+    #[inline]
+    pub(crate) fn shape(&self) -> [u64; 3] {
+        [self.word(DATA), self.word(SIZE), self.word(SLOTS)]
+    }
+
     /// The number of entries.
     #[inline]
     pub(crate) fn len(&self) -> usize {
