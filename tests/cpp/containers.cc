@@ -93,6 +93,19 @@ int main(int argc, char** argv) {
     std::cout << "dict_pop=" << Rust("dict_pop")(table, "a").cast<int64_t>() << "," << table.size()
               << "\n";
 
+    // A Map Rust holds never changes: C++ writes copy once the map is shared (copy-on-write),
+    // whether it is small (a new key) or dense (an existing key re-assigned).
+    for (int n : {3, 10}) {
+      ffi::Map<ffi::String, int64_t> kept;
+      for (int i = 0; i < n; ++i) kept.Set(ffi::String(std::string("k") + std::to_string(i)), i);
+      ffi::Function seen = Rust("keep_map")(kept).cast<ffi::Function>();
+      kept.Set("new", 100);
+      kept.Set("k0", 1000);
+      ffi::Array<int64_t> rust = seen().cast<ffi::Array<int64_t>>();
+      std::cout << "map_cow." << n << "=" << rust[0] << "," << rust[1] << " cpp=" << kept.size()
+                << "," << kept.at("k0") << "\n";
+    }
+
     // Rust-made containers read by C++.
     ffi::Shape shape = Rust("make_shape")(4).cast<ffi::Shape>();
     std::cout << "make_shape=" << shape << " product=" << shape.Product() << "\n";

@@ -1,8 +1,9 @@
 //! A C++ program compiled here against the wheel's headers and the Rust containers of
 //! `tests/containers`: the field tables of a C++ type and its Rust twin agree (static type
 //! index, size and schema of `Shape`, `List`, `Dict`, `BigInt`, `Map` and `Optional` fields),
-//! C++ containers passed to Rust are shared, Rust containers read by C++, C++-built maps looked
-//! up in place by Rust, and big integers both ways.
+//! C++ containers passed to Rust are shared, a `Map` Rust holds is never written by C++ (copy on
+//! write), Rust containers read by C++, C++-built maps looked up in place by Rust, and big
+//! integers both ways.
 use std::path::Path;
 
 #[test]
@@ -48,6 +49,8 @@ fn cpp_and_rust_containers_agree() {
             "list_sum=6",
             "dict_set=2,2",
             "dict_pop=1,1",
+            "map_cow.3=3,3 cpp=4,1000",
+            "map_cow.10=10,45 cpp=11,1000",
             "make_shape=[0, 1, 2, 3] product=0",
             "shape_numel=24",
             "make_list=4,10",

@@ -4,8 +4,8 @@
 #![deny(unsafe_code)]
 
 use tvm_ffi::{
-    ffi_func, ffi_methods, Any, AnyView, Array, BigInt, Dict, List, Map, Object, Result, Rw, Shape,
-    String,
+    ffi_func, ffi_methods, Any, AnyView, Array, BigInt, Dict, Function, List, Map, Object, Result,
+    Rw, Shape, String,
 };
 
 /// Every container kind as a field, with the static type index and schema C++ reports for
@@ -118,6 +118,16 @@ pub fn make_dict(n: i64) -> Dict<String, i64> {
 #[ffi_func(name = "rs_containers.map_lookup")]
 pub fn map_lookup(m: Map<Any, Any>, key: AnyView) -> Option<Any> {
     m.get(key)
+}
+
+/// A function that keeps `m` (a reference Rust holds) and returns its length and the sum of
+/// its int values when called: a C++ write to the caller's map must not reach it.
+#[ffi_func(name = "rs_containers.keep_map")]
+pub fn keep_map(m: Map<Any, Any>) -> Function {
+    Function::from_typed(move || -> Array<i64> {
+        let total = m.values().filter_map(|v| v.try_cast::<i64>()).sum();
+        [m.len() as i64, total].into_iter().collect()
+    })
 }
 
 /// The keys of `m` in Rust's iteration order.
