@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The benchmarks of the Rust SDK (crate tvm-ffi) against the C++ API of libtvm_ffi:
-# 1. call overhead (Rust and C++ programs calling runtime functions);
+# 1. call overhead (Rust and C++ programs calling runtime functions) and container reads;
 # 2. tensors: `add_one` on 1,000,000 float32 from Python, Rust kernel against C++ kernel
 #    (benches/tensor_add_one.py).
 #
@@ -57,6 +57,8 @@ g++ -O2 -std=c++17 -Wall -Wextra \
 
 # Operations both programs measure (the C++ one also prints call.*.expected references).
 OPERATIONS=(call.add_one call.nop objectref.clone_drop object.new_drop field.rw_read)
+# Container rows (benches/src/containers.rs, benches/cpp/containers.h), goal Rust/C++ <= 1.10.
+CONTAINER_OPERATIONS=(map.get map.get_str map.get_small map.len map.iterate array.get array.iterate shape.build)
 declare -A CPP_NS=() RUST_NS=()
 
 # run_into TABLE BINARY: runs BINARY, echoes its output, and keeps the minimum ns/op of each
@@ -103,6 +105,9 @@ done
 for op in "${OPERATIONS[@]}"; do
     : "${RUST_NS[$op]:?missing Rust result for $op}"
 done
+for op in "${CONTAINER_OPERATIONS[@]}"; do
+    : "${CPP_NS[$op]:?missing C++ result for $op}" "${RUST_NS[$op]:?missing Rust result for $op}"
+done
 
 echo
 echo "Best of $ROUNDS rounds x $RUNS runs x $ITERATIONS iterations" \
@@ -121,6 +126,11 @@ row field.rw_read "${CPP_NS[field.rw_read]}" "${RUST_NS[field.rw_read]}" \
 echo "reference: C++ CallExpected (no exceptions, enters through safe_call as Rust does):"
 for op in call.add_one call.nop; do
     row "$op vs CallExpected" "${CPP_NS[$op.expected]}" "${RUST_NS[$op]}" ""
+done
+
+echo "containers (reads in place, as C++; Shape built in one allocation):"
+for op in "${CONTAINER_OPERATIONS[@]}"; do
+    row "$op" "${CPP_NS[$op]}" "${RUST_NS[$op]}" "$(call_goal "${CPP_NS[$op]}" "${RUST_NS[$op]}")"
 done
 
 echo

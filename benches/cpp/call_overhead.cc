@@ -9,6 +9,7 @@
 //   object.new_drop       a new object with one int64 field (make_object), released at once
 //   field.rw_read         reading an int64_t member through `const T*` (the Rust twin reads an
 //                         `Rw<i64>` field through `&T`)
+//   map.*, array.*, shape.build   container reads and Shape construction (containers.h)
 // and, as a reference for the Rust numbers, the exception-free C++ call that enters the callee
 // through the C ABI entry point `safe_call`, as Rust does (operator() uses the C++-only
 // `cpp_call` entry point when the callee provides one):
@@ -37,6 +38,8 @@
 #include <exception>
 #include <limits>
 #include <string>
+
+#include "containers.h"
 
 #ifndef TVM_FFI_BENCH_LIBDIR
 #error "define TVM_FFI_BENCH_LIBDIR as the quoted output of `tvm-ffi-config --libdir`"
@@ -108,6 +111,12 @@ int Run(int argc, char** argv) {
   nop();
 
   std::printf("# c++: %lld iterations, best of %d runs\n", static_cast<long long>(iterations), runs);
+  // The container rows (benches/cpp/containers.h).
+  if (container_bench::Run(
+          iterations, runs,
+          [](int64_t n, int r, auto body) { return BestNsPerOp(n, r, body); }, Report) != 0) {
+    return 1;
+  }
   Report("call.add_one", BestNsPerOp(iterations, runs, [&](int64_t n) {
            for (int64_t i = 0; i < n; ++i) {
              int64_t x = i;

@@ -9,9 +9,11 @@
 //!   object) and dropping the clone at once, i.e. one strong increment and one decrement;
 //! - `object.new_drop`: a new object of a Rust-defined type with one `i64` field
 //!   ([`ObjectRef::new`](tvm_ffi::ObjectRef::new)), released at once (allocation, deleter,
-//!   free).
+//!   free);
 //! - `field.rw_read`: reading an `Rw<i64>` field through `&T` (a relaxed atomic load; the C++
-//!   twin reads a plain `int64_t` member through `const T*`).
+//!   twin reads a plain `int64_t` member through `const T*`);
+//! - `map.*`, `array.*`, `shape.build`: container reads and `Shape` construction (see
+//!   [`containers`]).
 //!
 //! Usage: `call_overhead [ITERATIONS] [RUNS]` (defaults: 10 000 000 and 5). Each result line is
 //! `<operation> <ns> ns/op`; `benches/run.sh` parses these lines, so keep the format in step
@@ -21,6 +23,8 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use tvm_ffi::{Function, Object, ObjectRef, Rw};
+
+mod containers;
 
 /// The object of `object.new_drop`: one `i64` field, as the C++ twin's `BenchObj`.
 #[derive(Object)]
@@ -127,6 +131,8 @@ fn run() -> Result<(), String> {
     nop.call(()).map_err(|e| e.to_string())?;
 
     println!("# rust: {iterations} iterations, best of {runs} runs");
+    // The container rows (benches/src/containers.rs).
+    containers::run(iterations, runs)?;
     let ns = best_ns_per_op(iterations, runs, |n| {
         for i in 0..n as i64 {
             let out = add_one

@@ -62,6 +62,14 @@ pub fn ir_cdylib() -> std::path::PathBuf {
     workspace_cdylib("tvm_ffi_example_ir", "examples/ir")
 }
 
+/// The `tests/containers` cdylib: functions and a type over Shape, List, Dict, Map and BigInt.
+///
+/// # Panics
+/// As [`workspace_cdylib`].
+pub fn containers_cdylib() -> std::path::PathBuf {
+    workspace_cdylib("tvm_ffi_test_containers", "tests/containers")
+}
+
 /// The cdylib `lib<name>.so` of the workspace crate in `crate_dir`, built by cargo.
 ///
 /// A test cannot build it itself (`cargo build` inside `cargo test` would wait on the build

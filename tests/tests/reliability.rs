@@ -183,9 +183,7 @@ fn a_chain_through_runtime_containers_is_released_too() {
 fn arrays_beyond_memory_are_memory_errors() {
     let err = Array::new(std::iter::repeat_n(0i64, 1 << 60)).unwrap_err();
     assert_eq!(err.kind(), "MemoryError");
-    let err = Map::new(std::iter::repeat_n((0i64, 0i64), 1 << 60))
-        .err()
-        .expect("a MemoryError");
+    let err = Map::new(std::iter::repeat_n((0i64, 0i64), 1 << 60)).unwrap_err();
     assert_eq!(err.kind(), "MemoryError");
 }
 

@@ -145,7 +145,10 @@ fn cast_try_cast_and_exact_follow_the_runtime_rules() {
         "Cannot convert from type `int` (value 1099511627776 is out of range for `i32`) to `int`"
     );
     assert_eq!(Any::new(-1i64).try_cast::<u64>(), None);
-    assert!(u64::MAX.try_into_any_checked().is_err());
+    // Above i64::MAX, a u64 is an `ffi.BigInt` (Python receives the same int).
+    let wide = u64::MAX.try_into_any_checked().unwrap();
+    assert_eq!(wide.type_key(), "ffi.BigInt");
+    assert_eq!(wide.cast::<u64>().unwrap(), u64::MAX);
     let s = Any::new("dtype");
     assert_eq!(s.as_exact::<i64>(), None);
     assert_eq!(

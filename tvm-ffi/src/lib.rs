@@ -8,7 +8,9 @@
 //!
 //! - [`ObjectRef<T>`]: reference-counted objects with the runtime's 24-byte header;
 //! - [`Any`] / [`AnyView`]: the 16-byte tagged union, with `cast`, `try_cast`, `as_exact`;
-//! - [`String`], [`Bytes`], [`Array`], [`Map`], [`DataType`], [`Device`];
+//! - [`String`], [`Bytes`], [`BigInt`], [`DataType`], [`Device`];
+//! - containers read in place: [`Array`], [`Map`], [`Shape`] (immutable) and [`List`],
+//!   [`Dict`] (mutable, shared with every language that holds them);
 //! - [`Tensor`] / [`TensorView`] / [`TensorMut`]: DLPack tensors shared with NumPy, PyTorch
 //!   and C++ without copying (`f16`/`bf16` through [`half`], fp8 and sub-byte types as bytes,
 //!   checked strided views);
@@ -76,13 +78,15 @@
 //!  reflection   Rw<T>, construction state, field accessors, creators,     (6)
 //!      |        queries of the type registry;
 //!      |        structural (equal/hash/mismatch, deep copy), serialization (JSON graphs)
-//!  container    Array, Map            tensor   Tensor, TensorView, ...     (5)
+//!  container    Array, Map, Shape,    tensor   Tensor, TensorView, ...     (5)
+//!      |        List, Dict; AnyHash
 //!      |                                 |
 //!  function     Function, closures, typed calls, globals, the extern "C"  (4)
 //!      |        boundary, module exports, printing through ffi.ReprPrint;
 //!      |        env: current streams, DLPack allocator, signal checks
 //!  value        Any, AnyView, conversions,    version   the runtime's    (3)
-//!      |        String, Bytes, DataType, Device          version check
+//!      |        String, Bytes, BigInt,                   version check
+//!      |        DataType, Device
 //!  error        Error, panics as errors                                    (2)
 //!      |
 //!  object       header, refcounts, ObjectRef, WeakRef, object traits,      (1)
@@ -125,7 +129,7 @@ pub use tvm_ffi_sys as sys;
 /// Where the build found libtvm_ffi (the wheel's `lib` and `include` directories).
 pub use tvm_ffi_sys::build_info;
 
-pub use container::{Array, Map};
+pub use container::{Array, Dict, List, Map, Shape};
 pub use enums::EnumRef;
 pub use error::{Error, Result, ResultExt};
 pub use function::{Function, IntoArg, IntoArgs};
@@ -136,7 +140,7 @@ pub use reflection::Rw;
 pub use tensor::{DLPackTensor, Element, Tensor, TensorCheck, TensorMut, TensorView};
 pub use tvm_ffi_macros::{ffi_func, ffi_methods, Enum, Object, Variant};
 pub use value::{
-    Any, AnyView, Bytes, DataType, Device, FromAny, IntoAny, Optional, String, TryIntoAny,
+    Any, AnyView, BigInt, Bytes, DataType, Device, FromAny, IntoAny, Optional, String, TryIntoAny,
     TypeSchema, Variant,
 };
 

@@ -5,7 +5,7 @@ use super::Function;
 use crate::error::{Error, Result};
 use crate::object::{ObjectRef, ObjectType};
 use crate::sys::{self, TVMFFIAny};
-use crate::value::{Any, AnyView, Bytes, DataType, Device, IntoAny, String};
+use crate::value::{Any, AnyView, BigInt, Bytes, DataType, Device, IntoAny, String};
 
 /// A value that can be passed as an argument of [`Function::call`].
 ///
@@ -42,19 +42,21 @@ impl_into_arg_pod!(i8, i16, i32, i64, isize, u8, u16, u32, bool, f32, f64, DataT
 
 macro_rules! impl_into_arg_wide {
     ($($t:ty),*) => {$(
+        /// An `int`, or an `ffi.BigInt` above `i64::MAX`.
         impl IntoArg for $t {
-            type Holder = i64;
+            type Holder = BigInt;
             #[inline]
-            fn into_holder(self) -> Result<i64> {
-                i64::try_from(self).map_err(|_| Error::value_error(format!(
-                    "value {} of type `{}` does not fit the FFI `int` (int64)", self, stringify!($t))))
+            fn into_holder(self) -> Result<BigInt> {
+                Ok(BigInt::from(self))
             }
             #[inline]
-            fn view(holder: &i64) -> TVMFFIAny { holder.into_any().into_raw() }
+            fn view(holder: &BigInt) -> TVMFFIAny {
+                *holder.as_raw()
+            }
         }
     )*};
 }
-impl_into_arg_wide!(u64, usize);
+impl_into_arg_wide!(u64, usize, i128, u128);
 
 impl IntoArg for () {
     type Holder = ();
@@ -106,6 +108,7 @@ impl_into_arg_borrowed! {
     [] Error => |h| object_view(h.as_object_ref());
     [] String => |h| *h.as_raw();
     [] Bytes => |h| *h.as_raw();
+    [] BigInt => |h| *h.as_raw();
     [] Any => |h| *h.as_raw();
 }
 

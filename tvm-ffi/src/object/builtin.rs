@@ -72,6 +72,7 @@ builtin_object!(
 );
 builtin_object!(
     /// Payload of `ffi.Shape`.
+    #[derive(Clone, Copy)]
     ShapeObj { cell: sys::TVMFFIShapeCell } = "ffi.Shape", sys::type_index::kTVMFFIShape
 );
 builtin_object!(
@@ -83,8 +84,24 @@ builtin_object!(
     ArrayObj { seq: sys::TVMFFISeqCell } = "ffi.Array", sys::type_index::kTVMFFIArray
 );
 builtin_object!(
-    /// Payload of `ffi.Map` (opaque: accessed through the runtime's map functions).
+    /// Payload of `ffi.Map` (opaque here: `container::Map` reads the runtime's hash-map layout
+    /// through raw pointers).
     MapObj { } = "ffi.Map", sys::type_index::kTVMFFIMap
+);
+builtin_object!(
+    /// Payload of `ffi.List` (opaque: a list is mutated in place by any language, so no Rust
+    /// reference may cover its cell; `container::List` reads it through raw pointers).
+    ListObj { } = "ffi.List", sys::type_index::kTVMFFIList
+);
+builtin_object!(
+    /// Payload of `ffi.Dict` (opaque: a dict is mutated in place by any language, so no Rust
+    /// reference may cover its storage; `container::Dict` reads it through raw pointers).
+    DictObj { } = "ffi.Dict", sys::type_index::kTVMFFIDict
+);
+builtin_object!(
+    /// Payload of `ffi.BigInt`: the word count, then the two's-complement words (opaque here;
+    /// `value::BigInt` reads them).
+    BigIntObj { } = "ffi.BigInt", sys::type_index::kTVMFFIBigInt
 );
 builtin_object!(
     /// Payload of `ffi.Module` (opaque).

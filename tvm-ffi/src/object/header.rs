@@ -372,3 +372,85 @@ pub(crate) unsafe fn alloc_object_with<P, D: DropPayload<P>>(
     std::mem::forget(guard);
     cell.cast()
 }
+
+/// A payload followed, in the same allocation, by a variable number of plain elements (C++'s
+/// `make_inplace_array_object`: a `Shape`'s dimensions after its cell).
+///
+/// # Safety
+/// `inplace_len` must return the element count the object was allocated with, for as long as
+/// the memory lives: the deleter frees the allocation with the layout computed from it.
+pub(crate) unsafe trait InplaceArray: Copy {
+    /// The trailing element type (plain data: nothing to drop).
+    type Elem: Copy;
+    /// The number of trailing elements, read back from the payload.
+    fn inplace_len(&self) -> usize;
+}
+
+/// The layout of `[header][P][Elem; len]` and the offset of the elements, or `None` when the
+/// size overflows.
+fn inplace_layout<P: InplaceArray>(len: usize) -> Option<(std::alloc::Layout, usize)> {
+    let elems = std::alloc::Layout::array::<P::Elem>(len).ok()?;
+    let (layout, offset) = std::alloc::Layout::new::<ObjectCell<P>>()
+        .extend(elems)
+        .ok()?;
+    Some((layout.pad_to_align(), offset))
+}
+
+/// Allocates `[header][payload][len elements]` in one block, with strong and weak count 1 and
+/// a deleter that frees it; `init` receives the payload slot and the first element slot and
+/// must write the payload and every element. An impossible size or a refused allocation
+/// unwinds with [`AllocFailure`] (a `MemoryError` at the boundary).
+///
+/// # Safety
+/// `type_index` must describe a type whose payload layout is `P`; `init` must write the
+/// payload (whose `inplace_len` is then `len`) and the `len` elements, and must not unwind.
+pub(crate) unsafe fn alloc_inplace_array<P: InplaceArray>(
+    type_index: i32,
+    len: usize,
+    init: impl FnOnce(*mut P, *mut P::Elem),
+) -> NonNull<TVMFFIObject> {
+    assert!(
+        ObjectCell::<P>::PAYLOAD_OFFSET == std::mem::size_of::<TVMFFIObject>(),
+        "object payload `{}` is aligned above 8 bytes",
+        std::any::type_name::<P>()
+    );
+    let Some((layout, offset)) = inplace_layout::<P>(len) else {
+        AllocFailure::raise(usize::MAX)
+    };
+    // SAFETY: the layout has a non-zero size (the header alone is 24 bytes).
+    let raw = unsafe { std::alloc::alloc(layout) };
+    let Some(cell) = NonNull::new(raw as *mut ObjectCell<P>) else {
+        AllocFailure::raise(layout.size())
+    };
+    // SAFETY: fresh memory of `layout`, which holds the header, the payload and, at `offset`
+    // (inside the allocation by construction of the layout), `len` elements; `init` writes
+    // the payload and the elements (the caller's contract).
+    unsafe {
+        std::ptr::addr_of_mut!((*cell.as_ptr()).header).write(TVMFFIObject {
+            combined_ref_count: BOTH_ONE,
+            type_index,
+            __padding: 0,
+            deleter: Some(inplace_array_deleter::<P>),
+        });
+        init(
+            std::ptr::addr_of_mut!((*cell.as_ptr()).payload),
+            raw.add(offset) as *mut P::Elem,
+        );
+    }
+    cell.cast()
+}
+
+/// The deleter of [`alloc_inplace_array`] objects: nothing to drop (plain data), the memory is
+/// freed with the layout its payload reports.
+unsafe extern "C" fn inplace_array_deleter<P: InplaceArray>(ptr: *mut c_void, flags: c_int) {
+    if flags & sys::kTVMFFIObjectDeleterFlagBitMaskWeak != 0 {
+        let cell = ptr as *const ObjectCell<P>;
+        // SAFETY: the weak count reached zero; the payload (plain data, never dropped) still
+        // holds the length the object was allocated with (InplaceArray contract).
+        let len = unsafe { (*cell).payload.inplace_len() };
+        if let Some((layout, _)) = inplace_layout::<P>(len) {
+            // SAFETY: allocated by `alloc_inplace_array` with exactly this layout.
+            unsafe { std::alloc::dealloc(ptr as *mut u8, layout) };
+        }
+    }
+}

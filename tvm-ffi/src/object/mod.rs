@@ -18,7 +18,10 @@ pub mod builtin;
 mod header;
 pub mod type_info;
 
-pub(crate) use header::{alloc_object, alloc_object_with, dec_ref, inc_ref, padding_word};
+pub(crate) use header::{
+    alloc_inplace_array, alloc_object, alloc_object_with, dec_ref, inc_ref, padding_word,
+    InplaceArray,
+};
 use header::{dec_weak, inc_weak, ref_count, try_inc_strong, type_index_of, STRONG_MASK};
 pub use header::{DropInPlace, DropPayload, ObjectCell};
 
@@ -381,6 +384,20 @@ impl<T: ObjectType> Eq for ObjectRef<T> {}
 impl<T: ObjectType> std::hash::Hash for ObjectRef<T> {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
         self.ptr.hash(state)
+    }
+}
+
+/// Upcast to the root type through `From`/`Into`: `let any: ObjectRef<Object> = point.into()`.
+///
+/// Only the root has a `From` impl: Rust's coherence rules forbid one per parent (an impl
+/// `From<ObjectRef<Child>> for ObjectRef<Parent>` in the crate defining `Child` implements a
+/// foreign trait for a foreign type, E0117, and a blanket impl over
+/// `DerivedObject::Parent` overlaps with `From<T> for T`, E0119). [`ObjectRef::upcast`] goes
+/// to any ancestor.
+impl<T: DerivedObject> From<ObjectRef<T>> for ObjectRef<builtin::Object> {
+    #[inline]
+    fn from(value: ObjectRef<T>) -> Self {
+        value.into_object()
     }
 }
 

@@ -27,7 +27,7 @@ use std::ptr::NonNull;
 
 use super::construction;
 use super::rw::Rw;
-use crate::container::{Array, Map};
+use crate::container::{Array, Dict, List, Map, Shape};
 use crate::error::panic::{catch, raise_panic};
 use crate::error::{Error, Result};
 use crate::function::Function;
@@ -36,7 +36,7 @@ use crate::sys::{self, type_index as ti, TVMFFIAny, TVMFFIObject};
 use crate::tensor::Tensor;
 use crate::value::any::cast_error_named;
 use crate::value::{
-    Any, AnyView, Bytes, DataType, Device, FromAny, IntoAny, Optional, String, TryIntoAny,
+    Any, AnyView, BigInt, Bytes, DataType, Device, FromAny, IntoAny, Optional, String, TryIntoAny,
     TypeSchema, Variant,
 };
 
@@ -50,7 +50,7 @@ use crate::value::{
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a reflected field of a TVM-FFI object",
     label = "unsupported field type",
-    note = "supported: integers, f32/f64, bool, tvm_ffi::String, Bytes, Optional<T>, ObjectRef<T>, Option<ObjectRef<T>>, Array<T>, Map<K, V>, Any, Function, Tensor, DataType, Device, and Rw<T> of those; mark other fields `#[ffi(skip)]`"
+    note = "supported: integers, f32/f64, bool, tvm_ffi::String, Bytes, BigInt, Optional<T>, ObjectRef<T>, Option<ObjectRef<T>>, Array<T>, Map<K, V>, List<T>, Dict<K, V>, Shape, Any, Function, Tensor, DataType, Device, and Rw<T> of those; mark other fields `#[ffi(skip)]`"
 )]
 pub unsafe trait FieldValue: Send + Sync + Sized + 'static {
     /// The value foreign code reads and writes.
@@ -167,6 +167,8 @@ plain_field!(ti::kTVMFFIBool, false => bool);
 plain_field!(ti::kTVMFFIFloat, 0.0 => f32, f64);
 plain_field!(ti::kTVMFFIAny, Default::default() => String, Bytes);
 plain_field!(ti::kTVMFFIAny, Any::default() => Any);
+// C++ `BigInt`: a 16-byte `Any` holding an `int` or an `ffi.BigInt` (C++ reports `-1`).
+plain_field!(ti::kTVMFFIAny, BigInt::default() => BigInt);
 // Value-initialised, as C++ creators leave them.
 plain_field!(ti::kTVMFFIDataType, DataType(sys::DLDataType { code: 0, bits: 0, lanes: 0 }) => DataType);
 plain_field!(ti::kTVMFFIDevice, Device(sys::DLDevice { device_type: 0, device_id: 0 }) => Device);
@@ -243,6 +245,12 @@ unsafe impl<T> NullablePointer for Array<T> where Array<T>: FieldValue {}
 // SAFETY: as above.
 unsafe impl<K, V> NullablePointer for Map<K, V> where Map<K, V>: FieldValue {}
 // SAFETY: as above.
+unsafe impl<T> NullablePointer for List<T> where List<T>: FieldValue {}
+// SAFETY: as above.
+unsafe impl<K, V> NullablePointer for Dict<K, V> where Dict<K, V>: FieldValue {}
+// SAFETY: as above.
+unsafe impl NullablePointer for Shape {}
+// SAFETY: as above.
 unsafe impl NullablePointer for Function {}
 // SAFETY: as above.
 unsafe impl NullablePointer for Tensor {}
@@ -305,6 +313,49 @@ where
     const STATIC_TYPE_INDEX: i32 = ti::kTVMFFIObject;
     fn empty() -> Option<Self> {
         Map::new(std::iter::empty()).ok()
+    }
+    stored_as_is!();
+    unset_as_null!();
+}
+
+// SAFETY: an 8-byte pointer to an `ffi.List` object (C++ reports `ffi.List`, 75). The list is
+// shared: the field holds one reference, which foreign code may replace only through `Rw`;
+// the list's own contents change under any holder, which `List` reads copy by copy.
+unsafe impl<T> FieldValue for List<T>
+where
+    T: TryIntoAny + for<'a> FromAny<'a> + TypeSchema + Send + Sync + 'static,
+{
+    type Value = List<T>;
+    const STATIC_TYPE_INDEX: i32 = ti::kTVMFFIList;
+    fn empty() -> Option<Self> {
+        List::new(std::iter::empty()).ok()
+    }
+    stored_as_is!();
+    unset_as_null!();
+}
+
+// SAFETY: an 8-byte pointer to an `ffi.Dict` object; C++ reports `Dict` fields as `ffi.Object`
+// (64), as for `Map`.
+unsafe impl<K, V> FieldValue for Dict<K, V>
+where
+    K: TryIntoAny + for<'a> FromAny<'a> + TypeSchema + Send + Sync + 'static,
+    V: TryIntoAny + for<'a> FromAny<'a> + TypeSchema + Send + Sync + 'static,
+{
+    type Value = Dict<K, V>;
+    const STATIC_TYPE_INDEX: i32 = ti::kTVMFFIObject;
+    fn empty() -> Option<Self> {
+        Dict::new(std::iter::empty()).ok()
+    }
+    stored_as_is!();
+    unset_as_null!();
+}
+
+// SAFETY: an 8-byte pointer to an `ffi.Shape` object (C++ reports `ffi.Shape`, 69).
+unsafe impl FieldValue for Shape {
+    type Value = Shape;
+    const STATIC_TYPE_INDEX: i32 = ti::kTVMFFIShape;
+    fn empty() -> Option<Self> {
+        Some(Shape::default())
     }
     stored_as_is!();
     unset_as_null!();

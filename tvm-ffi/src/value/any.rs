@@ -293,7 +293,7 @@ pub(crate) fn cast_error_named<'a, T: FromAny<'a>>(view: &AnyView<'_>, target: &
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a TVM-FFI value type",
     label = "this type cannot cross the TVM-FFI boundary",
-    note = "supported: integers, f32/f64, bool, (), &str/String/tvm_ffi::String, &[u8]/Vec<u8>/Bytes, Option<T>, ObjectRef<T>, Array<T>, Map<K, V>, Function, Any/AnyView, DataType, Device, Tensor/TensorView"
+    note = "supported: integers, BigInt, f32/f64, bool, (), &str/String/tvm_ffi::String, &[u8]/Vec<u8>/Bytes, Option<T>, ObjectRef<T>, Array<T>, Map<K, V>, List<T>, Dict<K, V>, Shape, Function, Any/AnyView, DataType, Device, Tensor/TensorView"
 )]
 pub trait TypeSchema {
     /// The name used in error messages and signatures (`int`, `str`, `Array<int>`, a type key).
@@ -307,14 +307,15 @@ pub trait TypeSchema {
 /// Infallible conversion into an owning [`Any`].
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be converted into a TVM-FFI `Any`",
-    note = "supported: integers, f32/f64, bool, (), &str/String/tvm_ffi::String, &[u8]/Vec<u8>/Bytes, Option<T>, ObjectRef<T>, Array<T>, Map<K, V>, Function, Any/AnyView, DataType, Device, Tensor/TensorView"
+    note = "supported: integers, BigInt, f32/f64, bool, (), &str/String/tvm_ffi::String, &[u8]/Vec<u8>/Bytes, Option<T>, ObjectRef<T>, Array<T>, Map<K, V>, List<T>, Dict<K, V>, Shape, Function, Any/AnyView, DataType, Device, Tensor/TensorView"
 )]
 pub trait IntoAny {
     /// Moves the value into an `Any`.
     fn into_any(self) -> Any;
 }
 
-/// Conversion into an owning [`Any`] that may fail (unsigned values above `i64::MAX`).
+/// Conversion into an owning [`Any`] that may fail: what containers and fields require of their
+/// elements (every [`IntoAny`] type implements it).
 pub trait TryIntoAny {
     /// Moves the value into an `Any`, or fails with a `ValueError`.
     fn try_into_any(self) -> Result<Any>;
@@ -332,7 +333,7 @@ impl<T: IntoAny> TryIntoAny for T {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be converted from a TVM-FFI value",
     label = "not a TVM-FFI argument type",
-    note = "supported: integers, f32/f64, bool, (), &str/String/tvm_ffi::String, &[u8]/Vec<u8>/Bytes, Option<T>, ObjectRef<T>, Array<T>, Map<K, V>, Function, Any/AnyView, DataType, Device, Tensor/TensorView"
+    note = "supported: integers, BigInt, f32/f64, bool, (), &str/String/tvm_ffi::String, &[u8]/Vec<u8>/Bytes, Option<T>, ObjectRef<T>, Array<T>, Map<K, V>, List<T>, Dict<K, V>, Shape, Function, Any/AnyView, DataType, Device, Tensor/TensorView"
 )]
 pub trait FromAny<'a>: Sized + TypeSchema {
     /// Whether every value converts (`Any`, `AnyView`): containers then skip element checks.
@@ -347,6 +348,16 @@ pub trait FromAny<'a>: Sized + TypeSchema {
     /// backticks; integers add the value that was out of range.
     fn describe_mismatch(view: &AnyView<'_>) -> String {
         format!("`{}`", view.type_key())
+    }
+    /// Converts a value on which `try_cast` is known to succeed (an element of an immutable
+    /// container checked on entry), skipping the checks where that knowledge makes the stored
+    /// form certain; C++ reads such elements the same way (`CopyFromAnyViewAfterCheck`). On
+    /// any other value the result is unspecified (never undefined behaviour). Not part of the
+    /// public API.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn from_checked(view: &'a AnyView<'a>) -> Option<Self> {
+        Self::try_cast(view)
     }
 }
 
@@ -415,6 +426,16 @@ fn int_value(view: &AnyView<'_>, allow_bool: bool) -> Option<i64> {
     }
 }
 
+/// The value of an `ffi.BigInt` of at most two words: Python passes `2**63 .. 2**64-1` (a
+/// `u64`) as one.
+#[cold]
+fn wide_int_value(view: &AnyView<'_>) -> Option<i128> {
+    if view.raw.type_index != ti::kTVMFFIBigInt {
+        return None;
+    }
+    super::words_of(view).and_then(super::words_to_i128)
+}
+
 macro_rules! impl_int {
     ($($t:ty),*) => {$(
         impl TypeSchema for $t {
@@ -423,11 +444,17 @@ macro_rules! impl_int {
         impl<'a> FromAny<'a> for $t {
             #[inline]
             fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
-                int_value(view, true).and_then(|v| <$t>::try_from(v).ok())
+                match int_value(view, true) {
+                    Some(v) => <$t>::try_from(v).ok(),
+                    None => wide_int_value(view).and_then(|v| <$t>::try_from(v).ok()),
+                }
             }
             #[inline]
             fn try_as(view: &'a AnyView<'a>) -> Option<Self> {
-                int_value(view, false).and_then(|v| <$t>::try_from(v).ok())
+                match int_value(view, false) {
+                    Some(v) => <$t>::try_from(v).ok(),
+                    None => wide_int_value(view).and_then(|v| <$t>::try_from(v).ok()),
+                }
             }
             fn describe_mismatch(view: &AnyView<'_>) -> String {
                 match int_value(view, true) {
@@ -435,10 +462,26 @@ macro_rules! impl_int {
                     None => format!("`{}`", view.type_key()),
                 }
             }
+            #[inline(always)]
+            fn from_checked(view: &'a AnyView<'a>) -> Option<Self> {
+                from_checked_int(view).map(|v| v as $t)
+            }
         }
     )*};
 }
 impl_int!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
+
+/// An integer known to convert: an `int` or a `bool` in range (both store `v_int64`), except
+/// that `u64`/`usize` also take an `ffi.BigInt`, read through the checked path.
+#[inline(always)]
+fn from_checked_int(view: &AnyView<'_>) -> Option<i64> {
+    if view.raw.type_index == ti::kTVMFFIBigInt {
+        return wide_int_value(view).map(|v| v as i64);
+    }
+    // SAFETY: every value has 8 initialised value bytes; for the int and bool a checked value
+    // is, they are its `v_int64`.
+    Some(unsafe { view.raw.value.v_int64 })
+}
 
 macro_rules! impl_int_into_any {
     ($($t:ty),*) => {$(
@@ -454,15 +497,13 @@ impl_int_into_any!(i8, i16, i32, i64, isize, u8, u16, u32);
 
 macro_rules! impl_wide_unsigned_into_any {
     ($($t:ty),*) => {$(
-        impl TryIntoAny for $t {
+        impl IntoAny for $t {
+            /// An `int`, or an `ffi.BigInt` above `i64::MAX` (Python receives the same `int`).
             #[inline]
-            fn try_into_any(self) -> Result<Any> {
+            fn into_any(self) -> Any {
                 match i64::try_from(self) {
-                    Ok(v) => Ok(v.into_any()),
-                    Err(_) => Err(Error::new(
-                        "ValueError",
-                        format!("value {} of type `{}` does not fit the FFI `int` (int64)", self, stringify!($t)),
-                    )),
+                    Ok(v) => v.into_any(),
+                    Err(_) => super::BigInt::from(self).into_any(),
                 }
             }
         }

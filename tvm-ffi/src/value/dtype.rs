@@ -206,8 +206,12 @@ impl TypeSchema for DataType {
 }
 impl IntoAny for DataType {
     fn into_any(self) -> Any {
+        // The 4 bytes after the dtype are zero, as C++ writes them: map keys hash and compare
+        // all 8 bytes.
+        let mut value = TVMFFIAnyValue { v_uint64: 0 };
+        value.v_dtype = self.0;
         // SAFETY: plain data.
-        unsafe { Any::from_raw(pod(ti::kTVMFFIDataType, TVMFFIAnyValue { v_dtype: self.0 })) }
+        unsafe { Any::from_raw(pod(ti::kTVMFFIDataType, value)) }
     }
 }
 impl<'a> FromAny<'a> for DataType {

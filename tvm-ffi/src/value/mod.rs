@@ -1,9 +1,10 @@
 //! Values: [`Any`] and [`AnyView`] (the 16-byte tagged union of the ABI) with the conversion
 //! traits through which Rust values enter and leave them, and the value types stored inline in
-//! it or in it and a heap object: [`String`], [`Bytes`], [`DataType`], [`Device`], and
+//! it or in it and a heap object: [`String`], [`Bytes`], [`BigInt`], [`DataType`], [`Device`], and
 //! [`Optional<T>`] and [`Variant<E>`], an optional value and one of several alternatives stored
 //! as an `Any`.
 pub(crate) mod any;
+mod bigint;
 mod dtype;
 mod optional;
 mod string;
@@ -11,6 +12,8 @@ mod variant;
 
 pub(crate) use any::{object_wrapper_conversions, pod};
 pub use any::{Any, AnyView, FromAny, IntoAny, TryIntoAny, TypeSchema};
+pub use bigint::BigInt;
+pub(crate) use bigint::{words_of, words_to_i128};
 pub use dtype::{DataType, Device};
 pub use optional::Optional;
 pub use string::{Bytes, String, SMALL_CAPACITY};

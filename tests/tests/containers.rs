@@ -1,0 +1,690 @@
+//! Containers read in place, checked against the runtime's own functions: every length, lookup
+//! and iteration of `Map` and `Dict` on many random tables (small and dense; int, string,
+//! bytes, float, BigInt, object and mixed keys), `List`/`Dict` shared-mutation semantics,
+//! `Shape`, `BigInt`, and the idiomatic traits.
+use tvm_ffi::builtin::{DictObj, MapObj, Object};
+use tvm_ffi::sys::TVMFFIAny;
+use tvm_ffi::{
+    Any, Array, BigInt, DataType, Device, Dict, Function, List, Map, ObjectRef, Shape, String,
+};
+
+fn global(name: &str) -> Function {
+    Function::get_global(name).unwrap_or_else(|| panic!("global `{name}` missing"))
+}
+
+/// A small deterministic generator (xorshift64*): the same tables on every run.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn text(&mut self, len: usize) -> std::string::String {
+        (0..len)
+            .map(|_| (b'a' + self.below(26) as u8) as char)
+            .collect()
+    }
+}
+
+/// Identical raw values: the same entry of the same table (or the same plain value).
+fn same_raw(a: &TVMFFIAny, b: &TVMFFIAny) -> bool {
+    // SAFETY: both are 16 initialised bytes.
+    unsafe {
+        *(a as *const TVMFFIAny as *const [u64; 2]) == *(b as *const TVMFFIAny as *const [u64; 2])
+    }
+}
+
+/// A random key of one of many kinds; objects are kept alive by `keep`.
+fn random_key(rng: &mut Rng, kind: u64) -> Any {
+    match kind {
+        0 => Any::new(rng.next() as i64),
+        1 => Any::new(rng.below(64) as i64),
+        2 => {
+            let len = rng.below(8) as usize;
+            Any::new(rng.text(len).as_str())
+        }
+        3 => {
+            let len = 8 + rng.below(24) as usize;
+            Any::new(rng.text(len).as_str())
+        }
+        4 => {
+            let len = rng.below(20) as usize;
+            Any::new(rng.text(len).as_bytes())
+        }
+        5 => Any::new(f64::from_bits(rng.next())),
+        6 => Any::new(rng.below(2) == 1),
+        7 => Any::none(),
+        8 => {
+            let words: Vec<i64> = (0..2 + rng.below(2)).map(|_| rng.next() as i64).collect();
+            Any::new(BigInt::from_words(&words))
+        }
+        9 => Any::new(Array::new([rng.next() as i64]).unwrap()),
+        10 => Any::new(DataType::from(tvm_ffi::sys::DLDataType {
+            code: rng.below(4) as u8,
+            bits: 8 << rng.below(4),
+            lanes: 1,
+        })),
+        _ => Any::new(Device::from(tvm_ffi::sys::DLDevice {
+            device_type: 1 + rng.below(3) as i32,
+            device_id: rng.below(4) as i32,
+        })),
+    }
+}
+
+/// The same key in another representation where one exists (a new heap string or BigInt
+/// object of the same content), else a copy.
+fn equivalent_key(key: &Any) -> Any {
+    if let Some(text) = key.as_exact::<&str>() {
+        return Any::new(text);
+    }
+    if let Some(bytes) = key.as_exact::<&[u8]>() {
+        return Any::new(bytes);
+    }
+    if key.type_key() == "ffi.BigInt" {
+        return Any::new(BigInt::from_words(key.cast::<BigInt>().unwrap().words()));
+    }
+    key.clone()
+}
+
+/// The runtime's answer for `key` in `table` (an `ffi.Map` or `ffi.Dict`).
+fn runtime_get(table: &Any, key: &Any) -> Option<Any> {
+    let (get, missing) = if table.type_key() == "ffi.Map" {
+        (
+            global("ffi.MapGetItemOrMissing"),
+            global("ffi.GetInvalidObject"),
+        )
+    } else {
+        (
+            global("ffi.DictGetItemOrMissing"),
+            global("ffi.GetInvalidObject"),
+        )
+    };
+    let missing = missing.call(()).unwrap();
+    let out = get.call((table, key)).unwrap();
+    (!same_raw(out.as_raw(), missing.as_raw())).then_some(out)
+}
+
+/// The runtime's iteration of `table`.
+fn runtime_entries(table: &Any) -> Vec<(Any, Any)> {
+    let (size, functor) = if table.type_key() == "ffi.Map" {
+        ("ffi.MapSize", "ffi.MapForwardIterFunctor")
+    } else {
+        ("ffi.DictSize", "ffi.DictForwardIterFunctor")
+    };
+    let n: i64 = global(size).call_as((table,)).unwrap();
+    let mut out = Vec::new();
+    if n == 0 {
+        return out;
+    }
+    let it: Function = global(functor).call_as((table,)).unwrap();
+    loop {
+        out.push((it.call((0i64,)).unwrap(), it.call((1i64,)).unwrap()));
+        if !it.call_as::<bool, _>((2i64,)).unwrap() {
+            break;
+        }
+    }
+    out
+}
+
+/// Checks length, iteration and every lookup of `table` against the runtime. Returns the
+/// number of lookups compared.
+fn check_against_runtime(table: &Any, keys: &[Any], rng: &mut Rng, label: &str) -> usize {
+    let entries = runtime_entries(table);
+    let (len, ours): (usize, Vec<(Any, Any)>) = if table.type_key() == "ffi.Map" {
+        let map: Map<Any, Any> = table.cast().unwrap();
+        let views = map.iter_views();
+        assert_eq!(views.len(), entries.len(), "{label}");
+        (
+            map.len(),
+            views.map(|(k, v)| (k.to_owned(), v.to_owned())).collect(),
+        )
+    } else {
+        let dict: Dict = table.cast().unwrap();
+        (dict.len(), dict.snapshot().unwrap())
+    };
+    assert_eq!(len, entries.len(), "{label}: len");
+    assert_eq!(ours.len(), entries.len(), "{label}: iteration length");
+    for (i, ((k1, v1), (k2, v2))) in ours.iter().zip(&entries).enumerate() {
+        assert!(same_raw(k1.as_raw(), k2.as_raw()), "{label}: key #{i}");
+        assert!(same_raw(v1.as_raw(), v2.as_raw()), "{label}: value #{i}");
+    }
+    let mut lookups = 0;
+    let absent: Vec<Any> = (0..keys.len().min(50) + 5)
+        .map(|_| {
+            let kind = rng.below(12);
+            random_key(rng, kind)
+        })
+        .collect();
+    let equivalents: Vec<Any> = keys.iter().map(equivalent_key).collect();
+    for key in keys.iter().chain(&equivalents).chain(&absent) {
+        let expected = runtime_get(table, key);
+        let found = if table.type_key() == "ffi.Map" {
+            let map: Map<Any, Any> = table.cast().unwrap();
+            assert_eq!(
+                map.contains_key(key),
+                expected.is_some(),
+                "{label}: {key:?}"
+            );
+            map.get(key)
+        } else {
+            let dict: Dict = table.cast().unwrap();
+            assert_eq!(
+                dict.contains_key(key),
+                expected.is_some(),
+                "{label}: {key:?}"
+            );
+            dict.get(key).unwrap()
+        };
+        match (&found, &expected) {
+            (Some(a), Some(b)) => assert!(same_raw(a.as_raw(), b.as_raw()), "{label}: {key:?}"),
+            (None, None) => {}
+            _ => panic!("{label}: lookup of {key:?}: Rust {found:?}, runtime {expected:?}"),
+        }
+        lookups += 1;
+    }
+    lookups
+}
+
+const SIZES: &[usize] = &[0, 1, 2, 3, 4, 5, 7, 8, 15, 16, 17, 33, 100, 257, 1000, 3000];
+
+/// The key kinds of one table: one kind alone, or all mixed (`None`).
+fn table_keys(rng: &mut Rng, size: usize, kind: Option<u64>) -> Vec<Any> {
+    (0..size)
+        .map(|_| {
+            let kind = kind.unwrap_or_else(|| rng.below(12));
+            random_key(rng, kind)
+        })
+        .collect()
+}
+
+#[test]
+fn map_reads_in_place_agree_with_the_runtime_on_random_maps() {
+    let make = global("ffi.Map");
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut lookups = 0;
+    for &size in SIZES {
+        for kind in (0..12).map(Some).chain([None, None]) {
+            let keys = table_keys(&mut rng, size, kind);
+            let args: Vec<Any> = keys
+                .iter()
+                .enumerate()
+                .flat_map(|(i, k)| [k.clone(), Any::new(i as i64)])
+                .collect();
+            let table = make.call(&args).unwrap();
+            assert_eq!(table.type_key(), "ffi.Map");
+            let label = format!("map size {size} kind {kind:?}");
+            lookups += check_against_runtime(&table, &keys, &mut rng, &label);
+        }
+    }
+    assert!(lookups > 20_000, "{lookups}");
+}
+
+#[test]
+fn dict_reads_in_place_agree_with_the_runtime_through_mutations() {
+    let make = global("ffi.Dict");
+    let set = global("ffi.DictSetItem");
+    let erase = global("ffi.DictErase");
+    let mut rng = Rng(0x0123_4567_89ab_cdef);
+    for &size in SIZES {
+        for kind in [Some(0), Some(2), Some(3), Some(8), Some(9), None] {
+            let mut keys = table_keys(&mut rng, size, kind);
+            let args: Vec<Any> = keys
+                .iter()
+                .flat_map(|k| [k.clone(), Any::new(1i64)])
+                .collect();
+            let table = make.call(&args).unwrap();
+            assert_eq!(table.type_key(), "ffi.Dict");
+            check_against_runtime(&table, &keys, &mut rng, &format!("dict {size} {kind:?}"));
+            // Grow (small tables switch to dense in place), update (a dense table moves the
+            // key to the end), erase.
+            for step in 0..(size / 2 + 6) {
+                match rng.below(3) {
+                    0 => {
+                        let key_kind = kind.unwrap_or_else(|| rng.below(12));
+                        let key = random_key(&mut rng, key_kind);
+                        set.call((&table, &key, step as i64)).unwrap();
+                        keys.push(key);
+                    }
+                    1 if !keys.is_empty() => {
+                        let key = keys[rng.below(keys.len() as u64) as usize].clone();
+                        set.call((&table, &key, -(step as i64))).unwrap();
+                    }
+                    _ if !keys.is_empty() => {
+                        let key = keys.swap_remove(rng.below(keys.len() as u64) as usize);
+                        erase.call((&table, &key)).unwrap();
+                    }
+                    _ => {}
+                }
+            }
+            check_against_runtime(
+                &table,
+                &keys,
+                &mut rng,
+                &format!("dict {size} {kind:?} mutated"),
+            );
+        }
+    }
+}
+
+#[test]
+fn keys_with_a_custom_hash_are_looked_up_through_the_runtime() {
+    // `ffi.StructuralKey` registers `__any_hash__`/`__any_equal__`: structurally equal keys of
+    // different identity are the same key.
+    let key = global("ffi.StructuralKey");
+    let a = key.call((Array::new([1i64, 2]).unwrap(),)).unwrap();
+    let b = key.call((Array::new([1i64, 2]).unwrap(),)).unwrap();
+    let c = key.call((Array::new([3i64]).unwrap(),)).unwrap();
+    assert!(!same_raw(a.as_raw(), b.as_raw()));
+    let entries: Vec<(Any, i64)> = (0..6)
+        .map(|i| (key.call((i,)).unwrap(), i))
+        .chain([(a.clone(), 100)])
+        .collect();
+    for n in [1, entries.len()] {
+        let map: Map<Any, i64> = Map::new(entries[entries.len() - n..].iter().cloned()).unwrap();
+        assert_eq!(map.get(&b), Some(100), "{n} entries");
+        assert!(map.contains_key(&b));
+        assert_eq!(map.get(&c), None);
+        let dict: Dict<Any, i64> = Dict::new(entries[entries.len() - n..].iter().cloned()).unwrap();
+        assert_eq!(dict.get(&b).unwrap(), Some(100));
+        assert_eq!(dict.remove(&b).unwrap(), Some(100));
+        assert_eq!(dict.get(&a).unwrap(), None);
+    }
+}
+
+#[test]
+fn the_hash_of_every_key_kind_is_the_runtimes() {
+    // A dense map holding one key of each kind next to fillers: each key is found by hash.
+    let mut rng = Rng(7);
+    for kind in 0..12 {
+        for _ in 0..50 {
+            let key = random_key(&mut rng, kind);
+            let entries: Vec<(Any, i64)> = (0..40i64)
+                .map(|i| (Any::new(i + 1_000_000), i))
+                .chain([(key.clone(), -1)])
+                .collect();
+            let map: Map<Any, i64> = Map::new(entries).unwrap();
+            assert_eq!(map.get(equivalent_key(&key)), Some(-1), "{key:?}");
+        }
+    }
+    // Keys Rust builds in several ways hash alike: a `&str`, a small and a heap `String`.
+    let map: Map<String, i64> =
+        Map::new((0..20).map(|i| (String::from(format!("key{i:08}")), i))).unwrap();
+    assert_eq!(map.get("key00000007"), Some(7));
+    assert_eq!(map.get(String::from("key00000019")), Some(19));
+    assert_eq!(map.get(Any::new("key00000003")), Some(3));
+    assert_eq!(map.get(1i64), None);
+    // Int 1 and bool true, 0.0 and -0.0 are different keys, as in C++.
+    let map: Map<Any, i64> = Map::new([(Any::new(1i64), 1), (Any::new(0.0f64), 2)]).unwrap();
+    assert_eq!(map.get(true), None);
+    assert_eq!(map.get(1i64), Some(1));
+    assert_eq!(map.get(-0.0f64), None);
+    assert_eq!(map.get(0.0f64), Some(2));
+}
+
+#[test]
+fn map_iteration_order_is_the_runtimes() {
+    // A small map keeps a re-assigned key in place, a dense one moves it to the end.
+    let make = global("ffi.Map");
+    let small: Map<i64, std::string::String> =
+        make.call_as((1i64, "x", 2i64, "y", 1i64, "X")).unwrap();
+    assert_eq!(small.entries(), [(1, "X".into()), (2, "y".into())]);
+    let dense: Map<i64, std::string::String> = make
+        .call_as((
+            1i64, "x", 2i64, "y", 3i64, "z", 4i64, "w", 5i64, "v", 1i64, "X",
+        ))
+        .unwrap();
+    assert_eq!(
+        dense.keys().collect::<Vec<_>>(),
+        [2, 3, 4, 5, 1],
+        "{dense:?}"
+    );
+    assert_eq!(dense.values().last().as_deref(), Some("X"));
+    assert_eq!(dense.iter().len(), 5);
+}
+
+#[test]
+fn dict_writes_are_shared_and_reads_are_checked() {
+    let d: Dict<String, i64> = Dict::new([("a".into(), 1)]).unwrap();
+    let alias = d.clone();
+    assert!(alias.as_object_ref().ptr_eq(d.as_object_ref()));
+    for i in 0..10 {
+        alias.insert(format!("k{i}").as_str().into(), i).unwrap();
+    }
+    assert_eq!(d.len(), 11);
+    assert_eq!(d.get("k9").unwrap(), Some(9));
+    // A foreign write of another type: the read is a TypeError, not a wrong value.
+    global("ffi.DictSetItem").call((&d, "k3", "three")).unwrap();
+    let err = d.get("k3").unwrap_err();
+    assert_eq!(err.kind(), "TypeError");
+    assert_eq!(
+        err.message(),
+        "Cannot convert from type `ffi.SmallStr` to `int`"
+    );
+    assert!(d.iter().any(|entry| entry.is_err()));
+    assert_eq!(d.remove("k3").unwrap_err().kind(), "TypeError");
+    assert!(
+        !d.contains_key("k3"),
+        "removed even though the value had another type"
+    );
+    assert_eq!(d.remove("absent").unwrap(), None);
+    d.clear().unwrap();
+    assert!(alias.is_empty());
+    // Converting a Dict keeps its identity; a Dict of the wrong types is not a Dict<String, i64>.
+    let any = Any::new(&d);
+    let back: Dict<String, i64> = any.cast().unwrap();
+    assert!(back.as_object_ref().ptr_eq(d.as_object_ref()));
+    d.insert("x".into(), 1).unwrap();
+    let err = any.cast::<Dict<String, String>>().unwrap_err();
+    assert_eq!(
+        err.message(),
+        "Cannot convert from type `Dict[K, some value is int]` to `Dict<str, str>`"
+    );
+}
+
+#[test]
+fn iterating_a_dict_that_changes_ends_with_an_error_as_in_python() {
+    let set = global("ffi.DictSetItem");
+    for initial in [2i64, 3, 6, 40] {
+        // Adding an entry between two steps (here through the runtime, as a callback would):
+        // the next step is a RuntimeError, then the end; nothing is read from the old table.
+        for write in ["insert", "remove", "clear", "foreign"] {
+            let d: Dict<i64, i64> = Dict::new((0..initial).map(|i| (i, i))).unwrap();
+            let mut it = d.iter();
+            assert_eq!(it.next().unwrap().unwrap(), (0, 0));
+            match write {
+                "insert" => d.insert(1000, 0).unwrap(),
+                "remove" => assert_eq!(d.remove(1).unwrap(), Some(1)),
+                "clear" => d.clear().unwrap(),
+                _ => set.call((&d, 2000i64, 1i64)).map(drop).unwrap(),
+            }
+            let err = it.next().unwrap().unwrap_err();
+            assert_eq!(
+                (err.kind(), err.message()),
+                ("RuntimeError", "dict changed size during iteration"),
+                "{write}"
+            );
+            assert!(it.next().is_none());
+        }
+        // Assigning an existing key keeps the size: the iteration goes on in the runtime's
+        // order (a dense table moves the key to the end, where it is met again) and ends.
+        let d: Dict<i64, i64> = Dict::new((0..initial).map(|i| (i, i))).unwrap();
+        let mut seen = Vec::new();
+        for entry in &d {
+            let (k, v) = entry.unwrap();
+            seen.push((k, v));
+            if k == 0 && v == 0 {
+                d.insert(0, -1).unwrap();
+            }
+            assert!(seen.len() < 1000, "the iteration ends");
+        }
+        assert_eq!(seen.len() as i64, initial + i64::from(initial >= 6));
+        assert_eq!(d.get(0).unwrap(), Some(-1));
+    }
+}
+
+#[test]
+fn rust_threads_sharing_a_list_or_dict_are_serialised() {
+    let list: List<i64> = List::default();
+    let dict: Dict<i64, i64> = Dict::default();
+    std::thread::scope(|scope| {
+        for t in 0..4i64 {
+            let (list, dict) = (list.clone(), dict.clone());
+            scope.spawn(move || {
+                for i in 0..500 {
+                    list.push(t * 1000 + i).unwrap();
+                    dict.insert(t * 1000 + i, i).unwrap();
+                    let _ = list.get(list.len() - 1).unwrap();
+                    assert_eq!(dict.get(t * 1000 + i).unwrap(), Some(i));
+                }
+            });
+        }
+    });
+    assert_eq!(list.len(), 2000);
+    assert_eq!(dict.len(), 2000);
+    let mut values = list.to_vec().unwrap();
+    values.sort();
+    values.dedup();
+    assert_eq!(values.len(), 2000);
+}
+
+#[test]
+fn list_writes_are_shared_and_reads_are_checked() {
+    let list: List<i64> = List::new([1, 2]).unwrap();
+    let alias = list.clone();
+    alias.push(3).unwrap();
+    alias.insert(0, 0).unwrap();
+    alias.set(1, 10).unwrap();
+    assert_eq!(list.to_vec().unwrap(), [0, 10, 2, 3]);
+    assert_eq!(list.get(1).unwrap(), 10);
+    let err = list.get(4).unwrap_err();
+    assert_eq!(
+        (err.kind(), err.message()),
+        ("IndexError", "Index 4 out of bounds 4")
+    );
+    let err = list.set(9, 1).unwrap_err();
+    assert_eq!(err.kind(), "IndexError");
+    assert_eq!(list.remove(0).unwrap(), 0);
+    assert_eq!(list.pop().unwrap(), Some(3));
+    assert_eq!(list.to_vec().unwrap(), [10, 2]);
+    // A write from C++ (the runtime's function) is seen; one of another type fails the read.
+    global("ffi.ListAppend").call((&list, "four")).unwrap();
+    assert_eq!(list.len(), 3);
+    let err = list.get(2).unwrap_err();
+    assert_eq!(
+        (err.kind(), err.message()),
+        (
+            "TypeError",
+            "Cannot convert from type `ffi.SmallStr` to `int`"
+        )
+    );
+    assert!(list.iter().nth(2).unwrap().is_err());
+    list.clear().unwrap();
+    assert!(alias.is_empty());
+    assert_eq!(list.pop().unwrap(), None);
+    // Growth moves the elements to a new buffer: reads follow.
+    for i in 0..1000 {
+        list.push(i).unwrap();
+    }
+    assert_eq!(list.iter().map(Result::unwrap).sum::<i64>(), 499_500);
+    // An Array argument for a List parameter is copied into a new list, as C++ does.
+    let array = Array::new([1i64, 2]).unwrap();
+    let copied: List<i64> = Any::new(&array).cast().unwrap();
+    assert_eq!(copied.to_vec().unwrap(), [1, 2]);
+    let err = Any::new(List::new([Any::new(1i64), Any::new("x")]).unwrap())
+        .cast::<List<i64>>()
+        .unwrap_err();
+    assert_eq!(
+        err.message(),
+        "Cannot convert from type `List[index 1: ffi.SmallStr]` to `List<int>`"
+    );
+}
+
+#[test]
+fn arrays_and_maps_accept_lists_and_dicts_by_copy_as_cpp_does() {
+    let list: List<i64> = List::new([4, 5]).unwrap();
+    let array: Array<i64> = Any::new(&list).cast().unwrap();
+    assert_eq!(array.to_vec(), [4, 5]);
+    list.push(6).unwrap();
+    assert_eq!(array.len(), 2, "a copy");
+    let dict: Dict<String, i64> = Dict::new([("a".into(), 1)]).unwrap();
+    let map: Map<String, i64> = Any::new(&dict).cast().unwrap();
+    assert_eq!(map.get("a"), Some(1));
+    let back: Dict<String, i64> = Any::new(&map).cast().unwrap();
+    assert!(!back.as_object_ref().ptr_eq(dict.as_object_ref()));
+    assert_eq!(back.get("a").unwrap(), Some(1));
+    assert_eq!(
+        Any::new(&dict)
+            .cast::<Map<String, String>>()
+            .unwrap_err()
+            .message(),
+        "Cannot convert from type `Map[K, some value is int]` to `Map<str, str>`"
+    );
+}
+
+#[test]
+fn shapes_are_built_in_place_and_read_as_slices() {
+    let shape = Shape::new(&[2, 3, 4]);
+    assert_eq!(shape.len(), 3);
+    assert_eq!(shape[2], 4);
+    assert_eq!(shape.product(), 24);
+    assert_eq!(shape, [2, 3, 4]);
+    assert_eq!(shape.to_string(), "Shape(2, 3, 4)");
+    assert_eq!(format!("{shape:?}"), "[2, 3, 4]");
+    assert_eq!(shape.as_object_ref().strong_count(), 1);
+    // The runtime reads it: through C++ (`testing.echo` keeps it), and as `ffi.Shape`'s.
+    let made: Shape = global("ffi.Shape").call_as((2i64, 3i64, 4i64)).unwrap();
+    assert_eq!(made, shape);
+    let mut total = 0;
+    for d in &made {
+        total += d;
+    }
+    assert_eq!(total, 9);
+    assert_eq!(Shape::default().len(), 0);
+    assert_eq!(Shape::from(vec![7i64; 100]).iter().sum::<i64>(), 700);
+    let collected: Shape = (0..5).collect();
+    assert_eq!(Vec::from(&collected), [0, 1, 2, 3, 4]);
+    // An Array of ints converts to a Shape (not the reverse), as in C++.
+    let from_array: Shape = Any::new(Array::new([5i64, 6]).unwrap()).cast().unwrap();
+    assert_eq!(from_array, [5, 6]);
+    assert!(Any::new(&shape).cast::<Array<i64>>().is_err());
+    let err = Any::new(Array::new(["x"]).unwrap())
+        .cast::<Shape>()
+        .unwrap_err();
+    assert_eq!(
+        err.message(),
+        "Cannot convert from type `ffi.Array` to `ffi.Shape`"
+    );
+    // Dropping the last reference frees it (the runtime's deleter protocol, Rust's memory).
+    let weak = shape.as_object_ref().downgrade();
+    drop(shape);
+    assert!(weak.upgrade().is_none());
+}
+
+#[test]
+fn bigints_round_trip_through_the_runtime() {
+    tvm_ffi_tests::load_cpp_testing_library();
+    let echo = global("testing.echo");
+    for text in [
+        "0",
+        "-1",
+        "9223372036854775807",
+        "9223372036854775808",
+        "-9223372036854775809",
+        "18446744073709551615",
+        "340282366920938463463374607431768211456",
+        "-123456789012345678901234567890123456789012345678901234567890",
+    ] {
+        let big: BigInt = text.parse().unwrap();
+        assert_eq!(big.to_string(), text);
+        let back: BigInt = echo.call_as((&big,)).unwrap();
+        assert_eq!(back, big);
+        let any = Any::new(&big);
+        let expected_key = if big.to_i64().is_some() {
+            "int"
+        } else {
+            "ffi.BigInt"
+        };
+        assert_eq!(any.type_key(), expected_key, "{text}");
+    }
+    assert_eq!(BigInt::from(1i64 << 40).words(), [1 << 40]);
+    assert_eq!(BigInt::from(u64::MAX).words(), [-1, 0]);
+    assert_eq!(BigInt::from(i128::MIN).to_i128(), Some(i128::MIN));
+    assert!(BigInt::from(-5i64) < BigInt::from(u64::MAX));
+    assert!(BigInt::from(i128::MIN) < BigInt::from(-5i64));
+    assert_eq!("12x".parse::<BigInt>().unwrap_err().kind(), "ValueError");
+    // Python passes 2**63 .. 2**64-1 as an ffi.BigInt: a u64 accepts it, an i64 does not.
+    let big = Any::new(BigInt::from(u64::MAX));
+    assert_eq!(big.cast::<u64>().unwrap(), u64::MAX);
+    assert_eq!(big.cast::<u128>().unwrap(), u128::from(u64::MAX));
+    assert_eq!(
+        big.cast::<i64>().unwrap_err().message(),
+        "Cannot convert from type `ffi.BigInt` to `int`"
+    );
+    assert_eq!(Any::new(u128::MAX).cast::<u128>().unwrap(), u128::MAX);
+    assert_eq!(Any::new(i128::MIN).cast::<i128>().unwrap(), i128::MIN);
+    assert_eq!(Any::new(7i128).type_key(), "int");
+    // As map keys, BigInts compare by value.
+    let map: Map<BigInt, i64> = Map::new([(BigInt::from(u128::MAX), 1)]).unwrap();
+    assert_eq!(map.get(BigInt::from(u128::MAX)), Some(1));
+    assert_eq!(map.get(BigInt::from(u64::MAX)), None);
+}
+
+#[test]
+fn collections_are_idiomatic() {
+    let squares: Array<i64> = (1..=4).map(|x| x * x).collect();
+    let mut total = 0;
+    for x in &squares {
+        total += x;
+    }
+    assert_eq!(total, 30);
+    assert_eq!(squares.iter().next_back(), Some(16));
+    let fallible: tvm_ffi::Result<Array<i64>> = ["1", "2", "x"]
+        .iter()
+        .map(|s| s.parse::<i64>().map_err(tvm_ffi::Error::from))
+        .collect();
+    assert_eq!(fallible.unwrap_err().kind(), "ValueError");
+    let from_vec: Array<String> = vec![String::from("a"), String::from("b")].into();
+    assert_eq!(from_vec.to_string(), r#"("a", "b")"#);
+    let mixed: Array<Any> = vec![Any::new(1i64), Any::new("two")].into();
+    assert_eq!(mixed[0].cast::<i64>().unwrap(), 1);
+    assert_eq!(Array::<i64>::default().len(), 0);
+
+    let map: Map<String, i64> = [("a".into(), 1), ("b".into(), 2)].into_iter().collect();
+    let mut seen = Vec::new();
+    for (k, v) in &map {
+        seen.push((k.to_string(), v));
+    }
+    assert_eq!(seen, [("a".to_string(), 1), ("b".to_string(), 2)]);
+    assert_eq!(map.to_string(), r#"{"a": 1, "b": 2}"#);
+    assert_eq!(
+        Map::<String, i64>::from(vec![("z".into(), 26)]).get("z"),
+        Some(26)
+    );
+
+    let list: List<i64> = (0..3).collect();
+    assert_eq!(list.to_string(), "[0, 1, 2]");
+    let dict: Dict<i64, bool> = vec![(1, true)].into();
+    assert_eq!(dict.to_string(), "{1: True}");
+    assert_eq!(format!("{:?}", Dict::<i64, i64>::default()), "{}");
+
+    // Upcasts to the root through `Into`.
+    let root: ObjectRef<Object> = squares.as_object_ref().clone().into();
+    assert_eq!(root.type_key(), "ffi.Array");
+    let root: ObjectRef<Object> = map.into();
+    assert!(root.downcast::<MapObj>().is_some());
+    let root: ObjectRef<Object> = dict.into();
+    assert!(root.downcast::<DictObj>().is_some());
+    let _: ObjectRef<Object> = Shape::new(&[1]).into();
+    let _: ObjectRef<Object> = list.into();
+}
+
+#[test]
+fn typed_arrays_are_checked_when_wrapped() {
+    let mixed = Array::new([Any::new(1i64), Any::new("x")]).unwrap();
+    let any: Array<Any> = Array::from_object_ref(mixed.as_object_ref().clone());
+    assert_eq!(any.len(), 2);
+    // A panic in a function is a RuntimeError at the boundary (quietly: it is caught).
+    let wrap = Function::from_typed(|a: Array<Any>| -> i64 {
+        Array::<i64>::from_object_ref(a.into_object_ref()).len() as i64
+    });
+    let err = wrap.call((&mixed,)).unwrap_err();
+    assert_eq!(err.kind(), "RuntimeError");
+    assert!(
+        err.message()
+            .contains("Array::from_object_ref: element 1 is a `ffi.SmallStr`, not a `int`"),
+        "{}",
+        err.message()
+    );
+    assert_eq!(
+        wrap.call((&Array::new([5i64]).unwrap(),))
+            .unwrap()
+            .cast::<i64>()
+            .unwrap(),
+        1
+    );
+}

@@ -1,0 +1,347 @@
+//! The hash table shared by `ffi.Map` and `ffi.Dict` (C++ `MapBaseObj`,
+//! `tvm/ffi/container/map_base.h`), read in place: length, lookup and iteration without a call
+//! into the runtime, exactly as C++ reads it.
+//!
+//! Layout (offsets from the object header, checked against the wheel's headers):
+//!
+//! | field | offset | |
+//! |---|---|---|
+//! | `data_` | 24 | the storage |
+//! | `size_` | 32 | number of entries |
+//! | `slots_` | 40 | bit 63 set: *small* layout; the low bits: the slot count |
+//! | `fib_shift_` | 56 | dense layout only: the Fibonacci-hashing shift |
+//! | `iter_list_head_` | 64 | dense layout only: the first entry in insertion order |
+//!
+//! A small table is `size_` key/value pairs (32 bytes each) in insertion order, searched
+//! linearly. A dense table is `ceil(slots / 16)` blocks of 16 metadata bytes and 16 items (key,
+//! value, `prev`, `next`: 48 bytes); a key's chain starts at the slot its Fibonacci hash picks
+//! (when that slot's metadata marks a chain head) and follows the probe distances the
+//! metadata bytes name; iteration follows the `next` links from `iter_list_head_`.
+use std::ptr::NonNull;
+
+use super::hash::KeyProbe;
+use crate::sys::{TVMFFIAny, TVMFFIObject};
+
+const DATA: usize = 24;
+const SIZE: usize = 32;
+const SLOTS: usize = 40;
+const FIB_SHIFT: usize = 56;
+const ITER_LIST_HEAD: usize = 64;
+
+const SMALL_TAG: u64 = 1 << 63;
+const BLOCK_CAP: u64 = 16;
+const ITEM_SIZE: usize = 48;
+const BLOCK_SIZE: usize = BLOCK_CAP as usize * (1 + ITEM_SIZE);
+/// Offset of `next` in a dense item.
+const ITEM_NEXT: usize = 40;
+const EMPTY_SLOT: u8 = 0xFF;
+const PROTECTED_SLOT: u8 = 0xFE;
+const INVALID_INDEX: u64 = u64::MAX;
+/// The multiplier of Fibonacci hashing (`FibHash`).
+const FIB_COEFF: u64 = 11_400_714_819_323_198_485;
+
+/// `kNextProbeLocation`: the jump to the next entry of a chain, indexed by the low 7 bits of
+/// an entry's metadata byte (0: the chain ends).
+static NEXT_PROBE: [u64; 126] = [
+    0,
+    1,
+    2,
+    3,
+    4,
+    5,
+    6,
+    7,
+    8,
+    9,
+    10,
+    11,
+    12,
+    13,
+    14,
+    15,
+    21,
+    28,
+    36,
+    45,
+    55,
+    66,
+    78,
+    91,
+    105,
+    120,
+    136,
+    153,
+    171,
+    190,
+    210,
+    231,
+    253,
+    276,
+    300,
+    325,
+    351,
+    378,
+    406,
+    435,
+    465,
+    496,
+    528,
+    561,
+    595,
+    630,
+    666,
+    703,
+    741,
+    780,
+    820,
+    861,
+    903,
+    946,
+    990,
+    1035,
+    1081,
+    1128,
+    1176,
+    1225,
+    1275,
+    1326,
+    1378,
+    1431,
+    1485,
+    1540,
+    1596,
+    1653,
+    1711,
+    1770,
+    1830,
+    1891,
+    1953,
+    2016,
+    2080,
+    2145,
+    2211,
+    2278,
+    2346,
+    2415,
+    2485,
+    2556,
+    2628,
+    8515,
+    19110,
+    42778,
+    96141,
+    216153,
+    486591,
+    1092981,
+    2458653,
+    5532801,
+    12442566,
+    27993903,
+    62983476,
+    141717030,
+    318844378,
+    717352503,
+    1614057336,
+    3631522476,
+    8170957530,
+    18384510628,
+    41364789378,
+    93070452520,
+    209408356380,
+    471168559170,
+    1060128894105,
+    2385289465695,
+    5366898840628,
+    12075518705635,
+    27169915244790,
+    61132312065111,
+    137547689707000,
+    309482283181501,
+    696335127828753,
+    1566753995631385,
+    3525196511162271,
+    7931691992677701,
+    17846306936293605,
+    40154190677507445,
+    90346928918121501,
+    203280589587557251,
+    457381325854679626,
+    1029107982097042876,
+    2315492959180353330,
+    5209859154120846435,
+];
+
+/// One key/value pair of a table (C++ `KVRawStorageType`).
+#[repr(C)]
+pub(crate) struct RawEntry {
+    pub key: TVMFFIAny,
+    pub value: TVMFFIAny,
+}
+
+/// A position in a table's iteration order.
+#[derive(Clone, Copy)]
+pub(crate) struct Cursor {
+    small: bool,
+    pos: u64,
+}
+
+/// A live `ffi.Map` or `ffi.Dict` object, read in place.
+#[derive(Clone, Copy)]
+pub(crate) struct Table(NonNull<TVMFFIObject>);
+
+impl Table {
+    /// # Safety
+    /// `obj` is a live `ffi.Map` or `ffi.Dict` that stays alive while the `Table` is used, and
+    /// no other thread writes it meanwhile. Each method reads the table's current state anew,
+    /// so foreign code on this thread may change a `Dict` between two calls.
+    #[inline]
+    pub(crate) unsafe fn new(obj: NonNull<TVMFFIObject>) -> Table {
+        Table(obj)
+    }
+
+    #[inline]
+    fn word(&self, offset: usize) -> u64 {
+        // SAFETY: every table is at least 56 bytes (72+ for dense ones, read only then) of
+        // 8-byte-aligned words (Table::new's contract).
+        unsafe {
+            (self.0.as_ptr() as *const u8)
+                .add(offset)
+                .cast::<u64>()
+                .read()
+        }
+    }
+
+    #[inline]
+    fn data(&self) -> *const u8 {
+        self.word(DATA) as usize as *const u8
+    }
+
+    /// What changes when entries are added or removed: the storage, the size and the layout.
+    #[inline]
+    pub(crate) fn shape(&self) -> [u64; 3] {
+        [self.word(DATA), self.word(SIZE), self.word(SLOTS)]
+    }
+
+    /// The number of entries.
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.word(SIZE) as usize
+    }
+
+    #[inline]
+    fn is_small(&self) -> bool {
+        self.word(SLOTS) & SMALL_TAG != 0
+    }
+
+    /// The metadata byte and the item of dense slot `index` (< the slot count).
+    #[inline]
+    fn dense_slot(data: *const u8, index: u64) -> (u8, *const RawEntry) {
+        let block = (index / BLOCK_CAP) as usize;
+        let within = (index % BLOCK_CAP) as usize;
+        // SAFETY: a dense table has ceil(slots / 16) blocks at `data` and index < slots.
+        unsafe {
+            let block = data.add(block * BLOCK_SIZE);
+            let meta = block.add(within).read();
+            let item = block.add(BLOCK_CAP as usize + within * ITEM_SIZE) as *const RawEntry;
+            (meta, item)
+        }
+    }
+
+    /// The entry whose key equals `key` (C++ `find`: a linear scan of a small table, the
+    /// key's chain in a dense one).
+    #[inline(always)]
+    pub(crate) fn find(&self, key: &KeyProbe<'_>) -> Option<*const RawEntry> {
+        let size = self.word(SIZE);
+        let data = self.data();
+        let slots = self.word(SLOTS);
+        if slots & SMALL_TAG != 0 {
+            let entries = data as *const RawEntry;
+            for i in 0..size as usize {
+                // SAFETY: a small table holds `size` entries at `data`.
+                let entry = unsafe { entries.add(i) };
+                // SAFETY: a valid key of the live table.
+                if unsafe { key.matches(&(*entry).key) } {
+                    return Some(entry);
+                }
+            }
+            return None;
+        }
+        if size == 0 {
+            return None;
+        }
+        // SAFETY: a dense table (at least 80 bytes) keeps its u32 shift at FIB_SHIFT.
+        let fib_shift = unsafe {
+            (self.0.as_ptr() as *const u8)
+                .add(FIB_SHIFT)
+                .cast::<u32>()
+                .read()
+        };
+        let mut index = FIB_COEFF.wrapping_mul(key.hash()).checked_shr(fib_shift)?;
+        if index >= slots {
+            return None;
+        }
+        let (mut meta, mut item) = Self::dense_slot(data, index);
+        // Only a chain head starts a chain (empty and protected slots have bit 7 set too).
+        if meta & 0x80 != 0 {
+            return None;
+        }
+        loop {
+            // SAFETY: an occupied slot of the live table holds a valid key.
+            if unsafe { key.matches(&(*item).key) } {
+                return Some(item);
+            }
+            let jump = *NEXT_PROBE.get((meta & 0x7F) as usize)?;
+            if jump == 0 {
+                return None;
+            }
+            index = index.wrapping_add(jump) % slots;
+            (meta, item) = Self::dense_slot(data, index);
+        }
+    }
+
+    /// The first position in iteration order.
+    #[inline]
+    pub(crate) fn first(&self) -> Cursor {
+        if self.is_small() {
+            Cursor {
+                small: true,
+                pos: 0,
+            }
+        } else {
+            Cursor {
+                small: false,
+                pos: self.word(ITER_LIST_HEAD),
+            }
+        }
+    }
+
+    /// The entry at `cursor`, advancing it; `None` at the end. A `Dict` changed since the
+    /// cursor was made yields a valid entry or ends, never reads outside the table.
+    #[inline]
+    pub(crate) fn next(&self, cursor: &mut Cursor) -> Option<*const RawEntry> {
+        let slots = self.word(SLOTS);
+        if (slots & SMALL_TAG != 0) != cursor.small {
+            return None; // a Dict switched layout in place
+        }
+        let data = self.data();
+        if cursor.small {
+            if cursor.pos >= self.word(SIZE) {
+                return None;
+            }
+            // SAFETY: a small table holds `size` entries at `data`.
+            let entry = unsafe { (data as *const RawEntry).add(cursor.pos as usize) };
+            cursor.pos += 1;
+            return Some(entry);
+        }
+        if cursor.pos == INVALID_INDEX || cursor.pos >= slots {
+            return None;
+        }
+        let (meta, item) = Self::dense_slot(data, cursor.pos);
+        if meta == EMPTY_SLOT || meta == PROTECTED_SLOT {
+            return None; // the entry was erased since
+        }
+        // SAFETY: an occupied dense item is 48 bytes with `next` at ITEM_NEXT.
+        cursor.pos = unsafe { (item as *const u8).add(ITEM_NEXT).cast::<u64>().read() };
+        Some(item)
+    }
+}
