@@ -31,6 +31,15 @@ def test_rust_calls_a_module_python_loaded():
         tvm_ffi.get_global_func("test_peer.module_call")(module, "missing", 1)
 
 
+def test_rust_loads_a_module_and_reports_a_missing_file():
+    load_and_call = tvm_ffi.get_global_func("test_peer.load_and_call")
+    assert load_and_call(example_lib_path(), "add_one", 1) == 2
+    with pytest.raises(RuntimeError, match="/nonexistent/libnothing.so"):
+        load_and_call("/nonexistent/libnothing.so", "add_one", 1)
+    with pytest.raises(RuntimeError, match="Failed to get file format from /nonexistent/plain"):
+        load_and_call("/nonexistent/plain", "add_one", 1)
+
+
 def test_rust_reads_writes_and_calls_a_cxx_object_by_name():
     obj = tvm_ffi.testing.TestObjectDerived(v_map={"k": 1}, v_array=[1, 2], v_i64=7)
     # Inherited and own fields, typed or as they are.

@@ -51,3 +51,9 @@ fn call_method(args: &[AnyView]) -> Result<Any> {
     let obj: ObjectRef<Object> = obj.cast()?;
     obj.call_method(name.cast::<&str>()?, rest)
 }
+
+/// Loads the module at `path` from Rust and calls its function `name` with `x`.
+#[ffi_func(name = "test_peer.load_and_call")]
+fn load_and_call(path: &str, name: &str, x: i64) -> Result<i64> {
+    Module::load_from_file(path)?.function(name)?.call_as((x,))
+}
