@@ -160,3 +160,77 @@ pub fn literal_list(
     })?;
     Ok(entries)
 }
+
+/// The options every `#[ffi_type(..)]` takes (`key`, `crate`); the item's own options are
+/// handled by the caller.
+pub struct TypeKeyOptions {
+    /// Whether the item has an `#[ffi_type]` attribute at all.
+    pub present: bool,
+    pub krate: Attr<proc_macro2::TokenStream>,
+    pub key: Attr<syn::LitStr>,
+}
+
+/// Parses the item's `#[ffi_type(..)]` (one is expected; a second is an error): `key` (checked
+/// to be a type key like `example`) and `crate` here, every other option through `option`,
+/// which returns `Ok(false)` for an option it does not know.
+pub fn ffi_type_options(
+    attrs: &[syn::Attribute],
+    example: &str,
+    diag: &mut Diagnostics,
+    mut option: impl FnMut(&ParseNestedMeta<'_>, &mut Diagnostics) -> syn::Result<()>,
+) -> TypeKeyOptions {
+    let mut out = TypeKeyOptions {
+        present: false,
+        krate: Attr::none("crate"),
+        key: Attr::none("key"),
+    };
+    for attr in attrs.iter().filter(|a| a.path().is_ident("ffi_type")) {
+        if out.present {
+            diag.error(
+                attr,
+                "duplicate #[ffi_type]: merge the options into one attribute",
+            );
+        }
+        out.present = true;
+        let result = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("key") {
+                out.key.mark_written();
+                let lit = string(
+                    &meta,
+                    &format!("`key` takes a string literal: `key = \"{example}\"`"),
+                )?;
+                if !valid_type_key(&lit.value()) {
+                    diag.error(
+                        &lit,
+                        format!(
+                            "invalid type key `{}`: use dot-separated identifiers such as `{example}`",
+                            lit.value()
+                        ),
+                    );
+                }
+                out.key.set(&meta, lit, diag);
+                Ok(())
+            } else if meta.path.is_ident("crate") {
+                let path = crate_path(&meta)?;
+                out.krate.set(&meta, path, diag);
+                Ok(())
+            } else {
+                option(&meta, diag)
+            }
+        });
+        if let Err(err) = result {
+            diag.push(err);
+        }
+    }
+    out
+}
+
+/// `pkg.Name`: dot-separated identifiers.
+pub fn valid_type_key(key: &str) -> bool {
+    !key.is_empty()
+        && key.split('.').all(|part| {
+            let mut chars = part.chars();
+            matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+                && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+}

@@ -20,48 +20,27 @@ pub struct EnumAttrs {
 }
 
 pub fn enum_attrs(attrs: &[syn::Attribute], diag: &mut Diagnostics) -> EnumAttrs {
-    let mut out = EnumAttrs {
-        present: false,
-        krate: Attr::none("crate"),
-        key: Attr::none("key"),
-        int: Attr::none("int"),
-        str: Attr::none("str"),
-    };
-    for attr in attrs.iter().filter(|a| a.path().is_ident("ffi_type")) {
-        if out.present {
-            diag.error(
-                attr,
-                "duplicate #[ffi_type]: merge the options into one attribute",
-            );
+    let mut int = Attr::none("int");
+    let mut str = Attr::none("str");
+    let common = attr::ffi_type_options(attrs, "my_ext.Color", diag, |meta, diag| {
+        if meta.path.is_ident("int") {
+            attr::flag(meta, "int", diag)?;
+            int.set(meta, (), diag);
+        } else if meta.path.is_ident("str") {
+            attr::flag(meta, "str", diag)?;
+            str.set(meta, (), diag);
+        } else {
+            attr::unknown(meta, "#[ffi_type] enum", ENUM_OPTIONS, diag)?;
         }
-        out.present = true;
-        let result = attr.parse_nested_meta(|meta| {
-            if meta.path.is_ident("key") {
-                out.key.mark_written();
-                let lit = attr::string(&meta, "`key` takes a string literal: `key = \"my_ext.Color\"`")?;
-                if !crate::object::valid_type_key(&lit.value()) {
-                    diag.error(&lit, format!("invalid type key `{}`: use dot-separated identifiers such as `my_ext.Color`", lit.value()));
-                }
-                out.key.set(&meta, lit, diag);
-            } else if meta.path.is_ident("crate") {
-                let path = attr::crate_path(&meta)?;
-                out.krate.set(&meta, path, diag);
-            } else if meta.path.is_ident("int") {
-                attr::flag(&meta, "int", diag)?;
-                out.int.set(&meta, (), diag);
-            } else if meta.path.is_ident("str") {
-                attr::flag(&meta, "str", diag)?;
-                out.str.set(&meta, (), diag);
-            } else {
-                attr::unknown(&meta, "#[ffi_type] enum", ENUM_OPTIONS, diag)?;
-            }
-            Ok(())
-        });
-        if let Err(err) = result {
-            diag.push(err);
-        }
+        Ok(())
+    });
+    EnumAttrs {
+        present: common.present,
+        krate: common.krate,
+        key: common.key,
+        int,
+        str,
     }
-    out
 }
 
 /// The options of a variant's `#[ffi(..)]`.

@@ -10,7 +10,6 @@ mod model;
 mod parse;
 
 pub use codegen::metadata_values;
-pub use parse::valid_type_key;
 
 pub fn expand(input: TokenStream) -> TokenStream {
     let item: syn::DeriveInput = match syn::parse2(input) {

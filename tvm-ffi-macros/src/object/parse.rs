@@ -90,79 +90,63 @@ impl FieldAttrs {
 
 /// Parses every `#[ffi_type(..)]` of the struct (one is expected; a second is an error).
 pub fn type_attrs(attrs: &[syn::Attribute], diag: &mut Diagnostics) -> TypeAttrs {
-    let mut out = TypeAttrs {
-        present: false,
-        krate: Attr::none("crate"),
-        key: Attr::none("key"),
-        is_final: Attr::none("final"),
-        external: Attr::none("external"),
-        structural: Attr::none("structural"),
-        init_off: Attr::none("init"),
-        creator_off: Attr::none("creator"),
-        convert: Attr::none("convert"),
-        type_attrs: Attr::none("type_attr"),
-    };
-    for attr in attrs.iter().filter(|a| a.path().is_ident("ffi_type")) {
-        if out.present {
-            diag.error(
-                attr,
-                "duplicate #[ffi_type]: merge the options into one attribute",
-            );
-        }
-        out.present = true;
-        let result = attr.parse_nested_meta(|meta| {
-            if meta.path.is_ident("key") {
-                out.key.mark_written();
-                let lit = attr::string(&meta, "`key` takes a string literal: `key = \"my_ext.Point\"`")?;
-                if !valid_type_key(&lit.value()) {
-                    diag.error(&lit, format!("invalid type key `{}`: use dot-separated identifiers such as `my_ext.Point`", lit.value()));
+    let mut is_final = Attr::none("final");
+    let mut external = Attr::none("external");
+    let mut structural = Attr::none("structural");
+    let mut init_off = Attr::none("init");
+    let mut creator_off = Attr::none("creator");
+    let mut convert = Attr::none("convert");
+    let mut type_attrs = Attr::none("type_attr");
+    let common = attr::ffi_type_options(attrs, "my_ext.Point", diag, |meta, diag| {
+        if meta.path.is_ident("final") {
+            attr::flag(meta, "final", diag)?;
+            is_final.set(meta, (), diag);
+        } else if meta.path.is_ident("external") {
+            attr::flag(meta, "external", diag)?;
+            external.set(meta, (), diag);
+        } else if meta.path.is_ident("structural") {
+            let lit: syn::LitStr = meta.value()?.parse()?;
+            let kind = match lit.value().as_str() {
+                "tree" => "TREE",
+                "dag" => "DAG",
+                "const-tree" => "CONST_TREE",
+                "free-var" => "FREE_VAR",
+                "unique" => "UNIQUE",
+                other => {
+                    diag.error(&lit, format!("unknown structural kind `{other}`; use \"tree\", \"dag\", \"const-tree\", \"free-var\" or \"unique\""));
+                    "UNSUPPORTED"
                 }
-                out.key.set(&meta, lit, diag);
-            } else if meta.path.is_ident("crate") {
-                let path = attr::crate_path(&meta)?;
-                out.krate.set(&meta, path, diag);
-            } else if meta.path.is_ident("final") {
-                attr::flag(&meta, "final", diag)?;
-                out.is_final.set(&meta, (), diag);
-            } else if meta.path.is_ident("external") {
-                attr::flag(&meta, "external", diag)?;
-                out.external.set(&meta, (), diag);
-            } else if meta.path.is_ident("structural") {
-                let lit: syn::LitStr = meta.value()?.parse()?;
-                let kind = match lit.value().as_str() {
-                    "tree" => "TREE",
-                    "dag" => "DAG",
-                    "const-tree" => "CONST_TREE",
-                    "free-var" => "FREE_VAR",
-                    "unique" => "UNIQUE",
-                    other => {
-                        diag.error(&lit, format!("unknown structural kind `{other}`; use \"tree\", \"dag\", \"const-tree\", \"free-var\" or \"unique\""));
-                        "UNSUPPORTED"
-                    }
-                };
-                out.structural.set(&meta, syn::Ident::new(kind, lit.span()), diag);
-            } else if meta.path.is_ident("init") {
-                let off = attr::off(&meta, "init")?;
-                out.init_off.set(&meta, off, diag);
-            } else if meta.path.is_ident("creator") {
-                let off = attr::off(&meta, "creator")?;
-                out.creator_off.set(&meta, off, diag);
-            } else if meta.path.is_ident("convert") {
-                attr::flag(&meta, "convert", diag)?;
-                out.convert.set(&meta, (), diag);
-            } else if meta.path.is_ident("type_attr") {
-                let entries = attr::literal_list(&meta, "type_attr", diag)?;
-                out.type_attrs.set(&meta, entries, diag);
-            } else {
-                attr::unknown(&meta, "#[ffi_type]", TYPE_OPTIONS, diag)?;
-            }
-            Ok(())
-        });
-        if let Err(err) = result {
-            diag.push(err);
+            };
+            structural.set(meta, syn::Ident::new(kind, lit.span()), diag);
+        } else if meta.path.is_ident("init") {
+            let off = attr::off(meta, "init")?;
+            init_off.set(meta, off, diag);
+        } else if meta.path.is_ident("creator") {
+            let off = attr::off(meta, "creator")?;
+            creator_off.set(meta, off, diag);
+        } else if meta.path.is_ident("convert") {
+            attr::flag(meta, "convert", diag)?;
+            convert.set(meta, (), diag);
+        } else if meta.path.is_ident("type_attr") {
+            let entries = attr::literal_list(meta, "type_attr", diag)?;
+            type_attrs.set(meta, entries, diag);
+        } else {
+            attr::unknown(meta, "#[ffi_type]", TYPE_OPTIONS, diag)?;
         }
+        Ok(())
+    });
+    TypeAttrs {
+        present: common.present,
+        krate: common.krate,
+        key: common.key,
+        is_final,
+        external,
+        structural,
+        init_off,
+        creator_off,
+        convert,
+        type_attrs,
     }
-    out
 }
 
 /// Parses a field's `#[ffi(..)]` attributes (any number of them; options may not repeat).
@@ -236,14 +220,4 @@ pub fn field_attrs(field: &syn::Field, diag: &mut Diagnostics) -> FieldAttrs {
         }
     }
     out
-}
-
-/// `pkg.Name`: dot-separated identifiers.
-pub fn valid_type_key(key: &str) -> bool {
-    !key.is_empty()
-        && key.split('.').all(|part| {
-            let mut chars = part.chars();
-            matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
-                && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-        })
 }
