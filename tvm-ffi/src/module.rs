@@ -20,8 +20,8 @@ use crate::container::Array;
 use crate::error::{Error, Result};
 use crate::function::{impl_into_arg_borrowed, object_view, Function, GlobalCache};
 use crate::object::builtin::ModuleObj;
-use crate::object::{type_info, ObjectRef};
-use crate::value::{Any, TypeSchema};
+use crate::object::ObjectRef;
+use crate::value::TypeSchema;
 
 static LOAD_FROM_FILE: GlobalCache = GlobalCache::new("ffi.ModuleLoadFromFile");
 static GET_FUNCTION: GlobalCache = GlobalCache::new("ffi.ModuleGetFunction");
@@ -88,28 +88,7 @@ impl Module {
     /// The modules this one imports, searched after it by the lookups (its reflected field
     /// `imports_`).
     pub fn imports(&self) -> Result<Array<Module>> {
-        let field = type_info::fields(self.0.type_index())
-            .into_iter()
-            // SAFETY: the runtime's field names live for the process.
-            .find(|f| unsafe { f.name.as_bytes() } == b"imports_")
-            .ok_or_else(|| Error::runtime_error("`ffi.Module` has no field `imports_`"))?;
-        let getter = field
-            .getter
-            .ok_or_else(|| Error::runtime_error("`ffi.Module.imports_` has no getter"))?;
-        let offset = usize::try_from(field.offset)
-            .map_err(|_| Error::runtime_error("`ffi.Module.imports_` has a negative offset"))?;
-        let mut out = crate::sys::TVMFFIAny::NONE;
-        // SAFETY: the field's own getter, called with the field's address in this live module
-        // (field offsets are relative to the object header) and a writable result slot.
-        let rc = unsafe {
-            let base = self.0.as_raw().as_ptr() as *mut u8;
-            getter(base.wrapping_add(offset) as *mut std::ffi::c_void, &mut out)
-        };
-        if rc != 0 {
-            return Err(Error::from_return_code(rc));
-        }
-        // SAFETY: on success the getter wrote one owned value.
-        unsafe { Any::from_raw(out) }.cast()
+        self.0.get_field("imports_")
     }
 
     /// Adds `other` to this module's imports (searched by lookups after this module's own

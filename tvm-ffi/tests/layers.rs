@@ -13,8 +13,8 @@ const LAYERS: &[&[&str]] = &[
     &["value", "version"],
     &["function", "env"],
     &["container", "tensor"],
-    &["reflection", "serialization", "structural", "module"],
-    &["enums"],
+    &["reflection", "serialization", "structural"],
+    &["enums", "module"],
     &["registry"],
 ];
 

@@ -1,6 +1,7 @@
 //! Structural-traversal fixtures (C++ `testing.cc:155-197`): fields that open def regions, and
 //! a `__s_visit__` hook that visits its child in a simple def region and then a sibling.
 use tvm_ffi::builtin::Object as AnyObject;
+use tvm_ffi::function::GlobalCache;
 use tvm_ffi::{ffi_func, ffi_methods, Any, Function, Object, ObjectRef, Result};
 
 // Twin of `testing.TestVisitRegions`: creator values 1, 2, 3.
@@ -42,8 +43,11 @@ impl TestVisitHook {
     // it. Returns the visitor's interrupt, if any.
     #[ffi(type_attr = "__s_visit__")]
     fn s_visit(visitor: ObjectRef<AnyObject>, value: ObjectRef<TestVisitHook>) -> Result<Any> {
-        let visit = Function::get_global_required("ffi.StructuralVisitorVisit")?;
-        let with_region = Function::get_global_required("ffi.StructuralVisitorWithDefRegionKind")?;
+        // Looked up once, not on every node of every walk.
+        static VISIT: GlobalCache = GlobalCache::new("ffi.StructuralVisitorVisit");
+        static WITH_REGION: GlobalCache =
+            GlobalCache::new("ffi.StructuralVisitorWithDefRegionKind");
+        let (visit, with_region) = (VISIT.get()?, WITH_REGION.get()?);
         let child = value.child.clone();
         let visit_child = {
             let (visit, visitor) = (visit.clone(), visitor.clone());

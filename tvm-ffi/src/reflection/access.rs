@@ -25,7 +25,7 @@
 //! assert_eq!(pair.get_field::<i64>("c").unwrap_err().kind(), "AttributeError");
 //! ```
 use crate::error::{Error, Result};
-use crate::function::{Function, IntoArg, IntoArgs};
+use crate::function::{object_view, Function, IntoArg, IntoArgs};
 use crate::object::type_info::{self, methods, type_info};
 use crate::object::{ObjectRef, ObjectType};
 use crate::sys::{self, field_flags, TVMFFIAny};
@@ -166,13 +166,14 @@ impl<T: ObjectType> ObjectRef<T> {
         args: impl IntoArgs,
     ) -> Result<R> {
         let (method, is_static) = self.find_method(name)?;
-        let this = Any::new(self.clone());
+        // SAFETY: a borrowed view of this object, which `self` keeps alive for the call.
+        let this = unsafe { AnyView::from_raw(object_view(self)) };
         let out = args.with_args(|views| {
             if is_static {
                 method.call(views)
             } else {
                 let mut all: Vec<AnyView<'_>> = Vec::with_capacity(views.len() + 1);
-                all.push(*this.as_view());
+                all.push(this);
                 all.extend_from_slice(views);
                 method.call(&all[..])
             }

@@ -95,9 +95,9 @@ fn register_state(entry: &EnumEntry, ty: RuntimeType, table: &EnumTable) -> Resu
         .cast()?;
     let state = init.call(())?;
     let state_obj: ObjectRef<crate::object::builtin::Object> = state.cast()?;
-    let entries = read_field(&state_obj, state_type.index, "entries")?;
-    let indexes = read_field(&state_obj, state_type.index, "indexes")?;
-    let attrs = read_field(&state_obj, state_type.index, "attrs")?;
+    let entries = state_obj.get_field_any("entries")?;
+    let indexes = state_obj.get_field_any("indexes")?;
+    let attrs = state_obj.get_field_any("attrs")?;
     let mut singletons = Vec::with_capacity(entry.variants.len());
     for variant in entry.variants {
         let singleton = new_singleton(ty.index, variant.int_index, String::from(variant.str_index));
@@ -135,35 +135,6 @@ fn register_state(entry: &EnumEntry, ty: RuntimeType, table: &EnumTable) -> Resu
     register_attr(ty, "__ffi_enum__", state)?;
     table.set(singletons);
     Ok(())
-}
-
-/// A reflected field of an object of the runtime (`ffi.EnumState`), through its getter.
-fn read_field(
-    obj: &ObjectRef<crate::object::builtin::Object>,
-    type_index: i32,
-    name: &str,
-) -> Result<Any> {
-    let field = type_info::fields(type_index)
-        .into_iter()
-        // SAFETY: registry strings live for the process.
-        .find(|f| unsafe { f.name.as_bytes() } == name.as_bytes())
-        .ok_or_else(|| Error::runtime_error(format!("`ffi.EnumState` has no field `{name}`")))?;
-    let getter = field
-        .getter
-        .ok_or_else(|| Error::runtime_error(format!("`ffi.EnumState.{name}` has no getter")))?;
-    let mut out = sys::TVMFFIAny::NONE;
-    // SAFETY: the field's address in a live object of the type that registered it.
-    let rc = unsafe {
-        getter(
-            (obj.as_raw().as_ptr() as *mut u8).add(field.offset as usize) as *mut std::ffi::c_void,
-            &mut out,
-        )
-    };
-    if rc != 0 {
-        return Err(Error::from_return_code(rc));
-    }
-    // SAFETY: the getter wrote an owned value.
-    Ok(unsafe { Any::from_raw(out) })
 }
 
 use crate::enums::new_enum_object as new_singleton;
