@@ -20,3 +20,5 @@ done
 echo "==> cargo package (the three crates a user depends on)"
 bash scripts/check-package.sh
 bash scripts/check-architecture.sh
+echo "==> public API (tvm-ffi/public-api.txt)"
+bash scripts/check-public-api.sh

@@ -113,7 +113,8 @@ fn the_dlpack_allocator_is_set_for_a_scope_or_globally() {
     let calls = ALLOCATIONS.load(Ordering::SeqCst);
     assert!(env::dlpack_allocator().is_none());
     {
-        let _guard = env::use_dlpack_allocator(Some(refusing_allocator)).unwrap();
+        // SAFETY: the allocator refuses every request (returns -1 with an error set).
+        let _guard = unsafe { env::use_dlpack_allocator(Some(refusing_allocator)) }.unwrap();
         assert_eq!(
             env::dlpack_allocator().map(|f| f as *const () as usize),
             Some(refusing_allocator as *const () as usize)
@@ -137,13 +138,15 @@ fn the_dlpack_allocator_is_set_for_a_scope_or_globally() {
     TensorMut::empty(&[2], DataType::float(32), Device::cpu()).unwrap();
 
     // Globally: every thread sees it, until cleared.
-    let previous = env::set_dlpack_allocator(Some(refusing_allocator), true).unwrap();
+    // SAFETY: the allocator refuses every request (returns -1 with an error set).
+    let previous = unsafe { env::set_dlpack_allocator(Some(refusing_allocator), true) }.unwrap();
     assert!(previous.is_none());
     let seen = std::thread::spawn(|| env::dlpack_allocator().map(|f| f as *const () as usize))
         .join()
         .unwrap();
     assert_eq!(seen, Some(refusing_allocator as *const () as usize));
-    env::set_dlpack_allocator(None, true).unwrap();
+    // SAFETY: clearing the allocator installs none.
+    unsafe { env::set_dlpack_allocator(None, true) }.unwrap();
     assert!(env::dlpack_allocator().is_none());
 }
 

@@ -330,10 +330,10 @@ fn layout_is_header_then_parent_then_own_fields() {
     assert_eq!(reflection::fields(circle_ty).len(), 1);
     assert_eq!(reflection::fields(shape_ty).len(), 4);
     // SAFETY: metadata registered by this binary.
-    let meta = unsafe { &*reflection::type_info(circle_ty).unwrap().metadata };
+    let meta = unsafe { &*(*sys::TVMFFIGetTypeInfo(circle_ty)).metadata };
     assert_eq!(
         meta.total_size as usize,
-        tvm_ffi::object::ObjectCell::<Circle>::TOTAL_SIZE
+        tvm_ffi::__private::ObjectCell::<Circle>::TOTAL_SIZE
     );
     assert_eq!(
         meta.structural_eq_hash_kind,
@@ -404,7 +404,7 @@ fn field_flags_metadata_rename_and_static_type_indices() {
     // Required object fields start unset: the type has a creator (as C++ `UnsafeInit`), the
     // reflection constructor, and `__ffi_new__`.
     // SAFETY: metadata registered by this binary.
-    let meta = unsafe { &*reflection::type_info(all).unwrap().metadata };
+    let meta = unsafe { &*(*sys::TVMFFIGetTypeInfo(all)).metadata };
     assert!(meta.creator.is_some());
     assert!(reflection::type_attr(all, "__ffi_init__").is_some());
     assert!(reflection::type_attr(all, "__ffi_new__").is_some());
@@ -553,7 +553,7 @@ fn read_only_setter_only_writes_objects_under_construction() {
     assert_eq!(s.cache, 0);
     // An object made by the runtime through the creator is open until Rust dereferences it.
     // SAFETY: metadata registered by this binary.
-    let meta = unsafe { &*reflection::type_info(Shape::type_index()).unwrap().metadata };
+    let meta = unsafe { &*(*sys::TVMFFIGetTypeInfo(Shape::type_index())).metadata };
     let mut handle: sys::TVMFFIObjectHandle = std::ptr::null_mut();
     // SAFETY: the creator writes a new object with one reference.
     assert_eq!(unsafe { (meta.creator.unwrap())(&mut handle) }, 0);

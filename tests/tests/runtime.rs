@@ -1,7 +1,6 @@
 //! The runtime crate against the real libtvm_ffi and its C++ test peer (`testing.*`).
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use tvm_ffi::__private::TypeSlot;
 use tvm_ffi::object::{DerivedObject, RuntimeType, RustObject};
 use tvm_ffi::{
     Any, AnyView, Array, Bytes, DataType, Device, Error, Function, Map, ObjectRef, ObjectType,
@@ -27,22 +26,19 @@ impl Drop for Counter {
         DROPS.fetch_add(1, Ordering::SeqCst);
     }
 }
-static COUNTER_SLOT: TypeSlot = TypeSlot::new();
+static COUNTER_TYPE: std::sync::OnceLock<RuntimeType> = std::sync::OnceLock::new();
 // SAFETY: allocated only through ObjectRef::new (header + Counter), never mutated.
 unsafe impl ObjectType for Counter {
     const TYPE_KEY: &'static str = "rust_tests.Counter";
     fn runtime_type() -> RuntimeType {
-        if let Some(ty) = COUNTER_SLOT.get() {
-            return ty;
-        }
-        let ty = tvm_ffi::__private::allocate_type_index(
-            Self::TYPE_KEY,
-            tvm_ffi::builtin::Object::runtime_type(),
-            true,
-        )
-        .expect("allocate");
-        COUNTER_SLOT.set(ty);
-        ty
+        *COUNTER_TYPE.get_or_init(|| {
+            tvm_ffi::__private::allocate_type_index(
+                Self::TYPE_KEY,
+                tvm_ffi::builtin::Object::runtime_type(),
+                true,
+            )
+            .expect("allocate")
+        })
     }
 }
 // SAFETY: the root payload is empty, a prefix of every payload.
@@ -322,8 +318,9 @@ fn errors_cross_the_boundary_with_kind_and_message() {
 
 #[test]
 fn version_check_rejects_a_mismatched_runtime() {
+    use tvm_ffi::__private::{check_version, ensure_compatible};
+    use tvm_ffi::runtime_version;
     use tvm_ffi::sys::TVMFFIVersion;
-    use tvm_ffi::version::{check_version, ensure_compatible, runtime_version};
     assert!(ensure_compatible().is_ok());
     let v = runtime_version();
     assert_eq!((v.major, v.minor), (0, 1));

@@ -59,28 +59,6 @@ unsafe impl ObjectType for EnumObj {
     }
 }
 
-/// Which runtime enum base a Rust enum derives from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EnumKind {
-    /// `ffi.Enum`: integer index = ordinal, string index = name.
-    Plain,
-    /// `ffi.IntEnum`: integer index = the variant's value, string index = name.
-    Int,
-    /// `ffi.StrEnum`: integer index = ordinal, string index = the variant's value.
-    Str,
-}
-
-impl EnumKind {
-    /// The parent type's key.
-    pub const fn parent_key(self) -> &'static str {
-        match self {
-            EnumKind::Plain => "ffi.Enum",
-            EnumKind::Int => "ffi.IntEnum",
-            EnumKind::Str => "ffi.StrEnum",
-        }
-    }
-}
-
 /// One variant of an enum, as registered.
 pub struct EnumVariant {
     /// The integer index.
@@ -106,7 +84,7 @@ impl EnumTable {
     }
 
     /// Records the singletons (called by registration, once).
-    pub fn set(&self, singletons: Vec<ObjectRef<EnumObj>>) {
+    pub(crate) fn set(&self, singletons: Vec<ObjectRef<EnumObj>>) {
         let _ = self.singletons.set(singletons.into_boxed_slice());
     }
 
@@ -195,7 +173,7 @@ pub unsafe trait FfiEnum: Copy + Send + Sync + 'static {
 }
 
 /// A new enum object of type `index` (a singleton, or a copy as C++'s shallow copy makes).
-pub fn new_enum_object(index: i32, int_index: i64, str_index: String) -> ObjectRef<EnumObj> {
+pub(crate) fn new_enum_object(index: i32, int_index: i64, str_index: String) -> ObjectRef<EnumObj> {
     let ptr = crate::object::alloc_object(
         EnumObj {
             int_index,
@@ -208,38 +186,68 @@ pub fn new_enum_object(index: i32, int_index: i64, str_index: String) -> ObjectR
     unsafe { ObjectRef::from_raw(ptr) }
 }
 
-/// The creator of the enum type `E`: an empty enum object (Python fills its indices through
-/// `ffi.Enum`'s setters when it adds an entry).
-///
-/// # Safety
-/// Called by the runtime with a writable `out`.
-pub unsafe extern "C" fn create_enum_object<E: FfiEnum>(
-    out: *mut crate::sys::TVMFFIObjectHandle,
-) -> std::ffi::c_int {
-    match crate::error::panic::catch(|| {
-        new_enum_object(E::runtime_type().index, 0, String::default())
-    }) {
-        Ok(obj) => {
-            // SAFETY: `out` is writable; the caller takes the one reference.
-            unsafe { out.write(obj.into_raw().as_ptr() as crate::sys::TVMFFIObjectHandle) };
-            0
-        }
-        Err(payload) => {
-            crate::error::panic::raise_panic(E::TYPE_KEY, payload);
-            -1
+/// What `#[derive(Enum)]` generates code against (re-exported through `__private`).
+pub(crate) mod support {
+    use super::{new_enum_object, FfiEnum};
+    use crate::enums::EnumObj;
+    use crate::object::ObjectRef;
+    use crate::value::{Any, AnyView, String};
+
+    /// Which runtime enum base a Rust enum derives from.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum EnumKind {
+        /// `ffi.Enum`: integer index = ordinal, string index = name.
+        Plain,
+        /// `ffi.IntEnum`: integer index = the variant's value, string index = name.
+        Int,
+        /// `ffi.StrEnum`: integer index = ordinal, string index = the variant's value.
+        Str,
+    }
+
+    impl EnumKind {
+        /// The parent type's key.
+        pub const fn parent_key(self) -> &'static str {
+            match self {
+                EnumKind::Plain => "ffi.Enum",
+                EnumKind::Int => "ffi.IntEnum",
+                EnumKind::Str => "ffi.StrEnum",
+            }
         }
     }
-}
 
-/// `IntoAny` of a derived enum: its singleton.
-pub fn enum_into_any<E: FfiEnum>(value: E) -> Any {
-    Any::new(value.singleton().clone())
-}
+    /// The creator of the enum type `E`: an empty enum object (Python fills its indices through
+    /// `ffi.Enum`'s setters when it adds an entry).
+    ///
+    /// # Safety
+    /// Called by the runtime with a writable `out`.
+    pub unsafe extern "C" fn create_enum_object<E: FfiEnum>(
+        out: *mut crate::sys::TVMFFIObjectHandle,
+    ) -> std::ffi::c_int {
+        match crate::error::panic::catch(|| {
+            new_enum_object(E::runtime_type().index, 0, String::default())
+        }) {
+            Ok(obj) => {
+                // SAFETY: `out` is writable; the caller takes the one reference.
+                unsafe { out.write(obj.into_raw().as_ptr() as crate::sys::TVMFFIObjectHandle) };
+                0
+            }
+            Err(payload) => {
+                crate::error::panic::raise_panic(E::TYPE_KEY, payload);
+                -1
+            }
+        }
+    }
 
-/// `FromAny` of a derived enum: a singleton of its type.
-pub fn enum_try_cast<E: FfiEnum>(view: &AnyView<'_>) -> Option<E> {
-    let obj = view.try_cast::<&ObjectRef<EnumObj>>()?;
-    E::from_object(obj)
+    /// `IntoAny` of a derived enum: its singleton.
+    pub fn enum_into_any<E: FfiEnum>(value: E) -> Any {
+        Any::new(value.singleton().clone())
+    }
+
+    /// `FromAny` of a derived enum: a singleton of its type.
+    pub fn enum_try_cast<E: FfiEnum>(view: &AnyView<'_>) -> Option<E> {
+        let obj = view.try_cast::<&ObjectRef<EnumObj>>()?;
+        E::from_object(obj)
+    }
 }
 
 /// A field holding a variant of the enum `E`, stored as a reference to its singleton (8 bytes,
@@ -335,7 +343,7 @@ impl<E: FfiEnum> IntoAny for EnumRef<E> {
 
 impl<'a, E: FfiEnum> FromAny<'a> for EnumRef<E> {
     fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
-        enum_try_cast::<E>(view).map(EnumRef::new)
+        support::enum_try_cast::<E>(view).map(EnumRef::new)
     }
 }
 

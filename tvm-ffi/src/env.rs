@@ -143,9 +143,21 @@ pub fn dlpack_allocator() -> DLPackAllocator {
 /// Sets this thread's DLPack allocator (and, with `global`, the process-wide one too) and
 /// returns this thread's previous allocator (`TVMFFIEnvSetDLPackManagedTensorAllocator`).
 /// `None` clears this thread's allocator, so the process-wide one applies again.
-pub fn set_dlpack_allocator(allocator: DLPackAllocator, global: bool) -> Result<DLPackAllocator> {
+///
+/// # Safety
+/// `allocator` must follow the DLPack allocator contract for as long as it is installed: for
+/// a prototype it returns `0` and a new `DLManagedTensorVersioned` whose shape, dtype and
+/// device are the prototype's, whose data holds that many bytes (compact, writable, on that
+/// device) and whose deleter frees it; or `-1` after setting an error. Rust code writes the
+/// whole buffer it asks for ([`TensorMut::empty`](crate::tensor::TensorMut::empty)) and
+/// trusts that much memory to be there.
+pub unsafe fn set_dlpack_allocator(
+    allocator: DLPackAllocator,
+    global: bool,
+) -> Result<DLPackAllocator> {
     let mut previous: DLPackAllocator = None;
-    // SAFETY: the runtime stores the function pointer and writes the previous one.
+    // SAFETY: the runtime stores the function pointer and writes the previous one; the
+    // allocator's behaviour is the caller's contract.
     let rc = unsafe {
         sys::TVMFFIEnvSetDLPackManagedTensorAllocator(allocator, i32::from(global), &mut previous)
     };
@@ -157,8 +169,12 @@ pub fn set_dlpack_allocator(allocator: DLPackAllocator, global: bool) -> Result<
 
 /// Makes `allocator` this thread's DLPack allocator until the returned guard is dropped, which
 /// restores the previous one (what tvm_ffi does around a call that has PyTorch tensors).
-pub fn use_dlpack_allocator(allocator: DLPackAllocator) -> Result<AllocatorGuard> {
-    let previous = set_dlpack_allocator(allocator, false)?;
+///
+/// # Safety
+/// As for [`set_dlpack_allocator`]: `allocator` must keep the DLPack allocator contract.
+pub unsafe fn use_dlpack_allocator(allocator: DLPackAllocator) -> Result<AllocatorGuard> {
+    // SAFETY: the caller's contract.
+    let previous = unsafe { set_dlpack_allocator(allocator, false)? };
     Ok(AllocatorGuard {
         previous,
         _not_send: std::marker::PhantomData,
@@ -175,7 +191,9 @@ pub struct AllocatorGuard {
 
 impl Drop for AllocatorGuard {
     fn drop(&mut self) {
-        if set_dlpack_allocator(self.previous, false).is_err() {
+        // SAFETY: the allocator that was installed before the guard, so one that keeps the
+        // contract (installed through `set_dlpack_allocator` or by the runtime's host).
+        if unsafe { set_dlpack_allocator(self.previous, false) }.is_err() {
             crate::diagnostic::warn(format_args!(
                 "restoring the previous DLPack allocator failed"
             ));

@@ -1,7 +1,8 @@
 //! Structural-traversal fixtures (C++ `testing.cc:155-197`): fields that open def regions, and
 //! a `__s_visit__` hook that visits its child in a simple def region and then a sibling.
+use std::sync::OnceLock;
+
 use tvm_ffi::builtin::Object as AnyObject;
-use tvm_ffi::function::GlobalCache;
 use tvm_ffi::{ffi_func, ffi_methods, Any, Function, Object, ObjectRef, Result};
 
 // Twin of `testing.TestVisitRegions`: creator values 1, 2, 3.
@@ -44,10 +45,18 @@ impl TestVisitHook {
     #[ffi(type_attr = "__s_visit__")]
     fn s_visit(visitor: ObjectRef<AnyObject>, value: ObjectRef<TestVisitHook>) -> Result<Any> {
         // Looked up once, not on every node of every walk.
-        static VISIT: GlobalCache = GlobalCache::new("ffi.StructuralVisitorVisit");
-        static WITH_REGION: GlobalCache =
-            GlobalCache::new("ffi.StructuralVisitorWithDefRegionKind");
-        let (visit, with_region) = (VISIT.get()?, WITH_REGION.get()?);
+        static VISIT: OnceLock<Function> = OnceLock::new();
+        static WITH_REGION: OnceLock<Function> = OnceLock::new();
+        let global =
+            |cell: &'static OnceLock<Function>, name: &str| -> tvm_ffi::Result<&'static Function> {
+                if let Some(f) = cell.get() {
+                    return Ok(f);
+                }
+                let f = Function::get_global_required(name)?;
+                Ok(cell.get_or_init(|| f))
+            };
+        let visit = global(&VISIT, "ffi.StructuralVisitorVisit")?;
+        let with_region = global(&WITH_REGION, "ffi.StructuralVisitorWithDefRegionKind")?;
         let child = value.child.clone();
         let visit_child = {
             let (visit, visitor) = (visit.clone(), visitor.clone());

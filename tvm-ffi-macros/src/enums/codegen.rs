@@ -81,13 +81,14 @@ pub fn generate(model: &EnumModel) -> TokenStream {
                     #krate::__private::enum_try_cast(view)
                 }
             }
+            impl #krate::__private::IntoArgSealed for #ident {}
             impl #krate::__private::IntoArg for #ident {
                 type Holder = #krate::Any;
                 fn into_holder(self) -> #krate::Result<#krate::Any> {
                     ::core::result::Result::Ok(#krate::__private::enum_into_any(self))
                 }
-                fn view(holder: &#krate::Any) -> #krate::__private::sys::TVMFFIAny {
-                    *holder.as_raw()
+                fn view(holder: &#krate::Any) -> #krate::AnyView<'_> {
+                    holder.view()
                 }
             }
 

@@ -51,13 +51,14 @@ pub fn generate(model: &VariantModel) -> TokenStream {
                     ::core::option::Option::None
                 }
             }
+            impl #krate::__private::IntoArgSealed for #ident {}
             impl #krate::__private::IntoArg for #ident {
                 type Holder = #krate::Any;
                 fn into_holder(self) -> #krate::Result<#krate::Any> {
                     ::core::result::Result::Ok(#krate::IntoAny::into_any(self))
                 }
-                fn view(holder: &#krate::Any) -> #krate::__private::sys::TVMFFIAny {
-                    *holder.as_raw()
+                fn view(holder: &#krate::Any) -> #krate::AnyView<'_> {
+                    holder.view()
                 }
             }
         };

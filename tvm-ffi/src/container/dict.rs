@@ -72,8 +72,7 @@ impl<Q: IntoArg> Key<Q> {
         })
     }
     fn view(&self) -> AnyView<'_> {
-        // SAFETY: a view of `holder`, which lives as long as `self`.
-        unsafe { AnyView::from_raw(Q::view(&self.holder)) }
+        Q::view(&self.holder)
     }
 }
 

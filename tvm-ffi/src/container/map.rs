@@ -166,8 +166,7 @@ impl<K, V> Map<K, V> {
         let Ok(holder) = key.into_holder() else {
             return false;
         };
-        // SAFETY: a view of `holder`, which lives until the end of this function.
-        let key = unsafe { AnyView::from_raw(Q::view(&holder)) };
+        let key = Q::view(&holder);
         match self.find_view(&key) {
             Some(Ok(_)) => true,
             Some(Err(())) => self.get_by_runtime(&key).is_some(),
@@ -198,8 +197,7 @@ impl<K, V: for<'a> FromAny<'a>> Map<K, V> {
     #[inline]
     pub fn get<Q: IntoArg>(&self, key: Q) -> Option<V> {
         let holder = key.into_holder().ok()?;
-        // SAFETY: a view of `holder`, which lives until the end of this function.
-        let key = unsafe { AnyView::from_raw(Q::view(&holder)) };
+        let key = Q::view(&holder);
         match self.find_view(&key)? {
             Ok(value) => V::try_cast(value),
             Err(()) => self.get_by_runtime(&key)?.try_cast::<V>(),

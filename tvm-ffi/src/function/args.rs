@@ -4,37 +4,57 @@
 use super::Function;
 use crate::error::{Error, Result};
 use crate::object::{ObjectRef, ObjectType};
-use crate::sys::{self, TVMFFIAny};
-use crate::value::{Any, AnyView, BigInt, Bytes, DataType, Device, IntoAny, String};
+use crate::value::{Any, AnyView, BigInt, Bytes, DataType, Device, String};
+
+/// Seals [`IntoArg`]: the call path hands each view to foreign code as a raw value, so only
+/// this crate and the derives (through `__private`) may say what a view is.
+pub trait Sealed {}
 
 /// A value that can be passed as an argument of [`Function::call`].
 ///
 /// `Holder` keeps whatever the borrowed view points to alive during the call (a temporary
-/// string object, or nothing at all for plain values and borrowed references).
-pub trait IntoArg {
+/// string object, or nothing at all for plain values and borrowed references); the view
+/// borrows the holder, so it cannot outlive it. The trait is sealed: the SDK implements it
+/// for every value type, `#[derive(Enum)]` and `#[derive(Variant)]` for theirs; any other
+/// value is passed as an [`Any`] (`Any::new(value)`, through [`crate::IntoAny`]).
+///
+/// ```
+/// use tvm_ffi::{Any, Function};
+/// let echo = Function::from_packed(|args| Ok(args[0].to_owned()));
+/// // Plain values, strings, objects and `Any`s are all arguments.
+/// let back: i64 = echo.call_as((7,)).unwrap();
+/// assert_eq!(back, 7);
+/// let s: tvm_ffi::String = echo.call_as(("text",)).unwrap();
+/// assert_eq!(&*s, "text");
+/// let any: i64 = echo.call_as((Any::new(3i64),)).unwrap();
+/// assert_eq!(any, 3);
+/// ```
+pub trait IntoArg: Sealed {
     /// What lives on the caller's stack during the call.
     type Holder;
     /// Prepares the argument.
     fn into_holder(self) -> Result<Self::Holder>;
     /// The borrowed view of the prepared argument.
-    fn view(holder: &Self::Holder) -> TVMFFIAny;
+    fn view(holder: &Self::Holder) -> AnyView<'_>;
 }
 
 macro_rules! impl_into_arg_pod {
     ($($t:ty),*) => {$(
+        impl Sealed for $t {}
         impl IntoArg for $t {
             type Holder = $t;
             #[inline]
             fn into_holder(self) -> Result<$t> { Ok(self) }
             #[inline]
-            fn view(holder: &$t) -> TVMFFIAny { holder.into_any().into_raw() }
+            fn view(holder: &$t) -> AnyView<'_> { AnyView::of_plain(*holder) }
         }
+        impl Sealed for &$t {}
         impl IntoArg for &$t {
             type Holder = $t;
             #[inline]
             fn into_holder(self) -> Result<$t> { Ok(*self) }
             #[inline]
-            fn view(holder: &$t) -> TVMFFIAny { holder.into_any().into_raw() }
+            fn view(holder: &$t) -> AnyView<'_> { AnyView::of_plain(*holder) }
         }
     )*};
 }
@@ -42,6 +62,7 @@ impl_into_arg_pod!(i8, i16, i32, i64, isize, u8, u16, u32, bool, f32, f64, DataT
 
 macro_rules! impl_into_arg_wide {
     ($($t:ty),*) => {$(
+        impl Sealed for $t {}
         /// An `int`, or an `ffi.BigInt` above `i64::MAX`.
         impl IntoArg for $t {
             type Holder = BigInt;
@@ -50,41 +71,44 @@ macro_rules! impl_into_arg_wide {
                 Ok(BigInt::from(self))
             }
             #[inline]
-            fn view(holder: &BigInt) -> TVMFFIAny {
-                *holder.as_raw()
+            fn view(holder: &BigInt) -> AnyView<'_> {
+                holder.as_view()
             }
         }
     )*};
 }
 impl_into_arg_wide!(u64, usize, i128, u128);
 
+impl Sealed for () {}
 impl IntoArg for () {
     type Holder = ();
     fn into_holder(self) -> Result<()> {
         Ok(())
     }
-    fn view(_: &()) -> TVMFFIAny {
-        TVMFFIAny::NONE
+    fn view(_: &()) -> AnyView<'_> {
+        AnyView::none()
     }
 }
 
-/// Implements `IntoArg` for an owned type `T` and `&T`, where `T` has a 16-byte raw form or
-/// is an object reference, by borrowing it in place.
+/// Implements `IntoArg` for an owned type `T` and `&T` by borrowing it in place: `$view` is
+/// the view of `&T` (named `$h`), which borrows it.
 macro_rules! impl_into_arg_borrowed {
-    ($([$($gen:tt)*] $t:ty => |$h:ident| $raw:expr;)*) => {$(
+    ($([$($gen:tt)*] $t:ty => |$h:ident| $view:expr;)*) => {$(
+        impl<$($gen)*> $crate::function::args::Sealed for $t {}
         impl<$($gen)*> $crate::function::IntoArg for $t {
             type Holder = $t;
             #[inline]
             fn into_holder(self) -> $crate::error::Result<$t> { Ok(self) }
             #[inline]
-            fn view($h: &$t) -> $crate::sys::TVMFFIAny { $raw }
+            fn view($h: &$t) -> $crate::value::AnyView<'_> { $view }
         }
+        impl<'r, $($gen)*> $crate::function::args::Sealed for &'r $t {}
         impl<'r, $($gen)*> $crate::function::IntoArg for &'r $t {
             type Holder = &'r $t;
             #[inline]
             fn into_holder(self) -> $crate::error::Result<&'r $t> { Ok(self) }
             #[inline]
-            fn view($h: &&'r $t) -> $crate::sys::TVMFFIAny { let $h: &$t = *$h; $raw }
+            fn view<'h>($h: &'h &'r $t) -> $crate::value::AnyView<'h> { let $h: &$t = *$h; $view }
         }
     )*};
 }
@@ -93,25 +117,21 @@ pub(crate) use impl_into_arg_borrowed;
 /// The borrowed view of an object reference (used by the `IntoArg` impls of object wrappers
 /// in higher layers).
 #[inline]
-pub(crate) fn object_view<T: ObjectType>(obj: &ObjectRef<T>) -> TVMFFIAny {
-    crate::value::pod(
-        obj.type_index(),
-        sys::TVMFFIAnyValue {
-            v_obj: obj.as_raw().as_ptr(),
-        },
-    )
+pub(crate) fn object_view<T: ObjectType>(obj: &ObjectRef<T>) -> AnyView<'_> {
+    AnyView::of_object(obj)
 }
 
 impl_into_arg_borrowed! {
     [T: ObjectType] ObjectRef<T> => |h| object_view(h);
     [] Function => |h| object_view(&h.0);
     [] Error => |h| object_view(h.as_object_ref());
-    [] String => |h| *h.as_raw();
-    [] Bytes => |h| *h.as_raw();
-    [] BigInt => |h| *h.as_raw();
-    [] Any => |h| *h.as_raw();
+    [] String => |h| h.as_view();
+    [] Bytes => |h| h.as_view();
+    [] BigInt => |h| h.as_view();
+    [] Any => |h| h.view();
 }
 
+impl Sealed for AnyView<'_> {}
 impl<'a> IntoArg for AnyView<'a> {
     type Holder = AnyView<'a>;
     #[inline]
@@ -119,11 +139,12 @@ impl<'a> IntoArg for AnyView<'a> {
         Ok(self)
     }
     #[inline]
-    fn view(holder: &Self) -> TVMFFIAny {
-        *holder.as_raw()
+    fn view<'h>(holder: &'h Self) -> AnyView<'h> {
+        *holder
     }
 }
 
+impl Sealed for &str {}
 impl IntoArg for &str {
     type Holder = String;
     #[inline]
@@ -131,37 +152,41 @@ impl IntoArg for &str {
         Ok(String::new(self))
     }
     #[inline]
-    fn view(holder: &String) -> TVMFFIAny {
-        *holder.as_raw()
+    fn view(holder: &String) -> AnyView<'_> {
+        holder.as_view()
     }
 }
+impl Sealed for std::string::String {}
 impl IntoArg for std::string::String {
     type Holder = String;
     fn into_holder(self) -> Result<String> {
         Ok(String::new(&self))
     }
-    fn view(holder: &String) -> TVMFFIAny {
-        *holder.as_raw()
+    fn view(holder: &String) -> AnyView<'_> {
+        holder.as_view()
     }
 }
+impl Sealed for &std::string::String {}
 impl IntoArg for &std::string::String {
     type Holder = String;
     fn into_holder(self) -> Result<String> {
         Ok(String::new(self))
     }
-    fn view(holder: &String) -> TVMFFIAny {
-        *holder.as_raw()
+    fn view(holder: &String) -> AnyView<'_> {
+        holder.as_view()
     }
 }
+impl Sealed for &[u8] {}
 impl IntoArg for &[u8] {
     type Holder = Bytes;
     fn into_holder(self) -> Result<Bytes> {
         Ok(Bytes::new(self))
     }
-    fn view(holder: &Bytes) -> TVMFFIAny {
-        *holder.as_raw()
+    fn view(holder: &Bytes) -> AnyView<'_> {
+        holder.as_view()
     }
 }
+impl<T: IntoArg> Sealed for Option<T> {}
 impl<T: IntoArg> IntoArg for Option<T> {
     type Holder = Option<T::Holder>;
     #[inline]
@@ -169,8 +194,8 @@ impl<T: IntoArg> IntoArg for Option<T> {
         self.map(T::into_holder).transpose()
     }
     #[inline]
-    fn view(holder: &Self::Holder) -> TVMFFIAny {
-        holder.as_ref().map_or(TVMFFIAny::NONE, T::view)
+    fn view(holder: &Self::Holder) -> AnyView<'_> {
+        holder.as_ref().map_or(AnyView::none(), T::view)
     }
 }
 
@@ -190,10 +215,7 @@ impl IntoArgs for &[AnyView<'_>] {
 impl IntoArgs for &[Any] {
     #[inline]
     fn with_args<R>(self, body: impl FnOnce(&[AnyView<'_>]) -> R) -> Result<R> {
-        // SAFETY: Any and AnyView are both repr(transparent) over TVMFFIAny.
-        let views =
-            unsafe { AnyView::slice_from_raw(self.as_ptr() as *const TVMFFIAny, self.len()) };
-        Ok(body(views))
+        Ok(body(Any::slice_as_views(self)))
     }
 }
 impl IntoArgs for &Vec<Any> {
@@ -210,10 +232,9 @@ macro_rules! impl_into_args_tuple {
             #[allow(unused_variables, clippy::unused_unit)]
             fn with_args<R>(self, body: impl FnOnce(&[AnyView<'_>]) -> R) -> Result<R> {
                 $(let $holder = self.$idx.into_holder()?;)*
-                let raw: [TVMFFIAny; 0 $(+ { let _ = $idx; 1 })*] = [$($arg::view(&$holder)),*];
-                // SAFETY: views of holders that live until the end of this function.
-                let views = unsafe { AnyView::slice_from_raw(raw.as_ptr(), raw.len()) };
-                Ok(body(views))
+                // Each view borrows its holder, which lives until the end of this function.
+                let views: [AnyView<'_>; 0 $(+ { let _ = $idx; 1 })*] = [$($arg::view(&$holder)),*];
+                Ok(body(&views))
             }
         }
     };

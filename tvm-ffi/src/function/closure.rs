@@ -58,7 +58,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::function::{FnSignature, TypeDesc};
+    use crate::function::signature::{FnSignature, TypeDesc};
 
     static SIG: FnSignature = FnSignature {
         name: Cow::Borrowed("demo.twice"),

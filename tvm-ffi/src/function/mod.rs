@@ -6,7 +6,6 @@
 //! from any language reach the closure through one indirect call.
 use std::borrow::Cow;
 use std::ffi::{c_int, c_void};
-use std::sync::OnceLock;
 
 use crate::error::{Error, Result};
 use crate::object::builtin::FunctionObj;
@@ -14,17 +13,18 @@ use crate::object::ObjectRef;
 use crate::sys::{self, type_index as ti, TVMFFIAny};
 use crate::value::{Any, AnyView, FromAny, TypeSchema};
 
-mod args;
+pub(crate) mod args;
 pub(crate) mod boundary;
+pub(crate) mod cache;
 mod closure;
 pub(crate) mod export;
 mod repr;
-mod signature;
+pub(crate) mod signature;
 
 pub(crate) use args::{impl_into_arg_borrowed, object_view};
 pub use args::{IntoArg, IntoArgs};
-pub use signature::{packed_metadata, FnSignature, TypeDesc, PACKED_TYPE_SCHEMA};
-pub use signature::{FfiReturn, TypedClosure};
+pub(crate) use cache::GlobalCache;
+pub(crate) use signature::{FnSignature, TypedClosure};
 
 /// A reference-counted function callable from any language (`ffi.Function`).
 #[derive(Clone)]
@@ -272,30 +272,3 @@ impl TypeSchema for Function {
     }
 }
 crate::value::object_wrapper_conversions!(Function, FunctionObj);
-
-/// A global function looked up once and cached (for the runtime's own `ffi.*` helpers).
-pub struct GlobalCache {
-    name: &'static str,
-    cell: OnceLock<Function>,
-}
-
-impl GlobalCache {
-    /// A cache for the global `name`.
-    pub const fn new(name: &'static str) -> Self {
-        GlobalCache {
-            name,
-            cell: OnceLock::new(),
-        }
-    }
-
-    /// The function, or an error naming it when it is not registered.
-    pub fn get(&self) -> Result<&Function> {
-        if let Some(f) = self.cell.get() {
-            return Ok(f);
-        }
-        let f = Function::get_global(self.name).ok_or_else(|| {
-            Error::runtime_error(format!("Global Function `{}` is not registered", self.name))
-        })?;
-        Ok(self.cell.get_or_init(|| f))
-    }
-}

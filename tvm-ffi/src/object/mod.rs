@@ -15,15 +15,15 @@ use std::sync::atomic::Ordering;
 use crate::sys::TVMFFIObject;
 
 pub mod builtin;
-mod header;
-pub mod type_info;
+pub(crate) mod header;
+pub(crate) mod type_info;
 
 pub(crate) use header::{
     alloc_inplace_array, alloc_object, alloc_object_with, dec_ref, inc_ref, padding_word,
     InplaceArray,
 };
 use header::{dec_weak, inc_weak, ref_count, try_inc_strong, type_index_of, STRONG_MASK};
-pub use header::{DropInPlace, DropPayload, ObjectCell};
+pub(crate) use header::{DropPayload, ObjectCell};
 
 /// Index and inheritance depth of a type in the runtime's registry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -39,17 +39,17 @@ pub struct RuntimeType {
 /// # Safety
 /// Implementors guarantee that every object whose header carries this type's index (or the index
 /// of a subtype) is laid out as `[TVMFFIObject header][Self]`, with `Self` placed at
-/// [`ObjectCell::PAYLOAD_OFFSET`], and that `Self` is only ever reached through shared
-/// references. Payloads must also be safe to share between threads (`Send + Sync`): foreign
-/// code may use an object from any thread. `#[derive(Object)]` implements this trait (and
-/// checks `Send + Sync` field by field, so the error points at the offending field); the
-/// built-in payloads are in [`builtin`].
+/// offset 24 (right after the header), and that `Self` is only ever reached through shared
+/// references. Payloads are shared between threads (`Send + Sync`, a bound): foreign code may
+/// use an object from any thread. `#[derive(Object)]` implements this trait (and checks
+/// `Send + Sync` field by field, so the error points at the offending field); the built-in
+/// payloads are in [`builtin`].
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a TVM-FFI object type",
     label = "not an object type",
     note = "define object types with `#[derive(tvm_ffi::Object)]` (or declare a foreign one with `#[ffi_type(key = \"..\", external)]`)"
 )]
-pub unsafe trait ObjectType: Sized + 'static {
+pub unsafe trait ObjectType: Sized + Send + Sync + 'static {
     /// The registry key, e.g. `"my_ext.Point"`.
     const TYPE_KEY: &'static str;
     /// The runtime index and depth of this type.
@@ -108,7 +108,7 @@ pub unsafe trait RustObject: ObjectType {
 }
 
 /// Drops the payload of a [`RustObject`] through [`RustObject::drop_payload`].
-pub struct DropRustObject;
+pub(crate) struct DropRustObject;
 
 impl<T: RustObject> DropPayload<T> for DropRustObject {
     #[inline(always)]

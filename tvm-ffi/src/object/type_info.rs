@@ -2,8 +2,9 @@
 use crate::object::RuntimeType;
 use crate::sys;
 
-/// The registry entry of a type index, if any.
-pub fn type_info(index: i32) -> Option<&'static sys::TVMFFITypeInfo> {
+/// The registry entry of a type index, if any. Crate-private: the runtime mutates the entry
+/// (its field and method tables grow) while the reference lives.
+pub(crate) fn type_info(index: i32) -> Option<&'static sys::TVMFFITypeInfo> {
     // SAFETY: TVMFFIGetTypeInfo returns null or a pointer into the registry, which lives (and
     // never moves its entries) until process exit.
     unsafe { sys::TVMFFIGetTypeInfo(index).as_ref() }
@@ -52,8 +53,11 @@ pub fn is_instance_index(index: i32, target: RuntimeType) -> bool {
         return false;
     }
     match type_info(index) {
-        Some(info) if info.type_depth > target.depth => {
-            // SAFETY: type_ancestors has type_depth entries, each a valid registry pointer.
+        // `target` may come from anywhere (its fields are public): its depth indexes the
+        // ancestor table only when it lies inside it.
+        Some(info) if target.depth >= 0 && info.type_depth > target.depth => {
+            // SAFETY: type_ancestors has type_depth entries, each a valid registry pointer,
+            // and 0 <= target.depth < type_depth.
             unsafe {
                 let ancestor = *info.type_ancestors.add(target.depth as usize);
                 (*ancestor).type_index == target.index

@@ -120,7 +120,7 @@ impl<T: ObjectType> ObjectRef<T> {
         let view = V::view(&holder);
         let rc = if field.flags & field_flags::kTVMFFIFieldFlagBitSetterIsFunctionObj != 0 {
             // A setter function object takes (field address, value).
-            let mut args = [TVMFFIAny::NONE, view];
+            let mut args = [TVMFFIAny::NONE, *view.as_raw()];
             args[0].type_index = sys::type_index::kTVMFFIOpaquePtr;
             args[0].value.v_ptr = address;
             let mut result = TVMFFIAny::NONE;
@@ -144,7 +144,7 @@ impl<T: ObjectType> ObjectRef<T> {
             // (never null for a registered field).
             let setter: sys::TVMFFIFieldSetter = unsafe { std::mem::transmute(field.setter) };
             // SAFETY: the field's own setter with the field's address and a borrowed value.
-            unsafe { setter(address, &view) }
+            unsafe { setter(address, view.as_raw()) }
         };
         if rc != 0 {
             return Err(Error::from_return_code(rc));
@@ -166,8 +166,7 @@ impl<T: ObjectType> ObjectRef<T> {
         args: impl IntoArgs,
     ) -> Result<R> {
         let (method, is_static) = self.find_method(name)?;
-        // SAFETY: a borrowed view of this object, which `self` keeps alive for the call.
-        let this = unsafe { AnyView::from_raw(object_view(self)) };
+        let this = object_view(self);
         let out = args.with_args(|views| {
             if is_static {
                 method.call(views)

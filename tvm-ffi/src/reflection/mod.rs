@@ -23,7 +23,7 @@ mod rw;
 mod type_attr;
 
 pub use crate::object::type_info::{
-    fields, is_instance_index, lookup_type, methods, type_info, type_key_of_index,
+    fields, is_instance_index, lookup_type, methods, type_key_of_index,
 };
 pub use rw::Rw;
 pub use type_attr::type_attr;

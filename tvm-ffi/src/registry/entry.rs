@@ -28,14 +28,14 @@ impl TypeSlot {
     }
 
     /// Records the runtime type (called by registration).
-    pub fn set(&self, ty: RuntimeType) {
+    pub(crate) fn set(&self, ty: RuntimeType) {
         let packed = (ty.index as u32 as i64) | ((ty.depth as i64) << 32);
         self.packed.store(packed, Ordering::Release);
     }
 
     /// Records that registration failed: using the type is then a clear panic, never a
     /// fallback to whatever else the runtime registered under the key.
-    pub fn set_failed(&self) {
+    pub(crate) fn set_failed(&self) {
         self.packed.store(FAILED, Ordering::Release);
     }
 
@@ -247,7 +247,7 @@ pub struct EnumEntry {
     /// Doc string.
     pub doc: &'static str,
     /// Which runtime base it derives from.
-    pub kind: crate::enums::EnumKind,
+    pub kind: crate::enums::support::EnumKind,
     /// Where the runtime index is stored once registered.
     pub slot: &'static TypeSlot,
     /// The variants, in declaration order.

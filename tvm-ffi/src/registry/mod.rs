@@ -4,11 +4,11 @@
 //! # Contract
 //!
 //! - **Collection at link time.** The macros emit one `static` descriptor per item into a
-//!   [`linkme`] distributed slice ([`FUNCTIONS`], [`TYPES`], [`METHODS`]). The linker
+//!   `linkme` distributed slice (`FUNCTIONS`, `TYPES`, `METHODS`). The linker
 //!   gathers every descriptor of the final artifact (cdylib, executable, test binary) into one
 //!   contiguous array; nothing runs per item before `main`.
 //! - **One load-time constructor per artifact.** This crate places a single function in
-//!   `.init_array`; it runs inside `dlopen` (or before `main`) and calls [`ensure_registered`],
+//!   `.init_array`; it runs inside `dlopen` (or before `main`) and calls `ensure_registered`,
 //!   which walks the complete slices once. Because every descriptor is already in place when
 //!   the first constructor runs, the outcome never depends on the order in which the loader runs
 //!   constructors, and parents are registered before children by sorting on the key graph, not
@@ -52,16 +52,16 @@ use crate::object::{type_info, RuntimeType};
 use crate::sys;
 use crate::value::Any;
 
-mod entry;
+pub(crate) mod entry;
 mod enums;
-mod layout;
+pub(crate) mod layout;
 mod library;
 
-pub use entry::{
-    structural, EnumEntry, FieldEntry, FunctionEntry, MethodEntry, MethodKind, TypeEntry,
-    TypeOrigin, TypeSlot, ENUMS, FUNCTIONS, METHODS, TYPES,
+pub(crate) use entry::{
+    FieldEntry, FunctionEntry, MethodEntry, MethodKind, TypeEntry, TypeOrigin, ENUMS, FUNCTIONS,
+    METHODS, TYPES,
 };
-pub use layout::allocate_type_index;
+pub(crate) use layout::allocate_type_index;
 use layout::{check_external, layout_mismatch};
 
 static LOAD_ERRORS: Mutex<Vec<String>> = Mutex::new(Vec::new());
@@ -85,13 +85,13 @@ thread_local! {
 
 /// Whether this thread is running this library's registration right now (code it runs must
 /// not wait for registration to finish).
-pub fn registering_on_this_thread() -> bool {
+pub(crate) fn registering_on_this_thread() -> bool {
     REGISTERING.with(|flag| flag.get())
 }
 
 /// Registers everything collected in this artifact, once. Called by the load-time
 /// constructor; calling it again is cheap and does nothing.
-pub fn ensure_registered() {
+pub(crate) fn ensure_registered() {
     REGISTER.call_once(|| {
         REGISTERING.with(|flag| flag.set(true));
         crate::error::panic::guard_quiet("tvm-ffi registration", register_all);

@@ -8,7 +8,7 @@ use crate::error::Result;
 use crate::function::{impl_into_arg_borrowed, object_view, IntoArg};
 use crate::object::builtin::TensorObj;
 use crate::object::ObjectRef;
-use crate::sys::{self, type_index as ti, DLTensor, TVMFFIAny};
+use crate::sys::{self, type_index as ti, DLTensor};
 use crate::value::{Any, AnyView, FromAny, IntoAny, TypeSchema};
 
 impl TypeSchema for Tensor {
@@ -77,6 +77,7 @@ impl_into_arg_borrowed! {
 
 /// A view is passed as its `ffi.Tensor` object when it has one (so both `Tensor` and
 /// `TensorView` parameters accept it), else as a `DLTensor*`, as C++ passes a `TensorView`.
+impl crate::function::args::Sealed for TensorView<'_> {}
 impl<'a> IntoArg for TensorView<'a> {
     type Holder = TensorView<'a>;
     #[inline]
@@ -84,8 +85,8 @@ impl<'a> IntoArg for TensorView<'a> {
         Ok(self)
     }
     #[inline]
-    fn view(holder: &Self) -> TVMFFIAny {
-        match holder.owner_object() {
+    fn view(holder: &Self) -> AnyView<'_> {
+        let raw = match holder.owner_object() {
             Some(obj) => crate::value::pod(
                 ti::kTVMFFITensor,
                 sys::TVMFFIAnyValue {
@@ -98,6 +99,9 @@ impl<'a> IntoArg for TensorView<'a> {
                     v_ptr: holder.as_dltensor() as *const sys::DLTensor as *mut c_void,
                 },
             ),
-        }
+        };
+        // SAFETY: the tensor object or the DLTensor is borrowed by `holder` (the view's
+        // lifetime), which keeps it and its data alive and unchanged.
+        unsafe { AnyView::from_raw(raw) }
     }
 }

@@ -105,6 +105,14 @@ impl Any {
         unsafe { &*(self as *const Any as *const AnyView<'_>) }
     }
 
+    /// Borrows a slice of values as views in place.
+    #[inline]
+    pub(crate) fn slice_as_views(values: &[Any]) -> &[AnyView<'_>] {
+        // SAFETY: Any and AnyView are both repr(transparent) over TVMFFIAny; the views borrow
+        // the slice, which owns what they point to.
+        unsafe { AnyView::slice_from_raw(values.as_ptr() as *const TVMFFIAny, values.len()) }
+    }
+
     /// The stored type index.
     #[inline]
     pub fn type_index(&self) -> i32 {
@@ -183,6 +191,45 @@ impl<'a> AnyView<'a> {
     pub unsafe fn from_raw(raw: TVMFFIAny) -> AnyView<'a> {
         AnyView {
             raw,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Views the raw form of a value that `raw`'s owner keeps alive (a `String`, `Bytes`,
+    /// `BigInt`, `Any`, ...): the view borrows the owner.
+    ///
+    /// # Safety
+    /// `raw` must be the owning representation of a valid value (as in an [`Any`]), unchanged
+    /// for `'a`.
+    #[inline]
+    pub(crate) unsafe fn of_owned_raw(raw: &'a TVMFFIAny) -> AnyView<'a> {
+        AnyView {
+            raw: *raw,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// The view of an object reference, borrowing it.
+    #[inline]
+    pub(crate) fn of_object<T: ObjectType>(obj: &'a ObjectRef<T>) -> AnyView<'a> {
+        AnyView {
+            raw: pod(
+                obj.type_index(),
+                TVMFFIAnyValue {
+                    v_obj: obj.as_raw().as_ptr(),
+                },
+            ),
+            _borrow: PhantomData,
+        }
+    }
+
+    /// The view of a plain value (no object, no heap storage): it borrows nothing.
+    #[inline]
+    pub(crate) fn of_plain<T: crate::value::PlainValue>(value: T) -> AnyView<'static> {
+        let any = ManuallyDrop::new(value.into_any());
+        debug_assert!(!is_object_index(any.raw.type_index));
+        AnyView {
+            raw: any.raw,
             _borrow: PhantomData,
         }
     }
@@ -765,3 +812,20 @@ macro_rules! object_wrapper_conversions {
     };
 }
 pub(crate) use object_wrapper_conversions;
+
+/// A value whose [`IntoAny`] form is plain data (no object, no heap storage), so a view of it
+/// borrows nothing.
+pub(crate) trait PlainValue: IntoAny + Copy {}
+impl PlainValue for i8 {}
+impl PlainValue for i16 {}
+impl PlainValue for i32 {}
+impl PlainValue for i64 {}
+impl PlainValue for isize {}
+impl PlainValue for u8 {}
+impl PlainValue for u16 {}
+impl PlainValue for u32 {}
+impl PlainValue for bool {}
+impl PlainValue for f32 {}
+impl PlainValue for f64 {}
+impl PlainValue for crate::value::DataType {}
+impl PlainValue for crate::value::Device {}

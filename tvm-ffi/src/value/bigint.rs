@@ -104,7 +104,7 @@ impl BigInt {
     /// that fits `i64`).
     pub fn words(&self) -> &[i64] {
         // All-zero storage (a field no one has set) reads as zero.
-        words_of(self.as_view()).unwrap_or(&[0])
+        words_of(self.view_ref()).unwrap_or(&[0])
     }
 
     /// Whether the value is below zero.
@@ -143,9 +143,15 @@ impl BigInt {
         &self.raw
     }
 
-    fn as_view(&self) -> &AnyView<'_> {
+    fn view_ref(&self) -> &AnyView<'_> {
         // SAFETY: AnyView is repr(transparent) over TVMFFIAny; `self` owns what it refers to.
         unsafe { &*(&self.raw as *const TVMFFIAny as *const AnyView<'_>) }
+    }
+
+    /// A borrowed view of the value (no reference count change).
+    pub fn as_view(&self) -> AnyView<'_> {
+        // SAFETY: `self` owns the value its raw form describes, for as long as borrowed.
+        unsafe { AnyView::of_owned_raw(&self.raw) }
     }
 
     /// The magnitude as little-endian `u64` limbs (no trailing zero limbs).

@@ -102,6 +102,13 @@ macro_rules! bytes_like {
                 &self.raw
             }
 
+            /// A borrowed view of the value (no reference count change).
+            #[inline]
+            pub fn as_view(&self) -> AnyView<'_> {
+                // SAFETY: `self` owns the value its raw form describes, for as long as borrowed.
+                unsafe { AnyView::of_owned_raw(&self.raw) }
+            }
+
             fn from_content(bytes: &[u8]) -> Self {
                 $name { raw: make(bytes, $small, Self::CREATE) }
             }

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The public API of the `tvm_ffi` crate, listed from rustdoc's JSON by scripts/public_api.py,
+# must equal tvm-ffi/public-api.txt: every change to the public surface is a visible diff of
+# that file. `bash scripts/check-public-api.sh --bless` rewrites it after a deliberate change.
+# The listing leaves out `#[doc(hidden)]` items (`__private`, what generated code uses).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+RUSTC_BOOTSTRAP=1 RUSTDOCFLAGS="-Zunstable-options --output-format json" \
+  cargo doc -q -p tvm-ffi --lib --no-deps --target-dir target/public-api
+listing="$(python3 scripts/public_api.py target/public-api/doc/tvm_ffi.json)"
+if [ "${1:-}" = "--bless" ]; then
+  printf '%s\n' "$listing" >tvm-ffi/public-api.txt
+  echo "wrote tvm-ffi/public-api.txt ($(wc -l <tvm-ffi/public-api.txt) items)"
+  exit 0
+fi
+if ! diff -u tvm-ffi/public-api.txt <(printf '%s\n' "$listing") >target/public-api.diff; then
+  cat target/public-api.diff >&2
+  echo "error: the public API changed (above); if that is deliberate, run" \
+    "bash scripts/check-public-api.sh --bless and commit tvm-ffi/public-api.txt" >&2
+  exit 1
+fi
+# No machinery of the macros outside `__private`.
+if grep -E "registry::(TYPES|TypeSlot|TypeEntry)|new_enum_object|allocate_type_index|ObjectCell|FnSignature|GlobalCache" \
+  tvm-ffi/public-api.txt; then
+  echo "error: codegen machinery in the public API (above): move it to __private" >&2
+  exit 1
+fi
+echo "public API: $(wc -l <tvm-ffi/public-api.txt) items, unchanged"
