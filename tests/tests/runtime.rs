@@ -404,3 +404,17 @@ fn backtraces_are_copies_and_appending_never_touches_a_shared_error() {
     assert!(err.backtrace().len() > before.len() + 4000);
     assert_eq!((err.kind(), err.message()), ("RuntimeError", "boom"));
 }
+
+#[test]
+fn is_instance_index_refuses_depths_outside_the_ancestor_table() {
+    // `RuntimeType` has public fields: a made-up depth must never index the runtime's ancestor
+    // table out of bounds (it read far before the table before the check).
+    let counter = Counter::runtime_type();
+    for depth in [-3, -1, i32::MIN, counter.depth, counter.depth + 1, i32::MAX] {
+        let target = RuntimeType { index: 65, depth };
+        assert!(!tvm_ffi::reflection::is_instance_index(counter.index, target));
+    }
+    let root = tvm_ffi::builtin::Object::runtime_type();
+    assert!(tvm_ffi::reflection::is_instance_index(counter.index, root));
+    assert!(tvm_ffi::reflection::is_instance_index(counter.index, counter));
+}
