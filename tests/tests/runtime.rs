@@ -412,9 +412,15 @@ fn is_instance_index_refuses_depths_outside_the_ancestor_table() {
     let counter = Counter::runtime_type();
     for depth in [-3, -1, i32::MIN, counter.depth, counter.depth + 1, i32::MAX] {
         let target = RuntimeType { index: 65, depth };
-        assert!(!tvm_ffi::reflection::is_instance_index(counter.index, target));
+        assert!(!tvm_ffi::reflection::is_instance_index(
+            counter.index,
+            target
+        ));
     }
     let root = tvm_ffi::builtin::Object::runtime_type();
     assert!(tvm_ffi::reflection::is_instance_index(counter.index, root));
-    assert!(tvm_ffi::reflection::is_instance_index(counter.index, counter));
+    assert!(tvm_ffi::reflection::is_instance_index(
+        counter.index,
+        counter
+    ));
 }

@@ -11,6 +11,11 @@
 //! an active `VIRTUAL_ENV`, `tvm-ffi-config --libdir` on `PATH`), links against it, and passes
 //! its directories to dependents' build scripts as `DEP_TVM_FFI_LIBDIR` and
 //! `DEP_TVM_FFI_INCLUDE` (this crate declares `links = "tvm_ffi"`).
+#![deny(
+    unsafe_op_in_unsafe_fn,
+    clippy::undocumented_unsafe_blocks,
+    clippy::missing_safety_doc
+)]
 #![allow(non_camel_case_types, non_upper_case_globals, missing_docs)]
 
 /// Where the build found libtvm_ffi (the wheel's `lib` and `include` directories).

@@ -100,6 +100,11 @@
 //! Generated code names only `tvm_ffi::__private` (no semver guarantee) and the public value
 //! types ([`Any`], [`AnyView`], [`Result`], [`Function`], [`ObjectRef`]).
 #![warn(missing_docs)]
+#![deny(
+    unsafe_op_in_unsafe_fn,
+    clippy::undocumented_unsafe_blocks,
+    clippy::missing_safety_doc
+)]
 
 mod diagnostic;
 pub(crate) mod memory;

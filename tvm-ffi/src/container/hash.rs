@@ -162,8 +162,8 @@ impl<'a> KeyProbe<'a> {
             // SAFETY: as above.
             ti::kTVMFFIBytes => Kind::Bytes(unsafe { heap_content(&raw) }),
             // A borrowed C string or byte array hashes as the String / Bytes C++ makes of it.
-            // SAFETY: NUL-terminated and borrowed for 'a.
             ti::kTVMFFIRawStr => {
+                // SAFETY: NUL-terminated and borrowed for 'a.
                 Kind::Str(unsafe { std::ffi::CStr::from_ptr(raw.value.v_c_str) }.to_bytes())
             }
             // SAFETY: the pointee is borrowed for 'a.

@@ -59,8 +59,8 @@ impl Shape {
                 });
             })
         };
-        // SAFETY: a fresh shape object with one reference.
         Shape {
+            // SAFETY: a fresh shape object with one reference.
             obj: unsafe { ObjectRef::from_raw(ptr) },
         }
     }

@@ -53,8 +53,8 @@ impl Error {
         let rc = unsafe { sys::TVMFFIErrorCreate(&kind, &message, &backtrace, &mut out) };
         let ptr = std::ptr::NonNull::new(out as *mut sys::TVMFFIObject);
         match (rc, ptr) {
-            // SAFETY: a fresh ffi.Error with one strong reference, now ours.
             (0, Some(ptr)) => Error {
+                // SAFETY: a fresh ffi.Error with one strong reference, now ours.
                 obj: unsafe { ObjectRef::from_raw(ptr) },
             },
             // The runtime only fails to create an error when it cannot allocate it.
@@ -157,8 +157,8 @@ impl Error {
         let mut out: sys::TVMFFIObjectHandle = std::ptr::null_mut();
         // SAFETY: valid output slot; ownership of the error moves to us.
         unsafe { sys::TVMFFIErrorMoveFromRaised(&mut out) };
-        // SAFETY: a non-null result is an owned ffi.Error.
         std::ptr::NonNull::new(out as *mut sys::TVMFFIObject).map(|ptr| Error {
+            // SAFETY: a non-null result is an owned ffi.Error.
             obj: unsafe { ObjectRef::from_raw(ptr) },
         })
     }

@@ -16,8 +16,8 @@ pub fn type_key_of_index(index: i32) -> &'static str {
         return "Any";
     }
     match type_info(index) {
-        // SAFETY: type keys are owned by the registry for the life of the process.
         Some(info) => {
+            // SAFETY: type keys are owned by the registry for the life of the process.
             std::str::from_utf8(unsafe { info.type_key.as_bytes() }).unwrap_or("<invalid>")
         }
         None => "<unregistered>",

@@ -474,8 +474,8 @@ pub unsafe extern "C" fn field_getter<S: FieldSlot, const OFFSET: usize>(
 ) -> c_int {
     type F<S> = <S as FieldSlot>::Storage;
     let field = field as *mut F<S>;
-    // SAFETY (both closures): `field` points to this field of a live object; it is read only
-    // when set, and `F` values are shared-readable (`Rw` locks inside).
+    // SAFETY: `field` points to this field of a live object; it is read only when set, and
+    // `F` values are shared-readable (`Rw` locks inside).
     let read = || unsafe { &*field }.load().try_into_any();
     let read_open = || {
         // SAFETY: as above; the construction lock keeps setters out meanwhile.
