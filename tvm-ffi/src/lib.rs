@@ -181,8 +181,8 @@ pub mod __private {
 
     pub use crate::metadata::MetadataValue;
     pub use crate::registry::entry::{
-        structural, EnumEntry, FieldEntry, FunctionEntry, MethodEntry, MethodKind, TypeEntry,
-        TypeOrigin, TypeSlot, ENUMS, FUNCTIONS, METHODS, TYPES,
+        structural, EnumEntry, FieldEntry, FunctionEntry, MethodEntry, MethodKind, Trusted,
+        TypeEntry, TypeOrigin, TypeSlot, ENUMS, FUNCTIONS, METHODS, TYPES,
     };
     pub use crate::registry::layout::allocate_type_index;
 

@@ -102,6 +102,8 @@ pub fn generate(model: &EnumModel) -> TokenStream {
                 variants: &__VARIANTS,
                 table: &__TABLE,
                 creator: #krate::__private::create_enum_object::<#ident>,
+                // SAFETY: the creator and table generated for this very enum.
+                trusted: unsafe { #krate::__private::Trusted::new() },
             };
         };
     }

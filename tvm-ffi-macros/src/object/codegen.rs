@@ -393,6 +393,9 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
                 shallow_copy: __shallow_copy,
                 layout: __layout,
                 type_attrs: &[#(#type_attrs),*],
+                // SAFETY: generated from the struct definition itself, with every layout
+                // fact checked at compile time above.
+                trusted: unsafe { #krate::__private::Trusted::new() },
             };
         };
     }

@@ -170,6 +170,23 @@ pub enum TypeOrigin {
     External,
 }
 
+/// The statement that a descriptor tells the truth about the type it describes (its layout,
+/// field offsets, accessors and creator): only an `unsafe` call makes one, so a descriptor
+/// that the registry hands to libtvm_ffi cannot be forged from safe code. The derives make one
+/// for what they generate.
+#[derive(Clone, Copy)]
+pub struct Trusted(());
+
+impl Trusted {
+    /// # Safety
+    /// The descriptor this goes into must describe its Rust type exactly: its size, its
+    /// fields (offset, size, storage and static type index), accessors and creator for that
+    /// type, and a parent whose payload is a prefix of it.
+    pub const unsafe fn new() -> Trusted {
+        Trusted(())
+    }
+}
+
 /// A type collected from `#[derive(Object)]`.
 pub struct TypeEntry {
     /// Registry key.
@@ -206,6 +223,8 @@ pub struct TypeEntry {
     pub layout: fn() -> std::string::String,
     /// Constant type attributes (`#[ffi_type(type_attr(name = value))]`).
     pub type_attrs: &'static [(&'static str, MetadataValue)],
+    /// The statement that all of the above is true.
+    pub trusted: Trusted,
 }
 
 /// What a [`MethodEntry`] registers.
@@ -256,6 +275,8 @@ pub struct EnumEntry {
     pub table: &'static crate::enums::EnumTable,
     /// The creator (an empty enum object of this type).
     pub creator: sys::TVMFFIObjectCreator,
+    /// The statement that the creator and the table belong to this enum.
+    pub trusted: Trusted,
 }
 
 /// All enums (`#[derive(tvm_ffi::Enum)]`) of the artifact.
