@@ -12,6 +12,14 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 
+# Set by scripts/asan.sh: the Rust libraries are built with AddressSanitizer, whose quarantine
+# and shadow memory make resident-memory measurements meaningless.
+UNDER_ASAN = os.environ.get("TVM_FFI_SANITIZE") == "address"
+skip_under_asan = pytest.mark.skipif(
+    UNDER_ASAN, reason="AddressSanitizer's quarantine and shadow memory change the process's memory use"
+)
+
+
 def _lib_path(name: str) -> str:
     path = pathlib.Path(os.environ.get("TVM_FFI_TARGET_DIR", ROOT / "target" / "debug")) / name
     if not path.exists():

@@ -11,7 +11,7 @@ import pytest
 import tvm_ffi
 import tvm_ffi.testing
 
-from conftest import example_lib_path, run_in_fresh_python
+from conftest import example_lib_path, run_in_fresh_python, skip_under_asan
 
 # Classes are registered at module level (pickle finds them by qualified name), after the
 # library is loaded: Python snapshots a type's reflection when it registers the class.
@@ -324,6 +324,7 @@ def _rss_bytes() -> int:
         return int(f.read().split()[1]) * 4096
 
 
+@skip_under_asan
 def test_million_create_drop_cycles_keep_memory_flat():
     def cycle(n):
         for i in range(n):

@@ -158,7 +158,13 @@ fn compile_cpp_source(
     let out = out_dir.join(format!("cpp_{name}"));
     let libdir = tvm_ffi::build_info::LIBDIR;
     let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-    let status = std::process::Command::new(&cxx)
+    let mut command = std::process::Command::new(&cxx);
+    // Under `scripts/asan.sh` the Rust libraries these programs load are instrumented: the
+    // program carries the sanitizer's runtime (and checks its own accesses too).
+    if std::env::var("TVM_FFI_SANITIZE").as_deref() == Ok("address") {
+        command.arg("-fsanitize=address");
+    }
+    let status = command
         // `-isystem`: warnings are ours to fix, not the wheel headers'.
         .args([
             "-std=c++17",
