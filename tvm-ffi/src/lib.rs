@@ -160,7 +160,7 @@ pub mod __private {
     pub use crate::object::builtin::Object;
     pub use crate::object::{DerivedObject, ObjectCell, ObjectType, RuntimeType, RustObject};
 
-    pub use crate::reflection::construction::{drop_payload, seal, SEALED};
+    pub use crate::reflection::construction::{drop_payload, seal, seal_check, SEALED};
     pub use crate::reflection::create::{
         convert_function, create_object, default_factory, default_value, drop_open_field,
         init_empty_field, init_into_any, is_unset_field, new_function, InitByDefault, InitByFields,

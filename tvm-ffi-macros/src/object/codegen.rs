@@ -273,6 +273,11 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
             static __TYPE_KEY_CLAIM: u8 = 0;
         }
     });
+    let seal_check = if model.external {
+        quote!(::core::option::Option::None)
+    } else {
+        quote!(::core::option::Option::Some(#krate::__private::seal_check::<#ident>))
+    };
     let field_count = entries.len();
     let type_attrs = model.type_attrs.iter().map(|(name, lit)| {
         let value = metadata_value(krate, lit);
@@ -393,6 +398,7 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
                 shallow_copy: __shallow_copy,
                 layout: __layout,
                 type_attrs: &[#(#type_attrs),*],
+                seal_check: #seal_check,
             };
         };
     }

@@ -49,6 +49,7 @@ use crate::error::{Error, Result};
 use crate::function::GlobalCache;
 use crate::metadata::MetadataValue;
 use crate::object::{type_info, RuntimeType};
+use crate::reflection::construction::SEAL_CHECK_ATTR;
 use crate::sys;
 use crate::value::Any;
 
@@ -365,6 +366,12 @@ fn define_type(entry: &'static TypeEntry, parent: RuntimeType) -> Result<TypeSta
     };
     // SAFETY: valid metadata; the runtime copies the doc string.
     check(unsafe { sys::TVMFFITypeRegisterMetadata(ty.index, &metadata) })?;
+    // Before any object of the type exists: sealing an object (as whatever type) runs the
+    // check of its dynamic type.
+    if let Some(seal_check) = entry.seal_check {
+        let pointer = seal_check as *mut std::ffi::c_void;
+        register_attr(ty, SEAL_CHECK_ATTR, Any::new(pointer))?;
+    }
     Ok(TypeState::Registered(ty))
 }
 

@@ -1,0 +1,63 @@
+//! Types for the soundness regressions of `tests/python/test_soundness.py`: a parent with a
+//! method, a child with a required object field, a child with Rust-only (`skip`) fields, and
+//! layouts that Python subclasses extend.
+use tvm_ffi::{ffi_methods, Object, ObjectRef};
+
+/// A parent type with a method that dereferences its receiver.
+#[derive(Object)]
+#[ffi_type(key = "rs_soundness.Base")]
+#[repr(C)]
+pub struct Base {
+    /// An id.
+    #[ffi(default = 0)]
+    pub id: i64,
+}
+
+#[ffi_methods]
+impl Base {
+    /// The id (dereferences the object as a `Base`).
+    pub fn get_id(&self) -> i64 {
+        self.id
+    }
+}
+
+/// A child with a required object field (unset in an object the creator makes).
+#[derive(Object)]
+#[ffi_type(key = "rs_soundness.Node")]
+#[repr(C)]
+pub struct Node {
+    /// The parent's payload.
+    #[ffi(base)]
+    pub base: Base,
+    /// A required child.
+    pub child: ObjectRef<Base>,
+}
+
+#[ffi_methods]
+impl Node {
+    /// The child's id (dereferences the object as a `Node`).
+    pub fn child_id(&self) -> i64 {
+        self.child.id
+    }
+}
+
+/// A child with Rust-only state, which an instance allocated by Python never initialises.
+#[derive(Object)]
+#[ffi_type(key = "rs_soundness.WithSkip")]
+#[repr(C)]
+pub struct WithSkip {
+    /// The parent's payload.
+    #[ffi(base)]
+    pub base: Base,
+    /// Rust-only.
+    #[ffi(skip)]
+    pub cache: Box<i64>,
+}
+
+#[ffi_methods]
+impl WithSkip {
+    /// Reads the Rust-only state.
+    pub fn cached(&self) -> i64 {
+        *self.cache
+    }
+}
