@@ -12,6 +12,7 @@ mod model;
 mod parse;
 
 pub use codegen::member_name_const;
+pub use model::HOOKS;
 
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut imp: syn::ItemImpl = match syn::parse2(item.clone()) {
