@@ -16,6 +16,10 @@ class Node(Base):
 @tvm_ffi.register_object("rs_soundness.WithSkip")
 class WithSkip(Base):
     pass
+@tvm_ffi.register_object("rs_soundness.WithOptional")
+class WithOptional(tvm_ffi.Object):
+    pass
+use_count = tvm_ffi.get_global_func("testing.object_use_count")
 def attempt(f):
     try:
         print("ok", f())
@@ -60,3 +64,36 @@ attempt(s.cached)
         "(`#[ffi(skip)]`) it never initialised, so Rust cannot use its payload"
     )
     assert out == [refused, refused], out
+
+
+def test_optional_object_fields_report_an_object_index():
+    from reflection_tables import type_table
+    import tvm_ffi
+
+    tvm_ffi.load_module(_lib_path("libtvm_ffi_test_containers.so"))
+    fields = {f["name"]: f for f in type_table("rs_soundness.WithOptional")["fields"]}
+    assert [(fields[n]["static_type_index"], fields[n]["size"]) for n in ("items", "shape")] == [
+        (64, 8),
+        (64, 8),
+    ]
+
+
+def test_shallow_copy_of_a_python_subclass_with_an_optional_array_field():
+    # The runtime's shallow copy of a `@py_class` subclass copies each parent field by its
+    # static type index: an 8-byte optional array reported as "any" was copied as a 16-byte Any.
+    out = run("""
+@py_class("test_soundness.SubOptional")
+class SubOptional(WithOptional):
+    extra: int = 0
+items = tvm_ffi.Array([1, 2, 3])
+shape = tvm_ffi.Shape((4, 5))
+s = SubOptional(items=items, shape=shape, extra=7)
+print(use_count(items), use_count(shape))
+c = copy.copy(s)
+print(list(c.items), tuple(c.shape), c.extra, use_count(items), use_count(shape))
+del c
+print(use_count(items), use_count(shape))
+e = copy.copy(SubOptional(extra=1))
+print(e.items, e.shape, e.extra)
+""")
+    assert out == ["2 2", "[1, 2, 3] (4, 5) 7 3 3", "2 2", "None None 1"], out

@@ -1,7 +1,7 @@
 //! Types for the soundness regressions of `tests/python/test_soundness.py`: a parent with a
 //! method, a child with a required object field, a child with Rust-only (`skip`) fields, and
 //! layouts that Python subclasses extend.
-use tvm_ffi::{ffi_methods, Object, ObjectRef};
+use tvm_ffi::{ffi_methods, Array, Object, ObjectRef, Shape};
 
 /// A parent type with a method that dereferences its receiver.
 #[derive(Object)]
@@ -60,4 +60,18 @@ impl WithSkip {
     pub fn cached(&self) -> i64 {
         *self.cache
     }
+}
+
+/// Optional object fields: nullable 8-byte pointers, which must report an object static type
+/// index (a Python subclass's shallow copy copies a field reported as "any" as a 16-byte `Any`).
+#[derive(Object, Clone)]
+#[ffi_type(key = "rs_soundness.WithOptional")]
+#[repr(C)]
+pub struct WithOptional {
+    /// An optional array.
+    #[ffi(default = None)]
+    pub items: Option<Array<i64>>,
+    /// An optional shape.
+    #[ffi(default = None)]
+    pub shape: Option<Shape>,
 }

@@ -138,6 +138,13 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
         });
         let user_ty = ty;
         let info = quote!(<#slot as #krate::__private::SlotInfo>);
+        // `Rw<Rw<T>>`: a read would take the same lock stripe twice and never return.
+        field_checks.push(quote_spanned! {ty.span()=>
+            const _: () = ::core::assert!(
+                !#info::NESTED_INTERIOR_MUTABILITY,
+                "a field cannot be `Rw<Rw<T>>`: reading it would take the same lock twice; declare it `Rw<T>`"
+            );
+        });
         if model.external {
             field_checks.push(quote_spanned! {user_ty.span()=>
                 const _: () = #krate::__private::assert_foreign_field::<#user_ty>();
