@@ -366,3 +366,16 @@ unsafe impl<E: FfiEnum> FieldValue for EnumRef<E> {
 
 // SAFETY: repr(transparent) down to one `NonNull` object pointer.
 unsafe impl<E: FfiEnum> crate::reflection::field::NullablePointer for EnumRef<E> {}
+
+/// Whether `values[i]` differs from every other value (generated code checks an `int` enum's
+/// indices with it at compile time).
+pub const fn enum_value_is_unique(values: &[i64], i: usize) -> bool {
+    let mut j = 0;
+    while j < values.len() {
+        if j != i && values[j] == values[i] {
+            return false;
+        }
+        j += 1;
+    }
+    true
+}

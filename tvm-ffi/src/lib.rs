@@ -179,7 +179,8 @@ pub mod __private {
     };
 
     pub use crate::enums::{
-        create_enum_object, enum_into_any, enum_try_cast, EnumKind, EnumTable, EnumVariant, FfiEnum,
+        create_enum_object, enum_into_any, enum_try_cast, enum_value_is_unique, EnumKind,
+        EnumTable, EnumVariant, FfiEnum,
     };
     pub use crate::function::IntoArg;
     pub use crate::value::TypeSchema;

@@ -1,7 +1,7 @@
 //! Code generation for `#[derive(Enum)]`: the enum's `FfiEnum` impl, its conversions into and
 //! out of values and arguments, and the registration descriptor, inside `const _: () = {..};`.
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{quote, quote_spanned};
 
 use super::model::{EnumModel, Kind};
 
@@ -18,24 +18,61 @@ pub fn generate(model: &EnumModel) -> TokenStream {
     let count = model.variants.len();
     let variant_idents: Vec<_> = model.variants.iter().map(|v| &v.ident).collect();
     let ordinals: Vec<_> = (0..count).collect();
-    let variants = model.variants.iter().map(|v| {
-        let int_index = v.int_index;
-        let str_index = &v.str_index;
-        let attrs = crate::object::metadata_values(krate, &v.attrs);
-        quote! {
-            #krate::__private::EnumVariant {
-                int_index: #int_index,
-                str_index: #str_index,
-                attrs: &[#(#attrs),*],
+    // Each integer index: the macro's, or the Rust discriminant as the compiler computes it.
+    let int_values: Vec<TokenStream> = model
+        .variants
+        .iter()
+        .map(|v| match v.int_index {
+            Some(index) => quote!(#index),
+            None => {
+                let variant = &v.ident;
+                quote!(#ident::#variant as i64)
             }
+        })
+        .collect();
+    // Every integer index is unique, including the computed ones (`{A = 2, B = 0, C}` is
+    // fine, C being 1; `#[ffi(value = 1)] A, B = 1` is not): checked by the compiler, at the
+    // variant.
+    let unique_checks = (model.kind == Kind::Int).then(|| {
+        let checks = model.variants.iter().enumerate().map(|(i, v)| {
+            let message = format!(
+                "the enum value of `{}` is another variant's too: each variant needs its own (set it with a discriminant or `#[ffi(value = ..)]`)",
+                v.ident
+            );
+            quote_spanned! {v.span=>
+                const _: () = ::core::assert!(
+                    #krate::__private::enum_value_is_unique(&__INT_VALUES, #i),
+                    #message
+                );
+            }
+        });
+        quote! {
+            const __INT_VALUES: [i64; #count] = [#(#int_values),*];
+            #(#checks)*
         }
     });
+    let variants = model
+        .variants
+        .iter()
+        .zip(&int_values)
+        .map(|(v, int_index)| {
+            let str_index = &v.str_index;
+            let attrs = crate::object::metadata_values(krate, &v.attrs);
+            quote! {
+                #krate::__private::EnumVariant {
+                    int_index: #int_index,
+                    str_index: #str_index,
+                    attrs: &[#(#attrs),*],
+                }
+            }
+        });
     let symbol = format!("tvm_ffi_type_key.{key}");
     quote! {
         const _: () = {
             static __SLOT: #krate::__private::TypeSlot = #krate::__private::TypeSlot::new();
             static __TABLE: #krate::__private::EnumTable = #krate::__private::EnumTable::new();
             static __VARIANTS: [#krate::__private::EnumVariant; #count] = [#(#variants),*];
+            #unique_checks
             #[export_name = #symbol]
             #[used]
             static __TYPE_KEY_CLAIM: u8 = 0;
