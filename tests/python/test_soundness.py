@@ -97,3 +97,25 @@ e = copy.copy(SubOptional(extra=1))
 print(e.items, e.shape, e.extra)
 """)
     assert out == ["2 2", "[1, 2, 3] (4, 5) 7 3 3", "2 2", "None None 1"], out
+
+
+def test_types_with_rust_only_fields_are_not_shared_across_builds(tmp_path):
+    # tests/layout-variants defines `rs_soundness.Cached` exactly as tests/containers does:
+    # the layouts' descriptions match, but skip fields are described by type name and size
+    # only, so another build is refused. Another copy of the same build shares the type.
+    import shutil
+
+    copy_path = tmp_path / "libcopy.so"
+    shutil.copy(_lib_path("libtvm_ffi_test_containers.so"), copy_path)
+    out = run(f"""
+tvm_ffi.load_module({str(copy_path)!r})
+tvm_ffi.load_module({_lib_path("libtvm_ffi_layout_variants.so")!r})
+for error in tvm_ffi.get_global_func("layout_variants.load_errors")():
+    print(error)
+""")
+    assert len(out) == 1, out
+    assert out[0].startswith(
+        "cannot register type `rs_soundness.Cached`: type `rs_soundness.Cached` is already "
+        "registered with a different layout (another Rust library defines it with the layout "
+    ), out
+    assert "skip scratch@8:24:alloc::vec::Vec<u8>;" in out[0]

@@ -75,3 +75,17 @@ pub struct WithOptional {
     #[ffi(default = None)]
     pub shape: Option<Shape>,
 }
+
+/// A type with a Rust-only field, also defined (identically, as far as its source shows) by
+/// tests/layout-variants: another build, whose skip field's type may have another shape under
+/// the same name and size, so the two never share the key.
+#[derive(Object)]
+#[ffi_type(key = "rs_soundness.Cached")]
+#[repr(C)]
+pub struct Cached {
+    /// An id.
+    pub id: i64,
+    /// Rust-only.
+    #[ffi(skip)]
+    pub scratch: Vec<u8>,
+}

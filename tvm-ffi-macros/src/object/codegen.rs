@@ -87,6 +87,14 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
             ::std::format!("base={};", <#base_ty as #krate::__private::ObjectType>::TYPE_KEY)
         });
     }
+    if !model.skipped.is_empty() {
+        // Rust-only fields cannot be described: their type's name and size say nothing of its
+        // shape, which another build (another version of the crate) may have changed. So the
+        // layout of a type with such fields names its build, and is shared only between copies
+        // of one build (the same library loaded from two paths).
+        let build = format!("build={:016x};", build_nonce(&model.key));
+        layout_parts.push(quote!(#build));
+    }
     for (skipped, ty) in &model.skipped {
         let name = skipped.to_string();
         inits.push(quote! {
@@ -409,6 +417,20 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
             };
         };
     }
+}
+
+/// A number that differs between builds (and, with overwhelming probability, between any two
+/// expansions): the process's random hasher keys, the time and the process id, hashed with the
+/// type key.
+fn build_nonce(key: &str) -> u64 {
+    use std::hash::{BuildHasher, Hash, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    key.hash(&mut hasher);
+    std::process::id().hash(&mut hasher);
+    if let Ok(now) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        now.as_nanos().hash(&mut hasher);
+    }
+    hasher.finish()
 }
 
 /// A metadata literal as the runtime's `MetadataValue`.

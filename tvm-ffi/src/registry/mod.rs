@@ -39,7 +39,8 @@
 //!   same global names gets "already registered" load errors for them, and keeps using its own
 //!   functions internally; the first registration stays in force. For a type key that is already
 //!   registered, the layouts are compared: an identical one (same parent, size and fields) is
-//!   shared, the first copy's accessors and methods stay in force, and nothing is reported; a
+//!   shared (for a type with Rust-only `#[ffi(skip)]` fields, whose shape no description
+//!   captures, only between copies of one build: its layout names the build), the first copy's accessors and methods stay in force, and nothing is reported; a
 //!   different one is a load error naming the key, and the type (and its subtypes) stay
 //!   unusable from this copy.
 use std::collections::HashMap;
