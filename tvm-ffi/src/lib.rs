@@ -152,6 +152,10 @@ pub use value::{
 /// `tvm-ffi-macros` to the exact same version. Do not use it from hand-written code.
 #[doc(hidden)]
 pub mod __private {
+    // Generated code names `core` and `std` (field offsets, sizes, pointer projections)
+    // through here: a crate may re-point its own `::core` (`extern crate x as core;`).
+    pub use ::core;
+    pub use ::std;
     pub use linkme;
 
     pub use crate::sys;

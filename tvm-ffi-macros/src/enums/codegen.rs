@@ -39,15 +39,16 @@ pub fn generate(model: &EnumModel) -> TokenStream {
                 "the enum value of `{}` is another variant's too: each variant needs its own (set it with a discriminant or `#[ffi(value = ..)]`)",
                 v.ident
             );
+            let krate = crate::crate_path::respan(krate, v.span);
             quote_spanned! {v.span=>
-                const _: () = ::core::assert!(
-                    #krate::__private::enum_value_is_unique(&__INT_VALUES, #i),
+                const _: () = #krate::__private::core::assert!(
+                    #krate::__private::enum_value_is_unique(&__tvm_ffi_INT_VALUES, #i),
                     #message
                 );
             }
         });
         quote! {
-            const __INT_VALUES: [i64; #count] = [#(#int_values),*];
+            const __tvm_ffi_INT_VALUES: [i64; #count] = [#(#int_values),*];
             #(#checks)*
         }
     });
@@ -69,33 +70,33 @@ pub fn generate(model: &EnumModel) -> TokenStream {
     let symbol = format!("tvm_ffi_type_key.{key}");
     quote! {
         const _: () = {
-            static __SLOT: #krate::__private::TypeSlot = #krate::__private::TypeSlot::new();
-            static __TABLE: #krate::__private::EnumTable = #krate::__private::EnumTable::new();
-            static __VARIANTS: [#krate::__private::EnumVariant; #count] = [#(#variants),*];
+            static __tvm_ffi_SLOT: #krate::__private::TypeSlot = #krate::__private::TypeSlot::new();
+            static __tvm_ffi_TABLE: #krate::__private::EnumTable = #krate::__private::EnumTable::new();
+            static __tvm_ffi_VARIANTS: [#krate::__private::EnumVariant; #count] = [#(#variants),*];
             #unique_checks
             #[export_name = #symbol]
             #[used]
-            static __TYPE_KEY_CLAIM: u8 = 0;
+            static __tvm_ffi_TYPE_KEY_CLAIM: u8 = 0;
 
             // SAFETY: `ordinal` and `from_ordinal` are inverse over the variants in
             // declaration order, which is the order registration fills the table in.
             unsafe impl #krate::__private::FfiEnum for #ident {
                 const TYPE_KEY: &'static str = #key;
-                const VARIANTS: &'static [#krate::__private::EnumVariant] = &__VARIANTS;
+                const VARIANTS: &'static [#krate::__private::EnumVariant] = &__tvm_ffi_VARIANTS;
                 #[inline]
                 fn runtime_type() -> #krate::__private::RuntimeType {
-                    __SLOT.resolve(#key)
+                    __tvm_ffi_SLOT.resolve(#key)
                 }
                 fn table() -> &'static #krate::__private::EnumTable {
-                    &__TABLE
+                    &__tvm_ffi_TABLE
                 }
                 fn ordinal(self) -> usize {
                     match self { #(#ident::#variant_idents => #ordinals,)* }
                 }
-                fn from_ordinal(ordinal: usize) -> ::core::option::Option<Self> {
+                fn from_ordinal(ordinal: usize) -> #krate::__private::core::option::Option<Self> {
                     match ordinal {
-                        #(#ordinals => ::core::option::Option::Some(#ident::#variant_idents),)*
-                        _ => ::core::option::Option::None,
+                        #(#ordinals => #krate::__private::core::option::Option::Some(#ident::#variant_idents),)*
+                        _ => #krate::__private::core::option::Option::None,
                     }
                 }
                 fn as_static(self) -> &'static Self {
@@ -104,8 +105,8 @@ pub fn generate(model: &EnumModel) -> TokenStream {
             }
 
             impl #krate::__private::TypeSchema for #ident {
-                fn type_str() -> ::std::string::String {
-                    ::std::string::ToString::to_string(#key)
+                fn type_str() -> #krate::__private::std::string::String {
+                    #krate::__private::std::string::ToString::to_string(#key)
                 }
             }
             impl #krate::IntoAny for #ident {
@@ -114,14 +115,14 @@ pub fn generate(model: &EnumModel) -> TokenStream {
                 }
             }
             impl<'a> #krate::FromAny<'a> for #ident {
-                fn try_cast(view: &'a #krate::AnyView<'a>) -> ::core::option::Option<Self> {
+                fn try_cast(view: &'a #krate::AnyView<'a>) -> #krate::__private::core::option::Option<Self> {
                     #krate::__private::enum_try_cast(view)
                 }
             }
             impl #krate::__private::IntoArg for #ident {
                 type Holder = #krate::Any;
                 fn into_holder(self) -> #krate::Result<#krate::Any> {
-                    ::core::result::Result::Ok(#krate::__private::enum_into_any(self))
+                    #krate::__private::core::result::Result::Ok(#krate::__private::enum_into_any(self))
                 }
                 fn view(holder: &#krate::Any) -> #krate::__private::sys::TVMFFIAny {
                     *holder.as_raw()
@@ -130,13 +131,13 @@ pub fn generate(model: &EnumModel) -> TokenStream {
 
             #[#krate::__private::linkme::distributed_slice(#krate::__private::ENUMS)]
             #[linkme(crate = #krate::__private::linkme)]
-            static __ENUM: #krate::__private::EnumEntry = #krate::__private::EnumEntry {
+            static __tvm_ffi_ENUM: #krate::__private::EnumEntry = #krate::__private::EnumEntry {
                 key: #key,
                 doc: #doc,
                 kind: #krate::__private::EnumKind::#kind,
-                slot: &__SLOT,
-                variants: &__VARIANTS,
-                table: &__TABLE,
+                slot: &__tvm_ffi_SLOT,
+                variants: &__tvm_ffi_VARIANTS,
+                table: &__tvm_ffi_TABLE,
                 creator: #krate::__private::create_enum_object::<#ident>,
             };
         };
