@@ -119,3 +119,32 @@ for error in tvm_ffi.get_global_func("layout_variants.load_errors")():
         "registered with a different layout (another Rust library defines it with the layout "
     ), out
     assert "skip scratch@8:24:alloc::vec::Vec<u8>;" in out[0]
+
+
+def test_python_subclass_fields_in_the_tail_padding_of_a_rust_type_are_refused():
+    # Python places a subclass's first field at the end of the parent's last field: a `bool`
+    # lands in the tail padding of `{ x: i64, flag: bool }`, which a Rust `&Padded` covers.
+    out = run("""
+@tvm_ffi.register_object("rs_soundness.Padded")
+class Padded(tvm_ffi.Object):
+    pass
+@py_class("test_soundness.SubPaddedBool")
+class SubPaddedBool(Padded):
+    extra: bool = False
+@py_class("test_soundness.SubPaddedInt")
+class SubPaddedInt(Padded):
+    extra: int = 0
+b = SubPaddedBool(x=1, flag=True, extra=True)
+attempt(b.describe)
+print(b.x, b.flag, b.extra)
+i = SubPaddedInt(x=2, flag=True, extra=5)
+attempt(i.describe)
+""")
+    assert out == [
+        "RuntimeError the object of type `test_soundness.SubPaddedBool` has the field `extra` at "
+        "offset 33, inside the 40 bytes of its Rust-defined parent `rs_soundness.Padded` (in its "
+        "tail padding), so Rust cannot use its payload; give the subclass's first field an "
+        "8-byte type, or pad the Rust type",
+        "1 True True",
+        "ok 2 true",
+    ], out

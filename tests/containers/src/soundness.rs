@@ -89,3 +89,22 @@ pub struct Cached {
     #[ffi(skip)]
     pub scratch: Vec<u8>,
 }
+
+/// A layout that ends in tail padding: 9 bytes of fields in 16.
+#[derive(Object)]
+#[ffi_type(key = "rs_soundness.Padded")]
+#[repr(C)]
+pub struct Padded {
+    /// A number.
+    pub x: i64,
+    /// A flag, followed by 7 bytes of padding.
+    pub flag: bool,
+}
+
+#[ffi_methods]
+impl Padded {
+    /// Reads the payload.
+    pub fn describe(&self) -> String {
+        format!("{} {}", self.x, self.flag)
+    }
+}

@@ -26,7 +26,9 @@
 //! would find it sealed and skip its check). Each Rust-defined type registers its check as the
 //! type attribute [`SEAL_CHECK_ATTR`] (a C function, so that any copy of any Rust library
 //! reaches it); an object of a type without one (a Python subclass) is checked as its nearest
-//! ancestor that has one.
+//! ancestor that has one. A Python subclass whose own fields lie inside the Rust type's layout
+//! (Python places them right after the parent's last field, possibly in the Rust payload's tail
+//! padding, which a `&T` covers) is refused likewise.
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -148,7 +150,7 @@ pub unsafe extern "C" fn seal_check<T: Reflected>(
 
 /// The seal check of the object's dynamic type: its own, or its nearest ancestor's (a Python
 /// subclass registers none). `None` when no type in the chain registered one.
-fn dynamic_seal_check(ptr: NonNull<TVMFFIObject>) -> Option<SealCheck> {
+fn dynamic_seal_check(ptr: NonNull<TVMFFIObject>) -> Option<(i32, SealCheck)> {
     // SAFETY: the object is alive (the caller holds a reference); the type index never changes.
     let index = unsafe { std::ptr::addr_of!((*ptr.as_ptr()).type_index).read() };
     let info = type_info::type_info(index)?;
@@ -159,17 +161,57 @@ fn dynamic_seal_check(ptr: NonNull<TVMFFIObject>) -> Option<SealCheck> {
     std::iter::once(index).chain(ancestors).find_map(|index| {
         let pointer = crate::reflection::type_attr(index, SEAL_CHECK_ATTR)?
             .try_cast::<*mut std::ffi::c_void>()?;
+        if pointer.is_null() {
+            return None;
+        }
         // SAFETY: only `seal_check::<T>` pointers are registered under this attribute (the name
-        // is reserved to this crate), as `SealCheck`s.
-        (!pointer.is_null())
-            .then(|| unsafe { std::mem::transmute::<*mut std::ffi::c_void, SealCheck>(pointer) })
+        // is reserved to this crate, and to the SDK's macros), as `SealCheck`s.
+        let check = unsafe { std::mem::transmute::<*mut std::ffi::c_void, SealCheck>(pointer) };
+        Some((index, check))
+    })
+}
+
+/// For an object of a foreign subclass (a Python `@py_class`) of the Rust-defined type
+/// `rust_index`: the subclass field that lies inside the Rust type's layout, if any. Python
+/// places a subclass's fields at the end of the parent's last field, so a field of one byte may
+/// land in the tail padding of the Rust payload (`{ x: i64, flag: bool }` ends at 9 bytes but
+/// spans 16), which a Rust `&T` covers: Rust may not use such an object.
+fn field_in_rust_layout(ptr: NonNull<TVMFFIObject>, rust_index: i32) -> Option<String> {
+    // SAFETY: the object is alive (the caller holds a reference); the type index never changes.
+    let index = unsafe { std::ptr::addr_of!((*ptr.as_ptr()).type_index).read() };
+    if index == rust_index {
+        return None;
+    }
+    let rust_info = type_info::type_info(rust_index)?;
+    // SAFETY: metadata is null or points into the registry.
+    let total_size = i64::from(unsafe { rust_info.metadata.as_ref() }?.total_size);
+    let info = type_info::type_info(index)?;
+    let below = (rust_info.type_depth + 1..info.type_depth).map(|depth| {
+        // SAFETY: `type_ancestors` has `type_depth` valid registry pointers.
+        unsafe { (**info.type_ancestors.add(depth as usize)).type_index }
+    });
+    below.chain(std::iter::once(index)).find_map(|subclass| {
+        let field = type_info::fields(subclass)
+            .into_iter()
+            .find(|f| f.offset < total_size)?;
+        // SAFETY: registry strings live for the process.
+        let name = String::from_utf8_lossy(unsafe { field.name.as_bytes() }).into_owned();
+        Some(format!(
+            "the object of type `{}` has the field `{name}` at offset {}, inside the {total_size} \
+             bytes of its Rust-defined parent `{}` (in its tail padding), so Rust cannot use its \
+             payload; give the subclass's first field an 8-byte type, or pad the Rust type",
+            key_of(ptr),
+            field.offset,
+            type_info::type_key_of_index(rust_index),
+        ))
     })
 }
 
 /// Why Rust may not use the payload of an object that is being sealed, if anything: the check
 /// of the object's dynamic type (`T`'s when no type in its chain registered one).
 fn unusable_reason<T: Reflected>(ptr: NonNull<TVMFFIObject>, rust_made: bool) -> Option<String> {
-    let check = dynamic_seal_check(ptr).unwrap_or(seal_check::<T>);
+    let (rust_index, check) =
+        dynamic_seal_check(ptr).unwrap_or_else(|| (T::runtime_type().index, seal_check::<T>));
     let mut out = TVMFFIByteArray::from_bytes(&[]);
     // SAFETY: a live object of (a subtype of) the checked type, whose construction lock the
     // caller holds; `out` is a valid output.
@@ -177,7 +219,8 @@ fn unusable_reason<T: Reflected>(ptr: NonNull<TVMFFIObject>, rust_made: bool) ->
     // SAFETY: the check wrote a `'static` name, or left the empty array.
     let name = String::from_utf8_lossy(unsafe { out.as_bytes() });
     match outcome {
-        SEAL_OK => None,
+        SEAL_OK if rust_made => None,
+        SEAL_OK => field_in_rust_layout(ptr, rust_index),
         SEAL_FOREIGN => Some(format!(
             "the object of type `{}` was allocated outside Rust (for example, a Python subclass \
              instance) and `{name}` keeps Rust-only fields (`#[ffi(skip)]`) it never \
