@@ -148,3 +148,39 @@ attempt(i.describe)
         "1 True True",
         "ok 2 true",
     ], out
+
+
+def test_python_subclass_of_a_final_rust_type_behaves_as_for_a_final_cxx_type():
+    # C++ registers a final type with no child slots but overflow allowed (and
+    # `__ffi_type_final__`), so the runtime gives a Python subclass an index; a Rust final type
+    # registered without overflow made the runtime end the interpreter (exit 255).
+    from conftest import example_lib_path
+
+    script = f"""
+import tvm_ffi, tvm_ffi.testing
+from tvm_ffi import core
+from tvm_ffi.dataclasses import py_class
+tvm_ffi.load_module({example_lib_path()!r})
+@tvm_ffi.register_object("testing.TestIntPair")
+class Pair(tvm_ffi.Object):
+    pass
+@tvm_ffi.register_object("my_ext.Point")
+class Point(tvm_ffi.Object):
+    pass
+@tvm_ffi.register_object("my_ext.Point3")
+class Point3(Point):
+    pass
+@py_class("test_soundness.SubPair")
+class SubPair(Pair):
+    extra: int = 0
+@py_class("test_soundness.SubPoint3")
+class SubPoint3(Point3):
+    extra: int = 0
+print(SubPair(1, 2, extra=3))
+p = SubPoint3(x=1, y=2, z=3, extra=4)
+print(p.x, p.z, p.extra, p.norm2_3d())
+print(core._lookup_type_attr(Point3.__tvm_ffi_type_info__.type_index, "__ffi_type_final__"))
+"""
+    proc = run_python(script)
+    assert proc.returncode == 0, (proc.returncode, proc.stdout, proc.stderr)
+    assert proc.stdout.splitlines()[1:] == ["1 3 4 14", "True"], proc.stdout
