@@ -184,3 +184,23 @@ print(core._lookup_type_attr(Point3.__tvm_ffi_type_info__.type_index, "__ffi_typ
     proc = run_python(script)
     assert proc.returncode == 0, (proc.returncode, proc.stdout, proc.stderr)
     assert proc.stdout.splitlines()[1:] == ["1 3 4 14", "True"], proc.stdout
+
+
+def test_writing_an_rw_field_of_an_open_object_drops_the_old_value_after_the_lock():
+    # Built from Python, the holder stays open until Rust dereferences it; the setter of its
+    # `Rw` field dropped the old value inside the construction lock, and the old value's
+    # `__del__`, reading the holder, waited for that lock forever (with the GIL held).
+    script = PRELUDE + """
+@tvm_ffi.register_object("rs_soundness.Slot")
+class Slot(tvm_ffi.Object):
+    pass
+class Noisy:
+    def __del__(self):
+        print("del reads", holder.value)
+holder = Slot(value=Noisy())
+holder.value = 1
+print("after", holder.value)
+"""
+    proc = run_python(script, timeout=60)
+    assert proc.returncode == 0, (proc.returncode, proc.stdout, proc.stderr)
+    assert proc.stdout.splitlines() == ["del reads 1", "after 1"], proc.stdout

@@ -1,7 +1,7 @@
 //! Types for the soundness regressions of `tests/python/test_soundness.py`: a parent with a
 //! method, a child with a required object field, a child with Rust-only (`skip`) fields, and
 //! layouts that Python subclasses extend.
-use tvm_ffi::{ffi_methods, Array, Object, ObjectRef, Shape};
+use tvm_ffi::{ffi_methods, Any, Array, Object, ObjectRef, Rw, Shape};
 
 /// A parent type with a method that dereferences its receiver.
 #[derive(Object)]
@@ -107,4 +107,16 @@ impl Padded {
     pub fn describe(&self) -> String {
         format!("{} {}", self.x, self.flag)
     }
+}
+
+/// A writable field of any value: written from Python while the object is still open (Rust
+/// has not dereferenced it yet), its old value may be a Python object whose `__del__` reads
+/// the holder.
+#[derive(Object)]
+#[ffi_type(key = "rs_soundness.Slot")]
+#[repr(C)]
+pub struct Slot {
+    /// Anything.
+    #[ffi(rw)]
+    pub value: Rw<Any>,
 }

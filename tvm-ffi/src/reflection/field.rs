@@ -567,14 +567,14 @@ fn setter<T: ObjectType, F: FieldValue, const OFFSET: usize>(
         let written = unsafe {
             construction::with_construction_access(owner, || {
                 let value = new_value.take().expect("set once");
-                // SAFETY: exclusive access while the object is open; no `&` to it exists
-                // because Rust seals an object before its first dereference. An unset
-                // reference holds no value to drop.
+                // SAFETY: exclusive access while the object is open (an `Rw` field too: its
+                // accessors take the construction lock while the object is open); no `&` to it
+                // exists because Rust seals an object before its first dereference. An unset
+                // reference holds no value to drop. The old value (of an `Rw` field too) is
+                // returned, to be dropped once the lock is released: its destructor may run
+                // foreign code (a Python `__del__`) that reads this object.
                 if F::MAY_BE_UNSET && F::is_unset(field) {
                     field.write(F::wrap(value));
-                    None
-                } else if F::INTERIOR_MUTABLE {
-                    (*field).store(value);
                     None
                 } else {
                     Some(std::ptr::replace(field, F::wrap(value)))
