@@ -118,7 +118,7 @@ pub type SealCheck = unsafe extern "C" fn(
 const SEAL_OK: i32 = 0;
 const SEAL_FOREIGN: i32 = 1;
 
-/// The [`SealCheck`] of type `T` (registered for `T`'s index by `#[derive(Object)]`).
+/// The seal check of type `T` (registered for `T`'s index by `#[derive(Object)]`).
 ///
 /// # Safety
 /// `object` is a live object of (a subtype of) `T` whose construction lock the caller holds;
