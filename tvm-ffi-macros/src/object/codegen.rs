@@ -149,9 +149,13 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
         });
         let user_ty = ty;
         let info = quote!(<#slot as #krate::__private::SlotInfo>);
-        // `Rw<Rw<T>>`: a read would take the same lock stripe twice and never return.
+        // `Rw<Rw<T>>`: a read would take the same lock stripe twice and never return. And the
+        // storage's static type index is checked against its size (evaluated here first, so
+        // that a mismatch points at the field).
         let spanned_krate = crate::crate_path::respan(krate, ty.span());
+        let spanned_slot = syn::Ident::new(&slot.to_string(), ty.span());
         field_checks.push(quote_spanned! {ty.span()=>
+            const _: i32 = <#spanned_slot as #spanned_krate::__private::SlotInfo>::STATIC_TYPE_INDEX;
             const _: () = #spanned_krate::__private::core::assert!(
                 !#info::NESTED_INTERIOR_MUTABILITY,
                 "a field cannot be `Rw<Rw<T>>`: reading it would take the same lock twice; declare it `Rw<T>`"
