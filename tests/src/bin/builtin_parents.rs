@@ -3,8 +3,9 @@
 //! for a subtype ("Reach maximum number of sub-classes"). The test
 //! `subtypes_of_builtin_types_are_load_errors` (tests/tests/objects.rs) runs this binary and
 //! asserts on its output: one load error per such type, naming its key, and the rest
-//! registers.
-use tvm_ffi::reflection;
+//! registers. Likewise a Rust subtype of a final C++ type (`__ffi_type_final__`), which C++
+//! itself refuses at compile time.
+use tvm_ffi::{reflection, Rw};
 
 /// The runtime's `ffi.Function`, declared (it has no reflected fields).
 #[derive(tvm_ffi::Object)]
@@ -35,6 +36,24 @@ pub struct MyArray {
     pub base: ArrayDecl,
 }
 
+/// `testing.TestIntPair` of libtvm_ffi_testing (which this binary links): final in C++.
+#[derive(tvm_ffi::Object)]
+#[ffi_type(key = "testing.TestIntPair", external)]
+#[repr(C)]
+pub struct CxxIntPair {
+    pub a: Rw<i64>,
+    pub b: Rw<i64>,
+}
+
+#[derive(tvm_ffi::Object)]
+#[ffi_type(key = "rust_tests.SubIntPair")]
+#[repr(C)]
+pub struct SubIntPair {
+    #[ffi(base)]
+    pub base: CxxIntPair,
+    pub c: i64,
+}
+
 /// Unrelated: it registers.
 #[derive(tvm_ffi::Object)]
 #[ffi_type(key = "rust_tests.BuiltinBystander")]
@@ -50,6 +69,7 @@ fn main() {
     for key in [
         "rust_tests.MyFunction",
         "rust_tests.MyArray",
+        "rust_tests.SubIntPair",
         "rust_tests.BuiltinBystander",
     ] {
         println!(
