@@ -7,5 +7,9 @@ fn main() {
         println!(
             "cargo:rustc-link-arg-bin=foreign_strings=-Wl,--no-as-needed,-L{dir},-ltvm_ffi_testing,--as-needed"
         );
+        // `builtin_parents` declares the C++ final type `testing.TestIntPair` likewise.
+        println!(
+            "cargo:rustc-link-arg-bin=builtin_parents=-Wl,--no-as-needed,-L{dir},-ltvm_ffi_testing,--as-needed"
+        );
     }
 }

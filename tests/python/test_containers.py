@@ -168,7 +168,8 @@ def test_container_fields_report_what_cpp_reports(Holder):
         "anys": (75, {"type": "ffi.List", "args": [{"type": "Any"}]}),
         "shapes": (64, {"type": "ffi.Map", "args": [{"type": "ffi.String"}, {"type": "ffi.Shape"}]}),
         "rw_shape": (69, {"type": "ffi.Shape"}),
-        "maybe_shape": (-1, {"type": "Optional", "args": [{"type": "ffi.Shape"}]}),
+        # An 8-byte nullable pointer: an object index (never "any", which means a 16-byte Any).
+        "maybe_shape": (64, {"type": "Optional", "args": [{"type": "ffi.Shape"}]}),
     }
     for name, (index, schema) in expected.items():
         assert fields[name]["static_type_index"] == index, name

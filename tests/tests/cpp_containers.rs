@@ -21,11 +21,23 @@ fn cpp_and_rust_containers_agree() {
             .collect()
     };
     let cpp = fields("cpp_containers.Holder");
-    assert_eq!(
-        fields("rs_containers.Holder"),
-        cpp,
-        "the Rust twin's fields are C++'s"
+    // One deliberate difference: C++ reports its pointer-sized `Optional<Shape>` as "any" (-1),
+    // which the runtime and Python subclasses take for a 16-byte `Any`; the Rust twin's 8-byte
+    // `Option<Shape>` reports an object pointer (64).
+    let rust: Vec<String> = fields("rs_containers.Holder")
+        .into_iter()
+        .map(|f| match f.strip_prefix("maybe_shape=64 8 ") {
+            Some(rest) => format!("maybe_shape=-1 8 {rest}"),
+            None => f,
+        })
+        .collect();
+    assert!(
+        fields("rs_containers.Holder")
+            .iter()
+            .any(|f| f.starts_with("maybe_shape=64 8 ")),
+        "{rust:?}"
     );
+    assert_eq!(rust, cpp, "the Rust twin's fields are C++'s");
     let expected_fields = [
         r#"shape=69 8 {"type_schema":"{\"type\":\"ffi.Shape\"}"}"#,
         r#"items=75 8 {"type_schema":"{\"type\":\"ffi.List\",\"args\":[{\"type\":\"int\"}]}"}"#,

@@ -92,3 +92,27 @@ fn rust_never_sees_unset_children() {
         .unwrap();
     assert_eq!(evaluate(&made, &[]).unwrap(), 3);
 }
+
+#[test]
+fn dereferencing_an_unfinished_node_as_its_parent_checks_the_node_itself() {
+    // Sealing is a state of the whole object: dereferencing an `Add` as an `Expr` (a parent
+    // method, a function taking `ObjectRef<Expr>`, an upcast) must check the `Add`'s own
+    // required fields, or the `Add`'s own dereference would later find it sealed and read a
+    // null child.
+    let new_add: Function = reflection::type_attr(Add::type_index(), "__ffi_new__")
+        .unwrap()
+        .cast()
+        .unwrap();
+    let bare: ObjectRef<Add> = new_add.call(()).unwrap().cast().unwrap();
+    let as_expr: ObjectRef<Expr> = bare.clone().upcast();
+    let attempt = std::panic::catch_unwind(|| {
+        let _: &Expr = &as_expr;
+    });
+    let message = attempt.unwrap_err().downcast::<String>().unwrap();
+    assert_eq!(
+        *message,
+        "the object of type `ir_example.Add` is not fully constructed: its required field `a` is not set"
+    );
+    let attempt = std::panic::catch_unwind(|| bare.a.clone());
+    assert!(attempt.is_err());
+}

@@ -290,6 +290,41 @@ fn conflicting_registrations_are_load_errors_naming_the_key() {
 }
 
 #[test]
+fn subtypes_of_builtin_types_are_load_errors() {
+    // Rust subtypes of `ffi.Function` and `ffi.Array` (declared `external`), in the helper
+    // binary `builtin_parents`: the runtime ends the process when asked for such an index. And
+    // a Rust subtype of the final C++ type `testing.TestIntPair`.
+    let (stdout, stderr) = tvm_ffi_tests::run_helper(env!("CARGO_BIN_EXE_builtin_parents"));
+    let errors = [
+        "cannot register type `rust_tests.MyArray`: its parent `ffi.Array` is (or derives from) \
+         the runtime's built-in type `ffi.Array`, which takes no subtypes",
+        "cannot register type `rust_tests.MyFunction`: its parent `ffi.Function` is (or derives \
+         from) the runtime's built-in type `ffi.Function`, which takes no subtypes",
+        "cannot register type `rust_tests.SubIntPair`: its parent `testing.TestIntPair` is final \
+         and takes no subtypes",
+    ];
+    let mut recorded: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("load error: "))
+        .collect();
+    recorded.sort_unstable();
+    assert_eq!(recorded, errors, "{stdout}{stderr}");
+    let facts: Vec<&str> = stdout
+        .lines()
+        .filter(|l| !l.starts_with("load error: "))
+        .collect();
+    assert_eq!(
+        facts,
+        [
+            "rust_tests.MyFunction registered: false",
+            "rust_tests.MyArray registered: false",
+            "rust_tests.SubIntPair registered: false",
+            "rust_tests.BuiltinBystander registered: true",
+        ]
+    );
+}
+
+#[test]
 fn parent_is_registered_before_child_across_modules() {
     let shape_ty = reflection::lookup_type("rust_tests.Shape").unwrap();
     let circle_ty = reflection::lookup_type("rust_tests.Circle").unwrap();

@@ -752,9 +752,10 @@ fn tensors_as_object_fields() {
             r#"{"type_schema":"{\"type\":\"ffi.Tensor\"}"}"#.to_string()
         )
     );
-    // An optional tensor is a nullable object pointer, reported as C++ reports
-    // `Optional<Tensor>`: "any" (-1), 8 bytes.
-    assert_eq!(describe(&fields[1]).1, sys::type_index::kTVMFFIAny);
+    // An optional tensor is a nullable object pointer: `ffi.Object`, 8 bytes ("any", -1, which
+    // C++ reports for its pointer-sized `Optional<Tensor>`, means a 16-byte `Any` to the runtime
+    // and Python subclasses).
+    assert_eq!(describe(&fields[1]).1, sys::type_index::kTVMFFIObject);
     assert_eq!(describe(&fields[1]).2, 8);
 
     let a = Tensor::from_vec(vec![1.0f32, 2.0], &[2]).unwrap();

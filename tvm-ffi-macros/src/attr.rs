@@ -152,6 +152,11 @@ pub fn literal_list(
                 &entry.path,
                 "`type_schema` is written by the SDK from the field's type; choose another key",
             );
+        } else if let Some(why) = (what == "type_attr")
+            .then(|| reserved_type_attr(&key))
+            .flatten()
+        {
+            diag.error(&entry.path, why);
         } else if entries.iter().any(|(k, _)| *k == key) {
             diag.error(&entry.path, format!("duplicate {what} key `{key}`"));
         }
@@ -159,6 +164,26 @@ pub fn literal_list(
         Ok(())
     })?;
     Ok(entries)
+}
+
+/// Why a user-named type attribute (`#[ffi(type_attr = "..")]` on a method,
+/// `#[ffi_type(type_attr(..))]` on a type) may not take `name`, if it may not: the runtime's
+/// hooks and the SDK's own attributes (`__ffi_new__`, `__ffi_init__`, `__ffi_shallow_copy__`,
+/// `__ffi_convert__`, `__ffi_type_final__`, the layout and seal-check attributes) are called or
+/// read by the runtime and the SDK, which trust what they find (a creator that returns a
+/// smaller object makes the runtime write past its end).
+pub fn reserved_type_attr(name: &str) -> Option<String> {
+    if let Some(hook) = crate::methods::HOOKS.iter().find(|h| h.attr == name) {
+        return Some(format!(
+            "`{name}` is a runtime hook with a fixed signature: register it with `#[ffi({})]` on the method instead of `type_attr`",
+            hook.option
+        ));
+    }
+    (name.starts_with("__ffi") || name.starts_with("__tvm_ffi")).then(|| {
+        format!(
+            "`{name}` is reserved: names starting with `__ffi` or `__tvm_ffi` are the runtime's and the SDK's own type attributes (`__ffi_init__`, `__ffi_new__`, `__ffi_shallow_copy__`, ...), which they call and trust; choose another name (`#[ffi(init)]` declares the constructor)"
+        )
+    })
 }
 
 /// The options every `#[ffi_type(..)]` takes (`key`, `crate`); the item's own options are

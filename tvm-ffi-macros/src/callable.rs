@@ -1,5 +1,5 @@
 //! The one implementation of a callable shared by `#[ffi_func]` and `#[ffi_methods]`: a
-//! signature, and an `__invoke` function that checks and converts the arguments with the
+//! signature, and an `__tvm_ffi_invoke` function that checks and converts the arguments with the
 //! runtime's generic helpers, calls the user's function and converts its result.
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
@@ -19,7 +19,7 @@ pub struct Callable {
     pub krate: TokenStream,
     /// The parameters, in argument order (after `Self` substitution).
     pub params: Params,
-    /// The call: uses `__arg0`, `__arg1`, ... (typed) or `__args` (packed).
+    /// The call: uses `__tvm_ffi_arg0`, `__tvm_ffi_arg1`, ... (typed) or `__tvm_ffi_args` (packed).
     pub call: TokenStream,
     /// Type whose `FfiReturn::DESC` describes the result.
     pub ret_desc: TokenStream,
@@ -31,10 +31,12 @@ pub struct Callable {
 
 /// The names of the argument variables used in [`Callable::call`].
 pub fn arg_idents(count: usize) -> Vec<syn::Ident> {
-    (0..count).map(|i| format_ident!("__arg{}", i)).collect()
+    (0..count)
+        .map(|i| format_ident!("__tvm_ffi_arg{}", i))
+        .collect()
 }
 
-/// Generates `const fn __signature(name)`, `fn __invoke(sig, args)` and `fn __metadata()`.
+/// Generates `const fn __tvm_ffi_signature(name)`, `fn __tvm_ffi_invoke(sig, args)` and `fn __tvm_ffi_metadata()`.
 pub fn generate(callable: &Callable) -> TokenStream {
     let Callable {
         krate,
@@ -55,45 +57,45 @@ pub fn generate(callable: &Callable) -> TokenStream {
             // names the same one C++ names.
             let conversions = params.iter().enumerate().rev().map(|(i, ty)| {
                 let a = &args[i];
-                quote_spanned! {ty.span()=> let #a = __sig.arg::<#ty>(__args, #i)?; }
+                quote_spanned! {ty.span()=> let #a = __tvm_ffi_sig.arg::<#ty>(__tvm_ffi_args, #i)?; }
             });
             (
                 quote!(#(#descs),*),
                 quote! {
-                    __sig.check_arity(__args)?;
+                    __tvm_ffi_sig.check_arity(__tvm_ffi_args)?;
                     #(#conversions)*
                     #convert(#call)
                 },
-                quote!(__signature(::std::borrow::Cow::Borrowed("")).metadata_with(&[#(#extra),*])),
+                quote!(__tvm_ffi_signature(#krate::__private::std::borrow::Cow::Borrowed("")).metadata_with(&[#(#extra),*])),
             )
         }
         Params::Packed => (
             quote!(),
             quote! {
-                let _ = __sig;
+                let _ = __tvm_ffi_sig;
                 #convert(#call)
             },
             quote!(#krate::__private::packed_metadata(&[#(#extra),*])),
         ),
     };
     quote! {
-        const __PARAMS: &[#krate::__private::TypeDesc] = &[#descs];
-        const fn __signature(
-            name: ::std::borrow::Cow<'static, str>,
+        const __tvm_ffi_PARAMS: &[#krate::__private::TypeDesc] = &[#descs];
+        const fn __tvm_ffi_signature(
+            name: #krate::__private::std::borrow::Cow<'static, str>,
         ) -> #krate::__private::FnSignature {
             #krate::__private::FnSignature {
                 name,
-                params: ::std::borrow::Cow::Borrowed(__PARAMS),
+                params: #krate::__private::std::borrow::Cow::Borrowed(__tvm_ffi_PARAMS),
                 ret: #ret_desc,
             }
         }
-        fn __invoke<'a>(
-            __sig: &#krate::__private::FnSignature,
-            __args: &'a [#krate::AnyView<'a>],
+        fn __tvm_ffi_invoke<'a>(
+            __tvm_ffi_sig: &#krate::__private::FnSignature,
+            __tvm_ffi_args: &'a [#krate::AnyView<'a>],
         ) -> #krate::Result<#krate::Any> {
             #invoke
         }
-        fn __metadata() -> ::std::string::String {
+        fn __tvm_ffi_metadata() -> #krate::__private::std::string::String {
             #metadata
         }
     }

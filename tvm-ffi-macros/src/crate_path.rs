@@ -8,6 +8,20 @@ pub fn default_crate() -> TokenStream {
     quote!(::tvm_ffi)
 }
 
+/// The crate path with every token spanned at `span`: in a `quote_spanned!` check, so that the
+/// error of a failed assertion (whose macro path starts with the crate path) points at the
+/// user's token rather than at the derive.
+pub fn respan(krate: &TokenStream, span: proc_macro2::Span) -> TokenStream {
+    krate
+        .clone()
+        .into_iter()
+        .map(|mut token| {
+            token.set_span(span);
+            token
+        })
+        .collect()
+}
+
 /// Parses `crate = "my_tvm"` (an extern crate name, made absolute) or a full path
 /// (`"::my_tvm"`, `"crate::reexported::tvm_ffi"`).
 pub fn parse(lit: &syn::LitStr) -> syn::Result<TokenStream> {

@@ -30,6 +30,39 @@ impl Diagnostics {
     }
 }
 
+/// Reports every identifier in `tokens` that starts with `__tvm_ffi`: the generated items next
+/// to the user's code are all named so (`__tvm_ffi_make`, `__tvm_ffi_FieldSlot0`, ...), and a
+/// user's item of such a name would be shadowed by them wherever the generated code names it
+/// (a field type, a default, the function a registration calls). `tokens` are what the
+/// generated code repeats: the item's signature, types and attributes, not function bodies.
+pub fn reserved_prefix(tokens: TokenStream, diag: &mut Diagnostics) {
+    for token in tokens {
+        match token {
+            proc_macro2::TokenTree::Ident(ident)
+                if ident
+                    .to_string()
+                    .trim_start_matches("r#")
+                    .starts_with("__tvm_ffi") =>
+            {
+                diag.error(
+                    &ident,
+                    format!("`{ident}`: names starting with `__tvm_ffi` are reserved for the code the tvm-ffi macros generate next to this item; rename it"),
+                );
+            }
+            proc_macro2::TokenTree::Group(group) => reserved_prefix(group.stream(), diag),
+            _ => {}
+        }
+    }
+}
+
+/// What the generated code of a derive repeats of the item: everything but the
+/// `#[ffi_type(..)]` attribute (whose names become strings).
+pub fn repeated_tokens(item: &syn::DeriveInput) -> TokenStream {
+    let mut item = item.clone();
+    item.attrs.retain(|a| !a.path().is_ident("ffi_type"));
+    quote::ToTokens::to_token_stream(&item)
+}
+
 /// The errors followed by the user's item unchanged, so that the item itself still exists and
 /// its other uses do not produce follow-on errors.
 pub fn with_original(err: syn::Error, original: TokenStream) -> TokenStream {

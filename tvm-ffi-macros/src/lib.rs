@@ -84,6 +84,10 @@ pub fn ffi_func(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// `init = false`, `repr = false`, `compare = false`, `hash = false`, `structural`,
 /// `metadata(..)`.
 ///
+/// Reserved: names starting with `__tvm_ffi` in the item (the generated items next to it are
+/// named so), type attribute names starting with `__ffi` or `__tvm_ffi` (the runtime's and the
+/// SDK's own), and `Rw<Rw<T>>` fields; each is a compile error.
+///
 /// Guide: [Object types](../tvm_ffi/index.html#object-types) in the `tvm_ffi` crate docs (every type and field
 /// option, writable fields, constructors, methods, parents defined elsewhere, loading), and
 /// [Stubs](../tvm_ffi/index.html#stubs) (the Python class tvm-ffi-stubgen writes for the type).

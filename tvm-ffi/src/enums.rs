@@ -248,6 +248,19 @@ pub(crate) mod support {
         let obj = view.try_cast::<&ObjectRef<EnumObj>>()?;
         E::from_object(obj)
     }
+
+    /// Whether `values[i]` differs from every other value (generated code checks an `int` enum's
+    /// indices with it at compile time).
+    pub const fn enum_value_is_unique(values: &[i64], i: usize) -> bool {
+        let mut j = 0;
+        while j < values.len() {
+            if j != i && values[j] == values[i] {
+                return false;
+            }
+            j += 1;
+        }
+        true
+    }
 }
 
 /// A field holding a variant of the enum `E`, stored as a reference to its singleton (8 bytes,

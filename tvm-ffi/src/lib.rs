@@ -158,6 +158,10 @@ pub use version::runtime_version;
 /// `tvm-ffi-macros` to the exact same version. Do not use it from hand-written code.
 #[doc(hidden)]
 pub mod __private {
+    // Generated code names `core` and `std` (field offsets, sizes, pointer projections)
+    // through here: a crate may re-point its own `::core` (`extern crate x as core;`).
+    pub use ::core;
+    pub use ::std;
     pub use linkme;
 
     pub use crate::sys;
@@ -167,7 +171,7 @@ pub mod __private {
     pub use crate::object::header::ObjectCell;
     pub use crate::object::{DerivedObject, ObjectType, RuntimeType, RustObject};
 
-    pub use crate::reflection::construction::{drop_payload, seal, SEALED};
+    pub use crate::reflection::construction::{drop_payload, seal, seal_check, SEALED};
     pub use crate::reflection::create::{
         convert_function, create_object, default_factory, default_value, drop_open_field,
         init_empty_field, init_into_any, is_unset_field, new_function, InitByDefault, InitByFields,
@@ -192,7 +196,9 @@ pub mod __private {
         crate::registry::ensure_registered()
     }
 
-    pub use crate::enums::support::{create_enum_object, enum_into_any, enum_try_cast, EnumKind};
+    pub use crate::enums::support::{
+        create_enum_object, enum_into_any, enum_try_cast, enum_value_is_unique, EnumKind,
+    };
     pub use crate::enums::{EnumTable, EnumVariant, FfiEnum};
     pub use crate::function::args::Sealed as IntoArgSealed;
     pub use crate::function::IntoArg;

@@ -3,6 +3,8 @@
 //! value type as an argument, a result, a reflected field and a container element.
 #![deny(unsafe_code)]
 
+pub mod soundness;
+
 use tvm_ffi::{
     ffi_func, ffi_methods, Any, AnyView, Array, BigInt, Dict, Function, List, Map, Object, Result,
     Rw, Shape, String,

@@ -49,6 +49,21 @@ pub struct Options {
     pub scratch: [u64; 3],
 }
 
+/// `rs_soundness.Cached` as tests/containers defines it, to the letter: its Rust-only field has
+/// the same name, type name and size, yet belongs to another build (of another version of a
+/// crate, the type behind the name could have another shape). Loaded after tests/containers,
+/// it is refused.
+#[derive(Object)]
+#[ffi_type(key = "rs_soundness.Cached")]
+#[repr(C)]
+pub struct Cached {
+    /// An id.
+    pub id: i64,
+    /// Rust-only.
+    #[ffi(skip)]
+    pub scratch: Vec<u8>,
+}
+
 /// The load errors of this library.
 #[ffi_func(name = "layout_variants.load_errors")]
 pub fn load_errors() -> Array<tvm_ffi::String> {

@@ -9,6 +9,9 @@
 //!   no fields), so its only behaviours are a null handle and crashes.
 //! - A C++ `ObjectRef` field is nullable yet reports the schema `ffi.Object`; its Rust twin is
 //!   `Option<ObjectRef<Object>>`, whose schema says what it holds (`Optional<ffi.Object>`).
+//! - C++ reports its pointer-sized `Optional<Array<T>>` field as "any" (static type index -1),
+//!   which the runtime and Python subclasses take for a 16-byte `Any`; the Rust twin
+//!   (`Option<Array<T>>`, 8 bytes) reports an object pointer (64).
 //! - An out-of-range value for an `int32_t` field: C++ truncates (`2**40` stores 0), Rust raises
 //!   `TypeError`, as it does for arguments.
 //! - Enum entries the C++ library leaves to Python (`TestCxxIntEnum`, `TestCxxStrEnum`) are Rust

@@ -48,17 +48,18 @@ pub fn enum_attrs(attrs: &EnumAttrs, item: &syn::DeriveInput, diag: &mut Diagnos
     }
 }
 
-/// Integer and string indices are unique (the runtime looks entries up by both).
+/// Integer and string indices are unique (the runtime looks entries up by both). Integer
+/// indices the compiler computes (Rust discriminants) are checked by the generated code.
 pub fn values(model: &EnumModel, diag: &mut Diagnostics) {
     let mut ints = std::collections::HashSet::new();
     let mut strs = std::collections::HashSet::new();
     for v in &model.variants {
-        if !ints.insert(v.int_index) {
+        if v.int_index.is_some_and(|index| !ints.insert(index)) {
             diag.push(syn::Error::new(
                 v.span,
                 format!(
                     "duplicate enum value {}: each variant needs its own",
-                    v.int_index
+                    v.int_index.unwrap_or_default()
                 ),
             ));
         }

@@ -15,6 +15,7 @@ pub fn expand(input: TokenStream) -> TokenStream {
         Err(err) => return err.to_compile_error(),
     };
     let mut diag = Diagnostics::default();
+    crate::diagnostics::reserved_prefix(crate::diagnostics::repeated_tokens(&item), &mut diag);
     let variants = check::item_shape(&item, &mut diag);
     let attrs = parse::enum_attrs(&item.attrs, &mut diag);
     check::enum_attrs(&attrs, &item, &mut diag);

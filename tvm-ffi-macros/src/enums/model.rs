@@ -23,7 +23,10 @@ pub struct EnumModel {
 
 pub struct VariantModel {
     pub ident: syn::Ident,
-    pub int_index: i64,
+    /// The integer index when the macro knows it (a `value = ..` literal, an ordinal); `None`
+    /// for an `int` enum's variant indexed by its Rust discriminant, which only the compiler
+    /// knows (`A = 1 << 2`, or an implicit one after such), computed as `Self::A as i64`.
+    pub int_index: Option<i64>,
     pub str_index: String,
     pub attrs: Vec<(String, syn::Lit)>,
     /// Where the indices were written (for duplicate reports).
@@ -75,23 +78,20 @@ pub fn build(
                 if let Some(value) = vattrs.value.get() {
                     diag.error(value, "only an `int` or `str` enum has values: mark the enum `#[ffi_type(.., int)]` or `#[ffi_type(.., str)]`, or remove `value`");
                 }
-                (ordinal as i64, name)
+                (Some(ordinal as i64), name)
             }
             Kind::Int => {
-                let from_discriminant = variant
-                    .discriminant
-                    .as_ref()
-                    .and_then(|(_, expr)| int_literal(expr));
-                let value = match vattrs.value.get() {
-                    Some(expr) => int_literal(expr).unwrap_or_else(|| {
+                // Without `value`, the Rust discriminant (whatever expression gives it, or the
+                // previous one plus one), which the compiler computes.
+                let value = vattrs.value.get().map(|expr| {
+                    int_literal(expr).unwrap_or_else(|| {
                         diag.error(
                             expr,
                             "an `int` enum's value is an integer literal: `value = 10`",
                         );
                         0
-                    }),
-                    None => from_discriminant.unwrap_or(ordinal as i64),
-                };
+                    })
+                });
                 (value, name)
             }
             Kind::Str => {
@@ -109,7 +109,7 @@ pub fn build(
                     }
                     None => name.clone(),
                 };
-                (ordinal as i64, value)
+                (Some(ordinal as i64), value)
             }
         };
         models.push(VariantModel {

@@ -1,7 +1,7 @@
-//! Code generation for `#[ffi_func]`, deliberately thin: one `__invoke` function (the only
+//! Code generation for `#[ffi_func]`, deliberately thin: one `__tvm_ffi_invoke` function (the only
 //! per-signature code: arity check, one conversion per argument, the call, the result
 //! conversion, shared with `#[ffi_methods]` through `crate::callable`) and descriptors and
-//! one-line `extern "C"` shims that hand `__invoke` to the runtime's generic helpers (the
+//! one-line `extern "C"` shims that hand `__tvm_ffi_invoke` to the runtime's generic helpers (the
 //! global's function object, the module export's trampoline). Both entry points therefore share
 //! one argument/return implementation.
 use proc_macro2::TokenStream;
@@ -28,7 +28,7 @@ pub fn generate(model: &FuncModel) -> TokenStream {
             let args = crate::callable::arg_idents(params.len());
             quote!(#ident(#(#args),*))
         }
-        Params::Packed => quote!(#ident(__args)),
+        Params::Packed => quote!(#ident(__tvm_ffi_args)),
     };
     let callable = crate::callable::generate(&crate::callable::Callable {
         krate: krate.clone(),
@@ -53,22 +53,22 @@ pub fn generate(model: &FuncModel) -> TokenStream {
         let claim = quote! {
             #[export_name = #claim_symbol]
             #[used]
-            static __GLOBAL_NAME_CLAIM: u8 = 0;
+            static __tvm_ffi_GLOBAL_NAME_CLAIM: u8 = 0;
         };
         quote! {
             #claim
-            static __GLOBAL: #krate::__private::FnSignature =
-                __signature(::std::borrow::Cow::Borrowed(#name));
-            fn __make() -> #krate::Function {
-                #krate::__private::function_from_invoke(&__GLOBAL, __invoke)
+            static __tvm_ffi_GLOBAL: #krate::__private::FnSignature =
+                __tvm_ffi_signature(#krate::__private::std::borrow::Cow::Borrowed(#name));
+            fn __tvm_ffi_make() -> #krate::Function {
+                #krate::__private::function_from_invoke(&__tvm_ffi_GLOBAL, __tvm_ffi_invoke)
             }
             #[#krate::__private::linkme::distributed_slice(#krate::__private::FUNCTIONS)]
             #[linkme(crate = #krate::__private::linkme)]
-            static __ENTRY: #krate::__private::FunctionEntry = #krate::__private::FunctionEntry {
+            static __tvm_ffi_ENTRY: #krate::__private::FunctionEntry = #krate::__private::FunctionEntry {
                 name: #name,
                 doc: #doc,
-                make: __make,
-                metadata: __metadata,
+                make: __tvm_ffi_make,
+                metadata: __tvm_ffi_metadata,
             };
         }
     });
@@ -87,7 +87,7 @@ pub fn generate(model: &FuncModel) -> TokenStream {
             quote! {
                 #[no_mangle]
                 pub unsafe extern "C" fn #doc_symbol(
-                    _self: *mut ::std::ffi::c_void,
+                    _self: *mut #krate::__private::std::ffi::c_void,
                     _args: *const #krate::__private::sys::TVMFFIAny,
                     _num_args: i32,
                     result: *mut #krate::__private::sys::TVMFFIAny,
@@ -102,29 +102,29 @@ pub fn generate(model: &FuncModel) -> TokenStream {
         // treats `#[no_mangle]` as unsafe, and a user's `#![forbid(unsafe_code)]` must still
         // compile. A duplicate export ("symbol ... is already defined") points at the attribute.
         quote! {
-            static __EXPORT: #krate::__private::FnSignature =
-                __signature(::std::borrow::Cow::Borrowed(#name));
+            static __tvm_ffi_EXPORT: #krate::__private::FnSignature =
+                __tvm_ffi_signature(#krate::__private::std::borrow::Cow::Borrowed(#name));
             #[no_mangle]
             pub unsafe extern "C" fn #call_symbol(
-                _self: *mut ::std::ffi::c_void,
+                _self: *mut #krate::__private::std::ffi::c_void,
                 args: *const #krate::__private::sys::TVMFFIAny,
                 num_args: i32,
                 result: *mut #krate::__private::sys::TVMFFIAny,
             ) -> i32 {
                 // SAFETY: called as a TVMFFISafeCallType: `args` holds `num_args` borrowed values
                 // alive during the call, `result` is a writable slot initialised to None.
-                unsafe { #krate::__private::export_call(&__EXPORT, __invoke, args, num_args, result) }
+                unsafe { #krate::__private::export_call(&__tvm_ffi_EXPORT, __tvm_ffi_invoke, args, num_args, result) }
             }
             #[no_mangle]
             pub unsafe extern "C" fn #metadata_symbol(
-                _self: *mut ::std::ffi::c_void,
+                _self: *mut #krate::__private::std::ffi::c_void,
                 _args: *const #krate::__private::sys::TVMFFIAny,
                 _num_args: i32,
                 result: *mut #krate::__private::sys::TVMFFIAny,
             ) -> i32 {
                 // SAFETY: called as a TVMFFISafeCallType, whose caller provides a writable
                 // result slot initialised to None.
-                unsafe { #krate::__private::export_string(#metadata_context, result, __metadata) }
+                unsafe { #krate::__private::export_string(#metadata_context, result, __tvm_ffi_metadata) }
             }
             #doc_export
         }

@@ -24,6 +24,14 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut diag = Diagnostics::default();
     let attrs = parse::func_attrs(attr, &mut diag);
     check::registered(&attrs, &mut diag);
+    // The signature: the generated code calls the function by name and names its types.
+    crate::diagnostics::reserved_prefix(
+        {
+            let sig = &func.sig;
+            quote!(#sig)
+        },
+        &mut diag,
+    );
     check::signature(&func, &mut diag);
     let model = model::func(attrs, &func, &mut diag);
     match diag.finish(model) {

@@ -80,7 +80,7 @@ pub fn generate(
     let index = index as u32;
     // The impl block's place: methods register in source order (block by block, then by
     // position in the block).
-    let order = quote_spanned! {self_ty.span()=> (::core::file!(), ::core::line!(), #index) };
+    let order = quote_spanned! {self_ty.span()=> (#krate::__private::core::file!(), #krate::__private::core::line!(), #index) };
     let member = member_name_const(method_name, m.ident.span());
     quote! {
         const _: () = {
@@ -89,28 +89,28 @@ pub fn generate(
                 #member
             }
             #callable
-            fn __make() -> #krate::Function {
+            fn __tvm_ffi_make() -> #krate::Function {
                 // Named `<type key>.<method>` as C++ names methods in its messages; the key is
                 // an associated const, so the name is built once, at registration.
-                let name = ::std::format!(
+                let name = #krate::__private::std::format!(
                     "{}.{}",
                     <#self_ty as #krate::__private::ObjectType>::TYPE_KEY,
                     #method_name
                 );
-                let signature: &'static #krate::__private::FnSignature = ::std::boxed::Box::leak(
-                    ::std::boxed::Box::new(__signature(::std::borrow::Cow::Owned(name))),
+                let signature: &'static #krate::__private::FnSignature = #krate::__private::std::boxed::Box::leak(
+                    #krate::__private::std::boxed::Box::new(__tvm_ffi_signature(#krate::__private::std::borrow::Cow::Owned(name))),
                 );
-                #krate::__private::function_from_invoke(signature, __invoke)
+                #krate::__private::function_from_invoke(signature, __tvm_ffi_invoke)
             }
             #[#krate::__private::linkme::distributed_slice(#krate::__private::METHODS)]
             #[linkme(crate = #krate::__private::linkme)]
-            static __ENTRY: #krate::__private::MethodEntry = #krate::__private::MethodEntry {
+            static __tvm_ffi_ENTRY: #krate::__private::MethodEntry = #krate::__private::MethodEntry {
                 type_key: <#self_ty as #krate::__private::ObjectType>::TYPE_KEY,
                 name: #method_name,
                 doc: #doc,
                 kind: #krate::__private::MethodKind::#kind,
-                make: __make,
-                metadata: __metadata,
+                make: __tvm_ffi_make,
+                metadata: __tvm_ffi_metadata,
                 order: #order,
             };
         };

@@ -12,6 +12,7 @@ mod model;
 mod parse;
 
 pub use codegen::member_name_const;
+pub use model::HOOKS;
 
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut imp: syn::ItemImpl = match syn::parse2(item.clone()) {
@@ -30,6 +31,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         .unwrap_or_else(crate::crate_path::default_crate);
     check::block(&imp, &mut diag);
     let self_ty = &*imp.self_ty;
+    crate::diagnostics::reserved_prefix(quote!(#self_ty), &mut diag);
     let mut methods = Vec::new();
     for item in &imp.items {
         let syn::ImplItem::Fn(f) = item else { continue };
@@ -38,6 +40,9 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             continue;
         }
         check::signature(f, &mut diag);
+        // The signature: the generated code names the parameter and result types.
+        let sig = &f.sig;
+        crate::diagnostics::reserved_prefix(quote!(#sig), &mut diag);
         if let Some(model) = model::method(f, attrs, self_ty, &mut diag) {
             methods.push((f, model));
         }

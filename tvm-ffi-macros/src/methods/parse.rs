@@ -78,6 +78,9 @@ pub fn method_attrs(f: &syn::ImplItemFn, diag: &mut Diagnostics) -> MethodAttrs 
                     &meta,
                     "`type_attr` takes the attribute's name: `type_attr = \"__my_attr__\"`",
                 )?;
+                if let Some(why) = attr::reserved_type_attr(&lit.value()) {
+                    diag.error(&lit, why);
+                }
                 out.type_attr.set(
                     &meta,
                     (meta.path.span(), TypeAttr::Named(lit.value())),

@@ -24,7 +24,7 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
         quote! {
             #[inline(always)]
             fn before_deref(
-                object: ::core::ptr::NonNull<#krate::__private::sys::TVMFFIObject>,
+                object: #krate::__private::core::ptr::NonNull<#krate::__private::sys::TVMFFIObject>,
             ) {
                 #krate::__private::seal::<Self>(object)
             }
@@ -41,16 +41,17 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
     };
 
     let base_check = model.base.as_ref().map(|(base_ident, base_ty)| {
+        let krate = &crate::crate_path::respan(krate, base_ty.span());
         quote_spanned! {base_ty.span()=>
-            const _: () = ::core::assert!(
-                ::core::mem::offset_of!(#ident, #base_ident) == 0,
+            const _: () = #krate::__private::core::assert!(
+                #krate::__private::core::mem::offset_of!(#ident, #base_ident) == 0,
                 "the `#[ffi(base)]` field must be at offset 0"
             );
             const _: fn() = || {
-                fn __parent_is_an_object<P: #krate::__private::Reflected>() {}
-                __parent_is_an_object::<#base_ty>();
+                fn __tvm_ffi_parent_is_an_object<P: #krate::__private::Reflected>() {}
+                __tvm_ffi_parent_is_an_object::<#base_ty>();
             };
-            const _: () = ::core::assert!(
+            const _: () = #krate::__private::core::assert!(
                 !<#base_ty as #krate::__private::Reflected>::IS_FINAL,
                 "the `#[ffi(base)]` type is `final` and cannot have subtypes"
             );
@@ -70,48 +71,58 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
     if let Some((base_ident, base_ty)) = &model.base {
         let reflected = quote!(<#base_ty as #krate::__private::Reflected>);
         inits.push(quote! {
-            #reflected::init_empty(::core::ptr::addr_of_mut!((*payload).#base_ident));
+            #reflected::init_empty(#krate::__private::core::ptr::addr_of_mut!((*payload).#base_ident));
         });
         unset_checks.push(quote! {
-            if let ::core::option::Option::Some(field) =
-                #reflected::unset_required_field(::core::ptr::addr_of!((*payload).#base_ident))
+            if let #krate::__private::core::option::Option::Some(field) =
+                #reflected::unset_required_field(#krate::__private::core::ptr::addr_of!((*payload).#base_ident))
             {
-                return ::core::option::Option::Some(field);
+                return #krate::__private::core::option::Option::Some(field);
             }
         });
         open_drops.push(quote! {
-            #reflected::drop_open(::core::ptr::addr_of_mut!((*payload).#base_ident));
+            #reflected::drop_open(#krate::__private::core::ptr::addr_of_mut!((*payload).#base_ident));
         });
         foreign_compatible.push(quote!(#reflected::FOREIGN_COMPATIBLE));
         layout_parts.push(quote! {
-            ::std::format!("base={};", <#base_ty as #krate::__private::ObjectType>::TYPE_KEY)
+            #krate::__private::std::format!("base={};", <#base_ty as #krate::__private::ObjectType>::TYPE_KEY)
         });
+    }
+    if !model.skipped.is_empty() {
+        // Rust-only fields cannot be described: their type's name and size say nothing of its
+        // shape, which another build (another version of the crate) may have changed. So the
+        // layout of a type with such fields names its build, and is shared only between copies
+        // of one build (the same library loaded from two paths).
+        let build = format!("build={:016x};", build_nonce(&model.key));
+        layout_parts.push(quote!(#build));
     }
     for (skipped, ty) in &model.skipped {
         let name = skipped.to_string();
         inits.push(quote! {
-            ::core::ptr::addr_of_mut!((*payload).#skipped).write(::core::default::Default::default());
+            #krate::__private::core::ptr::addr_of_mut!((*payload).#skipped).write(#krate::__private::core::default::Default::default());
         });
         open_drops.push(quote! {
-            ::core::ptr::drop_in_place(::core::ptr::addr_of_mut!((*payload).#skipped));
+            #krate::__private::core::ptr::drop_in_place(#krate::__private::core::ptr::addr_of_mut!((*payload).#skipped));
         });
         // Rust-only memory that an instance allocated outside Rust never initialises.
         foreign_compatible.push(quote!(false));
         layout_parts.push(quote! {
-            ::std::format!(
+            #krate::__private::std::format!(
                 "skip {}@{}:{}:{};",
                 #name,
-                ::core::mem::offset_of!(#ident, #skipped),
-                ::core::mem::size_of::<#ty>(),
-                ::core::any::type_name::<#ty>(),
+                #krate::__private::core::mem::offset_of!(#ident, #skipped),
+                #krate::__private::core::mem::size_of::<#ty>(),
+                #krate::__private::core::any::type_name::<#ty>(),
             )
         });
         // Reflected fields are `Send + Sync` through `FieldValue`; skipped ones are checked
         // here, so the error points at the field rather than at the derive.
+        let spanned_krate = crate::crate_path::respan(krate, ty.span());
+        let krate = &spanned_krate;
         field_checks.push(quote_spanned! {ty.span()=>
             const _: fn() = || {
-                fn __shared_between_threads<T: ?::core::marker::Sized + ::core::marker::Send + ::core::marker::Sync>() {}
-                __shared_between_threads::<#ty>();
+                fn __tvm_ffi_shared_between_threads<T: ?#krate::__private::core::marker::Sized + #krate::__private::core::marker::Send + #krate::__private::core::marker::Sync>() {}
+                __tvm_ffi_shared_between_threads::<#ty>();
             };
         });
     }
@@ -128,7 +139,7 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
         // The one place that requires `FieldValue` of the field's type (spanned at it): an
         // unsupported type is one error, not one per use. Every use below names the storage
         // through the slot.
-        let slot = quote::format_ident!("__FieldSlot{}", i);
+        let slot = quote::format_ident!("__tvm_ffi_FieldSlot{}", i);
         field_checks.push(quote_spanned! {ty.span()=>
             #[allow(non_camel_case_types)]
             struct #slot;
@@ -138,6 +149,18 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
         });
         let user_ty = ty;
         let info = quote!(<#slot as #krate::__private::SlotInfo>);
+        // `Rw<Rw<T>>`: a read would take the same lock stripe twice and never return. And the
+        // storage's static type index is checked against its size (evaluated here first, so
+        // that a mismatch points at the field).
+        let spanned_krate = crate::crate_path::respan(krate, ty.span());
+        let spanned_slot = syn::Ident::new(&slot.to_string(), ty.span());
+        field_checks.push(quote_spanned! {ty.span()=>
+            const _: i32 = <#spanned_slot as #spanned_krate::__private::SlotInfo>::STATIC_TYPE_INDEX;
+            const _: () = #spanned_krate::__private::core::assert!(
+                !#info::NESTED_INTERIOR_MUTABILITY,
+                "a field cannot be `Rw<Rw<T>>`: reading it would take the same lock twice; declare it `Rw<T>`"
+            );
+        });
         if model.external {
             field_checks.push(quote_spanned! {user_ty.span()=>
                 const _: () = #krate::__private::assert_foreign_field::<#user_ty>();
@@ -149,33 +172,33 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
             });
         }
         inits.push(quote! {
-            #krate::__private::init_empty_field::<#slot>(::core::ptr::addr_of_mut!((*payload).#fident));
+            #krate::__private::init_empty_field::<#slot>(#krate::__private::core::ptr::addr_of_mut!((*payload).#fident));
         });
         unset_checks.push(quote! {
-            if #krate::__private::is_unset_field::<#slot>(::core::ptr::addr_of!((*payload).#fident)) {
-                return ::core::option::Option::Some(#name);
+            if #krate::__private::is_unset_field::<#slot>(#krate::__private::core::ptr::addr_of!((*payload).#fident)) {
+                return #krate::__private::core::option::Option::Some(#name);
             }
         });
         open_drops.push(quote! {
-            #krate::__private::drop_open_field::<#slot>(::core::ptr::addr_of_mut!((*payload).#fident));
+            #krate::__private::drop_open_field::<#slot>(#krate::__private::core::ptr::addr_of_mut!((*payload).#fident));
         });
         layout_parts.push(quote! {
-            ::std::format!(
+            #krate::__private::std::format!(
                 "{}@{}:{}:{}:{};",
                 #name,
-                ::core::mem::offset_of!(#ident, #fident),
-                ::core::mem::size_of::<#user_ty>(),
+                #krate::__private::core::mem::offset_of!(#ident, #fident),
+                #krate::__private::core::mem::size_of::<#user_ty>(),
                 if #info::INTERIOR_MUTABLE { "rw" } else { "ro" },
                 #info::type_schema(),
             )
         });
         let offset = quote! {
-            #krate::__private::header_offset::<#ident>(::core::mem::offset_of!(#ident, #fident))
+            #krate::__private::header_offset::<#ident>(#krate::__private::core::mem::offset_of!(#ident, #fident))
         };
         let default = match &field.default {
-            None => quote!(::core::option::Option::None),
+            None => quote!(#krate::__private::core::option::Option::None),
             Some(value) => {
-                let fn_name = quote::format_ident!("__default_{}", i);
+                let fn_name = quote::format_ident!("__tvm_ffi_default_{}", i);
                 let body = match value {
                     DefaultValue::Expr(expr) => quote_spanned! {expr.span()=>
                         #krate::__private::default_value::<#user_ty>(#expr)
@@ -185,7 +208,7 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
                     },
                 };
                 defaults.push(quote! { fn #fn_name() -> #krate::Any { #body } });
-                quote!(::core::option::Option::Some(#fn_name))
+                quote!(#krate::__private::core::option::Option::Some(#fn_name))
             }
         };
         let metadata = metadata_values(krate, &field.metadata);
@@ -195,8 +218,8 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
                 doc: #fdoc,
                 flags: #flags,
                 offset: #offset,
-                size: ::core::mem::size_of::<#user_ty>(),
-                alignment: ::core::mem::align_of::<#user_ty>(),
+                size: #krate::__private::core::mem::size_of::<#user_ty>(),
+                alignment: #krate::__private::core::mem::align_of::<#user_ty>(),
                 static_type_index: #info::STATIC_TYPE_INDEX,
                 getter: #krate::__private::field_getter::<#slot, { #offset }>,
                 setter: #krate::__private::field_setter::<#ident, #slot, { #offset }>,
@@ -214,7 +237,7 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
                 const INITIAL_PADDING: u32 = #krate::__private::SEALED;
                 #[inline(always)]
                 unsafe fn drop_payload(
-                    object: ::core::ptr::NonNull<#krate::__private::sys::TVMFFIObject>,
+                    object: #krate::__private::core::ptr::NonNull<#krate::__private::sys::TVMFFIObject>,
                     payload: *mut Self,
                 ) {
                     // SAFETY: the caller's contract (the deleter protocol).
@@ -227,17 +250,17 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
     // required references): its required references start unset.
     let (creator, new_object) = if model.external || !model.creator {
         (
-            quote!(::core::option::Option::None),
-            quote!(::core::option::Option::None),
+            quote!(#krate::__private::core::option::Option::None),
+            quote!(#krate::__private::core::option::Option::None),
         )
     } else {
         (
-            quote!(::core::option::Option::Some(#krate::__private::create_object::<#ident>)),
-            quote!(::core::option::Option::Some(#krate::__private::new_function::<#ident>)),
+            quote!(#krate::__private::core::option::Option::Some(#krate::__private::create_object::<#ident>)),
+            quote!(#krate::__private::core::option::Option::Some(#krate::__private::new_function::<#ident>)),
         )
     };
     let shallow_copy = if model.external {
-        quote!(::core::option::Option::None)
+        quote!(#krate::__private::core::option::Option::None)
     } else {
         quote! {{
             #[allow(unused_imports)]
@@ -247,17 +270,18 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
     };
     let init_empty = if model.external {
         // A declaration: no `Default` of the defining library to take values from.
-        quote! { __init_fields(payload) }
+        quote! { __tvm_ffi_init_fields(payload) }
     } else {
         quote! {{
             #[allow(unused_imports)]
             use #krate::__private::{InitByDefault as _, InitByFields as _};
-            (&&#krate::__private::InitProbe::<Self>::new()).init(payload, __init_fields)
+            (&&#krate::__private::InitProbe::<Self>::new()).init(payload, __tvm_ffi_init_fields)
         }}
     };
+    let spanned_krate = crate::crate_path::respan(krate, ident.span());
     let payload_offset_check = quote_spanned! {ident.span()=>
-        const _: () = ::core::assert!(
-            #krate::__private::ObjectCell::<#ident>::PAYLOAD_OFFSET == 24,
+        const _: () = #spanned_krate::__private::core::assert!(
+            #spanned_krate::__private::ObjectCell::<#ident>::PAYLOAD_OFFSET == 24,
             "a TVM-FFI object payload must start right after the 24-byte header: fields aligned to more than 8 bytes are not supported"
         );
     };
@@ -270,9 +294,14 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
         quote! {
             #[export_name = #symbol]
             #[used]
-            static __TYPE_KEY_CLAIM: u8 = 0;
+            static __tvm_ffi_TYPE_KEY_CLAIM: u8 = 0;
         }
     });
+    let seal_check = if model.external {
+        quote!(#krate::__private::core::option::Option::None)
+    } else {
+        quote!(#krate::__private::core::option::Option::Some(#krate::__private::seal_check::<#ident>))
+    };
     let field_count = entries.len();
     let type_attrs = model.type_attrs.iter().map(|(name, lit)| {
         let value = metadata_value(krate, lit);
@@ -280,9 +309,9 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
     });
     let auto_init = model.auto_init;
     let convert = if model.convert {
-        quote!(::core::option::Option::Some(#krate::__private::convert_function::<#ident>))
+        quote!(#krate::__private::core::option::Option::Some(#krate::__private::convert_function::<#ident>))
     } else {
-        quote!(::core::option::Option::None)
+        quote!(#krate::__private::core::option::Option::None)
     };
     // One associated const per reflected name: a method of the same name (see #[ffi_methods])
     // is then a compile error at the method, instead of Python silently hiding it.
@@ -292,7 +321,7 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
         .map(|f| crate::methods::member_name_const(&f.name, f.ident.span()));
     quote! {
         const _: () = {
-            static __SLOT: #krate::__private::TypeSlot = #krate::__private::TypeSlot::new();
+            static __tvm_ffi_SLOT: #krate::__private::TypeSlot = #krate::__private::TypeSlot::new();
             #key_claim
 
             // SAFETY: `#[repr(C)]` with the parent payload first (checked below); reached only
@@ -301,7 +330,7 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
                 const TYPE_KEY: &'static str = #key;
                 #[inline]
                 fn runtime_type() -> #krate::__private::RuntimeType {
-                    __SLOT.resolve(#key)
+                    __tvm_ffi_SLOT.resolve(#key)
                 }
                 #before_deref
             }
@@ -316,7 +345,7 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
             #base_check
             #(#field_checks)*
 
-            unsafe fn __init_fields(payload: *mut #ident) {
+            unsafe fn __tvm_ffi_init_fields(payload: *mut #ident) {
                 // SAFETY: `payload` is uninitialised memory for the type; every field is
                 // written once, valid or (a required reference) unset.
                 unsafe { #(#inits)* }
@@ -333,10 +362,10 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
                 }
                 unsafe fn unset_required_field(
                     payload: *const Self,
-                ) -> ::core::option::Option<&'static str> {
+                ) -> #krate::__private::core::option::Option<&'static str> {
                     // SAFETY: the caller's contract: each field valid or unset.
                     unsafe { #(#unset_checks)* }
-                    ::core::option::Option::None
+                    #krate::__private::core::option::Option::None
                 }
                 unsafe fn drop_open(payload: *mut Self) {
                     // SAFETY: the caller's contract: each field valid or unset, unreachable.
@@ -359,14 +388,14 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
                 }
             }
 
-            static __FIELDS: [#krate::__private::FieldEntry; #field_count] = [#(#entries),*];
+            static __tvm_ffi_FIELDS: [#krate::__private::FieldEntry; #field_count] = [#(#entries),*];
 
-            fn __shallow_copy() -> ::core::option::Option<#krate::Function> {
+            fn __tvm_ffi_shallow_copy() -> #krate::__private::core::option::Option<#krate::Function> {
                 #shallow_copy
             }
 
-            fn __layout() -> ::std::string::String {
-                let mut layout = ::std::format!(
+            fn __tvm_ffi_layout() -> #krate::__private::std::string::String {
+                let mut layout = #krate::__private::std::format!(
                     "size={};",
                     #krate::__private::ObjectCell::<#ident>::TOTAL_SIZE
                 );
@@ -376,12 +405,12 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
 
             #[#krate::__private::linkme::distributed_slice(#krate::__private::TYPES)]
             #[linkme(crate = #krate::__private::linkme)]
-            static __TYPE: #krate::__private::TypeEntry = #krate::__private::TypeEntry {
+            static __tvm_ffi_TYPE: #krate::__private::TypeEntry = #krate::__private::TypeEntry {
                 key: #key,
                 parent_key: <#parent_ty as #krate::__private::ObjectType>::TYPE_KEY,
                 origin: #origin,
                 doc: #doc,
-                slot: &__SLOT,
+                slot: &__tvm_ffi_SLOT,
                 is_final: #is_final,
                 total_size: #krate::__private::ObjectCell::<#ident>::TOTAL_SIZE,
                 structural: #structural,
@@ -389,16 +418,31 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
                 new_object: #new_object,
                 auto_init: #auto_init,
                 convert: #convert,
-                fields: &__FIELDS,
-                shallow_copy: __shallow_copy,
-                layout: __layout,
+                fields: &__tvm_ffi_FIELDS,
+                shallow_copy: __tvm_ffi_shallow_copy,
+                layout: __tvm_ffi_layout,
                 type_attrs: &[#(#type_attrs),*],
+                seal_check: #seal_check,
                 // SAFETY: generated from the struct definition itself, with every layout
                 // fact checked at compile time above.
                 trusted: unsafe { #krate::__private::Trusted::new() },
             };
         };
     }
+}
+
+/// A number that differs between builds (and, with overwhelming probability, between any two
+/// expansions): the process's random hasher keys, the time and the process id, hashed with the
+/// type key.
+fn build_nonce(key: &str) -> u64 {
+    use std::hash::{BuildHasher, Hash, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    key.hash(&mut hasher);
+    std::process::id().hash(&mut hasher);
+    if let Ok(now) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        now.as_nanos().hash(&mut hasher);
+    }
+    hasher.finish()
 }
 
 /// A metadata literal as the runtime's `MetadataValue`.

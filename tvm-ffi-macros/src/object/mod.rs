@@ -17,6 +17,7 @@ pub fn expand(input: TokenStream) -> TokenStream {
         Err(err) => return err.to_compile_error(),
     };
     let mut diag = Diagnostics::default();
+    crate::diagnostics::reserved_prefix(crate::diagnostics::repeated_tokens(&item), &mut diag);
     let fields = check::item_shape(&item, &mut diag);
     let type_attrs = parse::type_attrs(&item.attrs, &mut diag);
     check::type_attrs(&type_attrs, &item, &mut diag);

@@ -14,15 +14,15 @@ pub fn generate(model: &VariantModel) -> TokenStream {
     quote! {
         const _: () = {
             impl #krate::__private::TypeSchema for #ident {
-                fn type_str() -> ::std::string::String {
-                    let parts: &[::std::string::String] =
+                fn type_str() -> #krate::__private::std::string::String {
+                    let parts: &[#krate::__private::std::string::String] =
                         &[#(<#types as #krate::__private::TypeSchema>::type_str()),*];
-                    ::std::format!("Variant<{}>", parts.join(", "))
+                    #krate::__private::std::format!("Variant<{}>", parts.join(", "))
                 }
-                fn type_schema() -> ::std::string::String {
-                    let parts: &[::std::string::String] =
+                fn type_schema() -> #krate::__private::std::string::String {
+                    let parts: &[#krate::__private::std::string::String] =
                         &[#(<#types as #krate::__private::TypeSchema>::type_schema()),*];
-                    ::std::format!(r#"{{"type":"Variant","args":[{}]}}"#, parts.join(","))
+                    #krate::__private::std::format!(r#"{{"type":"Variant","args":[{}]}}"#, parts.join(","))
                 }
             }
             impl #krate::IntoAny for #ident {
@@ -33,29 +33,29 @@ pub fn generate(model: &VariantModel) -> TokenStream {
                 }
             }
             impl<'a> #krate::FromAny<'a> for #ident {
-                fn try_cast(view: &'a #krate::AnyView<'a>) -> ::core::option::Option<Self> {
+                fn try_cast(view: &'a #krate::AnyView<'a>) -> #krate::__private::core::option::Option<Self> {
                     #(
-                        if let ::core::option::Option::Some(value) =
+                        if let #krate::__private::core::option::Option::Some(value) =
                             <#types as #krate::FromAny<'a>>::try_as(view)
                         {
-                            return ::core::option::Option::Some(#ident::#names(value));
+                            return #krate::__private::core::option::Option::Some(#ident::#names(value));
                         }
                     )*
                     #(
-                        if let ::core::option::Option::Some(value) =
+                        if let #krate::__private::core::option::Option::Some(value) =
                             <#types as #krate::FromAny<'a>>::try_cast(view)
                         {
-                            return ::core::option::Option::Some(#ident::#names(value));
+                            return #krate::__private::core::option::Option::Some(#ident::#names(value));
                         }
                     )*
-                    ::core::option::Option::None
+                    #krate::__private::core::option::Option::None
                 }
             }
             impl #krate::__private::IntoArgSealed for #ident {}
             impl #krate::__private::IntoArg for #ident {
                 type Holder = #krate::Any;
                 fn into_holder(self) -> #krate::Result<#krate::Any> {
-                    ::core::result::Result::Ok(#krate::IntoAny::into_any(self))
+                    #krate::__private::core::result::Result::Ok(#krate::IntoAny::into_any(self))
                 }
                 fn view(holder: &#krate::Any) -> #krate::AnyView<'_> {
                     holder.view()

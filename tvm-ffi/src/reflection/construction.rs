@@ -19,13 +19,23 @@
 //! and, for a foreign object, that the type has no Rust-only fields: so no `&T` ever coexists
 //! with a setter or points at an unset field. Whatever fails that check is a panic, which the
 //! FFI boundary raises as an error.
+//!
+//! The state belongs to the whole object, so the check is that of the object's *dynamic* type,
+//! not of the `T` it is dereferenced as: a `Child` dereferenced as its `Parent` is sealed only
+//! once the child's own required fields are set too (otherwise the child's later dereference
+//! would find it sealed and skip its check). Each Rust-defined type registers its check as the
+//! type attribute [`SEAL_CHECK_ATTR`] (a C function, so that any copy of any Rust library
+//! reaches it); an object of a type without one (a Python subclass) is checked as its nearest
+//! ancestor that has one. A Python subclass whose own fields lie inside the Rust type's layout
+//! (Python places them right after the parent's last field, possibly in the Rust payload's tail
+//! padding, which a `&T` covers) is refused likewise.
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::create::Reflected;
 use crate::error::Error;
 use crate::object::{padding_word, type_info};
-use crate::sys::TVMFFIObject;
+use crate::sys::{TVMFFIByteArray, TVMFFIObject};
 
 const PHASE_MASK: u32 = 0b11;
 const OPEN_PHASE: u32 = 0;
@@ -90,27 +100,139 @@ fn seal_slow<T: Reflected>(ptr: NonNull<TVMFFIObject>) {
     }
 }
 
-/// Why Rust may not use the payload of an object that is being sealed, if anything.
-fn unusable_reason<T: Reflected>(ptr: NonNull<TVMFFIObject>, rust_made: bool) -> Option<String> {
-    if !rust_made && !T::FOREIGN_COMPATIBLE {
-        return Some(format!(
-            "the object of type `{}` was allocated outside Rust (for example, a Python subclass \
-             instance) and `{}` keeps Rust-only fields (`#[ffi(skip)]`) it never initialised, \
-             so Rust cannot use its payload",
-            key_of(ptr),
-            T::TYPE_KEY
-        ));
+/// The type attribute under which each Rust-defined type registers its [`SealCheck`] (an
+/// opaque pointer to the function).
+pub(crate) const SEAL_CHECK_ATTR: &str = "__tvm_ffi_rs_seal_check__";
+
+/// The check of a Rust-defined type's payload before sealing, as registered per type index:
+/// `check(object, rust_made, out)` returns 0 (usable), 1 (a foreign object of a type with
+/// Rust-only fields; the type's key is written to `out`) or 2 (a required field is unset; its
+/// name is written to `out`).
+/// A C function: a copy of another Rust library (another build) may call it.
+pub type SealCheck = unsafe extern "C" fn(
+    object: *mut TVMFFIObject,
+    rust_made: i32,
+    out: *mut TVMFFIByteArray,
+) -> i32;
+
+const SEAL_OK: i32 = 0;
+const SEAL_FOREIGN: i32 = 1;
+
+/// The seal check of type `T` (registered for `T`'s index by `#[derive(Object)]`).
+///
+/// # Safety
+/// `object` is a live object of (a subtype of) `T` whose construction lock the caller holds;
+/// `out` is valid for a write.
+pub unsafe extern "C" fn seal_check<T: Reflected>(
+    object: *mut TVMFFIObject,
+    rust_made: i32,
+    out: *mut TVMFFIByteArray,
+) -> i32 {
+    if rust_made == 0 && !T::FOREIGN_COMPATIBLE {
+        // SAFETY: the caller's contract; the key is `'static`.
+        unsafe { out.write(TVMFFIByteArray::from_bytes(T::TYPE_KEY.as_bytes())) };
+        return SEAL_FOREIGN;
     }
+    let Some(ptr) = NonNull::new(object) else {
+        return SEAL_OK;
+    };
     // SAFETY: the payload sits at offset 24 of a live object of (a subtype of) `T`, and the
     // caller holds the construction lock, so no setter writes it meanwhile.
-    let unset = unsafe { T::unset_required_field(payload_of::<T>(ptr)) };
-    unset.map(|field| {
-        format!(
-            "the object of type `{}` is not fully constructed: its required field `{field}` is \
-             not set",
-            key_of(ptr)
-        )
+    match unsafe { T::unset_required_field(payload_of::<T>(ptr)) } {
+        None => SEAL_OK,
+        Some(field) => {
+            // SAFETY: the caller's contract; the name is `'static`.
+            unsafe { out.write(TVMFFIByteArray::from_bytes(field.as_bytes())) };
+            2
+        }
+    }
+}
+
+/// The seal check of the object's dynamic type: its own, or its nearest ancestor's (a Python
+/// subclass registers none). `None` when no type in the chain registered one.
+fn dynamic_seal_check(ptr: NonNull<TVMFFIObject>) -> Option<(i32, SealCheck)> {
+    // SAFETY: the object is alive (the caller holds a reference); the type index never changes.
+    let index = unsafe { std::ptr::addr_of!((*ptr.as_ptr()).type_index).read() };
+    let info = type_info::type_info(index)?;
+    let ancestors = (0..info.type_depth.max(0)).rev().map(|depth| {
+        // SAFETY: `type_ancestors` has `type_depth` valid registry pointers.
+        unsafe { (**info.type_ancestors.add(depth as usize)).type_index }
+    });
+    std::iter::once(index).chain(ancestors).find_map(|index| {
+        let pointer = crate::reflection::type_attr(index, SEAL_CHECK_ATTR)?
+            .try_cast::<*mut std::ffi::c_void>()?;
+        if pointer.is_null() {
+            return None;
+        }
+        // SAFETY: only `seal_check::<T>` pointers are registered under this attribute (the name
+        // is reserved to this crate, and to the SDK's macros), as `SealCheck`s.
+        let check = unsafe { std::mem::transmute::<*mut std::ffi::c_void, SealCheck>(pointer) };
+        Some((index, check))
     })
+}
+
+/// For an object of a foreign subclass (a Python `@py_class`) of the Rust-defined type
+/// `rust_index`: the subclass field that lies inside the Rust type's layout, if any. Python
+/// places a subclass's fields at the end of the parent's last field, so a field of one byte may
+/// land in the tail padding of the Rust payload (`{ x: i64, flag: bool }` ends at 9 bytes but
+/// spans 16), which a Rust `&T` covers: Rust may not use such an object.
+fn field_in_rust_layout(ptr: NonNull<TVMFFIObject>, rust_index: i32) -> Option<String> {
+    // SAFETY: the object is alive (the caller holds a reference); the type index never changes.
+    let index = unsafe { std::ptr::addr_of!((*ptr.as_ptr()).type_index).read() };
+    if index == rust_index {
+        return None;
+    }
+    let rust_info = type_info::type_info(rust_index)?;
+    // SAFETY: metadata is null or points into the registry.
+    let total_size = i64::from(unsafe { rust_info.metadata.as_ref() }?.total_size);
+    let info = type_info::type_info(index)?;
+    let below = (rust_info.type_depth + 1..info.type_depth).map(|depth| {
+        // SAFETY: `type_ancestors` has `type_depth` valid registry pointers.
+        unsafe { (**info.type_ancestors.add(depth as usize)).type_index }
+    });
+    below.chain(std::iter::once(index)).find_map(|subclass| {
+        let field = type_info::fields(subclass)
+            .into_iter()
+            .find(|f| f.offset < total_size)?;
+        // SAFETY: registry strings live for the process.
+        let name = String::from_utf8_lossy(unsafe { field.name.as_bytes() }).into_owned();
+        Some(format!(
+            "the object of type `{}` has the field `{name}` at offset {}, inside the {total_size} \
+             bytes of its Rust-defined parent `{}` (in its tail padding), so Rust cannot use its \
+             payload; give the subclass's first field an 8-byte type, or pad the Rust type",
+            key_of(ptr),
+            field.offset,
+            type_info::type_key_of_index(rust_index),
+        ))
+    })
+}
+
+/// Why Rust may not use the payload of an object that is being sealed, if anything: the check
+/// of the object's dynamic type (`T`'s when no type in its chain registered one).
+fn unusable_reason<T: Reflected>(ptr: NonNull<TVMFFIObject>, rust_made: bool) -> Option<String> {
+    let (rust_index, check) =
+        dynamic_seal_check(ptr).unwrap_or_else(|| (T::runtime_type().index, seal_check::<T>));
+    let mut out = TVMFFIByteArray::from_bytes(&[]);
+    // SAFETY: a live object of (a subtype of) the checked type, whose construction lock the
+    // caller holds; `out` is a valid output.
+    let outcome = unsafe { check(ptr.as_ptr(), rust_made as i32, &mut out) };
+    // SAFETY: the check wrote a `'static` name, or left the empty array.
+    let name = String::from_utf8_lossy(unsafe { out.as_bytes() });
+    match outcome {
+        SEAL_OK if rust_made => None,
+        SEAL_OK => field_in_rust_layout(ptr, rust_index),
+        SEAL_FOREIGN => Some(format!(
+            "the object of type `{}` was allocated outside Rust (for example, a Python subclass \
+             instance) and `{name}` keeps Rust-only fields (`#[ffi(skip)]`) it never \
+             initialised, so Rust cannot use its payload",
+            key_of(ptr),
+        )),
+        _ => Some(format!(
+            "the object of type `{}` is not fully constructed: its required field `{name}` is \
+             not set",
+            key_of(ptr),
+        )),
+    }
 }
 
 /// The payload of an object of (a subtype of) `T`.

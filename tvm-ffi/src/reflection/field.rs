@@ -59,6 +59,9 @@ pub unsafe trait FieldValue: Send + Sync + Sized + 'static {
     const STATIC_TYPE_INDEX: i32;
     /// Whether foreign code may write the field after construction (only [`Rw<T>`]).
     const INTERIOR_MUTABLE: bool = false;
+    /// Whether the storage is an [`Rw<T>`] of an interior-mutable `T` (`Rw<Rw<T>>`), whose
+    /// reads would take the same lock twice: generated code refuses it.
+    const NESTED_INTERIOR_MUTABILITY: bool = false;
     /// Whether the storage is a pointer that may be *unset* (null) while the object is open.
     const MAY_BE_UNSET: bool = false;
     /// The value of the field in a freshly created object; `None` for a required reference,
@@ -103,17 +106,31 @@ pub trait FieldSlot {
 
 /// What generated code reads of a field's storage, through its [`FieldSlot`].
 pub trait SlotInfo: FieldSlot {
-    /// [`FieldValue::STATIC_TYPE_INDEX`].
+    /// [`FieldValue::STATIC_TYPE_INDEX`], checked against the storage's size: "any" (`-1`)
+    /// exactly for a 16-byte `Any`, since the runtime and Python subclasses copy and destroy a
+    /// field of index `-1` as one (evaluating it for a storage that breaks this is a compile
+    /// error).
     const STATIC_TYPE_INDEX: i32;
     /// [`FieldValue::INTERIOR_MUTABLE`].
     const INTERIOR_MUTABLE: bool;
+    /// [`FieldValue::NESTED_INTERIOR_MUTABILITY`].
+    const NESTED_INTERIOR_MUTABILITY: bool;
     /// The `type_schema` JSON of the field's value.
     fn type_schema() -> std::string::String;
 }
 
 impl<S: FieldSlot> SlotInfo for S {
-    const STATIC_TYPE_INDEX: i32 = <S::Storage as FieldValue>::STATIC_TYPE_INDEX;
+    const STATIC_TYPE_INDEX: i32 = {
+        let index = <S::Storage as FieldValue>::STATIC_TYPE_INDEX;
+        let is_any = std::mem::size_of::<S::Storage>() == std::mem::size_of::<TVMFFIAny>();
+        assert!(
+            (index == ti::kTVMFFIAny) == is_any,
+            "a field storage reports the static type index -1 (\"any\") exactly when it is a 16-byte `Any`: the runtime copies and destroys such fields as one"
+        );
+        index
+    };
     const INTERIOR_MUTABLE: bool = <S::Storage as FieldValue>::INTERIOR_MUTABLE;
+    const NESTED_INTERIOR_MUTABILITY: bool = <S::Storage as FieldValue>::NESTED_INTERIOR_MUTABILITY;
     fn type_schema() -> std::string::String {
         <<S::Storage as FieldValue>::Value as TypeSchema>::type_schema()
     }
@@ -230,15 +247,14 @@ where
     note = "store optional values as `tvm_ffi::Optional<{Self}>` (a 16-byte Any, as C++ `Optional<T>`)"
 )]
 pub unsafe trait NullablePointer: FieldValue {
-    /// The `field_static_type_index` C++ reports for the optional field: `-1` for
-    /// `Optional<Array<T>>` and the like (C++ keeps every `Optional` as "any"); object
-    /// references override it.
-    const OPTIONAL_STATIC_TYPE_INDEX: i32 = ti::kTVMFFIAny;
+    /// Whether C++ names the optional field by its target (`ObjectPtr<T>` is named `T`) rather
+    /// than as `Optional<T>` (`Optional<Array<T>>` and the like).
+    const NAMED_AS_TARGET: bool = false;
 }
 // SAFETY: a repr(transparent) chain down to one `NonNull` object pointer. An optional object
-// reference is C++'s nullable `ObjectPtr<T>`, which reports `ffi.Object` (64).
+// reference is C++'s nullable `ObjectPtr<T>`, named by its target.
 unsafe impl<T: ObjectType + Send + Sync> NullablePointer for ObjectRef<T> {
-    const OPTIONAL_STATIC_TYPE_INDEX: i32 = ti::kTVMFFIObject;
+    const NAMED_AS_TARGET: bool = true;
 }
 // SAFETY: as above.
 unsafe impl<T> NullablePointer for Array<T> where Array<T>: FieldValue {}
@@ -255,20 +271,22 @@ unsafe impl NullablePointer for Function {}
 // SAFETY: as above.
 unsafe impl NullablePointer for Tensor {}
 
-// SAFETY: a nullable object pointer (`None` is null), reported as C++ reports the same
-// storage (`NullablePointer::OPTIONAL_STATIC_TYPE_INDEX`).
+// SAFETY: a nullable 8-byte object pointer (`None` is null), reported as an object pointer
+// (`ffi.Object`): the runtime and Python subclasses copy and destroy a field with any other
+// index but a plain number's as a 16-byte `Any`. (C++ reports its pointer-sized
+// `Optional<Array<T>>` as "any", which a Python subclass's shallow copy then misreads.)
 unsafe impl<T> FieldValue for Option<T>
 where
     T: NullablePointer + FieldValue<Value = T> + Clone + IntoAny + for<'a> FromAny<'a> + TypeSchema,
 {
     type Value = Option<T>;
-    const STATIC_TYPE_INDEX: i32 = T::OPTIONAL_STATIC_TYPE_INDEX;
+    const STATIC_TYPE_INDEX: i32 = ti::kTVMFFIObject;
     fn empty() -> Option<Self> {
         Some(None)
     }
     // C++'s `ObjectPtr<T>` names its target `T`; `Optional<T>` names it `Optional<T>`.
     fn type_str() -> std::string::String {
-        if T::OPTIONAL_STATIC_TYPE_INDEX == ti::kTVMFFIObject {
+        if T::NAMED_AS_TARGET {
             <T as TypeSchema>::type_str()
         } else {
             <Option<T> as TypeSchema>::type_str()
@@ -391,6 +409,7 @@ unsafe impl<T: FieldValue + Clone> FieldValue for Rw<T> {
     type Value = T::Value;
     const STATIC_TYPE_INDEX: i32 = T::STATIC_TYPE_INDEX;
     const INTERIOR_MUTABLE: bool = true;
+    const NESTED_INTERIOR_MUTABILITY: bool = T::INTERIOR_MUTABLE;
     const MAY_BE_UNSET: bool = T::MAY_BE_UNSET;
     fn empty() -> Option<Self> {
         T::empty().map(Rw::new)
@@ -548,14 +567,14 @@ fn setter<T: ObjectType, F: FieldValue, const OFFSET: usize>(
         let written = unsafe {
             construction::with_construction_access(owner, || {
                 let value = new_value.take().expect("set once");
-                // SAFETY: exclusive access while the object is open; no `&` to it exists
-                // because Rust seals an object before its first dereference. An unset
-                // reference holds no value to drop.
+                // SAFETY: exclusive access while the object is open (an `Rw` field too: its
+                // accessors take the construction lock while the object is open); no `&` to it
+                // exists because Rust seals an object before its first dereference. An unset
+                // reference holds no value to drop. The old value (of an `Rw` field too) is
+                // returned, to be dropped once the lock is released: its destructor may run
+                // foreign code (a Python `__del__`) that reads this object.
                 if F::MAY_BE_UNSET && F::is_unset(field) {
                     field.write(F::wrap(value));
-                    None
-                } else if F::INTERIOR_MUTABLE {
-                    (*field).store(value);
                     None
                 } else {
                     Some(std::ptr::replace(field, F::wrap(value)))

@@ -223,6 +223,9 @@ pub struct TypeEntry {
     pub layout: fn() -> std::string::String,
     /// Constant type attributes (`#[ffi_type(type_attr(name = value))]`).
     pub type_attrs: &'static [(&'static str, MetadataValue)],
+    /// The check sealing runs on objects of this type, whatever type they are dereferenced
+    /// as (every Rust-defined type has one; declarations have none).
+    pub seal_check: Option<crate::reflection::construction::SealCheck>,
     /// The statement that all of the above is true.
     pub trusted: Trusted,
 }

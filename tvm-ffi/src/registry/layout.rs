@@ -104,6 +104,38 @@ pub(super) fn layout_mismatch(
     None
 }
 
+/// Why `parent` takes no new subtype, if it does not: the runtime's built-in object types
+/// (`ffi.String`, `ffi.Error`, `ffi.Function`, `ffi.Array`, `ffi.Tensor`, ..., reserved with no
+/// child slots and no overflow) and their descendants, for which the runtime would end the
+/// process ("Reach maximum number of sub-classes"), and final types (`__ffi_type_final__`).
+fn refuses_subtypes(parent: RuntimeType) -> Option<std::string::String> {
+    let info = type_info::type_info(parent.index)?;
+    let chain = (0..info.type_depth.max(0)).map(|depth| {
+        // SAFETY: `type_ancestors` has `type_depth` valid registry pointers.
+        unsafe { (**info.type_ancestors.add(depth as usize)).type_index }
+    });
+    let builtin = chain.chain(std::iter::once(parent.index)).find(|&index| {
+        index > sys::type_index::kTVMFFIObject && index < sys::type_index::kTVMFFIDynObjectBegin
+    });
+    if let Some(builtin) = builtin {
+        return Some(format!(
+            "its parent `{}` is (or derives from) the runtime's built-in type `{}`, which takes no \
+             subtypes",
+            type_info::type_key_of_index(parent.index),
+            type_info::type_key_of_index(builtin)
+        ));
+    }
+    let is_final = crate::reflection::type_attr(parent.index, "__ffi_type_final__")
+        .and_then(|v| v.try_cast::<bool>())
+        .unwrap_or(false);
+    is_final.then(|| {
+        format!(
+            "its parent `{}` is final and takes no subtypes",
+            type_info::type_key_of_index(parent.index)
+        )
+    })
+}
+
 /// Allocates (or finds) the runtime index of type `key` under `parent`.
 ///
 /// The runtime returns the existing index for a known key without checking the parent, so this
@@ -124,8 +156,16 @@ pub fn allocate_type_index(key: &str, parent: RuntimeType, is_final: bool) -> Re
         }
         return Ok(existing);
     }
+    if let Some(why) = refuses_subtypes(parent) {
+        return Err(Error::runtime_error(why));
+    }
     let key_bytes = sys::TVMFFIByteArray::from_bytes(key.as_bytes());
-    let (child_slots, can_overflow) = if is_final { (0, 0) } else { (0, 1) };
+    // As C++ registers a `final` type: no reserved child slots, and overflow allowed, so that a
+    // Python subclass (which the runtime allows for C++ final types too) gets an index instead
+    // of the runtime's abort. `final` itself is the `__ffi_type_final__` attribute (and Rust
+    // subtypes of a final Rust type are a compile error).
+    let _ = is_final;
+    let (child_slots, can_overflow) = (0, 1);
     // SAFETY: valid key; the runtime copies it. -1 asks for a dynamic index.
     let index = unsafe {
         sys::TVMFFITypeGetOrAllocIndex(

@@ -39,7 +39,8 @@
 //!   same global names gets "already registered" load errors for them, and keeps using its own
 //!   functions internally; the first registration stays in force. For a type key that is already
 //!   registered, the layouts are compared: an identical one (same parent, size and fields) is
-//!   shared, the first copy's accessors and methods stay in force, and nothing is reported; a
+//!   shared (for a type with Rust-only `#[ffi(skip)]` fields, whose shape no description
+//!   captures, only between copies of one build: its layout names the build), the first copy's accessors and methods stay in force, and nothing is reported; a
 //!   different one is a load error naming the key, and the type (and its subtypes) stay
 //!   unusable from this copy.
 use std::collections::HashMap;
@@ -49,6 +50,7 @@ use crate::error::{Error, Result};
 use crate::function::GlobalCache;
 use crate::metadata::MetadataValue;
 use crate::object::{type_info, RuntimeType};
+use crate::reflection::construction::SEAL_CHECK_ATTR;
 use crate::sys;
 use crate::value::Any;
 
@@ -365,6 +367,12 @@ fn define_type(entry: &'static TypeEntry, parent: RuntimeType) -> Result<TypeSta
     };
     // SAFETY: valid metadata; the runtime copies the doc string.
     check(unsafe { sys::TVMFFITypeRegisterMetadata(ty.index, &metadata) })?;
+    // Before any object of the type exists: sealing an object (as whatever type) runs the
+    // check of its dynamic type.
+    if let Some(seal_check) = entry.seal_check {
+        let pointer = seal_check as *mut std::ffi::c_void;
+        register_attr(ty, SEAL_CHECK_ATTR, Any::new(pointer))?;
+    }
     Ok(TypeState::Registered(ty))
 }
 

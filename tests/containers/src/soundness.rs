@@ -1,0 +1,122 @@
+//! Types for the soundness regressions of `tests/python/test_soundness.py`: a parent with a
+//! method, a child with a required object field, a child with Rust-only (`skip`) fields, and
+//! layouts that Python subclasses extend.
+use tvm_ffi::{ffi_methods, Any, Array, Object, ObjectRef, Rw, Shape};
+
+/// A parent type with a method that dereferences its receiver.
+#[derive(Object)]
+#[ffi_type(key = "rs_soundness.Base")]
+#[repr(C)]
+pub struct Base {
+    /// An id.
+    #[ffi(default = 0)]
+    pub id: i64,
+}
+
+#[ffi_methods]
+impl Base {
+    /// The id (dereferences the object as a `Base`).
+    pub fn get_id(&self) -> i64 {
+        self.id
+    }
+}
+
+/// A child with a required object field (unset in an object the creator makes).
+#[derive(Object)]
+#[ffi_type(key = "rs_soundness.Node")]
+#[repr(C)]
+pub struct Node {
+    /// The parent's payload.
+    #[ffi(base)]
+    pub base: Base,
+    /// A required child.
+    pub child: ObjectRef<Base>,
+}
+
+#[ffi_methods]
+impl Node {
+    /// The child's id (dereferences the object as a `Node`).
+    pub fn child_id(&self) -> i64 {
+        self.child.id
+    }
+}
+
+/// A child with Rust-only state, which an instance allocated by Python never initialises.
+#[derive(Object)]
+#[ffi_type(key = "rs_soundness.WithSkip")]
+#[repr(C)]
+pub struct WithSkip {
+    /// The parent's payload.
+    #[ffi(base)]
+    pub base: Base,
+    /// Rust-only.
+    #[ffi(skip)]
+    pub cache: Box<i64>,
+}
+
+#[ffi_methods]
+impl WithSkip {
+    /// Reads the Rust-only state.
+    pub fn cached(&self) -> i64 {
+        *self.cache
+    }
+}
+
+/// Optional object fields: nullable 8-byte pointers, which must report an object static type
+/// index (a Python subclass's shallow copy copies a field reported as "any" as a 16-byte `Any`).
+#[derive(Object, Clone)]
+#[ffi_type(key = "rs_soundness.WithOptional")]
+#[repr(C)]
+pub struct WithOptional {
+    /// An optional array.
+    #[ffi(default = None)]
+    pub items: Option<Array<i64>>,
+    /// An optional shape.
+    #[ffi(default = None)]
+    pub shape: Option<Shape>,
+}
+
+/// A type with a Rust-only field, also defined (identically, as far as its source shows) by
+/// tests/layout-variants: another build, whose skip field's type may have another shape under
+/// the same name and size, so the two never share the key.
+#[derive(Object)]
+#[ffi_type(key = "rs_soundness.Cached")]
+#[repr(C)]
+pub struct Cached {
+    /// An id.
+    pub id: i64,
+    /// Rust-only.
+    #[ffi(skip)]
+    pub scratch: Vec<u8>,
+}
+
+/// A layout that ends in tail padding: 9 bytes of fields in 16.
+#[derive(Object)]
+#[ffi_type(key = "rs_soundness.Padded")]
+#[repr(C)]
+pub struct Padded {
+    /// A number.
+    pub x: i64,
+    /// A flag, followed by 7 bytes of padding.
+    pub flag: bool,
+}
+
+#[ffi_methods]
+impl Padded {
+    /// Reads the payload.
+    pub fn describe(&self) -> String {
+        format!("{} {}", self.x, self.flag)
+    }
+}
+
+/// A writable field of any value: written from Python while the object is still open (Rust
+/// has not dereferenced it yet), its old value may be a Python object whose `__del__` reads
+/// the holder.
+#[derive(Object)]
+#[ffi_type(key = "rs_soundness.Slot")]
+#[repr(C)]
+pub struct Slot {
+    /// Anything.
+    #[ffi(rw)]
+    pub value: Rw<Any>,
+}
