@@ -167,7 +167,19 @@ unsafe extern "C" fn rust_object_deleter<T, D: DropPayload<T>>(ptr: *mut c_void,
             true
         });
         if !dropped {
-            // SAFETY: the deleter protocol, carried out later by the outermost release.
+            if flags & sys::kTVMFFIObjectDeleterFlagBitMaskWeak == 0 {
+                // Weak references remain, and the last of them may go (later in this cascade,
+                // on another thread, from C++) before the queue drains: the queued drop holds a
+                // weak reference of its own, so the memory outlives it.
+                // SAFETY: the caller (strong count zero, weak flag unset) still holds the weak
+                // reference of the strong ones: the count is at least one.
+                inc_weak(unsafe { NonNull::new_unchecked(ptr as *mut TVMFFIObject) });
+                // SAFETY: the deleter protocol, carried out later by the outermost release,
+                // which then gives up the weak reference taken above.
+                return unsafe { defer(ptr, flags, release_now_then_dec_weak::<T, D>) };
+            }
+            // SAFETY: the deleter protocol, carried out later by the outermost release; no
+            // other reference exists, so nothing can free the memory meanwhile.
             return unsafe { defer(ptr, flags, release_now::<T, D>) };
         }
     } else if flags & sys::kTVMFFIObjectDeleterFlagBitMaskStrong != 0 {
@@ -195,6 +207,18 @@ unsafe fn release_now<T, D: DropPayload<T>>(ptr: *mut c_void, flags: c_int) {
         // SAFETY: the caller's contract.
         unsafe { free_cell::<T>(ptr) };
     }
+}
+
+/// Drops the payload of a deferred strong-only release, then gives up the weak reference the
+/// deferral took (which may free the memory).
+///
+/// # Safety
+/// As for [`release_now`] with the strong flag, and the caller owns one weak reference.
+unsafe fn release_now_then_dec_weak<T, D: DropPayload<T>>(ptr: *mut c_void, flags: c_int) {
+    // SAFETY: the caller's contract.
+    unsafe { release_now::<T, D>(ptr, flags) };
+    // SAFETY: the weak reference taken by the deferral; the payload is gone.
+    unsafe { dec_weak(NonNull::new_unchecked(ptr as *mut TVMFFIObject)) };
 }
 
 /// Drops the payload of an `ObjectCell<T>` whose strong count reached zero, the way `D` says.
