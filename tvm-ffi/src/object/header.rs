@@ -300,6 +300,40 @@ unsafe fn defer(ptr: *mut c_void, flags: c_int, now: Release) {
     }
 }
 
+/// Runs `f` with every payload drop of a Rust object released meanwhile (by Rust, C++ or the
+/// runtime) queued instead of run: the caller holds a lock that user `Drop` code must not
+/// run under. [`run_held_releases`] runs the queue once the lock is released (or the
+/// thread's outermost release does, when this one is nested in a payload drop).
+pub(crate) fn hold_releases<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(u32);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let depth = self.0;
+            let _ = RELEASES.try_with(|state| state.set((state.get() & DEFERRED_PENDING) | depth));
+        }
+    }
+    let Ok(saved) = RELEASES.try_with(|state| {
+        let saved = state.get() & DEPTH_MASK;
+        // At the nesting limit every release with drop glue is queued.
+        state.set((state.get() & DEFERRED_PENDING) | MAX_NESTED_RELEASES);
+        saved
+    }) else {
+        return f(); // thread exit: releases run in place, as everywhere then
+    };
+    let _restore = Restore(saved);
+    f()
+}
+
+/// Runs the releases [`hold_releases`] queued, unless a payload drop of this thread is in
+/// progress (its outermost release runs them when it returns).
+pub(crate) fn run_held_releases() {
+    let _ = RELEASES.try_with(|state| {
+        if state.get() == DEFERRED_PENDING {
+            run_deferred(state);
+        }
+    });
+}
+
 /// Runs the queued releases (and those they queue in turn), each from depth 1 again.
 #[cold]
 fn run_deferred(state: &Cell<u32>) {
