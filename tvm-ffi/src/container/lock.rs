@@ -50,7 +50,8 @@ pub(crate) struct Stripe {
     owner: AtomicUsize,
     /// The container a runtime write holding this stripe is changing now (0: none).
     writing: AtomicUsize,
-    /// Field stripes: readers copying a value outside the lock.
+    /// Field stripes: readers copying a value outside the lock (the count), and
+    /// `HAS_GRAVES` while `graveyard` is not empty (one word: a reader's exit sees both).
     readers: AtomicUsize,
     /// Field stripes: values replaced while readers copied them, dropped by the last reader.
     graveyard: AtomicPtr<Grave>,
@@ -64,6 +65,9 @@ pub(crate) struct Grave {
     next: *mut Grave,
     free: unsafe extern "C" fn(*mut Grave),
 }
+
+/// The flag of `Stripe::readers` telling that values wait in the graveyard.
+const HAS_GRAVES: usize = 1 << (usize::BITS - 1);
 
 #[allow(clippy::declare_interior_mutable_const)]
 const FREE_STRIPE: Stripe = Stripe {
@@ -112,9 +116,20 @@ impl SharedLocks {
 /// This library's table, used only when no table can be shared (see [`shared_locks`]).
 static LOCAL_LOCKS: SharedLocks = SharedLocks::new();
 
+static LOCKS: OnceLock<&'static SharedLocks> = OnceLock::new();
+
 /// The process-wide table: the published one, or this library's own, published now.
+#[inline(always)]
 fn shared_locks() -> &'static SharedLocks {
-    static LOCKS: OnceLock<&'static SharedLocks> = OnceLock::new();
+    match LOCKS.get() {
+        Some(locks) => locks,
+        None => init_shared_locks(),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn init_shared_locks() -> &'static SharedLocks {
     LOCKS.get_or_init(|| {
         find_or_publish().unwrap_or_else(|why| {
             crate::diagnostic::warn(format_args!(
@@ -300,7 +315,7 @@ mod park {
 }
 
 impl Stripe {
-    #[inline]
+    #[inline(always)]
     fn lock_raw(&self) {
         if self
             .state
@@ -346,7 +361,7 @@ impl Stripe {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn unlock_raw(&self) {
         if self.state.swap(0, Ordering::Release) == 2 {
             park::wake_one(&self.state);
@@ -366,6 +381,7 @@ struct ContainerGuard {
 }
 
 impl ContainerGuard {
+    #[inline]
     fn lock(stripe: &'static Stripe) -> ContainerGuard {
         let me = this_thread();
         // Only this thread stores its own identity: equal means it holds the lock already.
@@ -386,6 +402,7 @@ impl ContainerGuard {
 }
 
 impl Drop for ContainerGuard {
+    #[inline]
     fn drop(&mut self) {
         if self.reentered {
             return;
@@ -515,15 +532,26 @@ impl<'a> Locked<'a, DictObj> {
 #[inline]
 pub(crate) unsafe fn copy_live(slot: *const TVMFFIAny) -> Option<Any> {
     // SAFETY: the caller's contract.
-    let raw = unsafe { slot.read() };
-    if raw.type_index >= sys::type_index::kTVMFFIStaticObjectBegin {
+    let index = unsafe { std::ptr::addr_of!((*slot).type_index).read() };
+    if index >= sys::type_index::kTVMFFIStaticObjectBegin {
         // SAFETY: an object index holds an object pointer.
-        let obj = NonNull::new(unsafe { raw.value.v_obj })?;
-        // SAFETY: we took one strong reference for the copy.
-        return try_inc_strong(obj).then(|| unsafe { Any::from_raw(raw) });
+        let obj = NonNull::new(unsafe { std::ptr::addr_of!((*slot).value.v_obj).read() })?;
+        if !try_inc_strong(obj) {
+            return None;
+        }
+    } else if matches!(
+        index,
+        sys::type_index::kTVMFFIRawStr
+            | sys::type_index::kTVMFFIByteArrayPtr
+            | sys::type_index::kTVMFFIObjectRValueRef
+    ) {
+        // Borrowed forms (never stored by the runtime): materialised as `to_owned` does.
+        // SAFETY: a valid value of the container.
+        return Some(unsafe { (*(slot as *const AnyView<'_>)).to_owned() });
     }
-    // SAFETY: a valid non-object value, copied as such.
-    Some(unsafe { AnyView::from_raw(raw) }.to_owned())
+    // SAFETY: a plain value, or an object of which we took one strong reference above: the
+    // bits are an owned copy.
+    Some(unsafe { Any::from_raw(slot.read()) })
 }
 
 /// Whether the value at `slot` is an object whose strong count reached zero.
@@ -556,6 +584,7 @@ impl FieldGuard {
     /// Counts a reader that copies a value of this stripe after the lock is released.
     #[inline]
     pub(crate) fn enter_reader(&self) -> ReaderToken {
+        // Entered under the lock only, so a writer holding it sees every reader.
         self.0.readers.fetch_add(1, Ordering::Relaxed);
         ReaderToken(self.0)
     }
@@ -563,16 +592,38 @@ impl FieldGuard {
     /// Whether readers copy values of this stripe now (a replaced value must then wait).
     #[inline]
     pub(crate) fn has_readers(&self) -> bool {
-        self.0.readers.load(Ordering::Relaxed) != 0
+        self.0.readers.load(Ordering::Acquire) & !HAS_GRAVES != 0
     }
 
-    /// Leaves `grave` to the last reader of this stripe.
-    ///
-    /// # Safety
-    /// `grave` heads an allocation that its `free` function releases, owned by no one else.
+    /// Leaves `value`, just replaced under this lock, to the last reader of this stripe if
+    /// readers copy values now (they may copy this one); else hands it back to be dropped
+    /// once the lock is released.
     #[inline]
-    pub(crate) unsafe fn bury(&self, grave: *mut Grave) {
-        // SAFETY: the caller's contract; the list is only touched with the lock held.
+    pub(crate) fn bury_if_read<T>(&self, value: T) -> Option<T> {
+        // The flag is set in the same step that sees the readers: a reader leaving after it
+        // finds the flag (and the last one frees the graves); one that left before is not seen.
+        let before = self.0.readers.fetch_or(HAS_GRAVES, Ordering::AcqRel);
+        if before & !HAS_GRAVES == 0 {
+            if before & HAS_GRAVES == 0 {
+                self.0.readers.fetch_and(!HAS_GRAVES, Ordering::Relaxed);
+            }
+            return Some(value);
+        }
+        self.push_grave(Grave::new(value));
+        None
+    }
+
+    /// Leaves `value` to the last reader of this stripe; the caller is counted as a reader
+    /// (so the flag set here is seen by a reader leaving later).
+    #[inline]
+    pub(crate) fn bury<T>(&self, value: T, _reader: &ReaderToken) {
+        self.0.readers.fetch_or(HAS_GRAVES, Ordering::Relaxed);
+        self.push_grave(Grave::new(value));
+    }
+
+    fn push_grave(&self, grave: *mut Grave) {
+        // SAFETY: a new grave, owned by the stripe from now on; the graveyard is only touched
+        // with the lock held.
         unsafe { (*grave).next = self.0.graveyard.load(Ordering::Relaxed) };
         self.0.graveyard.store(grave, Ordering::Relaxed);
     }
@@ -590,17 +641,31 @@ impl Drop for FieldGuard {
 pub(crate) struct ReaderToken(&'static Stripe);
 
 impl Drop for ReaderToken {
+    #[inline]
     fn drop(&mut self) {
-        let stripe = self.0;
-        stripe.lock_raw();
-        let graves = if stripe.readers.fetch_sub(1, Ordering::Relaxed) == 1 {
-            stripe
-                .graveyard
-                .swap(std::ptr::null_mut(), Ordering::Relaxed)
+        // Release: this reader's use of its snapshot happens before a writer, seeing no
+        // reader, drops the value.
+        if self.0.readers.fetch_sub(1, Ordering::Release) == HAS_GRAVES | 1 {
+            self.0.free_graves();
+        }
+    }
+}
+
+impl Stripe {
+    /// Frees the graveyard if no reader is left (the last one left just now; another may
+    /// have come since: it frees them when it leaves). Graves are buried under the lock while
+    /// readers are counted, and readers are counted under it, so with the lock held and no
+    /// reader counted, no snapshot of a buried value exists.
+    #[cold]
+    fn free_graves(&self) {
+        self.lock_raw();
+        let graves = if self.readers.load(Ordering::Acquire) == HAS_GRAVES {
+            self.readers.fetch_and(!HAS_GRAVES, Ordering::Relaxed);
+            self.graveyard.swap(std::ptr::null_mut(), Ordering::Relaxed)
         } else {
             std::ptr::null_mut()
         };
-        stripe.unlock_raw();
+        self.unlock_raw();
         let mut grave = graves;
         while !grave.is_null() {
             // SAFETY: buried by `bury`, no reader left; `free` releases the whole allocation.

@@ -326,6 +326,7 @@ pub(crate) fn hold_releases<R>(f: impl FnOnce() -> R) -> R {
 
 /// Runs the releases [`hold_releases`] queued, unless a payload drop of this thread is in
 /// progress (its outermost release runs them when it returns).
+#[inline]
 pub(crate) fn run_held_releases() {
     let _ = RELEASES.try_with(|state| {
         if state.get() == DEFERRED_PENDING {

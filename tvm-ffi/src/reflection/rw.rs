@@ -36,7 +36,7 @@ use std::cell::UnsafeCell;
 use std::fmt;
 use std::sync::atomic::Ordering;
 
-use crate::container::lock::{FieldGuard, Grave};
+use crate::container::lock::FieldGuard;
 
 /// A field value that foreign code may replace at any time: the storage of `#[ffi(rw)]` fields.
 ///
@@ -98,12 +98,7 @@ impl<T: 'static> Rw<T> {
             let guard = FieldGuard::lock(cell as *const std::ffi::c_void);
             // SAFETY: the stripe lock serialises every write of this cell and every snapshot.
             let old = unsafe { std::mem::replace(&mut *cell, value) };
-            if guard.has_readers() {
-                // SAFETY: a new grave, owned by the stripe from now on.
-                unsafe { guard.bury(Grave::new(old)) };
-                return;
-            }
-            old
+            guard.bury_if_read(old)
         };
         drop(old);
     }
@@ -150,8 +145,7 @@ impl<T: Clone + 'static> Rw<T> {
             // the original goes to the last reader.
             let snapshot = std::mem::ManuallyDrop::new(unsafe { std::ptr::read(&old) });
             let reader = guard.enter_reader();
-            // SAFETY: a new grave, owned by the stripe from now on.
-            unsafe { guard.bury(Grave::new(old)) };
+            guard.bury(old, &reader);
             (snapshot, reader)
         };
         T::clone(&snapshot)
@@ -363,6 +357,52 @@ mod tests {
         for w in writers {
             w.join().unwrap();
         }
+    }
+
+    #[test]
+    fn a_value_replaced_while_read_is_dropped_by_the_last_reader() {
+        use std::sync::{Arc, Barrier, Mutex};
+        static DROPPED: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+        thread_local! {
+            static WAIT_IN_CLONE: std::cell::Cell<Option<Arc<Barrier>>> =
+                const { std::cell::Cell::new(None) };
+        }
+        struct Tracked(Box<u64>);
+        impl Clone for Tracked {
+            fn clone(&self) -> Self {
+                if let Some(barrier) = WAIT_IN_CLONE.with(|slot| slot.take()) {
+                    barrier.wait(); // the reader is cloning its snapshot
+                    barrier.wait(); // the writer replaced the value meanwhile
+                }
+                Tracked(Box::new(*self.0))
+            }
+        }
+        impl Drop for Tracked {
+            fn drop(&mut self) {
+                DROPPED.lock().unwrap().push(*self.0);
+            }
+        }
+        let cell = Arc::new(Rw::new(Tracked(Box::new(1))));
+        let barrier = Arc::new(Barrier::new(2));
+        let reader = {
+            let (cell, barrier) = (cell.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                WAIT_IN_CLONE.with(|slot| slot.set(Some(barrier)));
+                *cell.get().0
+            })
+        };
+        barrier.wait();
+        cell.set(Tracked(Box::new(2)));
+        // The reader still clones its snapshot of the old value: not dropped yet.
+        assert!(!DROPPED.lock().unwrap().contains(&1));
+        barrier.wait();
+        assert_eq!(reader.join().unwrap(), 1);
+        // The reader's clone, then the old value (dropped by the reader on its way out).
+        assert_eq!(
+            DROPPED.lock().unwrap().iter().filter(|&&v| v == 1).count(),
+            2
+        );
+        assert_eq!(*cell.get().0, 2);
     }
 
     #[test]
