@@ -150,9 +150,15 @@ impl<K, V> Dict<K, V> {
     /// Removes every entry (`ffi.DictClear`).
     pub fn clear(&self) -> Result<()> {
         let f = DICT_CLEAR.get()?;
-        with_locked(&self.obj, |dict| {
+        // The entries, kept until after the lock: their last release (a destructor in any
+        // language; a Python one takes the GIL) never runs under it.
+        let mut keep = Vec::new();
+        let out = with_locked(&self.obj, |dict| {
+            keep = super::try_collect(self.raw_entries(), Ok)?;
             dict.write(|| f.call((&self.obj,)).map(drop))
-        })
+        });
+        drop(keep);
+        out
     }
 }
 
@@ -170,9 +176,14 @@ impl<K: TryIntoAny, V: TryIntoAny> Dict<K, V> {
     pub fn insert(&self, key: K, value: V) -> Result<()> {
         let (key, value) = (key.try_into_any()?, value.try_into_any()?);
         let f = DICT_SET.get()?;
-        with_locked(&self.obj, |dict| {
+        // The value replaced, kept until after the lock (see `clear`).
+        let mut keep = None;
+        let out = with_locked(&self.obj, |dict| {
+            keep = self.lookup(key.as_view())?;
             dict.write(|| f.call((&self.obj, &key, &value)).map(drop))
-        })
+        });
+        drop(keep);
+        out
     }
 }
 
@@ -190,15 +201,30 @@ impl<K, V: for<'a> FromAny<'a>> Dict<K, V> {
     /// Removes `key` (`ffi.DictErase`) and returns its value, if it was present.
     pub fn remove<Q: IntoArg>(&self, key: Q) -> Result<Option<V>> {
         let (key, erase) = (Key::new(key)?, DICT_ERASE.get()?);
+        // The stored key, kept until after the lock (see `clear`); the value is returned.
+        let mut keep = None;
         // One operation: the lookup re-enters the lock.
         let value = with_locked(&self.obj, |dict| -> Result<Option<Any>> {
-            let Some(value) = self.lookup(&key.view())? else {
+            let view = key.view();
+            let value = match KeyProbe::new(&view) {
+                Some(probe) => dict.table().find(&probe).and_then(|entry| {
+                    // SAFETY: the entry lives in the dict now, copied under the lock.
+                    unsafe {
+                        keep = copy_live(std::ptr::addr_of!((*entry).key));
+                        copy_live(std::ptr::addr_of!((*entry).value))
+                    }
+                }),
+                // A key with custom hooks: found by the runtime, which keeps its stored key.
+                None => self.lookup(&view)?,
+            };
+            let Some(value) = value else {
                 return Ok(None);
             };
-            dict.write(|| erase.call((&self.obj, key.view())))?;
+            dict.write(|| erase.call((&self.obj, view)))?;
             Ok(Some(value))
-        })?;
-        value.map(|v| v.cast::<V>()).transpose()
+        });
+        drop(keep);
+        value?.map(|v| v.cast::<V>()).transpose()
     }
 }
 

@@ -62,13 +62,22 @@ impl<T> List<T> {
     /// Runs a call of the runtime that changes the list, with its lock held (see `lock`):
     /// refused while the runtime is releasing one of its elements on this thread (the
     /// element's destructor runs this write) or changing it for another Rust write.
-    fn write<R>(&self, op: impl FnOnce(&Locked<'_, ListObj>) -> Result<R>) -> Result<R> {
-        with_locked(&self.obj, |list| {
+    ///
+    /// `op` puts in `keep` copies of the elements the call releases: their last release (a
+    /// destructor in any language; a Python one takes the GIL) then comes after the lock.
+    fn write<R>(
+        &self,
+        op: impl FnOnce(&Locked<'_, ListObj>, &mut Vec<Any>) -> Result<R>,
+    ) -> Result<R> {
+        let mut keep = Vec::new();
+        let out = with_locked(&self.obj, |list| {
             if list.releasing() {
                 return Err(reentrant_write());
             }
-            list.write(|| op(list))
-        })
+            list.write(|| op(list, &mut keep))
+        });
+        drop(keep);
+        out
     }
 
     /// Number of elements now.
@@ -119,7 +128,12 @@ impl<T> List<T> {
     /// Removes every element (`ffi.ListClear`).
     pub fn clear(&self) -> Result<()> {
         let f = LIST_CLEAR.get()?;
-        self.write(|_| f.call((&self.obj,)).map(drop))
+        self.write(|list, keep| {
+            let size = list.seq().1;
+            keep.try_reserve_exact(size)?;
+            keep.extend((0..size).filter_map(|i| list.get(i)));
+            f.call((&self.obj,)).map(drop)
+        })
     }
 }
 
@@ -140,19 +154,22 @@ impl<T: TryIntoAny> List<T> {
     /// Appends `value` (`ffi.ListAppend`), visible to every holder of the list.
     pub fn push(&self, value: T) -> Result<()> {
         let (value, f) = (value.try_into_any()?, LIST_APPEND.get()?);
-        self.write(|_| f.call((&self.obj, &value)).map(drop))
+        self.write(|_, _| f.call((&self.obj, &value)).map(drop))
     }
 
     /// Inserts `value` before position `index` (`0..=len`, else `IndexError`).
     pub fn insert(&self, index: usize, value: T) -> Result<()> {
         let (value, f) = (value.try_into_any()?, LIST_INSERT.get()?);
-        self.write(|_| f.call((&self.obj, index, &value)).map(drop))
+        self.write(|_, _| f.call((&self.obj, index, &value)).map(drop))
     }
 
     /// Replaces element `index` (`IndexError` past the end).
     pub fn set(&self, index: usize, value: T) -> Result<()> {
         let (value, f) = (value.try_into_any()?, LIST_SET.get()?);
-        self.write(|_| f.call((&self.obj, index, &value)).map(drop))
+        self.write(|list, keep| {
+            keep.extend(list.get(index));
+            f.call((&self.obj, index, &value)).map(drop)
+        })
     }
 }
 
@@ -169,14 +186,15 @@ impl<T: for<'a> FromAny<'a>> List<T> {
     /// Removes element `index` and returns it (`ffi.ListPop`; `IndexError` past the end).
     pub fn remove(&self, index: usize) -> Result<T> {
         let f = LIST_POP.get()?;
-        let value = self.write(|_| f.call((&self.obj, index)))?;
+        // The runtime returns the element it removes: its release comes after the lock.
+        let value = self.write(|_, _| f.call((&self.obj, index)))?;
         value.cast::<T>()
     }
 
     /// Removes the last element and returns it; `None` when the list is empty.
     pub fn pop(&self) -> Result<Option<T>> {
         let f = LIST_POP.get()?;
-        let value = self.write(|list| match list.seq().1 {
+        let value = self.write(|list, _| match list.seq().1 {
             0 => Ok(None),
             n => f.call((&self.obj, n - 1)).map(Some),
         })?;
