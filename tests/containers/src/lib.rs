@@ -201,3 +201,9 @@ pub fn bigint_double_all(xs: Array<BigInt>) -> Result<List<BigInt>> {
 pub fn numels(shapes: Map<String, Shape>) -> Dict<String, i64> {
     shapes.iter().map(|(k, s)| (k, s.product())).collect()
 }
+
+/// The length of a list of anything.
+#[ffi_func(name = "rs_containers.list_len")]
+pub fn list_len(list: List) -> usize {
+    list.len()
+}
