@@ -948,3 +948,76 @@ fn destructors_run_by_container_writes_take_other_locks_without_deadlock() {
         });
     });
 }
+
+/// A dict key whose hash and equality hooks (type attributes the runtime calls while it looks
+/// the key up or inserts it) use the dict being written.
+#[derive(tvm_ffi::Object)]
+#[ffi_type(key = "rust_tests.HookedKey")]
+#[repr(C)]
+pub struct HookedKey {
+    pub v: i64,
+}
+
+thread_local! {
+    static HOOK_DICT: std::cell::RefCell<Option<Dict<Any, Any>>> = const { std::cell::RefCell::new(None) };
+}
+static HOOK_READS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static HOOK_REFUSED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn register_key_hooks(index: i32) {
+    use std::sync::atomic::Ordering::Relaxed;
+    let hash = Function::from_typed(|key: ObjectRef<HookedKey>| -> i64 {
+        HOOK_DICT.with(|dict| {
+            if let Some(dict) = dict.borrow().as_ref() {
+                // A read re-enters the lock; a write while the runtime changes the dict (or
+                // walks its table) must be refused.
+                std::hint::black_box(dict.len());
+                HOOK_READS.fetch_add(1, Relaxed);
+                if let Err(err) = dict.insert(7i64.into_any(), 7i64.into_any()) {
+                    assert_eq!(err.kind(), "RuntimeError", "{}", err.message());
+                    HOOK_REFUSED.fetch_add(1, Relaxed);
+                }
+            }
+        });
+        key.v
+    });
+    let equal = Function::from_typed(|a: Any, b: Any| -> bool {
+        match (
+            a.cast::<ObjectRef<HookedKey>>(),
+            b.cast::<ObjectRef<HookedKey>>(),
+        ) {
+            (Ok(a), Ok(b)) => a.v == b.v,
+            _ => false,
+        }
+    });
+    for (name, hook) in [("__any_hash__", hash), ("__any_equal__", equal)] {
+        let name = tvm_ffi::sys::TVMFFIByteArray::from_bytes(name.as_bytes());
+        let hook = hook.into_any();
+        // SAFETY: a valid name and value; the runtime keeps its own reference.
+        let rc = unsafe { tvm_ffi::sys::TVMFFITypeRegisterAttr(index, &name, hook.as_raw()) };
+        assert_eq!(rc, 0);
+    }
+}
+
+#[test]
+fn a_key_hook_that_writes_the_dict_being_written_is_refused() {
+    use std::sync::atomic::Ordering::Relaxed;
+    let key = |v| ObjectRef::new(HookedKey { v }).into_any();
+    register_key_hooks(ObjectRef::new(HookedKey { v: 0 }).type_index());
+    let dict: Dict<Any, Any> = Dict::default();
+    HOOK_DICT.with(|slot| *slot.borrow_mut() = Some(dict.clone()));
+    for v in 0..20 {
+        dict.insert(key(v), v.into_any()).unwrap();
+    }
+    assert_eq!(dict.get(key(3)).unwrap().unwrap().cast::<i64>().unwrap(), 3);
+    assert_eq!(
+        dict.remove(key(4)).unwrap().unwrap().cast::<i64>().unwrap(),
+        4
+    );
+    HOOK_DICT.with(|slot| *slot.borrow_mut() = None);
+    assert!(HOOK_READS.load(Relaxed) > 0);
+    assert_eq!(HOOK_REFUSED.load(Relaxed), HOOK_READS.load(Relaxed));
+    // No write of a hook went through: the dict holds the 19 keys inserted and kept.
+    assert_eq!(dict.len(), 19);
+    assert!(!dict.contains_key(7i64));
+}
