@@ -106,6 +106,7 @@ impl<T: 'static> Rw<T> {
     /// Runs `f` on the current value: a copy of a scalar, else a snapshot (a bit copy taken
     /// under the lock, which stays valid until `f` returns: see the module docs). No user
     /// code runs under the lock.
+    #[inline]
     pub(crate) fn with<R>(&self, f: impl FnOnce(&T) -> R) -> R {
         let cell = self.value.get();
         if let Some(width) = scalar_width::<T>(cell) {
@@ -113,6 +114,14 @@ impl<T: 'static> Rw<T> {
             let copy = std::mem::ManuallyDrop::new(unsafe { atomic_load(cell, width) });
             return f(&copy);
         }
+        self.with_snapshot(f)
+    }
+
+    /// [`Rw::with`] of a value that is not an aligned scalar (kept apart so that the scalar
+    /// path inlines to one load).
+    #[inline(never)]
+    fn with_snapshot<R>(&self, f: impl FnOnce(&T) -> R) -> R {
+        let cell = self.value.get();
         let (snapshot, _reader) = {
             let guard = FieldGuard::lock(cell as *const std::ffi::c_void);
             // SAFETY: read under the lock; never dropped (the original owns the value), and
