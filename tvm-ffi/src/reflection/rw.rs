@@ -26,12 +26,14 @@
 //! of a field (in any library) takes the same one.
 //!
 //! **What the lock does not cover.** Only Rust's accessors (and the reflected getter and
-//! setter, which are Rust's) take it. The runtime reads some fields directly from the
-//! object's memory, without any getter: the `py_class` shallow copy (`__ffi_shallow_copy__`
-//! of a C++ type that a Rust type derives from, or Python's `copy.copy` of a Python-defined
-//! class) copies the field's bits and takes a reference. Such a copy racing a `set` on
-//! another thread may take its reference after the old value was freed. As with a C++
-//! object, code that copies an object while another thread writes it must synchronise.
+//! setter, which are Rust's) take it. The runtime reads fields directly from the object's
+//! memory in one place: the shallow copy it registers for a Python-defined class
+//! (`@py_class`, `copy.copy`, `dataclasses.replace`) copies every field of the type chain,
+//! the `Rw` fields of a Rust parent included, by copying the stored value and taking a
+//! reference, without a getter. Such a copy racing a `set` of a non-scalar field on another
+//! thread may take its reference after `set` released the old value (a use after free);
+//! scalar fields are copied whole. As with a C++ object, code that copies such an object while
+//! another thread writes it must synchronise the two.
 use std::cell::UnsafeCell;
 use std::fmt;
 use std::sync::atomic::Ordering;
