@@ -1021,3 +1021,101 @@ fn a_key_hook_that_writes_the_dict_being_written_is_refused() {
     assert_eq!(dict.len(), 19);
     assert!(!dict.contains_key(7i64));
 }
+
+/// A dict key whose hash hook sleeps while `SLEEPY_HOOK_MS` is set: the runtime runs it inside
+/// a Rust insert, which holds the dict's lock meanwhile.
+#[derive(tvm_ffi::Object)]
+#[ffi_type(key = "rust_tests.SleepyKey")]
+#[repr(C)]
+pub struct SleepyKey {
+    pub v: i64,
+}
+
+static SLEEPY_HOOK_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+extern "C" {
+    fn clock_gettime(clock: i32, out: *mut [i64; 2]) -> i32;
+}
+
+/// CPU time the calling thread used so far.
+fn thread_cpu_time() -> std::time::Duration {
+    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+    let mut ts = [0i64; 2];
+    // SAFETY: a valid clock id and output buffer (struct timespec: seconds, nanoseconds).
+    assert_eq!(
+        unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut ts) },
+        0
+    );
+    std::time::Duration::new(ts[0] as u64, ts[1] as u32)
+}
+
+#[test]
+fn a_thread_waiting_for_a_container_lock_sleeps() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let index = ObjectRef::new(SleepyKey { v: 0 }).type_index();
+    let nap = || {
+        std::thread::sleep(std::time::Duration::from_millis(
+            SLEEPY_HOOK_MS.load(SeqCst),
+        ))
+    };
+    let hash = Function::from_typed(move |key: ObjectRef<SleepyKey>| -> i64 {
+        nap();
+        key.v
+    });
+    let equal = Function::from_typed(move |a: Any, b: Any| -> bool {
+        nap();
+        match (
+            a.cast::<ObjectRef<SleepyKey>>(),
+            b.cast::<ObjectRef<SleepyKey>>(),
+        ) {
+            (Ok(a), Ok(b)) => a.v == b.v,
+            _ => false,
+        }
+    });
+    for (name, hook) in [("__any_hash__", hash), ("__any_equal__", equal)] {
+        let name = tvm_ffi::sys::TVMFFIByteArray::from_bytes(name.as_bytes());
+        let hook = hook.into_any();
+        // SAFETY: a valid name and value; the runtime keeps its own reference.
+        let rc = unsafe { tvm_ffi::sys::TVMFFITypeRegisterAttr(index, &name, hook.as_raw()) };
+        assert_eq!(rc, 0);
+    }
+    // A key already there: inserting another compares the keys (small tables are searched
+    // linearly) and hashes them.
+    let dict: Dict<Any, Any> = Dict::default();
+    dict.insert(
+        ObjectRef::new(SleepyKey { v: 0 }).into_any(),
+        0i64.into_any(),
+    )
+    .unwrap();
+    SLEEPY_HOOK_MS.store(300, SeqCst);
+    let (entered, wait_entered) = std::sync::mpsc::channel();
+    std::thread::scope(|scope| {
+        let holder = dict.clone();
+        scope.spawn(move || {
+            // Inserting hashes the key under the dict's lock: it holds the lock 300 ms+.
+            entered.send(()).unwrap();
+            holder
+                .insert(
+                    ObjectRef::new(SleepyKey { v: 1 }).into_any(),
+                    1i64.into_any(),
+                )
+                .unwrap();
+        });
+        wait_entered.recv().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        // This thread waits for the lock for about 250 ms: parked, not spinning.
+        let (cpu, wall) = (thread_cpu_time(), std::time::Instant::now());
+        let len = dict.len();
+        let (cpu, wall) = (thread_cpu_time() - cpu, wall.elapsed());
+        SLEEPY_HOOK_MS.store(0, SeqCst);
+        assert!(len <= 2);
+        assert!(
+            wall >= std::time::Duration::from_millis(100),
+            "no wait: {wall:?}"
+        );
+        assert!(
+            cpu < wall / 5,
+            "waited {wall:?} for the lock, using {cpu:?} of CPU"
+        );
+    });
+}
