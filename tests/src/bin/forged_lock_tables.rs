@@ -1,6 +1,6 @@
 //! Forges what the Rust SDK uses to share its lock table between the Rust libraries of a
-//! process, before anything in this process takes a lock, then uses lists, dicts and `Rw`
-//! fields from several threads. The SDK must refuse the forgery (a warning on stderr, its own
+//! process, before the SDK publishes or looks for it (while the program loads), then uses
+//! lists, dicts and `Rw` fields from several threads. The SDK must refuse the forgery (a warning on stderr, its own
 //! table) or never look at it; it must never use a forged value as a table. The test
 //! `forged_lock_tables_are_refused` (tests/tests/containers.rs) runs this binary once per
 //! forgery (the argument) and checks what it prints.
@@ -32,7 +32,14 @@ fn forge_attr(value: Any) {
     );
 }
 
-fn main() {
+/// Forges before this binary's own Rust library (the SDK, linked in) publishes its table
+/// while the program loads: an initializer that runs first (a lower priority than the
+/// SDK's, after std's own, which provides the arguments).
+#[used]
+#[link_section = ".init_array.00200"]
+static FORGE_FIRST: extern "C" fn() = forge;
+
+extern "C" fn forge() {
     let mode = std::env::args().nth(1).expect("a forgery");
     match mode.as_str() {
         // The global functions through which earlier versions shared their tables: a
@@ -68,6 +75,9 @@ fn main() {
         }
         other => panic!("unknown forgery {other}"),
     }
+}
+
+fn main() {
     let list: List<i64> = List::default();
     let dict: Dict<i64, i64> = Dict::default();
     let field = Rw::new(tvm_ffi::String::from("a string longer than seven bytes"));

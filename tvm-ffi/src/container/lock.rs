@@ -11,9 +11,10 @@
 //! on another thread are as unsynchronised as between two C++ threads).
 //!
 //! The locks are not stored in the objects but in a small process-wide table indexed by
-//! address, shared by every Rust library of the process: the first one publishes its table as
-//! an object of a type only this SDK creates, stored in a type attribute of that type (no
-//! function is called to find it, and what is found is validated before use).
+//! address, shared by every Rust library of the process: the first one publishes its table
+//! (while it loads) as an object of a type only this SDK creates, stored in a type attribute
+//! of that type (no function is called to find it, and what is found is validated before use;
+//! a forgery is refused with a warning, and the library then uses a table of its own).
 //!
 //! **No user code runs while a stripe is held** (it could take another stripe: a deadlock):
 //! payload drops of Rust objects that a runtime write releases are queued and run after the
@@ -125,6 +126,12 @@ fn shared_locks() -> &'static SharedLocks {
         Some(locks) => locks,
         None => init_shared_locks(),
     }
+}
+
+/// Finds or publishes the table now: called while the library loads, when nothing else runs
+/// (registering a type attribute is not thread-safe in the runtime).
+pub(crate) fn publish_at_load() {
+    shared_locks();
 }
 
 #[cold]
