@@ -167,6 +167,7 @@ impl<T: TryIntoAny> List<T> {
     pub fn set(&self, index: usize, value: T) -> Result<()> {
         let (value, f) = (value.try_into_any()?, LIST_SET.get()?);
         self.write(|list, keep| {
+            keep.try_reserve_exact(1)?;
             keep.extend(list.get(index));
             f.call((&self.obj, index, &value)).map(drop)
         })
