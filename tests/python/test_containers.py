@@ -202,3 +202,57 @@ def test_container_fields_from_python(Holder):
     assert tuple(small.shape) == (7,) and small.big == -5
     assert isinstance(small.items, tvm_ffi.List) and isinstance(small.table, tvm_ffi.Dict)
     assert small.numel() == 7
+
+
+def test_global_functions_under_the_old_lock_table_names_are_ignored():
+    # Earlier versions fetched their lock tables through these global functions and used the
+    # pointer they return as a table of atomics; any Python code can register them first.
+    script = """
+import ctypes
+import tvm_ffi
+for name in ["tvm_ffi_rs.container_lock_table.v1", "tvm_ffi_rs.rw_lock_table.v1"]:
+    tvm_ffi.register_global_func(name, lambda: ctypes.c_void_p(16))
+from conftest import _lib_path
+tvm_ffi.load_module(_lib_path("libtvm_ffi_test_containers.so"))
+f = lambda name: tvm_ffi.get_global_func("rs_containers." + name)
+lst = f("make_list")(3)
+f("list_append")(lst, 5)
+print(f("list_sum")(lst), f("list_len")(lst))
+"""
+    from conftest import run_python
+
+    run = run_python(script, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "8 4\n", run.stdout + run.stderr
+    assert run.stderr == ""
+
+
+def test_python_destructors_run_by_rust_writes_take_other_locks_without_deadlock():
+    # Two Rust threads replace the elements of two lists; each element is a Python object whose
+    # `__del__` reads the other list through Rust. Run while the writer held its list's lock,
+    # each destructor waited for the other list's lock (ABBA).
+    script = """
+import time
+import tvm_ffi
+from conftest import _lib_path
+tvm_ffi.load_module(_lib_path("libtvm_ffi_test_containers.so"))
+f = lambda name: tvm_ffi.get_global_func("rs_containers." + name)
+
+class Touch:
+    def __init__(self, other):
+        self.other = other
+    def __del__(self):
+        f("list_len")(self.other)
+
+a, b = tvm_ffi.List([None]), tvm_ffi.List([None])
+f("replace_in_background")(a, lambda: Touch(b), 3000)
+f("replace_in_background")(b, lambda: Touch(a), 3000)
+deadline = time.time() + 60
+while f("background_done")() < 2 and time.time() < deadline:
+    time.sleep(0.01)
+print("done" if f("background_done")() == 2 else "deadlock")
+"""
+    from conftest import run_python
+
+    run = run_python(script, timeout=120)
+    assert run.stdout == "done\n", run.stdout + run.stderr

@@ -5,7 +5,8 @@
 use tvm_ffi::builtin::{DictObj, MapObj, Object};
 use tvm_ffi::sys::TVMFFIAny;
 use tvm_ffi::{
-    Any, Array, BigInt, DataType, Device, Dict, Function, List, Map, ObjectRef, Shape, String,
+    Any, Array, BigInt, DataType, Device, Dict, Function, IntoAny, List, Map, ObjectRef, Shape,
+    String,
 };
 
 fn global(name: &str) -> Function {
@@ -687,4 +688,263 @@ fn typed_arrays_are_checked_when_wrapped() {
             .unwrap(),
         1
     );
+}
+
+#[test]
+fn inserting_at_the_front_while_another_thread_reads_is_serialised() {
+    // `insert` once called the runtime without the list's lock: a reader on another thread
+    // saw elements moved under it (non-integers, a corrupted heap).
+    for round in 0..20 {
+        let list: List<i64> = List::new([0]).unwrap();
+        let bad = std::thread::scope(|scope| {
+            let writer = list.clone();
+            scope.spawn(move || {
+                for i in 1..=500 {
+                    writer.insert(0, i).unwrap();
+                }
+            });
+            let mut bad = 0;
+            for _ in 0..2000 {
+                if list.get(0).is_err() || list.get(list.len() - 1).is_err() {
+                    bad += 1;
+                }
+            }
+            bad
+        });
+        assert_eq!(bad, 0, "round {round}: reads that were not integers");
+        assert_eq!(list.len(), 501);
+        assert_eq!(list.get(500).unwrap(), 0);
+    }
+}
+
+/// What the destructor of a [`Doomed`] element does with the container it was in.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum OnDrop {
+    Nothing,
+    /// Reads every element and appends to the list.
+    ReadAndPushList,
+    /// Reads every entry and inserts into the dict.
+    ReadAndInsertDict,
+}
+
+static DOOMED_DROPS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static DOOMED_SEEN_DYING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static DOOMED_PUSH_REFUSED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+thread_local! {
+    static DOOMED_LIST: std::cell::RefCell<Option<List<Any>>> = const { std::cell::RefCell::new(None) };
+    static DOOMED_DICT: std::cell::RefCell<Option<Dict<Any, Any>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// An element whose destructor uses the container it was in.
+#[derive(tvm_ffi::Object)]
+#[ffi_type(key = "rust_tests.DoomedElement")]
+#[repr(C)]
+pub struct Doomed {
+    #[ffi(skip)]
+    pub on_drop: DoomedDrop,
+}
+
+pub struct DoomedDrop(OnDrop);
+impl Default for DoomedDrop {
+    fn default() -> Self {
+        DoomedDrop(OnDrop::Nothing)
+    }
+}
+
+/// Counts the elements of `items` that are `Doomed` objects whose release already began (a
+/// copy of one resurrected it: its count went from 0 to 1).
+fn count_dying(items: impl Iterator<Item = Any>) -> usize {
+    items
+        .filter_map(|item| item.cast::<ObjectRef<Doomed>>().ok())
+        .filter(|doomed| doomed.strong_count() <= 1)
+        .count()
+}
+
+impl Drop for DoomedDrop {
+    fn drop(&mut self) {
+        DOOMED_DROPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        match self.0 {
+            OnDrop::Nothing => {}
+            OnDrop::ReadAndPushList => DOOMED_LIST.with(|list| {
+                let list = list.borrow();
+                let list = list.as_ref().unwrap();
+                let items: Vec<Any> = (0..list.len()).filter_map(|i| list.get_any(i)).collect();
+                let dying = count_dying(items.into_iter());
+                DOOMED_SEEN_DYING.fetch_add(dying, std::sync::atomic::Ordering::Relaxed);
+                if let Err(err) = list.push(7i64.into_any()) {
+                    assert_eq!(err.kind(), "RuntimeError");
+                    DOOMED_PUSH_REFUSED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+            }),
+            OnDrop::ReadAndInsertDict => DOOMED_DICT.with(|dict| {
+                let dict = dict.borrow();
+                let dict = dict.as_ref().unwrap();
+                let entries = dict.snapshot().unwrap();
+                let dying = count_dying(entries.into_iter().map(|(_, v)| v));
+                DOOMED_SEEN_DYING.fetch_add(dying, std::sync::atomic::Ordering::Relaxed);
+                if dict.insert((-1i64).into_any(), 7i64.into_any()).is_err() {
+                    DOOMED_PUSH_REFUSED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+            }),
+        }
+    }
+}
+
+fn doomed(on_drop: OnDrop) -> Any {
+    ObjectRef::new(Doomed {
+        on_drop: DoomedDrop(on_drop),
+    })
+    .into_any()
+}
+
+#[test]
+fn destructors_that_use_the_container_being_cleared_see_no_dying_element() {
+    use std::sync::atomic::Ordering::Relaxed;
+    const N: usize = 50;
+    let counters = || {
+        (
+            DOOMED_DROPS.swap(0, Relaxed),
+            DOOMED_SEEN_DYING.swap(0, Relaxed),
+            DOOMED_PUSH_REFUSED.swap(0, Relaxed),
+        )
+    };
+    for round in 0..10 {
+        // Rust clears: the destructors run after the runtime's loop, with no lock held; their
+        // writes go through.
+        let list: List<Any> = List::default();
+        DOOMED_LIST.with(|slot| *slot.borrow_mut() = Some(list.clone()));
+        counters();
+        for _ in 0..N {
+            list.push(doomed(OnDrop::ReadAndPushList)).unwrap();
+            list.push(doomed(OnDrop::Nothing)).unwrap();
+        }
+        list.clear().unwrap();
+        assert_eq!(counters(), (2 * N, 0, 0), "round {round}");
+        assert_eq!(list.len(), N, "round {round}: the destructors' pushes");
+
+        // Foreign code clears (the runtime's function, as C++ or Python would call it): the
+        // destructors run inside the runtime's loop. A read must not copy the element being
+        // released (a resurrection: freed twice), and a write must be refused.
+        let list: List<Any> = List::default();
+        DOOMED_LIST.with(|slot| *slot.borrow_mut() = Some(list.clone()));
+        for _ in 0..N {
+            list.push(doomed(OnDrop::Nothing)).unwrap();
+            list.push(doomed(OnDrop::ReadAndPushList)).unwrap();
+        }
+        global("ffi.ListClear").call((&list,)).unwrap();
+        assert_eq!(counters(), (2 * N, 0, N), "round {round}");
+        assert_eq!(list.len(), 0, "round {round}");
+
+        // The same for a dict cleared by Rust: the destructors' inserts go through.
+        let dict: Dict<Any, Any> = Dict::default();
+        DOOMED_DICT.with(|slot| *slot.borrow_mut() = Some(dict.clone()));
+        for i in 0..N as i64 {
+            dict.insert((2 * i).into_any(), doomed(OnDrop::ReadAndInsertDict))
+                .unwrap();
+            dict.insert((2 * i + 1).into_any(), doomed(OnDrop::Nothing))
+                .unwrap();
+        }
+        dict.clear().unwrap();
+        assert_eq!(counters(), (2 * N, 0, 0), "round {round}");
+        assert_eq!(dict.len(), 1, "round {round}: the destructors' insert");
+        DOOMED_LIST.with(|slot| *slot.borrow_mut() = None);
+        DOOMED_DICT.with(|slot| *slot.borrow_mut() = None);
+    }
+}
+
+#[test]
+fn forged_lock_tables_are_refused() {
+    // The lock table shared by the Rust libraries of a process was once fetched through a
+    // global function anyone can register; its result was used as a table of atomics. Each
+    // forgery runs in a process of its own, before anything takes a lock.
+    let helper = std::path::Path::new(env!("CARGO_BIN_EXE_forged_lock_tables"));
+    for (forgery, refused) in [
+        ("functions", false),
+        ("attr-int", true),
+        ("attr-object", true),
+        ("key-taken", true),
+    ] {
+        let (stdout, stderr) = tvm_ffi_tests::run_program(helper, &[std::path::Path::new(forgery)]);
+        assert_eq!(stdout, "ok\n", "{forgery}: {stderr}");
+        if refused {
+            assert!(
+                stderr.contains("is not shared with other Rust libraries")
+                    && stderr.lines().count() == 1,
+                "{forgery}: {stderr}"
+            );
+        } else {
+            assert!(stderr.is_empty(), "{forgery}: {stderr}");
+        }
+    }
+}
+
+/// Runs `f` on a thread of its own and fails if it does not finish in time (a deadlock).
+fn finishes_in_time(what: &str, f: impl FnOnce() + Send + 'static) {
+    let (done, wait) = std::sync::mpsc::channel();
+    let worker = std::thread::spawn(move || {
+        f();
+        let _ = done.send(());
+    });
+    match wait.recv_timeout(std::time::Duration::from_secs(60)) {
+        Ok(()) => worker.join().unwrap(),
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            // The worker panicked: show its message.
+            worker.join().unwrap();
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => panic!("{what}: deadlock"),
+    }
+}
+
+/// An element whose destructor reads another list.
+#[derive(tvm_ffi::Object)]
+#[ffi_type(key = "rust_tests.ListToucher")]
+#[repr(C)]
+pub struct ListToucher {
+    #[ffi(skip)]
+    pub touch: TouchOnDrop,
+}
+
+#[derive(Default)]
+pub struct TouchOnDrop(Option<List<i64>>);
+impl Drop for TouchOnDrop {
+    fn drop(&mut self) {
+        if let Some(list) = &self.0 {
+            std::hint::black_box(list.len());
+            std::hint::black_box(list.get_any(0));
+        }
+    }
+}
+
+#[test]
+fn destructors_run_by_container_writes_take_other_locks_without_deadlock() {
+    // Two threads replace the elements of two lists whose elements' destructors read the other
+    // list: destructors that ran while the writer held its list's lock deadlocked (ABBA).
+    finishes_in_time("element destructors", || {
+        // Two lists on different stripes of the lock table (by address: 64 stripes of 16 bytes).
+        let stripe = |l: &List<Any>| (l.as_object_ref().as_raw().as_ptr() as usize >> 4) % 64;
+        let a: List<Any> = List::new([Any::none()]).unwrap();
+        let mut keep = Vec::new();
+        let b = loop {
+            let b: List<Any> = List::new([Any::none()]).unwrap();
+            if stripe(&b) != stripe(&a) {
+                break b;
+            }
+            keep.push(b);
+        };
+        let ints = |l: &List<Any>| List::<i64>::from_object_ref(l.as_object_ref().clone());
+        std::thread::scope(|scope| {
+            for (mine, theirs) in [(&a, ints(&b)), (&b, ints(&a))] {
+                scope.spawn(move || {
+                    for _ in 0..3000 {
+                        let element = ObjectRef::new(ListToucher {
+                            touch: TouchOnDrop(Some(theirs.clone())),
+                        });
+                        mine.set(0, element.into_any()).unwrap();
+                    }
+                    mine.set(0, Any::none()).unwrap();
+                });
+            }
+        });
+    });
 }

@@ -789,3 +789,67 @@ fn foreign_strings_are_valid_utf8_in_rust() {
     );
     assert!(stderr.is_empty(), "{stderr}");
 }
+
+/// A field value whose `Clone` (user code) reads and writes the `Rw` it is cloned from.
+#[derive(Default)]
+pub struct CloneTouchesTheField(tvm_ffi::String);
+
+static TOUCHED: std::sync::LazyLock<Rw<CloneTouchesTheField>> =
+    std::sync::LazyLock::new(Rw::default);
+
+thread_local! {
+    static IN_CLONE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+impl Clone for CloneTouchesTheField {
+    fn clone(&self) -> Self {
+        if !IN_CLONE.with(|flag| flag.replace(true)) {
+            // Replaces the value being cloned (whose snapshot `self` is) and reads the field:
+            // both under the field's lock, were `clone` run under it (a self-deadlock).
+            TOUCHED.set(CloneTouchesTheField(tvm_ffi::String::from(
+                "a replacement longer than seven bytes",
+            )));
+            let _ = TOUCHED.get();
+            IN_CLONE.with(|flag| flag.set(false));
+        }
+        // `self` must still be valid: the value it copies was replaced meanwhile.
+        CloneTouchesTheField(tvm_ffi::String::from(self.0.as_str()))
+    }
+}
+
+#[test]
+fn rw_runs_user_clone_code_outside_its_lock() {
+    let (done, wait) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        std::thread::scope(|scope| {
+            for t in 0..4 {
+                scope.spawn(move || {
+                    for i in 0..500 {
+                        TOUCHED.set(CloneTouchesTheField(tvm_ffi::String::from(format!(
+                            "a value longer than seven bytes {t}/{i}"
+                        ))));
+                        // Whole values only: one written by some thread, or the default
+                        // another thread's `replace` stored.
+                        let whole = |v: &CloneTouchesTheField| {
+                            v.0.as_str().is_empty() || v.0.starts_with("a ")
+                        };
+                        let seen = TOUCHED.get();
+                        assert!(whole(&seen), "{:?}", seen.0.as_str());
+                        let old = TOUCHED.replace(CloneTouchesTheField::default());
+                        assert!(whole(&old), "{:?}", old.0.as_str());
+                    }
+                });
+            }
+        });
+        let _ = done.send(());
+    });
+    match wait.recv_timeout(std::time::Duration::from_secs(60)) {
+        Ok(()) => {}
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            panic!("deadlock: user code ran under the field's lock")
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            panic!("a reader or writer failed (see its message above)")
+        }
+    }
+}

@@ -203,3 +203,150 @@ fn try_reserve_failures_convert_into_memory_errors() {
     );
     assert!(grow(4).is_ok());
 }
+
+/// The leaf of `deferred_releases_keep_the_memory_of_weakly_referenced_objects`: its `Drop`
+/// checks a canary, which the memory's reuse would clobber.
+#[derive(Object)]
+#[ffi_type(key = "rust_tests.CanaryLeaf")]
+#[repr(C)]
+pub struct CanaryLeaf {
+    #[ffi(skip)]
+    pub canary: Canary,
+}
+
+const CANARY: u64 = 0x5AFE_C0DE_5AFE_C0DE;
+static CANARIES_DROPPED: AtomicUsize = AtomicUsize::new(0);
+static CANARIES_CLOBBERED: AtomicUsize = AtomicUsize::new(0);
+
+/// A value checked when dropped.
+pub struct Canary(u64);
+impl Default for Canary {
+    fn default() -> Self {
+        Canary(CANARY)
+    }
+}
+impl Drop for Canary {
+    fn drop(&mut self) {
+        // A volatile read: the compiler must not assume the value it wrote.
+        // SAFETY: a read of this live (or, before the fix, freed and reused) field.
+        let seen = unsafe { std::ptr::read_volatile(&self.0) };
+        CANARIES_DROPPED.fetch_add(1, Ordering::Relaxed);
+        if seen != CANARY {
+            CANARIES_CLOBBERED.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// What the deepest link holds, dropped in field order: a strong reference to the leaf (its
+/// release is deferred at that depth), a weak one (dropped next, or handed to another thread),
+/// then a hook that runs before the deferred release does.
+#[derive(Default)]
+pub struct LeafHolder {
+    pub strong: Option<ObjectRef<CanaryLeaf>>,
+    pub weak: Option<tvm_ffi::WeakRef<CanaryLeaf>>,
+    pub then: std::sync::Mutex<Option<Box<dyn FnOnce() + Send>>>,
+}
+impl Drop for LeafHolder {
+    fn drop(&mut self) {
+        self.strong = None;
+        self.weak = None;
+        if let Some(then) = self.then.lock().unwrap().take() {
+            then();
+        }
+    }
+}
+
+/// A link of a chain whose deepest link holds a leaf.
+#[derive(Object)]
+#[ffi_type(key = "rust_tests.LeafChainLink")]
+#[repr(C)]
+pub struct LeafChainLink {
+    pub next: Option<ObjectRef<LeafChainLink>>,
+    #[ffi(skip)]
+    pub holder: LeafHolder,
+}
+
+/// Reuses freed blocks of the leaf's size (the allocator hands the latest one out first),
+/// overwriting them with zeros.
+fn scribble_over_freed_leaves() {
+    for _ in 0..16 {
+        let block: Vec<u64> = vec![0; 4]; // 32 bytes: the size of a `CanaryLeaf` object
+        std::hint::black_box(&block);
+    }
+}
+
+/// A chain of `links` links; the deepest holds the leaf strongly and, unless `weak` is given
+/// away, weakly.
+fn leaf_chain(
+    links: usize,
+    leaf: ObjectRef<CanaryLeaf>,
+    weak: Option<tvm_ffi::WeakRef<CanaryLeaf>>,
+    then: Box<dyn FnOnce() + Send>,
+) -> ObjectRef<LeafChainLink> {
+    let mut head = ObjectRef::new(LeafChainLink {
+        next: None,
+        holder: LeafHolder {
+            strong: Some(leaf),
+            weak,
+            then: std::sync::Mutex::new(Some(then)),
+        },
+    });
+    for _ in 1..links {
+        head = ObjectRef::new(LeafChainLink {
+            next: Some(head),
+            holder: LeafHolder::default(),
+        });
+    }
+    head
+}
+
+#[test]
+fn deferred_releases_keep_the_memory_of_weakly_referenced_objects() {
+    // The leaf's release comes at a nesting depth of about 64 and is queued; its last weak
+    // reference goes before the queue runs (later in the same cascade, or on another thread
+    // while the cascade waits). Its memory must live until the queued payload drop ran.
+    for round in 0..20 {
+        for links in 60..70 {
+            let before = CANARIES_DROPPED.load(Ordering::Relaxed);
+            // The weak reference is dropped in the same cascade.
+            let leaf = ObjectRef::new(CanaryLeaf {
+                canary: Canary::default(),
+            });
+            let weak = Some(leaf.downgrade());
+            drop(leaf_chain(
+                links,
+                leaf,
+                weak,
+                Box::new(scribble_over_freed_leaves),
+            ));
+            // The weak reference is dropped by another thread while the cascade waits.
+            let leaf = ObjectRef::new(CanaryLeaf {
+                canary: Canary::default(),
+            });
+            let weak = leaf.downgrade();
+            let (give, take) = std::sync::mpsc::channel::<tvm_ffi::WeakRef<CanaryLeaf>>();
+            let (done, wait) = std::sync::mpsc::channel::<()>();
+            let other = std::thread::spawn(move || {
+                drop(take.recv().unwrap());
+                done.send(()).unwrap();
+            });
+            let then = Box::new(move || {
+                give.send(weak).unwrap();
+                wait.recv().unwrap();
+                scribble_over_freed_leaves();
+            });
+            drop(leaf_chain(links, leaf, None, then));
+            other.join().unwrap();
+            assert_eq!(
+                CANARIES_DROPPED.load(Ordering::Relaxed) - before,
+                2,
+                "round {round}, {links} links"
+            );
+            assert_eq!(
+                CANARIES_CLOBBERED.load(Ordering::Relaxed),
+                0,
+                "round {round}, {links} links: a deferred drop ran on freed memory"
+            );
+        }
+    }
+}

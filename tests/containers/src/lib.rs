@@ -203,3 +203,31 @@ pub fn bigint_double_all(xs: Array<BigInt>) -> Result<List<BigInt>> {
 pub fn numels(shapes: Map<String, Shape>) -> Dict<String, i64> {
     shapes.iter().map(|(k, s)| (k, s.product())).collect()
 }
+
+/// The length of a list of anything.
+#[ffi_func(name = "rs_containers.list_len")]
+pub fn list_len(list: List) -> usize {
+    list.len()
+}
+
+/// How many threads `replace_in_background` started have finished.
+static BACKGROUND_DONE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// On a new thread (which does not hold the GIL), replaces element 0 of `list` `rounds` times
+/// with what `make` returns; `background_done` counts the threads that finished.
+#[ffi_func(name = "rs_containers.replace_in_background")]
+pub fn replace_in_background(list: List, make: Function, rounds: i64) {
+    std::thread::spawn(move || {
+        for _ in 0..rounds {
+            let value = make.call(()).unwrap();
+            list.set(0, value).unwrap();
+        }
+        BACKGROUND_DONE.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    });
+}
+
+/// See `replace_in_background`.
+#[ffi_func(name = "rs_containers.background_done")]
+pub fn background_done() -> usize {
+    BACKGROUND_DONE.load(std::sync::atomic::Ordering::SeqCst)
+}

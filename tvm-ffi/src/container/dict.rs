@@ -2,13 +2,13 @@
 use std::marker::PhantomData;
 
 use super::hash::KeyProbe;
-use super::lock::ContainerGuard;
-use super::map::{describe_entries, entries_convert, stored_view, unless_missing};
-use super::table::{Cursor, Table};
+use super::lock::{copy_live, with_locked};
+use super::map::{describe_entries, entries_convert, unless_missing};
+use super::table::Cursor;
 use crate::error::{Error, Result};
 use crate::function::{impl_into_arg_borrowed, object_view, GlobalCache, IntoArg};
 use crate::object::builtin::{DictObj, MapObj, Object};
-use crate::object::ObjectRef;
+use crate::object::{hold_releases, ObjectRef};
 use crate::value::{Any, AnyView, FromAny, IntoAny, TryIntoAny, TypeSchema};
 
 static DICT_NEW: GlobalCache = GlobalCache::new("ffi.Dict");
@@ -77,25 +77,10 @@ impl<Q: IntoArg> Key<Q> {
 }
 
 impl<K, V> Dict<K, V> {
-    /// Holds the dict's lock (see `lock`) for one operation.
-    #[inline]
-    fn locked(&self) -> ContainerGuard {
-        ContainerGuard::lock(self.obj.as_raw().as_ptr() as *const std::ffi::c_void)
-    }
-
-    /// The table; each read through it holds the lock.
-    #[inline]
-    fn table(&self) -> Table {
-        // SAFETY: `self` keeps the dict alive; each `Table` method reads the current state, with
-        // the lock held by the caller (no other Rust operation writes meanwhile).
-        unsafe { Table::new(self.obj.as_raw()) }
-    }
-
     /// Number of entries now.
     #[inline]
     pub fn len(&self) -> usize {
-        let _lock = self.locked();
-        self.table().len()
+        with_locked(&self.obj, |dict| dict.table().len())
     }
     /// Whether the dict is empty now.
     #[inline]
@@ -121,37 +106,35 @@ impl<K, V> Dict<K, V> {
     /// Copies of all entries now, in insertion order, unconverted.
     pub fn snapshot(&self) -> Result<Vec<(Any, Any)>> {
         // One operation: the steps re-enter the lock, so no Rust write comes in between.
-        let _lock = self.locked();
-        super::try_collect(self.raw_entries(), Ok)
+        with_locked(&self.obj, |_| super::try_collect(self.raw_entries(), Ok))
     }
 
     /// Owned copies of the entries, read one at a time.
     fn raw_entries(&self) -> RawEntries<'_> {
-        let _lock = self.locked();
-        RawEntries {
-            dict: self.obj.as_object(),
-            table: self.table(),
-            cursor: self.table().first(),
-            shape: self.table().shape(),
+        with_locked(&self.obj, |dict| RawEntries {
+            dict: &self.obj,
+            cursor: dict.table().first(),
+            shape: dict.table().shape(),
             changed: false,
-        }
+        })
     }
 
     /// The value for `key` now, copied, or `None`.
     fn lookup(&self, key: &AnyView<'_>) -> Result<Option<Any>> {
         match KeyProbe::new(key) {
-            Some(probe) => {
-                let _lock = self.locked();
-                Ok(self.table().find(&probe).map(|entry| {
-                    // SAFETY: the entry lives in the dict now; it is copied under the lock,
-                    // before any other code runs.
-                    unsafe { stored_view(std::ptr::addr_of!((*entry).value)) }.to_owned()
-                }))
-            }
+            Some(probe) => Ok(with_locked(&self.obj, |dict| {
+                let entry = dict.table().find(&probe)?;
+                // SAFETY: the entry lives in the dict now; it is copied under the lock, before
+                // any other code runs (nothing, if the runtime is releasing it).
+                unsafe { copy_live(std::ptr::addr_of!((*entry).value)) }
+            })),
             None => {
+                // The runtime runs the key's hash and equality hooks: a write meanwhile is
+                // refused, as during a write.
                 let f = DICT_GET.get()?;
-                let _lock = self.locked();
-                Ok(unless_missing(f.call((&self.obj, *key))?))
+                let found =
+                    with_locked(&self.obj, |dict| dict.write(|| f.call((&self.obj, *key))))?;
+                Ok(unless_missing(found))
             }
         }
     }
@@ -166,8 +149,15 @@ impl<K, V> Dict<K, V> {
     /// Removes every entry (`ffi.DictClear`).
     pub fn clear(&self) -> Result<()> {
         let f = DICT_CLEAR.get()?;
-        let _lock = self.locked();
-        f.call((&self.obj,)).map(drop)
+        // The entries, kept until after the lock: their last release (a destructor in any
+        // language; a Python one takes the GIL) never runs under it.
+        let mut keep = Vec::new();
+        let out = with_locked(&self.obj, |dict| {
+            keep = super::try_collect(self.raw_entries(), Ok)?;
+            dict.write(|| f.call((&self.obj,)).map(drop))
+        });
+        drop(keep);
+        out
     }
 }
 
@@ -185,8 +175,14 @@ impl<K: TryIntoAny, V: TryIntoAny> Dict<K, V> {
     pub fn insert(&self, key: K, value: V) -> Result<()> {
         let (key, value) = (key.try_into_any()?, value.try_into_any()?);
         let f = DICT_SET.get()?;
-        let _lock = self.locked();
-        f.call((&self.obj, &key, &value)).map(drop)
+        // The value replaced, kept until after the lock (see `clear`).
+        let mut keep = None;
+        let out = with_locked(&self.obj, |dict| {
+            keep = self.lookup(key.as_view())?;
+            dict.write(|| f.call((&self.obj, &key, &value)).map(drop))
+        });
+        drop(keep);
+        out
     }
 }
 
@@ -204,16 +200,30 @@ impl<K, V: for<'a> FromAny<'a>> Dict<K, V> {
     /// Removes `key` (`ffi.DictErase`) and returns its value, if it was present.
     pub fn remove<Q: IntoArg>(&self, key: Q) -> Result<Option<V>> {
         let (key, erase) = (Key::new(key)?, DICT_ERASE.get()?);
-        let value = {
-            // One operation: the lookup re-enters the lock.
-            let _lock = self.locked();
-            let Some(value) = self.lookup(&key.view())? else {
+        // The stored key, kept until after the lock (see `clear`); the value is returned.
+        let mut keep = None;
+        // One operation: the lookup re-enters the lock.
+        let value = with_locked(&self.obj, |dict| -> Result<Option<Any>> {
+            let view = key.view();
+            let value = match KeyProbe::new(&view) {
+                Some(probe) => dict.table().find(&probe).and_then(|entry| {
+                    // SAFETY: the entry lives in the dict now, copied under the lock.
+                    unsafe {
+                        keep = copy_live(std::ptr::addr_of!((*entry).key));
+                        copy_live(std::ptr::addr_of!((*entry).value))
+                    }
+                }),
+                // A key with custom hooks: found by the runtime, which keeps its stored key.
+                None => self.lookup(&view)?,
+            };
+            let Some(value) = value else {
                 return Ok(None);
             };
-            erase.call((&self.obj, key.view()))?;
-            value
-        };
-        value.cast::<V>().map(Some)
+            dict.write(|| erase.call((&self.obj, view)))?;
+            Ok(Some(value))
+        });
+        drop(keep);
+        value?.map(|v| v.cast::<V>()).transpose()
     }
 }
 
@@ -238,8 +248,7 @@ impl<K: for<'a> FromAny<'a>, V: for<'a> FromAny<'a>> Dict<K, V> {
 /// Owned copies of a dict's entries, read in place one at a time; ends (setting `changed`)
 /// when entries were added or removed since it started.
 struct RawEntries<'a> {
-    dict: &'a ObjectRef<Object>,
-    table: Table,
+    dict: &'a ObjectRef<DictObj>,
     cursor: Cursor,
     shape: [u64; 3],
     changed: bool,
@@ -248,20 +257,30 @@ struct RawEntries<'a> {
 impl Iterator for RawEntries<'_> {
     type Item = (Any, Any);
     fn next(&mut self) -> Option<(Any, Any)> {
-        let _lock = ContainerGuard::lock(self.dict.as_raw().as_ptr() as *const std::ffi::c_void);
-        if self.changed || self.table.shape() != self.shape {
-            self.changed = true;
-            return None;
-        }
-        let entry = self.table.next(&mut self.cursor)?;
-        // SAFETY: the entry lives in the dict now; both halves are copied before any other
-        // code runs.
-        unsafe {
-            Some((
-                stored_view(std::ptr::addr_of!((*entry).key)).to_owned(),
-                stored_view(std::ptr::addr_of!((*entry).value)).to_owned(),
-            ))
-        }
+        with_locked(self.dict, |dict| {
+            let table = dict.table();
+            if self.changed || table.shape() != self.shape {
+                self.changed = true;
+                return None;
+            }
+            loop {
+                let entry = table.next(&mut self.cursor)?;
+                // SAFETY: the entry lives in the dict now; both halves are copied before any
+                // other code runs (nothing of a half the runtime is releasing).
+                let (key, value) = unsafe {
+                    (
+                        copy_live(std::ptr::addr_of!((*entry).key)),
+                        copy_live(std::ptr::addr_of!((*entry).value)),
+                    )
+                };
+                match (key, value) {
+                    (Some(key), Some(value)) => return Some((key, value)),
+                    // An entry being released is skipped; the half copied is released after
+                    // the lock (it may have become the last reference).
+                    partial => hold_releases(|| drop(partial)),
+                }
+            }
+        })
     }
 }
 
@@ -327,11 +346,17 @@ impl<K, V> std::fmt::Debug for Dict<K, V> {
 impl<K, V> std::fmt::Display for Dict<K, V> {
     /// The runtime's repr (`ffi.ReprPrint`), as Python prints the dict.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let text = {
-            let _lock = self.locked();
-            self.obj.to_string()
-        };
-        f.write_str(&text)
+        // A copy is printed, without the lock: printing runs the entries' repr hooks, user
+        // code that must not run under it.
+        let copy = self
+            .snapshot()
+            .and_then(|entries| {
+                let flat: Vec<[Any; 2]> = entries.into_iter().map(|(k, v)| [k, v]).collect();
+                DICT_NEW.get()?.call(flat.as_flattened())
+            })
+            .and_then(|copy| copy.cast::<ObjectRef<DictObj>>())
+            .map_err(|_| std::fmt::Error)?;
+        f.write_str(&copy.to_string())
     }
 }
 

@@ -1,12 +1,11 @@
 //! [`List<T>`]: the runtime's mutable, shared `ffi.List`.
 use std::marker::PhantomData;
 
-use super::lock::ContainerGuard;
+use super::lock::{reentrant_write, with_locked, Locked};
 use crate::error::{Error, Result};
 use crate::function::{impl_into_arg_borrowed, object_view, GlobalCache};
 use crate::object::builtin::{ArrayObj, ListObj, Object};
 use crate::object::ObjectRef;
-use crate::sys::{TVMFFIAny, TVMFFISeqCell};
 use crate::value::{Any, AnyView, FromAny, IntoAny, TryIntoAny, TypeSchema};
 
 static LIST_NEW: GlobalCache = GlobalCache::new("ffi.List");
@@ -60,33 +59,31 @@ impl<T> Clone for List<T> {
 }
 
 impl<T> List<T> {
-    /// Holds the list's lock (see `lock`) for one operation.
-    #[inline]
-    fn locked(&self) -> ContainerGuard {
-        ContainerGuard::lock(self.obj.as_raw().as_ptr() as *const std::ffi::c_void)
-    }
-
-    /// The sequence cell (buffer, length) as it is now; call with the lock held.
-    #[inline]
-    fn cell(&self) -> (*const TVMFFIAny, usize) {
-        // SAFETY: a list is the header followed by a TVMFFISeqCell; its fields are read by
-        // value (never through a reference, since other code rewrites them), with the lock held
-        // (no other Rust operation writes meanwhile).
-        unsafe {
-            let cell = (self.obj.as_raw().as_ptr() as *const u8)
-                .add(std::mem::size_of::<crate::sys::TVMFFIObject>())
-                as *const TVMFFISeqCell;
-            let data = std::ptr::addr_of!((*cell).data).read() as *const TVMFFIAny;
-            let size = std::ptr::addr_of!((*cell).size).read();
-            (data, usize::try_from(size).unwrap_or(0))
-        }
+    /// Runs a call of the runtime that changes the list, with its lock held (see `lock`):
+    /// refused while the runtime is releasing one of its elements on this thread (the
+    /// element's destructor runs this write) or changing it for another Rust write.
+    ///
+    /// `op` puts in `keep` copies of the elements the call releases: their last release (a
+    /// destructor in any language; a Python one takes the GIL) then comes after the lock.
+    fn write<R>(
+        &self,
+        op: impl FnOnce(&Locked<'_, ListObj>, &mut Vec<Any>) -> Result<R>,
+    ) -> Result<R> {
+        let mut keep = Vec::new();
+        let out = with_locked(&self.obj, |list| {
+            if list.releasing() {
+                return Err(reentrant_write());
+            }
+            list.write(|| op(list, &mut keep))
+        });
+        drop(keep);
+        out
     }
 
     /// Number of elements now.
     #[inline]
     pub fn len(&self) -> usize {
-        let _lock = self.locked();
-        self.cell().1
+        with_locked(&self.obj, |list| list.seq().1)
     }
     /// Whether the list is empty now.
     #[inline]
@@ -94,21 +91,21 @@ impl<T> List<T> {
         self.len() == 0
     }
 
-    /// A copy of element `index` now, unconverted; `None` past the end.
+    /// A copy of element `index` now, unconverted; `None` past the end (or while the runtime
+    /// releases that element: a destructor reading the list being cleared).
     pub fn get_any(&self, index: usize) -> Option<Any> {
-        let _lock = self.locked();
-        let (data, size) = self.cell();
-        (index < size).then(|| {
-            // SAFETY: element `index` of the current buffer, copied (one reference) under the
-            // lock, before any other code runs.
-            unsafe { (*(data.add(index) as *const AnyView<'_>)).to_owned() }
-        })
+        with_locked(&self.obj, |list| list.get(index))
     }
 
-    /// Copies of all elements now, unconverted.
+    /// Copies of all elements now, unconverted (one operation: no Rust write comes between).
     pub fn snapshot(&self) -> Result<Vec<Any>> {
-        super::try_collect(0..self.len(), |i| {
-            self.get_any(i).ok_or_else(|| out_of_bounds(i, self.len()))
+        with_locked(&self.obj, |list| {
+            let size = list.seq().1;
+            let mut out = Vec::new();
+            out.try_reserve_exact(size)?;
+            // An element being released (see `get_any`) is left out.
+            out.extend((0..size).filter_map(|i| list.get(i)));
+            Ok(out)
         })
     }
 
@@ -131,8 +128,12 @@ impl<T> List<T> {
     /// Removes every element (`ffi.ListClear`).
     pub fn clear(&self) -> Result<()> {
         let f = LIST_CLEAR.get()?;
-        let _lock = self.locked();
-        f.call((&self.obj,)).map(drop)
+        self.write(|list, keep| {
+            let size = list.seq().1;
+            keep.try_reserve_exact(size)?;
+            keep.extend((0..size).filter_map(|i| list.get(i)));
+            f.call((&self.obj,)).map(drop)
+        })
     }
 }
 
@@ -153,24 +154,23 @@ impl<T: TryIntoAny> List<T> {
     /// Appends `value` (`ffi.ListAppend`), visible to every holder of the list.
     pub fn push(&self, value: T) -> Result<()> {
         let (value, f) = (value.try_into_any()?, LIST_APPEND.get()?);
-        let _lock = self.locked();
-        f.call((&self.obj, &value)).map(drop)
+        self.write(|_, _| f.call((&self.obj, &value)).map(drop))
     }
 
     /// Inserts `value` before position `index` (`0..=len`, else `IndexError`).
     pub fn insert(&self, index: usize, value: T) -> Result<()> {
-        let value = value.try_into_any()?;
-        LIST_INSERT
-            .get()?
-            .call((&self.obj, index, &value))
-            .map(drop)
+        let (value, f) = (value.try_into_any()?, LIST_INSERT.get()?);
+        self.write(|_, _| f.call((&self.obj, index, &value)).map(drop))
     }
 
     /// Replaces element `index` (`IndexError` past the end).
     pub fn set(&self, index: usize, value: T) -> Result<()> {
         let (value, f) = (value.try_into_any()?, LIST_SET.get()?);
-        let _lock = self.locked();
-        f.call((&self.obj, index, &value)).map(drop)
+        self.write(|list, keep| {
+            keep.try_reserve_exact(1)?;
+            keep.extend(list.get(index));
+            f.call((&self.obj, index, &value)).map(drop)
+        })
     }
 }
 
@@ -187,24 +187,19 @@ impl<T: for<'a> FromAny<'a>> List<T> {
     /// Removes element `index` and returns it (`ffi.ListPop`; `IndexError` past the end).
     pub fn remove(&self, index: usize) -> Result<T> {
         let f = LIST_POP.get()?;
-        let value = {
-            let _lock = self.locked();
-            f.call((&self.obj, index))?
-        };
+        // The runtime returns the element it removes: its release comes after the lock.
+        let value = self.write(|_, _| f.call((&self.obj, index)))?;
         value.cast::<T>()
     }
 
     /// Removes the last element and returns it; `None` when the list is empty.
     pub fn pop(&self) -> Result<Option<T>> {
         let f = LIST_POP.get()?;
-        let value = {
-            let _lock = self.locked();
-            match self.cell().1 {
-                0 => return Ok(None),
-                n => f.call((&self.obj, n - 1))?,
-            }
-        };
-        value.cast::<T>().map(Some)
+        let value = self.write(|list, _| match list.seq().1 {
+            0 => Ok(None),
+            n => f.call((&self.obj, n - 1)).map(Some),
+        })?;
+        value.map(|v| v.cast::<T>()).transpose()
     }
 
     /// The elements, converted, read one at a time: each read sees the list as it is then.
@@ -284,11 +279,14 @@ impl<T> std::fmt::Debug for List<T> {
 impl<T> std::fmt::Display for List<T> {
     /// The runtime's repr (`ffi.ReprPrint`), as Python prints the list.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let text = {
-            let _lock = self.locked();
-            self.obj.to_string()
-        };
-        f.write_str(&text)
+        // A copy is printed, without the lock: printing runs the elements' repr hooks, user
+        // code that must not run under it.
+        let copy = self
+            .snapshot()
+            .and_then(|items| LIST_NEW.get()?.call(items.as_slice()))
+            .and_then(|copy| copy.cast::<ObjectRef<ListObj>>())
+            .map_err(|_| std::fmt::Error)?;
+        f.write_str(&copy.to_string())
     }
 }
 

@@ -88,7 +88,7 @@ impl<K, V> Clone for Map<K, V> {
 
 impl<K, V> Map<K, V> {
     #[inline]
-    fn table(&self) -> Table {
+    fn table(&self) -> Table<'_> {
         // SAFETY: `self` keeps the map alive, and a shared map is never written (see the type
         // docs).
         unsafe { Table::new(self.obj.as_raw()) }
@@ -233,7 +233,7 @@ impl<K: for<'a> FromAny<'a>, V: for<'a> FromAny<'a>> Map<K, V> {
 
 /// The entries of a [`Map`] as views of its storage ([`Map::iter_views`]).
 pub struct MapViews<'a> {
-    table: Table,
+    table: Table<'a>,
     cursor: Cursor,
     remaining: usize,
     _map: PhantomData<&'a ObjectRef<MapObj>>,

@@ -15,7 +15,7 @@ mod array;
 mod dict;
 mod hash;
 mod list;
-mod lock;
+pub(crate) mod lock;
 mod map;
 mod shape;
 mod table;

@@ -17,6 +17,7 @@
 //! value, `prev`, `next`: 48 bytes); a key's chain starts at the slot its Fibonacci hash picks
 //! (when that slot's metadata marks a chain head) and follows the probe distances the
 //! metadata bytes name; iteration follows the `next` links from `iter_list_head_`.
+use std::marker::PhantomData;
 use std::ptr::NonNull;
 
 use super::hash::KeyProbe;
@@ -185,18 +186,20 @@ pub(crate) struct Cursor {
     pos: u64,
 }
 
-/// A live `ffi.Map` or `ffi.Dict` object, read in place.
+/// A live `ffi.Map` or `ffi.Dict` object, read in place for as long as `'a` (the borrow of
+/// the `Map`, or of the `Dict`'s lock: see `lock::with_locked`).
 #[derive(Clone, Copy)]
-pub(crate) struct Table(NonNull<TVMFFIObject>);
+pub(crate) struct Table<'a>(NonNull<TVMFFIObject>, PhantomData<&'a ()>);
 
-impl Table {
+impl Table<'_> {
     /// # Safety
     /// `obj` is a live `ffi.Map` or `ffi.Dict` that stays alive while the `Table` is used, and
-    /// no other thread writes it meanwhile. Each method reads the table's current state anew,
-    /// so foreign code on this thread may change a `Dict` between two calls.
+    /// no other thread writes it meanwhile (for a `Dict`: its lock is held). Each method reads
+    /// the table's current state anew, so foreign code on this thread may change a `Dict`
+    /// between two calls.
     #[inline]
-    pub(crate) unsafe fn new(obj: NonNull<TVMFFIObject>) -> Table {
-        Table(obj)
+    pub(crate) unsafe fn new(obj: NonNull<TVMFFIObject>) -> Self {
+        Table(obj, PhantomData)
     }
 
     #[inline]

@@ -167,7 +167,19 @@ unsafe extern "C" fn rust_object_deleter<T, D: DropPayload<T>>(ptr: *mut c_void,
             true
         });
         if !dropped {
-            // SAFETY: the deleter protocol, carried out later by the outermost release.
+            if flags & sys::kTVMFFIObjectDeleterFlagBitMaskWeak == 0 {
+                // Weak references remain, and the last of them may go (later in this cascade,
+                // on another thread, from C++) before the queue drains: the queued drop holds a
+                // weak reference of its own, so the memory outlives it.
+                // SAFETY: the caller (strong count zero, weak flag unset) still holds the weak
+                // reference of the strong ones: the count is at least one.
+                inc_weak(unsafe { NonNull::new_unchecked(ptr as *mut TVMFFIObject) });
+                // SAFETY: the deleter protocol, carried out later by the outermost release,
+                // which then gives up the weak reference taken above.
+                return unsafe { defer(ptr, flags, release_now_then_dec_weak::<T, D>) };
+            }
+            // SAFETY: the deleter protocol, carried out later by the outermost release; no
+            // other reference exists, so nothing can free the memory meanwhile.
             return unsafe { defer(ptr, flags, release_now::<T, D>) };
         }
     } else if flags & sys::kTVMFFIObjectDeleterFlagBitMaskStrong != 0 {
@@ -195,6 +207,18 @@ unsafe fn release_now<T, D: DropPayload<T>>(ptr: *mut c_void, flags: c_int) {
         // SAFETY: the caller's contract.
         unsafe { free_cell::<T>(ptr) };
     }
+}
+
+/// Drops the payload of a deferred strong-only release, then gives up the weak reference the
+/// deferral took (which may free the memory).
+///
+/// # Safety
+/// As for [`release_now`] with the strong flag, and the caller owns one weak reference.
+unsafe fn release_now_then_dec_weak<T, D: DropPayload<T>>(ptr: *mut c_void, flags: c_int) {
+    // SAFETY: the caller's contract.
+    unsafe { release_now::<T, D>(ptr, flags) };
+    // SAFETY: the weak reference taken by the deferral; the payload is gone.
+    unsafe { dec_weak(NonNull::new_unchecked(ptr as *mut TVMFFIObject)) };
 }
 
 /// Drops the payload of an `ObjectCell<T>` whose strong count reached zero, the way `D` says.
@@ -274,6 +298,41 @@ unsafe fn defer(ptr: *mut c_void, flags: c_int, now: Release) {
         // SAFETY: the caller's contract.
         unsafe { now(ptr, flags) };
     }
+}
+
+/// Runs `f` with every payload drop of a Rust object released meanwhile (by Rust, C++ or the
+/// runtime) queued instead of run: the caller holds a lock that user `Drop` code must not
+/// run under. [`run_held_releases`] runs the queue once the lock is released (or the
+/// thread's outermost release does, when this one is nested in a payload drop).
+pub(crate) fn hold_releases<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(u32);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let depth = self.0;
+            let _ = RELEASES.try_with(|state| state.set((state.get() & DEFERRED_PENDING) | depth));
+        }
+    }
+    let Ok(saved) = RELEASES.try_with(|state| {
+        let saved = state.get() & DEPTH_MASK;
+        // At the nesting limit every release with drop glue is queued.
+        state.set((state.get() & DEFERRED_PENDING) | MAX_NESTED_RELEASES);
+        saved
+    }) else {
+        return f(); // thread exit: releases run in place, as everywhere then
+    };
+    let _restore = Restore(saved);
+    f()
+}
+
+/// Runs the releases [`hold_releases`] queued, unless a payload drop of this thread is in
+/// progress (its outermost release runs them when it returns).
+#[inline]
+pub(crate) fn run_held_releases() {
+    let _ = RELEASES.try_with(|state| {
+        if state.get() == DEFERRED_PENDING {
+            run_deferred(state);
+        }
+    });
 }
 
 /// Runs the queued releases (and those they queue in turn), each from depth 1 again.

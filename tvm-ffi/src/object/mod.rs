@@ -19,11 +19,17 @@ pub(crate) mod header;
 pub(crate) mod type_info;
 
 pub(crate) use header::{
-    alloc_inplace_array, alloc_object, alloc_object_with, dec_ref, inc_ref, padding_word,
-    InplaceArray,
+    alloc_inplace_array, alloc_object, alloc_object_with, dec_ref, hold_releases, inc_ref,
+    padding_word, run_held_releases, try_inc_strong, type_index_of, InplaceArray,
 };
-use header::{dec_weak, inc_weak, ref_count, try_inc_strong, type_index_of, STRONG_MASK};
+use header::{dec_weak, inc_weak, ref_count, STRONG_MASK};
 pub(crate) use header::{DropPayload, ObjectCell};
+
+/// The strong count of an object whose memory is alive (0 while its release runs).
+#[inline]
+pub(crate) fn strong_count_of(ptr: NonNull<TVMFFIObject>) -> u32 {
+    (ref_count(ptr).load(Ordering::Relaxed) & STRONG_MASK) as u32
+}
 
 /// Index and inheritance depth of a type in the runtime's registry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

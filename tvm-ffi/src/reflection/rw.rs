@@ -14,17 +14,31 @@
 //!   with one relaxed atomic load or store of that size: no lock, the cost of a plain field
 //!   read, never a torn value. (A scalar at a less aligned address, possible for the 2-aligned
 //!   `DataType` and 4-aligned `Device` in a foreign layout, takes the lock.)
-//! - Any other value (strings, objects) takes a lock while it is copied or swapped (a few
-//!   instructions, never a call into user code); the old value is dropped after the lock is
-//!   released. The lock is not stored in the object: a small process-wide table of spin locks
-//!   (one table shared by every Rust library in the process) is indexed by the field's address.
+//! - Any other value (strings, objects) takes a lock only to take a bit copy of the value (a
+//!   *snapshot*) or to swap it, never while user code runs: a reader registers with the lock,
+//!   releases it, then clones (or converts) its snapshot; a write that replaces a value while
+//!   readers hold snapshots leaves the old value to the last of them, which drops it after
+//!   the lock is released. The lock is not stored in the object: a small process-wide table of
+//!   parking locks (one table shared by every Rust library in the process, see
+//!   `container::lock`) is indexed by the field's address.
 //!
 //! Both paths are chosen per field from the value's type and address, so every Rust accessor
 //! of a field (in any library) takes the same one.
+//!
+//! **What the lock does not cover.** Only Rust's accessors (and the reflected getter and
+//! setter, which are Rust's) take it. The runtime reads fields directly from the object's
+//! memory in one place: the shallow copy it registers for a Python-defined class
+//! (`@py_class`, `copy.copy`, `dataclasses.replace`) copies every field of the type chain,
+//! the `Rw` fields of a Rust parent included, by copying the stored value and taking a
+//! reference, without a getter. Such a copy racing a `set` of a non-scalar field on another
+//! thread may take its reference after `set` released the old value (a use after free);
+//! scalar fields are copied whole. As with a C++ object, code that copies such an object while
+//! another thread writes it must synchronise the two.
 use std::cell::UnsafeCell;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::OnceLock;
+use std::sync::atomic::Ordering;
+
+use crate::container::lock::FieldGuard;
 
 /// A field value that foreign code may replace at any time: the storage of `#[ffi(rw)]` fields.
 ///
@@ -45,77 +59,11 @@ pub struct Rw<T> {
     value: UnsafeCell<T>,
 }
 
-// SAFETY: every access to `value` holds the address-indexed lock, so at most one thread reads
-// or writes it at a time (like `Mutex<T>`, which is `Sync` for `T: Send`).
-unsafe impl<T: Send> Sync for Rw<T> {}
-
-const STRIPES: usize = 64;
-type LockTable = [AtomicBool; STRIPES];
-#[allow(clippy::declare_interior_mutable_const)]
-const UNLOCKED: AtomicBool = AtomicBool::new(false);
-static LOCAL_LOCKS: LockTable = [UNLOCKED; STRIPES];
-static PROCESS_LOCKS: OnceLock<&'static LockTable> = OnceLock::new();
-/// The global function through which the first Rust library of the process shares its table.
-const LOCK_TABLE_GLOBAL: &str = "tvm_ffi_rs.rw_lock_table.v1";
-
-/// The process-wide lock table. Each library (cdylib) has its own statics, but a type can be
-/// shared between libraries (a second copy of a library, an `external` declaration of another
-/// Rust library's type), and then both sides must take the same lock for the same field: the
-/// first library to need a table publishes its own through a global function, later ones use
-/// that one. (Libraries are never unloaded, so the table outlives every user.)
-fn lock_table() -> &'static LockTable {
-    PROCESS_LOCKS.get_or_init(|| {
-        for _ in 0..2 {
-            if let Some(shared) = crate::function::Function::get_global(LOCK_TABLE_GLOBAL) {
-                if let Ok(ptr) = shared.call_as::<*mut std::ffi::c_void, _>(()) {
-                    if !ptr.is_null() {
-                        // SAFETY: published below by a library of this SDK (same table type
-                        // and size, named by version), never unloaded.
-                        return unsafe { &*(ptr as *const LockTable) };
-                    }
-                }
-            }
-            let ours = &LOCAL_LOCKS as *const LockTable as usize;
-            let publish =
-                crate::function::Function::from_typed(move || ours as *mut std::ffi::c_void);
-            // Fails only if another library published first (a race): then use that one.
-            if publish.register_global(LOCK_TABLE_GLOBAL, false).is_ok() {
-                return &LOCAL_LOCKS;
-            }
-        }
-        &LOCAL_LOCKS
-    })
-}
-
-struct StripeGuard(&'static AtomicBool);
-
-impl StripeGuard {
-    #[inline]
-    fn lock(addr: *const ()) -> Self {
-        // Fields are at least 4-byte aligned and usually 8: drop the low bits before hashing.
-        let slot = &lock_table()[((addr as usize) >> 3) % STRIPES];
-        let mut spins = 0u32;
-        while slot
-            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
-        {
-            spins += 1;
-            if spins < 64 {
-                std::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
-            }
-        }
-        StripeGuard(slot)
-    }
-}
-
-impl Drop for StripeGuard {
-    #[inline]
-    fn drop(&mut self) {
-        self.0.store(false, Ordering::Release);
-    }
-}
+// SAFETY: every access to `value` holds the address-indexed lock (like `Mutex<T>`), except
+// the readers' snapshots: bit copies of one value that several threads may clone at once
+// (shared `&T` across threads: `T: Sync`) and whose original the last of them may drop
+// (`T: Send`).
+unsafe impl<T: Send + Sync> Sync for Rw<T> {}
 
 impl<T> Rw<T> {
     /// Wraps an initial value.
@@ -137,37 +85,81 @@ impl<T> Rw<T> {
 }
 
 impl<T: 'static> Rw<T> {
-    /// Replaces the value, returning the old one.
-    pub fn replace(&self, value: T) -> T {
+    /// Stores a new value. The old one is dropped after the lock is released, or, while
+    /// readers clone snapshots of it, by the last of them.
+    pub fn set(&self, value: T) {
         let cell = self.value.get();
         if let Some(width) = scalar_width::<T>(cell) {
             // SAFETY: a scalar of `width` bytes at an address aligned to `width` (checked);
             // every access to this field is atomic (the choice depends only on type and
             // address), and every bit pattern written is a valid `T`.
-            return unsafe { atomic_swap(cell, value, width) };
+            drop(unsafe { atomic_swap(cell, value, width) });
+            return;
         }
-        let _guard = StripeGuard::lock(cell as *const ());
-        // SAFETY: the stripe lock serialises every access to this cell.
-        unsafe { std::mem::replace(&mut *cell, value) }
+        let old = {
+            let guard = FieldGuard::lock(cell as *const std::ffi::c_void);
+            // SAFETY: the stripe lock serialises every write of this cell and every snapshot.
+            let old = unsafe { std::mem::replace(&mut *cell, value) };
+            guard.bury_if_read(old)
+        };
+        drop(old);
     }
 
-    /// Stores a new value; the old one is dropped after the lock (if any) is released.
-    pub fn set(&self, value: T) {
-        drop(self.replace(value));
-    }
-
-    /// Runs `f` on the current value (a copy of a scalar, else the value under the lock). `f`
-    /// must be short and must not touch another `Rw` (locks are shared between fields).
+    /// Runs `f` on the current value: a copy of a scalar, else a snapshot (a bit copy taken
+    /// under the lock, which stays valid until `f` returns: see the module docs). No user
+    /// code runs under the lock.
+    #[inline]
     pub(crate) fn with<R>(&self, f: impl FnOnce(&T) -> R) -> R {
         let cell = self.value.get();
         if let Some(width) = scalar_width::<T>(cell) {
-            // SAFETY: as in `replace`; the copy is a plain scalar with no destructor.
+            // SAFETY: as in `set`; the copy is a plain scalar with no destructor.
             let copy = std::mem::ManuallyDrop::new(unsafe { atomic_load(cell, width) });
             return f(&copy);
         }
-        let _guard = StripeGuard::lock(cell as *const ());
-        // SAFETY: the stripe lock serialises every access to this cell.
-        f(unsafe { &*cell })
+        self.with_snapshot(f)
+    }
+
+    /// [`Rw::with`] of a value that is not an aligned scalar (kept apart so that the scalar
+    /// path inlines to one load).
+    #[inline(never)]
+    fn with_snapshot<R>(&self, f: impl FnOnce(&T) -> R) -> R {
+        let cell = self.value.get();
+        let (snapshot, _reader) = {
+            let guard = FieldGuard::lock(cell as *const std::ffi::c_void);
+            // SAFETY: read under the lock; never dropped (the original owns the value), and
+            // valid while this reader is counted: a write meanwhile buries the original
+            // until the last reader is done.
+            let snapshot = std::mem::ManuallyDrop::new(unsafe { std::ptr::read(cell) });
+            (snapshot, guard.enter_reader())
+        };
+        f(&snapshot)
+    }
+}
+
+impl<T: Clone + 'static> Rw<T> {
+    /// Replaces the value, returning the old one (a clone of it while other threads read it:
+    /// their snapshots keep the original until they are done).
+    pub fn replace(&self, value: T) -> T {
+        let cell = self.value.get();
+        if let Some(width) = scalar_width::<T>(cell) {
+            // SAFETY: as in `set`.
+            return unsafe { atomic_swap(cell, value, width) };
+        }
+        let (snapshot, _reader) = {
+            let guard = FieldGuard::lock(cell as *const std::ffi::c_void);
+            // SAFETY: the stripe lock serialises every write of this cell and every snapshot.
+            let old = unsafe { std::mem::replace(&mut *cell, value) };
+            if !guard.has_readers() {
+                return old;
+            }
+            // SAFETY: a bit copy of `old`, kept valid by this reader until the clone below;
+            // the original goes to the last reader.
+            let snapshot = std::mem::ManuallyDrop::new(unsafe { std::ptr::read(&old) });
+            let reader = guard.enter_reader();
+            guard.bury(old, &reader);
+            (snapshot, reader)
+        };
+        T::clone(&snapshot)
     }
 }
 
@@ -254,10 +246,8 @@ unsafe fn atomic_swap<T>(at: *mut T, value: T, width: usize) -> T {
 }
 
 impl<T: Clone> Rw<T> {
-    /// A copy of the current value (for objects: a new reference).
-    ///
-    /// `T::clone` runs under the lock, which other fields may share: it must not read or write
-    /// another `Rw` (true of every TVM-FFI value type; keep it true for your own `T`).
+    /// A copy of the current value (for objects: a new reference). `T::clone` runs on a
+    /// snapshot, after the lock is released: it may do anything.
     #[inline]
     pub fn get(&self) -> T
     where
@@ -320,6 +310,7 @@ impl<T: Clone + PartialEq + 'static> PartialEq for Rw<T> {
 
 impl<T: Clone + PartialEq + 'static> PartialEq<T> for Rw<T> {
     fn eq(&self, other: &T) -> bool {
+        // On a snapshot: `PartialEq` is user code, which never runs under the lock.
         self.with(|v| v == other)
     }
 }
@@ -377,6 +368,52 @@ mod tests {
         for w in writers {
             w.join().unwrap();
         }
+    }
+
+    #[test]
+    fn a_value_replaced_while_read_is_dropped_by_the_last_reader() {
+        use std::sync::{Arc, Barrier, Mutex};
+        static DROPPED: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+        thread_local! {
+            static WAIT_IN_CLONE: std::cell::Cell<Option<Arc<Barrier>>> =
+                const { std::cell::Cell::new(None) };
+        }
+        struct Tracked(Box<u64>);
+        impl Clone for Tracked {
+            fn clone(&self) -> Self {
+                if let Some(barrier) = WAIT_IN_CLONE.with(|slot| slot.take()) {
+                    barrier.wait(); // the reader is cloning its snapshot
+                    barrier.wait(); // the writer replaced the value meanwhile
+                }
+                Tracked(Box::new(*self.0))
+            }
+        }
+        impl Drop for Tracked {
+            fn drop(&mut self) {
+                DROPPED.lock().unwrap().push(*self.0);
+            }
+        }
+        let cell = Arc::new(Rw::new(Tracked(Box::new(1))));
+        let barrier = Arc::new(Barrier::new(2));
+        let reader = {
+            let (cell, barrier) = (cell.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                WAIT_IN_CLONE.with(|slot| slot.set(Some(barrier)));
+                *cell.get().0
+            })
+        };
+        barrier.wait();
+        cell.set(Tracked(Box::new(2)));
+        // The reader still clones its snapshot of the old value: not dropped yet.
+        assert!(!DROPPED.lock().unwrap().contains(&1));
+        barrier.wait();
+        assert_eq!(reader.join().unwrap(), 1);
+        // The reader's clone, then the old value (dropped by the reader on its way out).
+        assert_eq!(
+            DROPPED.lock().unwrap().iter().filter(|&&v| v == 1).count(),
+            2
+        );
+        assert_eq!(*cell.get().0, 2);
     }
 
     #[test]

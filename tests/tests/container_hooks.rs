@@ -1,0 +1,185 @@
+//! Dict keys with hooks (`__any_hash__`, `__any_equal__`: type attributes the runtime calls
+//! while it looks a key up or inserts it) that run user code while a Rust operation holds the
+//! dict's lock. A binary of its own, with one test: registering type attributes is not
+//! thread-safe in the runtime, so nothing else may run meanwhile.
+use tvm_ffi::{Any, Dict, Function, IntoAny, ObjectRef};
+
+#[test]
+fn key_hooks_run_under_the_dict_lock() {
+    // Registered first, on this one thread.
+    register_key_hooks(ObjectRef::new(HookedKey { v: 0 }).type_index());
+    register_sleepy_hooks(ObjectRef::new(SleepyKey { v: 0 }).type_index());
+    a_key_hook_that_writes_the_dict_being_written_is_refused();
+    a_thread_waiting_for_a_container_lock_sleeps();
+}
+
+/// A dict key whose hash and equality hooks (type attributes the runtime calls while it looks
+/// the key up or inserts it) use the dict being written.
+#[derive(tvm_ffi::Object)]
+#[ffi_type(key = "rust_tests.HookedKey")]
+#[repr(C)]
+pub struct HookedKey {
+    pub v: i64,
+}
+
+thread_local! {
+    static HOOK_DICT: std::cell::RefCell<Option<Dict<Any, Any>>> = const { std::cell::RefCell::new(None) };
+}
+static HOOK_READS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static HOOK_REFUSED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn register_key_hooks(index: i32) {
+    use std::sync::atomic::Ordering::Relaxed;
+    let hash = Function::from_typed(|key: ObjectRef<HookedKey>| -> i64 {
+        HOOK_DICT.with(|dict| {
+            if let Some(dict) = dict.borrow().as_ref() {
+                // A read re-enters the lock; a write while the runtime changes the dict (or
+                // walks its table) must be refused.
+                std::hint::black_box(dict.len());
+                HOOK_READS.fetch_add(1, Relaxed);
+                if let Err(err) = dict.insert(7i64.into_any(), 7i64.into_any()) {
+                    assert_eq!(err.kind(), "RuntimeError", "{}", err.message());
+                    HOOK_REFUSED.fetch_add(1, Relaxed);
+                }
+            }
+        });
+        key.v
+    });
+    let equal = Function::from_typed(|a: Any, b: Any| -> bool {
+        match (
+            a.cast::<ObjectRef<HookedKey>>(),
+            b.cast::<ObjectRef<HookedKey>>(),
+        ) {
+            (Ok(a), Ok(b)) => a.v == b.v,
+            _ => false,
+        }
+    });
+    for (name, hook) in [("__any_hash__", hash), ("__any_equal__", equal)] {
+        let name = tvm_ffi::sys::TVMFFIByteArray::from_bytes(name.as_bytes());
+        let hook = hook.into_any();
+        // SAFETY: a valid name and value; the runtime keeps its own reference.
+        let rc = unsafe { tvm_ffi::sys::TVMFFITypeRegisterAttr(index, &name, hook.as_raw()) };
+        assert_eq!(rc, 0);
+    }
+}
+
+fn a_key_hook_that_writes_the_dict_being_written_is_refused() {
+    use std::sync::atomic::Ordering::Relaxed;
+    let key = |v| ObjectRef::new(HookedKey { v }).into_any();
+    let dict: Dict<Any, Any> = Dict::default();
+    HOOK_DICT.with(|slot| *slot.borrow_mut() = Some(dict.clone()));
+    for v in 0..20 {
+        dict.insert(key(v), v.into_any()).unwrap();
+    }
+    assert_eq!(dict.get(key(3)).unwrap().unwrap().cast::<i64>().unwrap(), 3);
+    assert_eq!(
+        dict.remove(key(4)).unwrap().unwrap().cast::<i64>().unwrap(),
+        4
+    );
+    HOOK_DICT.with(|slot| *slot.borrow_mut() = None);
+    assert!(HOOK_READS.load(Relaxed) > 0);
+    assert_eq!(HOOK_REFUSED.load(Relaxed), HOOK_READS.load(Relaxed));
+    // No write of a hook went through: the dict holds the 19 keys inserted and kept.
+    assert_eq!(dict.len(), 19);
+    assert!(!dict.contains_key(7i64));
+}
+
+/// A dict key whose hash hook sleeps while `SLEEPY_HOOK_MS` is set: the runtime runs it inside
+/// a Rust insert, which holds the dict's lock meanwhile.
+#[derive(tvm_ffi::Object)]
+#[ffi_type(key = "rust_tests.SleepyKey")]
+#[repr(C)]
+pub struct SleepyKey {
+    pub v: i64,
+}
+
+static SLEEPY_HOOK_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+extern "C" {
+    fn clock_gettime(clock: i32, out: *mut [i64; 2]) -> i32;
+}
+
+/// CPU time the calling thread used so far.
+fn thread_cpu_time() -> std::time::Duration {
+    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+    let mut ts = [0i64; 2];
+    // SAFETY: a valid clock id and output buffer (struct timespec: seconds, nanoseconds).
+    assert_eq!(
+        unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut ts) },
+        0
+    );
+    std::time::Duration::new(ts[0] as u64, ts[1] as u32)
+}
+
+fn a_thread_waiting_for_a_container_lock_sleeps() {
+    use std::sync::atomic::Ordering::SeqCst;
+    // A key already there: inserting another compares the keys (small tables are searched
+    // linearly) and hashes them.
+    let dict: Dict<Any, Any> = Dict::default();
+    dict.insert(
+        ObjectRef::new(SleepyKey { v: 0 }).into_any(),
+        0i64.into_any(),
+    )
+    .unwrap();
+    SLEEPY_HOOK_MS.store(300, SeqCst);
+    let (entered, wait_entered) = std::sync::mpsc::channel();
+    std::thread::scope(|scope| {
+        let holder = dict.clone();
+        scope.spawn(move || {
+            // Inserting hashes the key under the dict's lock: it holds the lock 300 ms+.
+            entered.send(()).unwrap();
+            holder
+                .insert(
+                    ObjectRef::new(SleepyKey { v: 1 }).into_any(),
+                    1i64.into_any(),
+                )
+                .unwrap();
+        });
+        wait_entered.recv().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        // This thread waits for the lock for about 250 ms: parked, not spinning.
+        let (cpu, wall) = (thread_cpu_time(), std::time::Instant::now());
+        let len = dict.len();
+        let (cpu, wall) = (thread_cpu_time() - cpu, wall.elapsed());
+        SLEEPY_HOOK_MS.store(0, SeqCst);
+        assert!(len <= 2);
+        assert!(
+            wall >= std::time::Duration::from_millis(100),
+            "no wait: {wall:?}"
+        );
+        assert!(
+            cpu < wall / 5,
+            "waited {wall:?} for the lock, using {cpu:?} of CPU"
+        );
+    });
+}
+
+fn register_sleepy_hooks(index: i32) {
+    use std::sync::atomic::Ordering::SeqCst;
+    let nap = || {
+        std::thread::sleep(std::time::Duration::from_millis(
+            SLEEPY_HOOK_MS.load(SeqCst),
+        ))
+    };
+    let hash = Function::from_typed(move |key: ObjectRef<SleepyKey>| -> i64 {
+        nap();
+        key.v
+    });
+    let equal = Function::from_typed(move |a: Any, b: Any| -> bool {
+        nap();
+        match (
+            a.cast::<ObjectRef<SleepyKey>>(),
+            b.cast::<ObjectRef<SleepyKey>>(),
+        ) {
+            (Ok(a), Ok(b)) => a.v == b.v,
+            _ => false,
+        }
+    });
+    for (name, hook) in [("__any_hash__", hash), ("__any_equal__", equal)] {
+        let name = tvm_ffi::sys::TVMFFIByteArray::from_bytes(name.as_bytes());
+        let hook = hook.into_any();
+        // SAFETY: a valid name and value; the runtime keeps its own reference.
+        let rc = unsafe { tvm_ffi::sys::TVMFFITypeRegisterAttr(index, &name, hook.as_raw()) };
+        assert_eq!(rc, 0);
+    }
+}
