@@ -173,15 +173,25 @@ pub unsafe trait FfiEnum: Copy + Send + Sync + 'static {
 }
 
 /// A new enum object of type `index` (a singleton, or a copy as C++'s shallow copy makes).
-pub(crate) fn new_enum_object(index: i32, int_index: i64, str_index: String) -> ObjectRef<EnumObj> {
-    let ptr = crate::object::alloc_object(
-        EnumObj {
-            int_index,
-            str_index,
-        },
-        index,
-        0,
-    );
+///
+/// # Safety
+/// `index` must be an enum type (whose payload is an `EnumObj`).
+pub(crate) unsafe fn new_enum_object(
+    index: i32,
+    int_index: i64,
+    str_index: String,
+) -> ObjectRef<EnumObj> {
+    // SAFETY: `index` is an enum type (the caller's contract).
+    let ptr = unsafe {
+        crate::object::alloc_object(
+            EnumObj {
+                int_index,
+                str_index,
+            },
+            index,
+            0,
+        )
+    };
     // SAFETY: a fresh object of an enum type (an `EnumObj` payload) with one reference.
     unsafe { ObjectRef::from_raw(ptr) }
 }
@@ -224,7 +234,8 @@ pub(crate) mod support {
         out: *mut crate::sys::TVMFFIObjectHandle,
     ) -> std::ffi::c_int {
         match crate::error::panic::catch(|| {
-            new_enum_object(E::runtime_type().index, 0, String::default())
+            // SAFETY: `E`'s runtime type is its enum type (the `FfiEnum` contract).
+            unsafe { new_enum_object(E::runtime_type().index, 0, String::default()) }
         }) {
             Ok(obj) => {
                 // SAFETY: `out` is writable; the caller takes the one reference.

@@ -23,10 +23,11 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
     let before_deref = (!model.external).then(|| {
         quote! {
             #[inline(always)]
-            fn before_deref(
+            unsafe fn before_deref(
                 object: #krate::__private::core::ptr::NonNull<#krate::__private::sys::TVMFFIObject>,
             ) {
-                #krate::__private::seal::<Self>(object)
+                // SAFETY: the caller passes a live instance of `Self`.
+                unsafe { #krate::__private::seal::<Self>(object) }
             }
         }
     });

@@ -225,7 +225,8 @@ fn find_or_publish() -> std::result::Result<&'static SharedLocks, String> {
     if let Some(found) = read_published(index)? {
         return Ok(found);
     }
-    let obj = alloc_object(SharedLocks::new(), index, 0);
+    // SAFETY: `index` is the SDK's lock-table type, whose objects are `SharedLocks` payloads.
+    let obj = unsafe { alloc_object(SharedLocks::new(), index, 0) };
     // SAFETY: a new object of which we own the one reference.
     let ours = unsafe { ObjectRef::<Object>::from_raw(obj) };
     let name = sys::TVMFFIByteArray::from_bytes(ATTR_NAME.as_bytes());
@@ -543,7 +544,9 @@ pub(crate) unsafe fn copy_live(slot: *const TVMFFIAny) -> Option<Any> {
     if index >= sys::type_index::kTVMFFIStaticObjectBegin {
         // SAFETY: an object index holds an object pointer.
         let obj = NonNull::new(unsafe { std::ptr::addr_of!((*slot).value.v_obj).read() })?;
-        if !try_inc_strong(obj) {
+        // SAFETY: the slot's reference keeps the memory alive while this thread holds the
+        // container's lock (the caller's contract).
+        if !unsafe { try_inc_strong(obj) } {
             return None;
         }
     } else if matches!(
@@ -572,7 +575,8 @@ unsafe fn is_dying(slot: *const TVMFFIAny) -> bool {
         // SAFETY: an object index holds an object pointer, whose memory is alive while the
         // container's slot still refers to it.
         && NonNull::new(unsafe { raw.value.v_obj })
-            .is_some_and(|obj| crate::object::strong_count_of(obj) == 0)
+            // SAFETY: as above.
+            .is_some_and(|obj| unsafe { crate::object::strong_count_of(obj) } == 0)
 }
 
 /// Holds a field stripe (no re-entry: no code but a bit copy or swap runs under it).

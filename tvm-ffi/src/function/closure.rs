@@ -50,7 +50,9 @@ where
         name,
         body,
     };
-    let ptr = object::alloc_object(payload, ti::kTVMFFIFunction, 0);
+    // SAFETY: a closure cell starts with the runtime's function cell, the payload of
+    // `ffi.Function`.
+    let ptr = unsafe { object::alloc_object(payload, ti::kTVMFFIFunction, 0) };
     // SAFETY: a fresh function object (header + function cell prefix), one reference.
     Function(unsafe { ObjectRef::from_raw(ptr) })
 }

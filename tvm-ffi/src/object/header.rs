@@ -31,20 +31,29 @@ impl<T> ObjectCell<T> {
     pub const TOTAL_SIZE: usize = std::mem::size_of::<ObjectCell<T>>();
 }
 
+/// The header's combined reference count.
+///
+/// # Safety
+/// The object's memory must stay alive for `'a` (the caller holds a strong or weak reference,
+/// or runs its deleter).
 #[inline(always)]
-pub(crate) fn ref_count(ptr: NonNull<TVMFFIObject>) -> &'static AtomicU64 {
+pub(crate) unsafe fn ref_count<'a>(ptr: NonNull<TVMFFIObject>) -> &'a AtomicU64 {
     // SAFETY: `combined_ref_count` is the first field, 8-byte aligned, and only ever accessed
-    // atomically by every runtime (C++ uses __atomic builtins on it). The reference never
-    // outlives the object in practice: callers hold a strong or weak reference.
+    // atomically by every runtime (C++ uses __atomic builtins on it); the memory lives for 'a
+    // (the caller's contract).
     unsafe { &*(ptr.as_ptr() as *const AtomicU64) }
 }
 
 /// The header's padding word, which Rust-defined types use for their construction state (see
 /// `reflection::construction`); other runtimes zero it and never read it.
+///
+/// # Safety
+/// As for [`ref_count`]: the object's memory must stay alive for `'a`.
 #[inline(always)]
-pub(crate) fn padding_word(ptr: NonNull<TVMFFIObject>) -> &'static AtomicU32 {
+pub(crate) unsafe fn padding_word<'a>(ptr: NonNull<TVMFFIObject>) -> &'a AtomicU32 {
     // SAFETY: `__padding` is a 4-byte aligned u32 at offset 12 of the header; for objects of
-    // Rust-defined types only the construction state touches it, and only atomically.
+    // Rust-defined types only the construction state touches it, and only atomically; the
+    // memory lives for 'a (the caller's contract).
     unsafe { &*(std::ptr::addr_of!((*ptr.as_ptr()).__padding) as *const AtomicU32) }
 }
 
@@ -65,7 +74,8 @@ pub(crate) unsafe fn type_index_of(ptr: NonNull<TVMFFIObject>) -> i32 {
 /// `ptr` must point to a live object on which the caller holds a strong reference.
 #[inline(always)]
 pub(crate) unsafe fn inc_ref(ptr: NonNull<TVMFFIObject>) {
-    ref_count(ptr).fetch_add(STRONG_ONE, Ordering::Relaxed);
+    // SAFETY: the caller holds a strong reference: the memory is alive.
+    unsafe { ref_count(ptr) }.fetch_add(STRONG_ONE, Ordering::Relaxed);
 }
 
 /// Releases one strong reference, running the deleter when counts reach zero.
@@ -74,7 +84,8 @@ pub(crate) unsafe fn inc_ref(ptr: NonNull<TVMFFIObject>) {
 /// The caller must own one strong reference to `ptr`, which it gives up.
 #[inline(always)]
 pub(crate) unsafe fn dec_ref(ptr: NonNull<TVMFFIObject>) {
-    let before = ref_count(ptr).fetch_sub(STRONG_ONE, Ordering::Release);
+    // SAFETY: the caller owns a strong reference: the memory is alive until it is released.
+    let before = unsafe { ref_count(ptr) }.fetch_sub(STRONG_ONE, Ordering::Release);
     if before == BOTH_ONE {
         fence(Ordering::Acquire);
         // SAFETY: last strong and last weak reference: the object may be destroyed and freed.
@@ -95,9 +106,14 @@ unsafe fn dec_ref_slow(ptr: NonNull<TVMFFIObject>) {
 }
 
 /// Takes a strong reference through a weak one, unless the strong count already reached zero.
+///
+/// # Safety
+/// The object's memory must be alive (the caller holds a weak or strong reference, or a
+/// container lock that keeps the slot's reference from being released).
 #[inline]
-pub(crate) fn try_inc_strong(ptr: NonNull<TVMFFIObject>) -> bool {
-    let counter = ref_count(ptr);
+pub(crate) unsafe fn try_inc_strong(ptr: NonNull<TVMFFIObject>) -> bool {
+    // SAFETY: the memory is alive (the caller's contract).
+    let counter = unsafe { ref_count(ptr) };
     let mut current = counter.load(Ordering::Relaxed);
     while current & STRONG_MASK != 0 {
         match counter.compare_exchange_weak(
@@ -114,16 +130,21 @@ pub(crate) fn try_inc_strong(ptr: NonNull<TVMFFIObject>) -> bool {
 }
 
 /// Takes one more weak reference.
+///
+/// # Safety
+/// The caller holds a strong or weak reference to `ptr` (or runs its deleter).
 #[inline]
-pub(crate) fn inc_weak(ptr: NonNull<TVMFFIObject>) {
-    ref_count(ptr).fetch_add(WEAK_ONE, Ordering::Relaxed);
+pub(crate) unsafe fn inc_weak(ptr: NonNull<TVMFFIObject>) {
+    // SAFETY: the memory is alive (the caller's contract).
+    unsafe { ref_count(ptr) }.fetch_add(WEAK_ONE, Ordering::Relaxed);
 }
 
 /// # Safety
 /// The caller owns one weak reference to `ptr`, which it gives up.
 #[inline]
 pub(crate) unsafe fn dec_weak(ptr: NonNull<TVMFFIObject>) {
-    if ref_count(ptr).fetch_sub(WEAK_ONE, Ordering::Release) == WEAK_ONE {
+    // SAFETY: the caller owns a weak reference: the memory is alive until it is released.
+    if unsafe { ref_count(ptr) }.fetch_sub(WEAK_ONE, Ordering::Release) == WEAK_ONE {
         fence(Ordering::Acquire);
         // SAFETY: the last weak reference is gone: free the memory.
         unsafe { call_deleter(ptr, sys::kTVMFFIObjectDeleterFlagBitMaskWeak) };
@@ -173,7 +194,7 @@ unsafe extern "C" fn rust_object_deleter<T, D: DropPayload<T>>(ptr: *mut c_void,
                 // weak reference of its own, so the memory outlives it.
                 // SAFETY: the caller (strong count zero, weak flag unset) still holds the weak
                 // reference of the strong ones: the count is at least one.
-                inc_weak(unsafe { NonNull::new_unchecked(ptr as *mut TVMFFIObject) });
+                unsafe { inc_weak(NonNull::new_unchecked(ptr as *mut TVMFFIObject)) };
                 // SAFETY: the deleter protocol, carried out later by the outermost release,
                 // which then gives up the weak reference taken above.
                 return unsafe { defer(ptr, flags, release_now_then_dec_weak::<T, D>) };
@@ -376,9 +397,15 @@ impl<P> DropPayload<P> for DropInPlace {
 /// `padding` in the header's padding word (0 for every object but those of Rust-defined types,
 /// which keep their construction state there).
 ///
-/// The caller is responsible for `type_index` describing a type whose payload layout is `P`.
-pub(crate) fn alloc_object<P>(payload: P, type_index: i32, padding: u32) -> NonNull<TVMFFIObject> {
-    // SAFETY: the payload is written in full.
+/// # Safety
+/// `type_index` must describe a type whose payload layout is `P` (every reader of an object of
+/// that index trusts it), and `padding` must be a state its readers accept.
+pub(crate) unsafe fn alloc_object<P>(
+    payload: P,
+    type_index: i32,
+    padding: u32,
+) -> NonNull<TVMFFIObject> {
+    // SAFETY: the payload is written in full; the index is the caller's contract.
     unsafe { alloc_object_with::<P, DropInPlace>(type_index, padding, |slot| slot.write(payload)) }
 }
 

@@ -26,9 +26,13 @@ use header::{dec_weak, inc_weak, ref_count, STRONG_MASK};
 pub(crate) use header::{DropPayload, ObjectCell};
 
 /// The strong count of an object whose memory is alive (0 while its release runs).
+///
+/// # Safety
+/// The object's memory must be alive (see [`header::ref_count`]).
 #[inline]
-pub(crate) fn strong_count_of(ptr: NonNull<TVMFFIObject>) -> u32 {
-    (ref_count(ptr).load(Ordering::Relaxed) & STRONG_MASK) as u32
+pub(crate) unsafe fn strong_count_of(ptr: NonNull<TVMFFIObject>) -> u32 {
+    // SAFETY: the caller's contract.
+    (unsafe { ref_count(ptr) }.load(Ordering::Relaxed) & STRONG_MASK) as u32
 }
 
 /// Index and inheritance depth of a type in the runtime's registry.
@@ -64,7 +68,10 @@ pub unsafe trait ObjectType: Sized + Send + Sync + 'static {
     /// object's construction state here. Not part of the public API.
     #[doc(hidden)]
     #[inline(always)]
-    fn before_deref(_object: NonNull<TVMFFIObject>) {}
+    ///
+    /// # Safety
+    /// `_object` is a live instance of `Self` (the caller holds a reference).
+    unsafe fn before_deref(_object: NonNull<TVMFFIObject>) {}
     /// The registry key (`"my_ext.Point"`).
     fn type_key() -> &'static str {
         Self::TYPE_KEY
@@ -256,13 +263,15 @@ impl<T: ObjectType> ObjectRef<T> {
     /// Current strong reference count.
     #[inline]
     pub fn strong_count(&self) -> u32 {
-        (ref_count(self.ptr).load(Ordering::Relaxed) & STRONG_MASK) as u32
+        // SAFETY: `self` holds a strong reference.
+        unsafe { strong_count_of(self.ptr) }
     }
 
     /// Current weak reference count (including the one held by the strong references).
     #[inline]
     pub fn weak_count(&self) -> u32 {
-        (ref_count(self.ptr).load(Ordering::Relaxed) >> 32) as u32
+        // SAFETY: `self` holds a strong reference.
+        (unsafe { ref_count(self.ptr) }.load(Ordering::Relaxed) >> 32) as u32
     }
 
     /// Whether two references point to the same object.
@@ -322,7 +331,8 @@ impl<T: ObjectType> ObjectRef<T> {
 
     /// Creates a weak reference.
     pub fn downgrade(&self) -> WeakRef<T> {
-        inc_weak(self.ptr);
+        // SAFETY: `self` holds a strong reference.
+        unsafe { inc_weak(self.ptr) };
         WeakRef {
             ptr: self.ptr,
             _marker: PhantomData,
@@ -352,7 +362,8 @@ impl<T: ObjectType> std::ops::Deref for ObjectRef<T> {
     type Target = T;
     #[inline]
     fn deref(&self) -> &T {
-        T::before_deref(self.ptr);
+        // SAFETY: `self` holds a strong reference to an instance of `T`.
+        unsafe { T::before_deref(self.ptr) };
         // SAFETY: ObjectType contract: the payload of an instance of T sits at PAYLOAD_OFFSET.
         unsafe {
             &*((self.ptr.as_ptr() as *const u8).add(ObjectCell::<T>::PAYLOAD_OFFSET) as *const T)
@@ -422,7 +433,8 @@ impl<T: ObjectType> WeakRef<T> {
     /// A strong reference if the object is still alive.
     pub fn upgrade(&self) -> Option<ObjectRef<T>> {
         // Lazily: an `ObjectRef` built for nothing would release a reference it never took.
-        try_inc_strong(self.ptr).then(|| ObjectRef {
+        // SAFETY: `self` holds a weak reference: the memory is alive.
+        unsafe { try_inc_strong(self.ptr) }.then(|| ObjectRef {
             ptr: self.ptr,
             _marker: PhantomData,
         })
@@ -430,13 +442,15 @@ impl<T: ObjectType> WeakRef<T> {
 
     /// Current strong reference count (0 once the payload is gone).
     pub fn strong_count(&self) -> u32 {
-        (ref_count(self.ptr).load(Ordering::Relaxed) & STRONG_MASK) as u32
+        // SAFETY: `self` holds a weak reference: the memory is alive.
+        unsafe { strong_count_of(self.ptr) }
     }
 }
 
 impl<T: ObjectType> Clone for WeakRef<T> {
     fn clone(&self) -> Self {
-        inc_weak(self.ptr);
+        // SAFETY: `self` holds a weak reference.
+        unsafe { inc_weak(self.ptr) };
         WeakRef {
             ptr: self.ptr,
             _marker: PhantomData,

@@ -49,9 +49,12 @@ pub(crate) const OPEN: u32 = RUST_MADE | OPEN_PHASE;
 /// State value: made by Rust, immutable. The state of every object `ObjectRef::new` allocates.
 pub const SEALED: u32 = RUST_MADE | SEALED_PHASE;
 
+/// # Safety
+/// `ptr` is a live object (the caller holds a reference) for `'a`.
 #[inline(always)]
-fn state_word(ptr: NonNull<TVMFFIObject>) -> &'static AtomicU32 {
-    padding_word(ptr)
+unsafe fn state_word<'a>(ptr: NonNull<TVMFFIObject>) -> &'a AtomicU32 {
+    // SAFETY: the caller's contract.
+    unsafe { padding_word(ptr) }
 }
 
 /// Seals the object before Rust dereferences it (see the module docs); a no-op when sealed.
@@ -59,16 +62,24 @@ fn state_word(ptr: NonNull<TVMFFIObject>) -> &'static AtomicU32 {
 /// # Panics
 /// If a required field of the object is unset, or the object is a foreign (Python subclass)
 /// instance of a type with Rust-only fields.
+///
+/// # Safety
+/// `ptr` is a live instance of `T` (the caller holds a reference).
 #[inline(always)]
-pub fn seal<T: Reflected>(ptr: NonNull<TVMFFIObject>) {
-    if state_word(ptr).load(Ordering::Acquire) & PHASE_MASK != SEALED_PHASE {
-        seal_slow::<T>(ptr);
+pub unsafe fn seal<T: Reflected>(ptr: NonNull<TVMFFIObject>) {
+    // SAFETY: the caller's contract.
+    if unsafe { state_word(ptr) }.load(Ordering::Acquire) & PHASE_MASK != SEALED_PHASE {
+        // SAFETY: the caller's contract.
+        unsafe { seal_slow::<T>(ptr) };
     }
 }
 
+/// # Safety
+/// As for [`seal`].
 #[cold]
-fn seal_slow<T: Reflected>(ptr: NonNull<TVMFFIObject>) {
-    let word = state_word(ptr);
+unsafe fn seal_slow<T: Reflected>(ptr: NonNull<TVMFFIObject>) {
+    // SAFETY: the caller's contract.
+    let word = unsafe { state_word(ptr) };
     loop {
         let state = word.load(Ordering::Acquire);
         match state & PHASE_MASK {
@@ -255,13 +266,14 @@ pub(crate) unsafe fn with_construction_access<R>(
     ptr: NonNull<TVMFFIObject>,
     access: impl FnOnce() -> R,
 ) -> Result<R, ()> {
-    struct Reopen(&'static AtomicU32, u32);
-    impl Drop for Reopen {
+    struct Reopen<'a>(&'a AtomicU32, u32);
+    impl Drop for Reopen<'_> {
         fn drop(&mut self) {
             self.0.store(self.1, Ordering::Release);
         }
     }
-    let word = state_word(ptr);
+    // SAFETY: the caller's contract.
+    let word = unsafe { state_word(ptr) };
     loop {
         let state = word.load(Ordering::Acquire);
         match state & PHASE_MASK {
@@ -288,7 +300,8 @@ pub(crate) unsafe fn with_construction_access<R>(
 /// `ptr` must point to a live object.
 #[inline]
 pub(crate) unsafe fn is_sealed(ptr: NonNull<TVMFFIObject>) -> bool {
-    state_word(ptr).load(Ordering::Acquire) & PHASE_MASK == SEALED_PHASE
+    // SAFETY: the caller's contract.
+    unsafe { state_word(ptr) }.load(Ordering::Acquire) & PHASE_MASK == SEALED_PHASE
 }
 
 /// The error a setter raises for a sealed object's read-only field.

@@ -49,7 +49,8 @@ pub(super) fn register_enum(entry: &'static EnumEntry) -> Result<RuntimeType> {
         ty,
         "__ffi_new__",
         Any::new(Function::from_typed_named(leak("__ffi_new__"), move || {
-            new_singleton(index, 0, String::default()).into_object()
+            // SAFETY: `index` is this enum's type, just allocated as a child of `ffi.Enum`.
+            unsafe { new_singleton(index, 0, String::default()) }.into_object()
         })),
     )?;
     register_attr(
@@ -58,7 +59,9 @@ pub(super) fn register_enum(entry: &'static EnumEntry) -> Result<RuntimeType> {
         Any::new(Function::from_typed_named(
             leak("__ffi_shallow_copy__"),
             move |this: ObjectRef<EnumObj>| {
-                new_singleton(index, this.int_index, this.str_index.clone()).into_object()
+                // SAFETY: as above.
+                unsafe { new_singleton(index, this.int_index, this.str_index.clone()) }
+                    .into_object()
             },
         )),
     )?;
@@ -100,7 +103,9 @@ fn register_state(entry: &EnumEntry, ty: RuntimeType, table: &EnumTable) -> Resu
     let attrs = state_obj.get_field_any("attrs")?;
     let mut singletons = Vec::with_capacity(entry.variants.len());
     for variant in entry.variants {
-        let singleton = new_singleton(ty.index, variant.int_index, String::from(variant.str_index));
+        // SAFETY: as above.
+        let singleton =
+            unsafe { new_singleton(ty.index, variant.int_index, String::from(variant.str_index)) };
         LIST_APPEND.get()?.call((&entries, &singleton))?;
         for index in [Any::new(variant.int_index), Any::new(variant.str_index)] {
             // An index already taken by another variant (a lookup miss returns the runtime's
