@@ -424,3 +424,40 @@ fn is_instance_index_refuses_depths_outside_the_ancestor_table() {
         counter
     ));
 }
+
+#[test]
+fn registering_globals_while_other_threads_look_them_up_is_serialised() {
+    // The runtime's global table is not synchronised: a registration may rehash it while a
+    // lookup reads it. Before Rust's lookups and registrations shared a lock, lookups of a
+    // name that is always there came back empty (and could crash) under this load.
+    let _ = global("testing.echo");
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let readers: Vec<_> = (0..3)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut lookups = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        assert!(Function::get_global("testing.echo").is_some());
+                        lookups += 1;
+                    }
+                    lookups
+                })
+            })
+            .collect();
+        let writer = scope.spawn(|| {
+            let f = Function::from_typed(|x: i64| x + 1);
+            for round in 0..3000 {
+                f.register_global(&format!("rust_tests.race.f{round}"), true)
+                    .unwrap();
+            }
+        });
+        writer.join().unwrap();
+        stop.store(true, Ordering::Relaxed);
+        for reader in readers {
+            assert!(reader.join().unwrap() > 0);
+        }
+    });
+    let f = Function::get_global("rust_tests.race.f2999").unwrap();
+    assert_eq!(f.call_as::<i64, _>((41,)).unwrap(), 42);
+}

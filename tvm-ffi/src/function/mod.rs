@@ -176,6 +176,12 @@ impl Function {
 
     /// Looks up a global function.
     pub fn get_global(name: &str) -> Option<Function> {
+        let _reading = global_table_read();
+        Self::get_global_unlocked(name)
+    }
+
+    /// [`Function::get_global`] for a caller that holds the table lock.
+    fn get_global_unlocked(name: &str) -> Option<Function> {
         let name = sys::TVMFFIByteArray::from_bytes(name.as_bytes());
         let mut out: sys::TVMFFIObjectHandle = std::ptr::null_mut();
         // SAFETY: valid name and output slot.
@@ -212,10 +218,14 @@ impl Function {
         metadata: &str,
         allow_override: bool,
     ) -> Result<()> {
+        let writing = global_table_write();
+        // The function this replaces, released only after the lock: its drop may run any code.
+        let previous = Function::get_global_unlocked(name);
         // The runtime's own check prints a C++ traceback to stderr before it fails (it is
         // written for static initialisers, whose errors nobody receives); this caller receives
-        // the error. A registration racing this check still fails, through the runtime's.
-        if !allow_override && Function::get_global(name).is_some() {
+        // the error.
+        if !allow_override && previous.is_some() {
+            drop(writing);
             return Err(Error::runtime_error(format!(
                 "Global Function `{name}` is already registered"
             )));
@@ -235,6 +245,8 @@ impl Function {
         // SAFETY: valid info; the runtime takes its own reference to the function.
         let rc =
             unsafe { sys::TVMFFIFunctionSetGlobalFromMethodInfo(&info, allow_override as c_int) };
+        drop(writing);
+        drop(previous);
         if rc == 0 {
             Ok(())
         } else {
@@ -264,6 +276,26 @@ impl Function {
     pub fn into_object_ref(self) -> ObjectRef<FunctionObj> {
         self.0
     }
+}
+
+/// Rust's accesses to the runtime's global function table. The runtime does not synchronise
+/// the table (a registration may rehash it under a concurrent lookup), so Rust's lookups share
+/// this lock and Rust's registrations hold it alone. It is per library: two Rust libraries, or
+/// C++ and Python code registering functions while Rust looks one up on another thread, are as
+/// unsynchronised as two C++ threads (README, "Soundness").
+static GLOBAL_TABLE: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+fn global_table_read() -> std::sync::RwLockReadGuard<'static, ()> {
+    // No code that could panic runs under the lock: a poisoned lock is still consistent.
+    GLOBAL_TABLE
+        .read()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn global_table_write() -> std::sync::RwLockWriteGuard<'static, ()> {
+    GLOBAL_TABLE
+        .write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl TypeSchema for Function {
