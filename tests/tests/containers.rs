@@ -141,7 +141,9 @@ fn check_against_runtime(table: &Any, keys: &[Any], rng: &mut Rng, label: &str) 
         assert_eq!(views.len(), entries.len(), "{label}");
         (
             map.len(),
-            views.map(|(k, v)| (k.to_owned(), v.to_owned())).collect(),
+            views
+                .map(|(k, v)| (k.to_owned().unwrap(), v.to_owned().unwrap()))
+                .collect(),
         )
     } else {
         let dict: Dict = table.cast().unwrap();

@@ -144,9 +144,9 @@ impl<K, V> Dict<K, V> {
             Some(probe) => {
                 let _lock = self.locked();
                 Ok(self.table().find(&probe).map(|entry| {
-                    // SAFETY: the entry lives in the dict now; it is copied under the lock,
+                    // SAFETY: the entry (owned values) lives in the dict now; it is copied under the lock,
                     // before any other code runs.
-                    unsafe { stored_view(std::ptr::addr_of!((*entry).value)) }.to_owned()
+                    unsafe { stored_view(std::ptr::addr_of!((*entry).value)).stored_to_owned() }
                 }))
             }
             None => {
@@ -255,12 +255,12 @@ impl Iterator for RawEntries<'_> {
             return None;
         }
         let entry = self.table.next(&mut self.cursor)?;
-        // SAFETY: the entry lives in the dict now; both halves are copied before any other
+        // SAFETY: the entry (owned values) lives in the dict now; both halves are copied before any other
         // code runs.
         unsafe {
             Some((
-                stored_view(std::ptr::addr_of!((*entry).key)).to_owned(),
-                stored_view(std::ptr::addr_of!((*entry).value)).to_owned(),
+                stored_view(std::ptr::addr_of!((*entry).key)).stored_to_owned(),
+                stored_view(std::ptr::addr_of!((*entry).value)).stored_to_owned(),
             ))
         }
     }
@@ -384,8 +384,10 @@ impl<'a, K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>> FromAny<'a> for Dict<K,
         if !entries_convert::<K, V>(map.iter_views()) {
             return None;
         }
-        let flat =
-            super::try_collect(map.iter_views(), |(k, v)| Ok([k.to_owned(), v.to_owned()])).ok()?;
+        let flat = super::try_collect(map.iter_views(), |(k, v)| {
+            Ok([k.to_owned()?, v.to_owned()?])
+        })
+        .ok()?;
         let out = DICT_NEW.get().ok()?.call(flat.as_flattened()).ok()?;
         out.cast::<ObjectRef<DictObj>>()
             .ok()

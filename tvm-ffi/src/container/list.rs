@@ -99,9 +99,9 @@ impl<T> List<T> {
         let _lock = self.locked();
         let (data, size) = self.cell();
         (index < size).then(|| {
-            // SAFETY: element `index` of the current buffer, copied (one reference) under the
+            // SAFETY: element `index` of the current buffer (an owned value), copied (one reference) under the
             // lock, before any other code runs.
-            unsafe { (*(data.add(index) as *const AnyView<'_>)).to_owned() }
+            unsafe { (*(data.add(index) as *const AnyView<'_>)).stored_to_owned() }
         })
     }
 

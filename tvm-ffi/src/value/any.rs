@@ -224,13 +224,30 @@ impl<'a> AnyView<'a> {
         self.raw.type_index == ti::kTVMFFINone
     }
 
-    /// Makes an owning copy (increments object counts; materialises raw strings).
-    pub fn to_owned(&self) -> Any {
+    /// Makes an owning copy (increments object counts; materialises raw strings and byte
+    /// arrays, takes the object of an rvalue reference).
+    ///
+    /// A borrowed `DLTensor*` (type index 7, what C++ passes for a `TensorView` and Rust for
+    /// [`TensorMut::view`](crate::TensorMut::view)) cannot be owned: its DLTensor and data live
+    /// only for the call. That is a `TypeError`, as C++ refuses to hold a `DLTensor*` in an
+    /// `Any`; take the argument as a [`TensorView`](crate::TensorView) and copy it, or pass an
+    /// `ffi.Tensor`.
+    ///
+    /// ```
+    /// use tvm_ffi::{Any, Function, TensorMut, DataType, Device};
+    /// let keep = Function::from_packed(|args| args[0].to_owned());
+    /// let t = TensorMut::empty(&[2], DataType::float(32), Device::cpu()).unwrap();
+    /// let err = keep.call((t.view(),)).unwrap_err();
+    /// assert_eq!(err.kind(), "TypeError");
+    /// ```
+    pub fn to_owned(&self) -> Result<Any> {
         let index = self.raw.type_index;
         if is_object_index(index) {
             // SAFETY: a live object borrowed for 'a.
             unsafe { object::inc_ref(NonNull::new_unchecked(self.raw.value.v_obj)) };
-            Any { raw: self.raw }
+            Ok(Any { raw: self.raw })
+        } else if index == ti::kTVMFFIDLTensorPtr {
+            Err(borrowed_tensor_error())
         } else if matches!(
             index,
             ti::kTVMFFIRawStr | ti::kTVMFFIByteArrayPtr | ti::kTVMFFIObjectRValueRef
@@ -239,14 +256,28 @@ impl<'a> AnyView<'a> {
             // SAFETY: valid view and output slot.
             let rc = unsafe { sys::TVMFFIAnyViewToOwnedAny(&self.raw, &mut out) };
             if rc != 0 {
-                drop(Error::take_raised());
-                return Any::none();
+                return Err(Error::from_return_code(rc));
             }
             // SAFETY: the runtime returned an owned value.
-            unsafe { Any::from_raw(out) }
+            Ok(unsafe { Any::from_raw(out) })
         } else {
-            Any { raw: self.raw }
+            Ok(Any { raw: self.raw })
         }
+    }
+
+    /// A copy of a value stored in a container, a field or a table (an owned `Any` viewed in
+    /// place): what `Any::clone` does, one more reference for an object.
+    ///
+    /// # Safety
+    /// `self` must view an owned value (never a raw string, byte array or rvalue reference
+    /// of an argument), alive now.
+    #[inline]
+    pub(crate) unsafe fn stored_to_owned(&self) -> Any {
+        if is_object_index(self.raw.type_index) {
+            // SAFETY: a live object the stored value holds a reference to.
+            unsafe { object::inc_ref(NonNull::new_unchecked(self.raw.value.v_obj)) };
+        }
+        Any { raw: self.raw }
     }
 
     /// Converts to `T` or fails with a `TypeError` in the runtime's words.
@@ -267,6 +298,16 @@ impl<'a> AnyView<'a> {
     pub fn as_exact<T: FromAny<'a>>(&'a self) -> Option<T> {
         T::try_as(self)
     }
+}
+
+/// Why a borrowed `DLTensor*` cannot become an owned value.
+#[cold]
+#[inline(never)]
+pub(crate) fn borrowed_tensor_error() -> Error {
+    Error::new(
+        "TypeError",
+        "DLTensor* cannot be held in Any as it does not retain ownership, use Tensor instead",
+    )
 }
 
 #[cold]
@@ -373,10 +414,26 @@ impl IntoAny for Any {
     }
 }
 impl<'a> FromAny<'a> for Any {
+    /// Every owned value converts: containers and fields hold owned values only.
     const ACCEPTS_ANY: bool = true;
+    /// Fails only on what cannot be owned: a borrowed `DLTensor*`, or a raw string the runtime
+    /// cannot copy.
     #[inline]
     fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
-        Some(view.to_owned())
+        view.to_owned().ok()
+    }
+    fn describe_mismatch(view: &AnyView<'_>) -> String {
+        if view.raw.type_index == ti::kTVMFFIDLTensorPtr {
+            "`DLTensor*` (a borrowed tensor cannot be held in Any, use Tensor instead)".into()
+        } else {
+            format!("`{}`", view.type_key())
+        }
+    }
+    /// An element of a container (never fails there; a value that cannot be owned, which no
+    /// container holds, reads as `None`).
+    #[inline(always)]
+    fn from_checked(view: &'a AnyView<'a>) -> Option<Self> {
+        Some(view.to_owned().unwrap_or_default())
     }
 }
 impl TypeSchema for AnyView<'_> {
@@ -391,8 +448,17 @@ impl<'a> FromAny<'a> for AnyView<'a> {
         Some(*view)
     }
 }
-impl IntoAny for AnyView<'_> {
-    fn into_any(self) -> Any {
+/// Fallible: a borrowed `DLTensor*` cannot be owned ([`AnyView::to_owned`]).
+impl TryIntoAny for AnyView<'_> {
+    #[inline]
+    fn try_into_any(self) -> Result<Any> {
+        self.to_owned()
+    }
+}
+/// Fallible as for a view.
+impl TryIntoAny for &AnyView<'_> {
+    #[inline]
+    fn try_into_any(self) -> Result<Any> {
         self.to_owned()
     }
 }
