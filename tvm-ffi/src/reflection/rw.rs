@@ -76,8 +76,12 @@ fn lock_table() -> &'static LockTable {
                 }
             }
             let ours = &LOCAL_LOCKS as *const LockTable as usize;
-            let publish =
-                crate::function::Function::from_typed(move || ours as *mut std::ffi::c_void);
+            let publish = crate::function::Function::from_packed(move |_| {
+                // SAFETY: the pointer is the address of this library's lock table, a static
+                // valid for the process (libraries are never unloaded), which is what readers
+                // of the global expect.
+                Ok(unsafe { crate::value::Any::from_opaque_ptr(ours as *mut std::ffi::c_void) })
+            });
             // Fails only if another library published first (a race): then use that one.
             if publish.register_global(LOCK_TABLE_GLOBAL, false).is_ok() {
                 return &LOCAL_LOCKS;

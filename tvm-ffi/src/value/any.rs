@@ -67,6 +67,35 @@ impl Any {
         value.into_any()
     }
 
+    /// An opaque pointer value (`void*`, type index 4; `None` for a null pointer).
+    ///
+    /// The runtime and foreign callees trust opaque pointers: `ffi.FunctionFromExternC` calls
+    /// the function and the deleter it is given, C++ functions taking `void*` dereference it,
+    /// and nothing can check a pointer. Reading one back out (`cast::<*mut c_void>()`) is safe.
+    ///
+    /// # Safety
+    /// Every function the value reaches (directly, or kept in a container, field or closure)
+    /// must be able to use `ptr` as that function documents for its `void*` parameter: a
+    /// pointer it dereferences must be valid for that use and outlive it, a pointer it calls
+    /// must be a function of the expected signature.
+    ///
+    /// ```
+    /// use std::ffi::c_void;
+    /// let mut data = 7u64;
+    /// // SAFETY: the value reaches no function that dereferences it.
+    /// let value = unsafe { tvm_ffi::Any::from_opaque_ptr(&mut data as *mut u64 as *mut c_void) };
+    /// assert_eq!(value.type_key(), "void*");
+    /// ```
+    pub unsafe fn from_opaque_ptr(ptr: *mut std::ffi::c_void) -> Any {
+        if ptr.is_null() {
+            Any::none()
+        } else {
+            Any {
+                raw: pod(ti::kTVMFFIOpaquePtr, TVMFFIAnyValue { v_ptr: ptr }),
+            }
+        }
+    }
+
     /// Takes ownership of a raw value.
     ///
     /// # Safety
@@ -689,17 +718,8 @@ impl TypeSchema for *mut std::ffi::c_void {
         "void*".into()
     }
 }
-impl IntoAny for *mut std::ffi::c_void {
-    fn into_any(self) -> Any {
-        if self.is_null() {
-            Any::none()
-        } else {
-            Any {
-                raw: pod(ti::kTVMFFIOpaquePtr, TVMFFIAnyValue { v_ptr: self }),
-            }
-        }
-    }
-}
+// No `IntoAny` (nor `IntoArg`): making an opaque pointer value is `Any::from_opaque_ptr`,
+// which is `unsafe` because callees trust such pointers. Reading one back stays safe.
 impl<'a> FromAny<'a> for *mut std::ffi::c_void {
     fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
         match view.raw.type_index {
