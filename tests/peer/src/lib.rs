@@ -53,7 +53,13 @@ fn call_method(args: &[AnyView]) -> Result<Any> {
 }
 
 /// Loads the module at `path` from Rust and calls its function `name` with `x`.
+///
+/// Test-only: loading a library trusts it (`Module::load_from_file` is `unsafe`); the tests
+/// pass libraries of this workspace, as Python's `tvm_ffi.load_module` trusts its caller.
 #[ffi_func(name = "test_peer.load_and_call")]
 fn load_and_call(path: &str, name: &str, x: i64) -> Result<i64> {
-    Module::load_from_file(path)?.function(name)?.call_as((x,))
+    // SAFETY: only the test suite calls this, with libraries this workspace built.
+    unsafe { Module::load_from_file(path)? }
+        .function(name)?
+        .call_as((x,))
 }
