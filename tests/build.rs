@@ -4,8 +4,10 @@ fn main() {
         println!("cargo:rustc-link-arg=-Wl,-rpath,{dir}");
         // `foreign_strings` declares a C++ type of libtvm_ffi_testing: linked (not dlopen'ed),
         // the library registers its types before the binary's own registration runs.
-        println!(
-            "cargo:rustc-link-arg-bin=foreign_strings=-Wl,--no-as-needed,-L{dir},-ltvm_ffi_testing,--as-needed"
-        );
+        for bin in ["foreign_strings", "external_field_types"] {
+            println!(
+                "cargo:rustc-link-arg-bin={bin}=-Wl,--no-as-needed,-L{dir},-ltvm_ffi_testing,--as-needed"
+            );
+        }
     }
 }

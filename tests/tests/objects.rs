@@ -754,3 +754,54 @@ fn foreign_strings_are_valid_utf8_in_rust() {
     );
     assert!(stderr.is_empty(), "{stderr}");
 }
+
+#[test]
+fn external_field_types_are_checked_against_the_registered_schema() {
+    // Declarations of C++ types whose fields the static type index cannot tell apart, in the
+    // helper binary `external_field_types`: each mismatch is a load error naming the type, the
+    // field, the registered and the declared type; correct declarations register.
+    let errors = [
+        "cannot register type `testing.TestVisitHook`: the Rust declaration does not match the \
+         registered type: field `child` has type_schema `{\"type\":\"ffi.Object\"}`, the Rust \
+         field `{\"type\":\"ffi.Function\"}`",
+        "cannot register type `testing.TestDeepCopyEdges`: the Rust declaration does not match \
+         the registered type: field `v_any` has type_schema `{\"type\":\"Any\"}`, the Rust field \
+         `{\"type\":\"ffi.BigInt\"}`",
+        "cannot register type `testing.TestObjectPtrHolder`: the Rust declaration does not \
+         match the registered type: field `value` is a C++ reference of type \
+         `{\"type\":\"testing.TestObjectBase\"}`, which may be null: declare it `Option<..>` \
+         (type_schema `{\"type\":\"Optional\",\"args\":[{\"type\":\"testing.TestObjectBase\"}]}`), \
+         the Rust field `{\"type\":\"testing.TestObjectBase\"}` cannot be null",
+    ];
+    let (stdout, stderr) = tvm_ffi_tests::run_helper(env!("CARGO_BIN_EXE_external_field_types"));
+    let mut printed: Vec<String> = errors.iter().map(|e| format!("tvm-ffi: {e}")).collect();
+    let mut lines: Vec<String> = stderr.lines().map(str::to_owned).collect();
+    printed.sort_unstable();
+    lines.sort_unstable();
+    assert_eq!(lines, printed, "{stderr}");
+    let mut recorded: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("load error: "))
+        .collect();
+    recorded.sort_unstable();
+    let mut want = errors.to_vec();
+    want.sort_unstable();
+    assert_eq!(recorded, want, "{stdout}");
+    let facts: Vec<&str> = stdout
+        .lines()
+        .filter(|l| !l.starts_with("load error: "))
+        .collect();
+    assert_eq!(
+        facts,
+        [
+            "CxxObjectBase usable: true",
+            "CxxInitSubset usable: true",
+            "VisitHook usable: true",
+            "ObjectPtrHolder usable: true",
+            "ChildAsFunction usable: false",
+            "AnyAsBigInt usable: false",
+            "NullableAsNonNull usable: false",
+            "v_i64=7",
+        ]
+    );
+}

@@ -135,7 +135,7 @@ pub use error::{Error, Result, ResultExt};
 pub use function::{Function, IntoArg, IntoArgs};
 pub use module::Module;
 pub use object::builtin;
-pub use object::{IsA, ObjectRef, ObjectType, WeakRef};
+pub use object::{ExternalType, IsA, ObjectRef, ObjectType, WeakRef};
 pub use reflection::Rw;
 pub use tensor::{DLPackTensor, Element, Tensor, TensorCheck, TensorMut, TensorView};
 pub use tvm_ffi_macros::{ffi_func, ffi_methods, Enum, Object, Variant};
@@ -158,7 +158,9 @@ pub mod __private {
     pub use crate::sys::field_flags;
 
     pub use crate::object::builtin::Object;
-    pub use crate::object::{DerivedObject, ObjectCell, ObjectType, RuntimeType, RustObject};
+    pub use crate::object::{
+        assert_external_type, DerivedObject, ObjectCell, ObjectType, RuntimeType, RustObject,
+    };
 
     pub use crate::reflection::construction::{drop_payload, seal, SEALED};
     pub use crate::reflection::create::{

@@ -44,6 +44,7 @@ pub struct RuntimeType {
 /// code may use an object from any thread. `#[derive(Object)]` implements this trait (and
 /// checks `Send + Sync` field by field, so the error points at the offending field); the
 /// built-in payloads are in [`builtin`].
+/// (A declaration of a type defined elsewhere also implements [`ExternalType`].)
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a TVM-FFI object type",
     label = "not an object type",
@@ -450,3 +451,42 @@ impl<T: ObjectType> fmt::Debug for WeakRef<T> {
         write!(f, "WeakRef<{}>({:p})", T::TYPE_KEY, self.ptr)
     }
 }
+
+/// The trust statement of an `external` declaration (`#[ffi_type(key = "..", external)]`): a
+/// Rust struct that mirrors an object type defined elsewhere (C++, another library), which
+/// Rust then reads and writes in place.
+///
+/// At load, the declaration is checked against the runtime's reflection: the parent, the total
+/// size, every field's name, offset, size, static type index and `type_schema` (a nullable C++
+/// reference must be declared `Option<..>`). A mismatch is a load error naming the type, the
+/// field and both types. What the runtime does not record cannot be checked, and is what this
+/// `unsafe impl` promises; `#[derive(Object)]` requires it of every `external` declaration.
+///
+/// # Safety
+/// The declared fields must be used as the defining code uses them: a field C++ keeps
+/// non-null may be declared without `Option` only where C++ never stores null in it (built-in
+/// containers never do), a reference declared `Option<..>` and written `None` by Rust must be
+/// one the defining code tolerates null in, and a `type_schema` the defining code registered
+/// must describe what it stores (C++ `def_ro`/`def_rw` derive it from the field's type).
+///
+/// ```ignore
+/// #[derive(tvm_ffi::Object)]
+/// #[ffi_type(key = "testing.TestCxxClassBase", external)]
+/// #[repr(C)]
+/// pub struct TestCxxClassBase {
+///     pub v_i64: tvm_ffi::Rw<i64>,
+///     pub v_i32: tvm_ffi::Rw<i32>,
+/// }
+/// // SAFETY: mirrors C++ `testing::TestCxxClassBase` (two plain integers).
+/// unsafe impl tvm_ffi::ExternalType for TestCxxClassBase {}
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "the `external` declaration `{Self}` needs `unsafe impl tvm_ffi::ExternalType for {Self} {{}}`",
+    label = "declared `external` without the `unsafe impl`",
+    note = "an `external` declaration mirrors a type defined elsewhere; the load-time checks cover its layout and field types, the `unsafe impl` states the rest (see `tvm_ffi::ExternalType`)"
+)]
+pub unsafe trait ExternalType: ObjectType {}
+
+/// Compile-time check used by generated code for `external` declarations.
+#[doc(hidden)]
+pub const fn assert_external_type<T: ExternalType>() {}
