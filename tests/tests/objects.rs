@@ -805,3 +805,23 @@ fn external_field_types_are_checked_against_the_registered_schema() {
         ]
     );
 }
+
+/// The fallible constructors (for code that must not unwind, e.g. under its own `extern "C"`)
+/// return the values `new` returns; out of memory they return a `MemoryError` instead of
+/// unwinding (the allocation failure itself cannot be provoked here).
+#[test]
+fn try_new_forms_build_the_same_values() {
+    let leaf = ObjectRef::try_new(Leaf { v: 5 }).unwrap();
+    assert_eq!(leaf.v, 5);
+    assert_eq!(
+        leaf.type_index(),
+        ObjectRef::new(Leaf { v: 6 }).type_index()
+    );
+    for text in ["short", "a string longer than the seven inline bytes"] {
+        let s = tvm_ffi::String::try_new(text).unwrap();
+        assert_eq!(s, tvm_ffi::String::new(text));
+        assert_eq!(s.as_str(), text);
+    }
+    let b = tvm_ffi::Bytes::try_new(b"\xff bytes that are not UTF-8").unwrap();
+    assert_eq!(&*b, b"\xff bytes that are not UTF-8");
+}

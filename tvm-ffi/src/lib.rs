@@ -101,6 +101,19 @@
 //! types ([`Any`], [`AnyView`], [`Result`], [`Function`], [`ObjectRef`]).
 #![warn(missing_docs)]
 
+// Errors and panics cross the ABI as raised errors: a panic inside a Rust function (a failed
+// allocation behind `ObjectRef::new` or `String::new`, a broken invariant the SDK checks) is
+// caught at the `extern "C"` boundary and becomes an error for the caller. Under
+// `panic = "abort"` nothing can be caught, and each of those designed panic paths would abort
+// the host process (the Python interpreter, the C++ application) instead.
+#[cfg(panic = "abort")]
+compile_error!(
+    "tvm-ffi requires `panic = \"unwind\"`: with `panic = \"abort\"`, a panic inside a function \
+     called through TVM-FFI (out of memory in `ObjectRef::new`, `String::new`, ...) would abort \
+     the host process (Python, C++) instead of raising an error in the caller; remove \
+     `panic = \"abort\"` from the Cargo profile (or `-C panic=abort` from RUSTFLAGS)"
+);
+
 mod diagnostic;
 pub mod memory;
 pub(crate) mod metadata;

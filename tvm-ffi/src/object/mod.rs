@@ -172,7 +172,9 @@ unsafe impl<T: ObjectType + Send + Sync> Sync for ObjectRef<T> {}
 impl<T: RustObject> ObjectRef<T> {
     /// Allocates a new object holding `payload`, with strong and weak count 1.
     ///
-    /// One allocation: the header and the payload share one block.
+    /// One allocation: the header and the payload share one block. Out of memory, it unwinds
+    /// with an [`AllocFailure`](crate::memory::AllocFailure) payload, which the FFI boundary
+    /// raises as a `MemoryError`; [`ObjectRef::try_new`] returns that error instead.
     pub fn new(payload: T) -> Self {
         // SAFETY: the payload is written in full; its type index is `T`'s.
         let ptr = unsafe {
@@ -186,6 +188,36 @@ impl<T: RustObject> ObjectRef<T> {
             ptr,
             _marker: PhantomData,
         }
+    }
+
+    /// Like [`ObjectRef::new`], but out of memory it returns a `MemoryError` naming the size
+    /// instead of unwinding (the payload is then dropped).
+    ///
+    /// ```
+    /// # use tvm_ffi::{Object, ObjectRef};
+    /// #[derive(Object)]
+    /// #[ffi_type(key = "doc.TryNew")]
+    /// #[repr(C)]
+    /// pub struct TryNew { pub x: i64 }
+    /// let obj = ObjectRef::try_new(TryNew { x: 1 }).unwrap();
+    /// assert_eq!(obj.x, 1);
+    /// ```
+    pub fn try_new(payload: T) -> crate::error::Result<Self> {
+        // SAFETY: as in `new`.
+        let ptr = unsafe {
+            header::try_alloc_object_with::<T, DropRustObject>(
+                T::runtime_type().index,
+                T::INITIAL_PADDING,
+                |slot| slot.write(payload),
+            )
+        }
+        .map_err(|failure| {
+            crate::error::Error::new("MemoryError", format!("{failure} in `ObjectRef::try_new`"))
+        })?;
+        Ok(ObjectRef {
+            ptr,
+            _marker: PhantomData,
+        })
     }
 }
 
