@@ -950,9 +950,11 @@ fn byte_access_checks_layout_and_device() {
         "`g` must be a contiguous CPU tensor, got float32 on cuda:0"
     );
     // A hostile byte offset is an error, not a read.
+    // The shape and strides outlive the view (temporaries would end with the statement).
+    let (mut shape, mut strides) = ([2i64], [1i64]);
     let hostile = DLTensor {
         byte_offset: u64::MAX - 2,
-        ..raw_dltensor(data.as_mut_ptr(), &mut [2], &mut [1], Device::cpu())
+        ..raw_dltensor(data.as_mut_ptr(), &mut shape, &mut strides, Device::cpu())
     };
     // SAFETY: the data is never read (the check fails first).
     let view = unsafe { TensorView::from_dltensor(&hostile) };

@@ -514,7 +514,12 @@ mod layout_tests {
     #[test]
     fn in_place_words_match_the_runtime_accessor() {
         assert!(layout_verified());
-        for words in [&[3_i64, 4][..], &[0, i64::MIN], &[-1, 0], &[1, 2, 3, 4, 5, 6, 7]] {
+        for words in [
+            &[3_i64, 4][..],
+            &[0, i64::MIN],
+            &[-1, 0],
+            &[1, 2, 3, 4, 5, 6, 7],
+        ] {
             let big = BigInt::from_words(words);
             let view = big.as_view();
             assert_eq!(words_of(view), Some(words));
