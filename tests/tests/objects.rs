@@ -824,4 +824,10 @@ fn try_new_forms_build_the_same_values() {
     }
     let b = tvm_ffi::Bytes::try_new(b"\xff bytes that are not UTF-8").unwrap();
     assert_eq!(&*b, b"\xff bytes that are not UTF-8");
+    // What `ObjectRef::try_new` fails with, through `?`.
+    let err = tvm_ffi::Error::from(tvm_ffi::memory::AllocFailure { bytes: 48 });
+    assert_eq!(
+        (err.kind(), err.message()),
+        ("MemoryError", "cannot allocate 48 bytes: out of memory")
+    );
 }

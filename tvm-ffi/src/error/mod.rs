@@ -213,6 +213,14 @@ fn snapshot_text(text: &str) -> Option<Arc<std::string::String>> {
     (!text.is_empty()).then(|| Arc::new(text.to_owned()))
 }
 
+/// An allocation that failed (what [`ObjectRef::try_new`](crate::ObjectRef::try_new) returns)
+/// is a `MemoryError` naming the size.
+impl From<AllocFailure> for Error {
+    fn from(failure: AllocFailure) -> Error {
+        Error::new("MemoryError", failure.to_string())
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", self.kind(), self.message())

@@ -190,8 +190,11 @@ impl<T: RustObject> ObjectRef<T> {
         }
     }
 
-    /// Like [`ObjectRef::new`], but out of memory it returns a `MemoryError` naming the size
-    /// instead of unwinding (the payload is then dropped).
+    /// Like [`ObjectRef::new`], but out of memory it returns the [`AllocFailure`] instead of
+    /// unwinding (the payload is then dropped); `?` turns it into a `MemoryError` naming the
+    /// size.
+    ///
+    /// [`AllocFailure`]: crate::memory::AllocFailure
     ///
     /// ```
     /// # use tvm_ffi::{Object, ObjectRef};
@@ -202,7 +205,7 @@ impl<T: RustObject> ObjectRef<T> {
     /// let obj = ObjectRef::try_new(TryNew { x: 1 }).unwrap();
     /// assert_eq!(obj.x, 1);
     /// ```
-    pub fn try_new(payload: T) -> crate::error::Result<Self> {
+    pub fn try_new(payload: T) -> Result<Self, crate::memory::AllocFailure> {
         // SAFETY: as in `new`.
         let ptr = unsafe {
             header::try_alloc_object_with::<T, DropRustObject>(
@@ -210,10 +213,7 @@ impl<T: RustObject> ObjectRef<T> {
                 T::INITIAL_PADDING,
                 |slot| slot.write(payload),
             )
-        }
-        .map_err(|failure| {
-            crate::error::Error::new("MemoryError", format!("{failure} in `ObjectRef::try_new`"))
-        })?;
+        }?;
         Ok(ObjectRef {
             ptr,
             _marker: PhantomData,
