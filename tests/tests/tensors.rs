@@ -1195,8 +1195,40 @@ fn borrowed_dltensor_arguments_do_not_escape_the_call() {
             4.0 * round as f32
         );
     }
+    // Fields hold owned values: a view is refused by a setter, and one a C++ constructor
+    // copied into an `Any` field anyway (C++ `Any(AnyView)` copies the pointer) is refused by
+    // the getter, after the view's tensor is gone.
+    let make = global("ffi.MakeObjectFromPackedArgs");
+    let fresh = TensorMut::from_vec(vec![1.0f32; 4], &[4]).unwrap();
+    let edges: ObjectRef<tvm_ffi::builtin::Object> = make
+        .call_as((
+            "testing.TestDeepCopyEdges",
+            "v_any",
+            1,
+            "v_obj",
+            &shared_array(),
+        ))
+        .unwrap();
+    expect_type_error(
+        edges.set_field("v_any", fresh.view()).map(|()| Any::none()),
+        "set_field",
+    );
+    if let Ok(kept) = make.call_as::<ObjectRef<tvm_ffi::builtin::Object>, _>((
+        "testing.TestDeepCopyEdges",
+        "v_any",
+        fresh.view(),
+        "v_obj",
+        &shared_array(),
+    )) {
+        drop(fresh);
+        expect_type_error(kept.get_field_any("v_any"), "get_field_any");
+    }
     // The view of an `ffi.Tensor` is passed as the object, which may be kept.
     let shared = Tensor::from_vec(vec![3i32; 2], &[2]).unwrap();
     let kept: Tensor = keep_packed.call_as((shared.view(),)).unwrap();
     assert!(kept.as_object_ref().ptr_eq(shared.as_object_ref()));
+}
+
+fn shared_array() -> Array<i64> {
+    Array::new([1, 2]).unwrap()
 }
