@@ -690,3 +690,18 @@ fn typed_arrays_are_checked_when_wrapped() {
         1
     );
 }
+
+/// The fallible form of the checked wrapping: an element of another type is an error naming
+/// it, where `from_object_ref` panics.
+#[test]
+fn try_from_object_ref_reports_the_first_mismatch() {
+    let mixed = Array::<Any>::new([Any::new(1), Any::new(2.5)]).unwrap();
+    let err = Array::<i64>::try_from_object_ref(mixed.clone().into_object_ref()).unwrap_err();
+    assert_eq!(err.kind(), "TypeError");
+    assert_eq!(
+        err.message(),
+        "Array::try_from_object_ref: element 1 is a `float`, not a `int`"
+    );
+    let floats = Array::<f64>::try_from_object_ref(mixed.into_object_ref()).unwrap();
+    assert_eq!(floats.to_vec(), vec![1.0, 2.5]);
+}
