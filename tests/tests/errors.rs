@@ -108,8 +108,13 @@ fn a_clone_never_reads_a_backtrace_the_runtime_rewrites() {
             "  File \"lib.rs\", line 1, in f\n",
         );
         let original = err.backtrace();
-        let update = err.as_object_ref().cell.update_backtrace.unwrap();
         let handle = err.as_object_ref().as_raw().as_ptr() as usize;
+        // The cell follows the 24-byte header (c_api.h `TVMFFIErrorGetCellPtr`); Rust no
+        // longer exposes it, Python reaches it so.
+        let cell =
+            (handle + std::mem::size_of::<sys::TVMFFIObject>()) as *const sys::TVMFFIErrorCell;
+        // SAFETY: the live error's cell; nothing writes it yet.
+        let update = unsafe { (*cell).update_backtrace }.unwrap();
         std::thread::scope(|s| {
             let reader = err.clone();
             let expected = original.clone();

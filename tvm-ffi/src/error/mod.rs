@@ -96,20 +96,23 @@ impl Error {
         Error::new("AttributeError", message)
     }
 
-    fn cell(&self) -> &sys::TVMFFIErrorCell {
-        &self.obj.cell
+    /// The runtime's error cell. Only its kind and message, which never change, may be read
+    /// through this reference; the backtrace is read once, in `received`.
+    fn cell(&self) -> *const sys::TVMFFIErrorCell {
+        self.obj.cell.get()
     }
 
     /// The error kind, e.g. `"ValueError"`.
     pub fn kind(&self) -> &str {
-        // SAFETY: the cell's byte arrays are owned by the error object we hold.
-        std::str::from_utf8(unsafe { self.cell().kind.as_bytes() }).unwrap_or("RuntimeError")
+        // SAFETY: the cell's byte arrays are owned by the error object we hold; the kind never
+        // changes.
+        std::str::from_utf8(unsafe { (*self.cell()).kind.as_bytes() }).unwrap_or("RuntimeError")
     }
 
     /// The message.
     pub fn message(&self) -> &str {
         // SAFETY: as in `kind`.
-        let bytes = unsafe { self.cell().message.as_bytes() };
+        let bytes = unsafe { (*self.cell()).message.as_bytes() };
         std::str::from_utf8(bytes).unwrap_or("<message is not UTF-8>")
     }
 
@@ -131,7 +134,7 @@ impl Error {
     fn received(obj: ObjectRef<ErrorObj>) -> Error {
         // SAFETY: the cell's byte arrays are owned by the error object we hold; the bytes are
         // copied at once (see above for the rewrite this does not race with).
-        let bytes = unsafe { obj.cell.backtrace.as_bytes() };
+        let bytes = unsafe { (*obj.cell.get()).backtrace.as_bytes() };
         let backtrace = snapshot_text(&std::string::String::from_utf8_lossy(bytes));
         Error { obj, backtrace }
     }
@@ -144,7 +147,9 @@ impl Error {
         if self.obj.strong_count() != 1 || self.obj.weak_count() != 1 {
             *self = Error::with_backtrace(self.kind(), self.message(), &self.backtrace());
         }
-        if let Some(update) = self.cell().update_backtrace {
+        // SAFETY: `self` holds the only reference (checked above): nothing else can rewrite
+        // the cell meanwhile.
+        if let Some(update) = unsafe { (*self.cell()).update_backtrace } {
             let frame_bytes = sys::TVMFFIByteArray::from_bytes(frame.as_bytes());
             // SAFETY: the runtime's own update function on its own error object, of which
             // `self` holds the only reference (checked above), so no `&str` into the old
