@@ -4,12 +4,12 @@ fn main() {
         println!("cargo:rustc-link-arg=-Wl,-rpath,{dir}");
         // `foreign_strings` declares a C++ type of libtvm_ffi_testing: linked (not dlopen'ed),
         // the library registers its types before the binary's own registration runs.
-        println!(
-            "cargo:rustc-link-arg-bin=foreign_strings=-Wl,--no-as-needed,-L{dir},-ltvm_ffi_testing,--as-needed"
-        );
-        // `builtin_parents` declares the C++ final type `testing.TestIntPair` likewise.
-        println!(
-            "cargo:rustc-link-arg-bin=builtin_parents=-Wl,--no-as-needed,-L{dir},-ltvm_ffi_testing,--as-needed"
-        );
+        // `builtin_parents` declares the C++ final type `testing.TestIntPair` likewise, and
+        // `external_field_types` declares C++ types with mismatched field types.
+        for bin in ["foreign_strings", "builtin_parents", "external_field_types"] {
+            println!(
+                "cargo:rustc-link-arg-bin={bin}=-Wl,--no-as-needed,-L{dir},-ltvm_ffi_testing,--as-needed"
+            );
+        }
     }
 }

@@ -78,3 +78,19 @@ def test_rust_reads_and_writes_a_python_object_by_name():
     assert p.x == 4
     with pytest.raises(AttributeError, match="Cannot find field `y` in test_peer.PyPoint"):
         get_field(p, "y")
+
+
+def test_rust_clone_of_an_error_python_rewrites_reads_its_own_backtrace():
+    # Python rewrites a shared error's backtrace in place each time it re-raises it
+    # (`update_backtrace`, no synchronisation); a Rust thread holding a clone reads the copy it
+    # took when it received the error, never the storage being rewritten.
+    err = tvm_ffi.core.Error("ValueError", "shared", "  File \"lib.rs\", line 1, in f\n")
+    start = tvm_ffi.get_global_func("test_peer.error_reader_start")
+    stop = tvm_ffi.get_global_func("test_peer.error_reader_stop")
+    for _ in range(5):
+        start(err)
+        for i in range(2000):
+            err.update_backtrace(f"  File \"re_raise.py\", line {i}, in g\n" * (1 + i % 64))
+        reads, changed = stop()
+        assert reads > 0
+        assert changed == 0

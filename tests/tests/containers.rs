@@ -142,7 +142,9 @@ fn check_against_runtime(table: &Any, keys: &[Any], rng: &mut Rng, label: &str) 
         assert_eq!(views.len(), entries.len(), "{label}");
         (
             map.len(),
-            views.map(|(k, v)| (k.to_owned(), v.to_owned())).collect(),
+            views
+                .map(|(k, v)| (k.to_owned().unwrap(), v.to_owned().unwrap()))
+                .collect(),
         )
     } else {
         let dict: Dict = table.cast().unwrap();
@@ -947,4 +949,19 @@ fn destructors_run_by_container_writes_take_other_locks_without_deadlock() {
             }
         });
     });
+}
+
+/// The fallible form of the checked wrapping: an element of another type is an error naming
+/// it, where `from_object_ref` panics.
+#[test]
+fn try_from_object_ref_reports_the_first_mismatch() {
+    let mixed = Array::<Any>::new([Any::new(1), Any::new(2.5)]).unwrap();
+    let err = Array::<i64>::try_from_object_ref(mixed.clone().into_object_ref()).unwrap_err();
+    assert_eq!(err.kind(), "TypeError");
+    assert_eq!(
+        err.message(),
+        "Array::try_from_object_ref: element 1 is a `float`, not a `int`"
+    );
+    let floats = Array::<f64>::try_from_object_ref(mixed.into_object_ref()).unwrap();
+    assert_eq!(floats.to_vec(), vec![1.0, 2.5]);
 }

@@ -93,3 +93,48 @@ fn ffi_errors_travel_in_box_dyn_error() {
     let err = run().unwrap_err();
     assert_eq!(err.to_string(), "ValueError: invalid float literal");
 }
+
+/// The runtime rewrites a shared error's backtrace in place, without synchronisation, each time
+/// Python re-raises it (`set_last_ffi_error` calls the cell's `update_backtrace`). A Rust clone
+/// on another thread reads its own copy, taken when the error was made or received: never the
+/// storage being rewritten (which read freed memory, under ASan a heap-use-after-free).
+#[test]
+fn a_clone_never_reads_a_backtrace_the_runtime_rewrites() {
+    use tvm_ffi::sys;
+    for round in 0..20 {
+        let err = tvm_ffi::Error::with_backtrace(
+            "ValueError",
+            "shared",
+            "  File \"lib.rs\", line 1, in f\n",
+        );
+        let original = err.backtrace();
+        let handle = err.as_object_ref().as_raw().as_ptr() as usize;
+        // The cell follows the 24-byte header (c_api.h `TVMFFIErrorGetCellPtr`); Rust no
+        // longer exposes it, Python reaches it so.
+        let cell =
+            (handle + std::mem::size_of::<sys::TVMFFIObject>()) as *const sys::TVMFFIErrorCell;
+        // SAFETY: the live error's cell; nothing writes it yet.
+        let update = unsafe { (*cell).update_backtrace }.unwrap();
+        std::thread::scope(|s| {
+            let reader = err.clone();
+            let expected = original.clone();
+            s.spawn(move || {
+                for _ in 0..2_000 {
+                    assert_eq!(reader.backtrace(), expected);
+                }
+            });
+            for i in 0..2_000 {
+                // Growing, so that the runtime's storage reallocates.
+                let text = format!("  File \"re_raise.py\", line {i}, in g\n").repeat(1 + i % 64);
+                let bytes = sys::TVMFFIByteArray::from_bytes(text.as_bytes());
+                // SAFETY: the runtime's own update function on its live error object, as
+                // Python calls it; this thread holds `err` for the whole scope.
+                unsafe { update(handle as _, &bytes, sys::kTVMFFIBacktraceUpdateModeReplace) };
+            }
+        });
+        // Received errors are snapshotted too: an error raised through a call.
+        let received = tvm_ffi::Error::from_object_ref(err.as_object_ref().clone());
+        assert_ne!(received.backtrace(), original, "round {round}");
+        assert_eq!(err.backtrace(), original, "round {round}");
+    }
+}

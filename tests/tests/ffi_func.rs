@@ -80,13 +80,16 @@ fn call_export(f: SafeCall, args: &[Any]) -> tvm_ffi::Result<Any> {
 /// The export wrapped as a runtime function object, as C++ `Function::FromExternC` does.
 fn export_as_function(f: SafeCall) -> Function {
     let from_extern = Function::get_global("ffi.FunctionFromExternC").unwrap();
-    from_extern
-        .call_as((
-            Any::new(std::ptr::null_mut::<c_void>()),
-            Any::new(f as *mut c_void),
-            Any::new(std::ptr::null_mut::<c_void>()),
-        ))
-        .unwrap()
+    // SAFETY: `f` is a safe-call function of the C ABI's signature; no handle and no deleter
+    // (null), as `ffi.FunctionFromExternC` accepts.
+    let (handle, safe_call, deleter) = unsafe {
+        (
+            Any::from_opaque_ptr(std::ptr::null_mut::<c_void>()),
+            Any::from_opaque_ptr(f as *mut c_void),
+            Any::from_opaque_ptr(std::ptr::null_mut::<c_void>()),
+        )
+    };
+    from_extern.call_as((handle, safe_call, deleter)).unwrap()
 }
 
 fn metadata_of_global(name: &str) -> std::string::String {

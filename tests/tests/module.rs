@@ -6,7 +6,8 @@ use tvm_ffi::{Any, Function, Module};
 /// first, as Python's `import tvm_ffi` does.
 fn example_module() -> Module {
     tvm_ffi_tests::load_cpp_testing_library();
-    Module::load_from_file(tvm_ffi_tests::example_cdylib()).unwrap()
+    // SAFETY: a library this workspace built.
+    unsafe { Module::load_from_file(tvm_ffi_tests::example_cdylib()) }.unwrap()
 }
 
 #[test]
@@ -41,7 +42,8 @@ fn load_call_and_inspect_a_library_module() {
 #[test]
 fn imports_are_searched_after_the_module() {
     let outer = example_module();
-    let inner = Module::load_from_file(tvm_ffi_tests::peer_cdylib()).unwrap();
+    // SAFETY: a library this workspace built.
+    let inner = unsafe { Module::load_from_file(tvm_ffi_tests::peer_cdylib()) }.unwrap();
     outer.import(&inner).unwrap();
     assert_eq!(outer.imports().unwrap().len(), 1);
     // A cycle is refused by the runtime.
@@ -50,14 +52,16 @@ fn imports_are_searched_after_the_module() {
 
 #[test]
 fn loading_errors_name_the_path() {
-    let err = Module::load_from_file("/nonexistent/libnothing.so").unwrap_err();
+    // SAFETY: the file does not exist: nothing is loaded.
+    let err = unsafe { Module::load_from_file("/nonexistent/libnothing.so") }.unwrap_err();
     assert!(
         err.message().contains("/nonexistent/libnothing.so"),
         "{}: {}",
         err.kind(),
         err.message()
     );
-    let err = Module::load_from_file("/nonexistent/no_extension").unwrap_err();
+    // SAFETY: as above.
+    let err = unsafe { Module::load_from_file("/nonexistent/no_extension") }.unwrap_err();
     assert!(
         err.message()
             .contains("Failed to get file format from /nonexistent/no_extension"),

@@ -853,3 +853,80 @@ fn rw_runs_user_clone_code_outside_its_lock() {
         }
     }
 }
+
+#[test]
+fn external_field_types_are_checked_against_the_registered_schema() {
+    // Declarations of C++ types whose fields the static type index cannot tell apart, in the
+    // helper binary `external_field_types`: each mismatch is a load error naming the type, the
+    // field, the registered and the declared type; correct declarations register.
+    let errors = [
+        "cannot register type `testing.TestVisitHook`: the Rust declaration does not match the \
+         registered type: field `child` has type_schema `{\"type\":\"ffi.Object\"}`, the Rust \
+         field `{\"type\":\"ffi.Function\"}`",
+        "cannot register type `testing.TestDeepCopyEdges`: the Rust declaration does not match \
+         the registered type: field `v_any` has type_schema `{\"type\":\"Any\"}`, the Rust field \
+         `{\"type\":\"ffi.BigInt\"}`",
+        "cannot register type `testing.TestObjectPtrHolder`: the Rust declaration does not \
+         match the registered type: field `value` is a C++ reference of type \
+         `{\"type\":\"testing.TestObjectBase\"}`, which may be null: declare it `Option<..>` \
+         (type_schema `{\"type\":\"Optional\",\"args\":[{\"type\":\"testing.TestObjectBase\"}]}`), \
+         the Rust field `{\"type\":\"testing.TestObjectBase\"}` cannot be null",
+    ];
+    let (stdout, stderr) = tvm_ffi_tests::run_helper(env!("CARGO_BIN_EXE_external_field_types"));
+    let mut printed: Vec<String> = errors.iter().map(|e| format!("tvm-ffi: {e}")).collect();
+    let mut lines: Vec<String> = stderr.lines().map(str::to_owned).collect();
+    printed.sort_unstable();
+    lines.sort_unstable();
+    assert_eq!(lines, printed, "{stderr}");
+    let mut recorded: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("load error: "))
+        .collect();
+    recorded.sort_unstable();
+    let mut want = errors.to_vec();
+    want.sort_unstable();
+    assert_eq!(recorded, want, "{stdout}");
+    let facts: Vec<&str> = stdout
+        .lines()
+        .filter(|l| !l.starts_with("load error: "))
+        .collect();
+    assert_eq!(
+        facts,
+        [
+            "CxxObjectBase usable: true",
+            "CxxInitSubset usable: true",
+            "VisitHook usable: true",
+            "ObjectPtrHolder usable: true",
+            "ChildAsFunction usable: false",
+            "AnyAsBigInt usable: false",
+            "NullableAsNonNull usable: false",
+            "v_i64=7",
+        ]
+    );
+}
+
+/// The fallible constructors (for code that must not unwind, e.g. under its own `extern "C"`)
+/// return the values `new` returns; out of memory they return a `MemoryError` instead of
+/// unwinding (the allocation failure itself cannot be provoked here).
+#[test]
+fn try_new_forms_build_the_same_values() {
+    let leaf = ObjectRef::try_new(Leaf { v: 5 }).unwrap();
+    assert_eq!(leaf.v, 5);
+    assert_eq!(
+        leaf.type_index(),
+        ObjectRef::new(Leaf { v: 6 }).type_index()
+    );
+    for text in ["short", "a string longer than the seven inline bytes"] {
+        let s = tvm_ffi::String::try_new(text).unwrap();
+        assert_eq!(s, tvm_ffi::String::new(text));
+        assert_eq!(s.as_str(), text);
+    }
+    let b = tvm_ffi::Bytes::try_new(b"\xff bytes that are not UTF-8").unwrap();
+    assert_eq!(&*b, b"\xff bytes that are not UTF-8");
+    // What `ObjectRef::try_new` fails with, through `?`.
+    let err = tvm_ffi::Error::from(tvm_ffi::AllocFailure { bytes: 48 });
+    assert_eq!(
+        (err.kind(), err.message()),
+        ("MemoryError", "cannot allocate 48 bytes: out of memory")
+    );
+}

@@ -97,7 +97,10 @@ fn every_value_kind_round_trips_through_cpp_echo() {
     assert_eq!(device.to_string(), "cuda:3");
     let ptr = 0x1234usize as *mut std::ffi::c_void;
     assert_eq!(
-        echo(Any::new(ptr)).cast::<*mut std::ffi::c_void>().unwrap(),
+        // SAFETY: `testing.echo` returns the pointer without using it.
+        echo(unsafe { Any::from_opaque_ptr(ptr) })
+            .cast::<*mut std::ffi::c_void>()
+            .unwrap(),
         ptr
     );
     let array = Array::new(["x", "a longer string element"]).unwrap();

@@ -1152,3 +1152,84 @@ fn views_cross_to_cpp() {
     assert_eq!(&*exported.view().strides(), &[1, 3]);
     assert_eq!(exported.view().data_ptr(), x.data_ptr());
 }
+
+/// A borrowed `DLTensor*` (a `TensorMut`'s or a `DLPackTensor`'s view) lives only for the call:
+/// no path turns it into an owned value that outlives the call (which, cast back later, read a
+/// freed DLTensor and let `&[T]` and `&mut [T]` over one buffer coexist).
+#[test]
+fn borrowed_dltensor_arguments_do_not_escape_the_call() {
+    let _g = serial();
+    let expect_type_error = |result: tvm_ffi::Result<Any>, what: &str| {
+        let err = result
+            .err()
+            .unwrap_or_else(|| panic!("{what}: escaped as an owned value"));
+        assert_eq!(err.kind(), "TypeError", "{what}: {}", err.message());
+        assert!(
+            err.message().contains("DLTensor*"),
+            "{what}: {}",
+            err.message()
+        );
+    };
+    let keep_packed = Function::from_packed(|args| args[0].to_owned());
+    let keep_typed = Function::from_typed(|x: Any| x);
+    let keep_in_array = Function::from_packed(|args| Ok(Any::new(Array::new([args[0]])?)));
+    let echo_cpp = global("testing.echo");
+    for round in 0..50 {
+        let fresh = TensorMut::from_vec(vec![round as f32; 4], &[4]).unwrap();
+        let exported = Tensor::from_vec(vec![1u8; 8], &[8])
+            .unwrap()
+            .to_dlpack()
+            .unwrap();
+        for view in [fresh.view(), exported.view()] {
+            expect_type_error(keep_packed.call((view,)), "AnyView::to_owned");
+            expect_type_error(keep_typed.call((view,)), "typed closure taking Any");
+            expect_type_error(keep_in_array.call((view,)), "Array::new of the view");
+            expect_type_error(echo_cpp.call((view,)), "C++ echo");
+        }
+        // A borrowed view still reaches the callee as a view.
+        let sum = Function::from_packed(|args| {
+            let x: TensorView = args[0].cast()?;
+            Ok(Any::new(x.as_slice::<f32>()?.iter().sum::<f32>()))
+        });
+        assert_eq!(
+            sum.call_as::<f32, _>((fresh.view(),)).unwrap(),
+            4.0 * round as f32
+        );
+    }
+    // Fields hold owned values: a view is refused by a setter, and one a C++ constructor
+    // copied into an `Any` field anyway (C++ `Any(AnyView)` copies the pointer) is refused by
+    // the getter, after the view's tensor is gone.
+    let make = global("ffi.MakeObjectFromPackedArgs");
+    let fresh = TensorMut::from_vec(vec![1.0f32; 4], &[4]).unwrap();
+    let edges: ObjectRef<tvm_ffi::builtin::Object> = make
+        .call_as((
+            "testing.TestDeepCopyEdges",
+            "v_any",
+            1,
+            "v_obj",
+            &shared_array(),
+        ))
+        .unwrap();
+    expect_type_error(
+        edges.set_field("v_any", fresh.view()).map(|()| Any::none()),
+        "set_field",
+    );
+    if let Ok(kept) = make.call_as::<ObjectRef<tvm_ffi::builtin::Object>, _>((
+        "testing.TestDeepCopyEdges",
+        "v_any",
+        fresh.view(),
+        "v_obj",
+        &shared_array(),
+    )) {
+        drop(fresh);
+        expect_type_error(kept.get_field_any("v_any"), "get_field_any");
+    }
+    // The view of an `ffi.Tensor` is passed as the object, which may be kept.
+    let shared = Tensor::from_vec(vec![3i32; 2], &[2]).unwrap();
+    let kept: Tensor = keep_packed.call_as((shared.view(),)).unwrap();
+    assert!(kept.as_object_ref().ptr_eq(shared.as_object_ref()));
+}
+
+fn shared_array() -> Array<i64> {
+    Array::new([1, 2]).unwrap()
+}

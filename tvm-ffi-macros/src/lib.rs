@@ -79,7 +79,8 @@ pub fn ffi_func(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// ```
 ///
 /// Type options (`#[ffi_type(..)]`): `key`, `final`, `structural`, `external` (declares a type
-/// defined elsewhere, checked against the runtime's reflection at load). Field options
+/// defined elsewhere, checked against the runtime's reflection at load; requires
+/// `unsafe impl tvm_ffi::ExternalType` for it). Field options
 /// (`#[ffi(..)]`): `base`, `skip`, `rw`, `name`, `default`, `default_factory`, `kw_only`,
 /// `init = false`, `repr = false`, `compare = false`, `hash = false`, `structural`,
 /// `metadata(..)`.

@@ -16,7 +16,7 @@ impl AllocFailure {
     /// Unwinds with an `AllocFailure` payload (no allocation of a message on the way).
     #[cold]
     #[inline(never)]
-    pub fn raise(bytes: usize) -> ! {
+    pub(crate) fn raise(bytes: usize) -> ! {
         std::panic::panic_any(AllocFailure { bytes })
     }
 }

@@ -7,7 +7,8 @@
 //! ```no_run
 //! use tvm_ffi::Module;
 //! # fn main() -> tvm_ffi::Result<()> {
-//! let module = Module::load_from_file("target/debug/libtvm_ffi_example_point.so")?;
+//! // SAFETY: a library of this workspace, built from trusted sources.
+//! let module = unsafe { Module::load_from_file("target/debug/libtvm_ffi_example_point.so")? };
 //! let add_one = module.function("add_one")?;        // the export `__tvm_ffi_add_one`
 //! assert_eq!(add_one.call_as::<i64, _>((41,))?, 42);
 //! println!("{:?}", module.function_doc("add_one")?);  // the `///` doc of the Rust function
@@ -44,7 +45,15 @@ impl Module {
     ///
     /// A file that does not exist, or has no extension, raises the runtime's error (its
     /// message names the path).
-    pub fn load_from_file(path: impl AsRef<Path>) -> Result<Module> {
+    ///
+    /// # Safety
+    /// Loading a shared library runs its initialisers (constructors, static registrations)
+    /// with the full privileges of the process, and the runtime then trusts its
+    /// `__tvm_ffi_*` symbols to be functions of the C ABI's safe-call signature, and their
+    /// metadata: nothing checks them. The caller must trust the file at `path` to be a
+    /// well-formed TVM-FFI library (as for `libloading::Library::new`), and that it is not
+    /// replaced between the check and the load.
+    pub unsafe fn load_from_file(path: impl AsRef<Path>) -> Result<Module> {
         let path = path.as_ref();
         let text = path.to_str().ok_or_else(|| {
             Error::value_error(format!("module path {} is not valid UTF-8", path.display()))

@@ -93,6 +93,10 @@ pub struct TestCxxClassBase {
     pub v_i32: Rw<i32>,
 }
 
+// SAFETY: mirrors C++ `testing::TestCxxClassBase` (two plain integers, which any value is
+// valid for); the layout and field types are checked at load.
+unsafe impl tvm_ffi::ExternalType for TestCxxClassBase {}
+
 /// A Rust subtype of the C++ `testing.TestCxxClassBase`.
 #[derive(Object, Clone)]
 #[ffi_type(key = "my_ext.CxxChild")]

@@ -53,7 +53,72 @@ fn call_method(args: &[AnyView]) -> Result<Any> {
 }
 
 /// Loads the module at `path` from Rust and calls its function `name` with `x`.
+///
+/// Test-only: loading a library trusts it (`Module::load_from_file` is `unsafe`); the tests
+/// pass libraries of this workspace, as Python's `tvm_ffi.load_module` trusts its caller.
 #[ffi_func(name = "test_peer.load_and_call")]
 fn load_and_call(path: &str, name: &str, x: i64) -> Result<i64> {
-    Module::load_from_file(path)?.function(name)?.call_as((x,))
+    // SAFETY: only the test suite calls this, with libraries this workspace built.
+    unsafe { Module::load_from_file(path)? }
+        .function(name)?
+        .call_as((x,))
+}
+
+/// The reader thread of `test_peer.error_reader_start`: how many reads it made, how many saw
+/// another backtrace than the first, and the flag that stops it.
+struct ErrorReader {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<(u64, u64)>,
+}
+
+static ERROR_READER: std::sync::Mutex<Option<ErrorReader>> = std::sync::Mutex::new(None);
+
+/// Keeps a clone of `error` on a Rust thread that reads its backtrace until
+/// `test_peer.error_reader_stop`, while Python rewrites the shared error's backtrace in place
+/// (as re-raising it does).
+#[ffi_func(name = "test_peer.error_reader_start")]
+fn error_reader_start(error: ObjectRef<tvm_ffi::builtin::ErrorObj>) -> Result<()> {
+    let error = tvm_ffi::Error::from_object_ref(error);
+    let first = error.backtrace();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = stop.clone();
+    // Returns once the reader runs, so that it reads while Python rewrites.
+    let started = std::sync::Arc::new(std::sync::Barrier::new(2));
+    let running = started.clone();
+    let thread = std::thread::spawn(move || {
+        running.wait();
+        let (mut reads, mut changed) = (0u64, 0u64);
+        loop {
+            reads += 1;
+            if error.backtrace() != first {
+                changed += 1;
+            }
+            if flag.load(std::sync::atomic::Ordering::Relaxed) {
+                break;
+            }
+        }
+        (reads, changed)
+    });
+    started.wait();
+    *ERROR_READER.lock().unwrap_or_else(|p| p.into_inner()) = Some(ErrorReader { stop, thread });
+    Ok(())
+}
+
+/// Stops the reader of `test_peer.error_reader_start`: `[reads, reads that saw a changed
+/// backtrace]`.
+#[ffi_func(name = "test_peer.error_reader_stop")]
+fn error_reader_stop() -> Result<tvm_ffi::Array<i64>> {
+    let reader = ERROR_READER
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
+        .ok_or_else(|| tvm_ffi::Error::runtime_error("no reader was started"))?;
+    reader
+        .stop
+        .store(true, std::sync::atomic::Ordering::Relaxed);
+    let (reads, changed) = reader
+        .thread
+        .join()
+        .map_err(|_| tvm_ffi::Error::runtime_error("the reader panicked"))?;
+    tvm_ffi::Array::new([reads as i64, changed as i64])
 }

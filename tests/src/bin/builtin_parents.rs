@@ -12,6 +12,8 @@ use tvm_ffi::{reflection, Rw};
 #[ffi_type(key = "ffi.Function", external)]
 #[repr(C)]
 pub struct FunctionDecl {}
+// SAFETY: `ffi.Function` has no reflected fields to mirror.
+unsafe impl tvm_ffi::ExternalType for FunctionDecl {}
 
 #[derive(tvm_ffi::Object)]
 #[ffi_type(key = "rust_tests.MyFunction")]
@@ -27,6 +29,8 @@ pub struct MyFunction {
 #[ffi_type(key = "ffi.Array", external)]
 #[repr(C)]
 pub struct ArrayDecl {}
+// SAFETY: `ffi.Array` has no reflected fields to mirror.
+unsafe impl tvm_ffi::ExternalType for ArrayDecl {}
 
 #[derive(tvm_ffi::Object)]
 #[ffi_type(key = "rust_tests.MyArray")]
@@ -44,6 +48,8 @@ pub struct CxxIntPair {
     pub a: Rw<i64>,
     pub b: Rw<i64>,
 }
+// SAFETY: C++ `TestIntPairObj` holds two `int64_t` fields, `a` and `b`, in this order.
+unsafe impl tvm_ffi::ExternalType for CxxIntPair {}
 
 #[derive(tvm_ffi::Object)]
 #[ffi_type(key = "rust_tests.SubIntPair")]

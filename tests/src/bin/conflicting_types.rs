@@ -27,6 +27,9 @@ pub struct WrongShapeDeclaration {
     pub rank: Rw<i64>,
 }
 
+// SAFETY: deliberately wrong; the load-time check refuses it before any use.
+unsafe impl tvm_ffi::ExternalType for WrongShapeDeclaration {}
+
 #[derive(tvm_ffi::Object)]
 #[ffi_type(key = "rust_tests.OnWrongParent")]
 #[repr(C)]

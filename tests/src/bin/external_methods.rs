@@ -10,6 +10,9 @@ use tvm_ffi::{ffi_methods, Object};
 #[repr(C)]
 pub struct ShapeDeclaration {}
 
+// SAFETY: no fields are declared: nothing of the C++ layout is read in place.
+unsafe impl tvm_ffi::ExternalType for ShapeDeclaration {}
+
 #[ffi_methods]
 impl ShapeDeclaration {
     pub fn rank(&self) -> i64 {

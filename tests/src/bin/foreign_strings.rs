@@ -15,6 +15,9 @@ pub struct CxxObjectBase {
     pub v_str: Rw<tvm_ffi::String>,
 }
 
+// SAFETY: mirrors C++ `testing::TestObjectBase` (an integer, a float and a string).
+unsafe impl tvm_ffi::ExternalType for CxxObjectBase {}
+
 /// A string object holding `bytes` as they are (the C API does not check them).
 fn raw_string(bytes: &[u8]) -> Any {
     let input = tvm_ffi::sys::TVMFFIByteArray::from_bytes(bytes);

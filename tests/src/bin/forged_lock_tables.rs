@@ -50,9 +50,12 @@ extern "C" fn forge() {
                 "tvm_ffi_rs.rw_lock_table.v1",
             ] {
                 // An opaque pointer to nothing, which earlier versions used as a table.
-                Function::from_typed(|| 16_usize as *mut std::ffi::c_void)
-                    .register_global(name, false)
-                    .unwrap();
+                Function::from_packed(|_| {
+                    // SAFETY: a forgery on purpose: nothing reads it as a table any more.
+                    Ok(unsafe { tvm_ffi::Any::from_opaque_ptr(16_usize as *mut std::ffi::c_void) })
+                })
+                .register_global(name, false)
+                .unwrap();
             }
         }
         // The published value forged: a plain value, an object of another type.

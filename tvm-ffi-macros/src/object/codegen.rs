@@ -59,6 +59,14 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
         }
     });
 
+    // An `external` declaration is a trust statement: the user writes `unsafe impl
+    // ExternalType` for what the load-time checks cannot see.
+    let external_check = model.external.then(|| {
+        quote_spanned! {ident.span()=>
+            const _: () = #krate::__private::assert_external_type::<#ident>();
+        }
+    });
+
     let mut field_checks = Vec::new();
     let mut entries = Vec::new();
     let mut defaults = Vec::new();
@@ -344,6 +352,7 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
             // out that way, and a parent reference reads its payload at 24 in any subtype).
             #payload_offset_check
             #base_check
+            #external_check
             #(#field_checks)*
 
             unsafe fn __tvm_ffi_init_fields(payload: *mut #ident) {

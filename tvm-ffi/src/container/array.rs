@@ -85,7 +85,8 @@ impl<T: for<'a> FromAny<'a>> Array<T> {
     /// from an `Any` does).
     ///
     /// # Panics
-    /// When an element does not convert to `T`; [`Any::cast`] reports that as an error.
+    /// When an element does not convert to `T`; [`Array::try_from_object_ref`] and
+    /// [`Any::cast`] report that as an error.
     pub fn from_object_ref(obj: ObjectRef<ArrayObj>) -> Self {
         let array = Array::wrap(obj);
         if let Some(i) = array.first_mismatch() {
@@ -96,6 +97,27 @@ impl<T: for<'a> FromAny<'a>> Array<T> {
             );
         }
         array
+    }
+
+    /// Wraps an array object, or fails with a `TypeError` naming the first element that does
+    /// not convert to `T` (never panics).
+    ///
+    /// ```
+    /// use tvm_ffi::{Any, Array};
+    /// let mixed = Array::<Any>::new([Any::new(1), Any::new("x")]).unwrap();
+    /// let err = Array::<i64>::try_from_object_ref(mixed.into_object_ref()).unwrap_err();
+    /// assert_eq!(err.message(), "Array::try_from_object_ref: element 1 is a `ffi.SmallStr`, not a `int`");
+    /// ```
+    pub fn try_from_object_ref(obj: ObjectRef<ArrayObj>) -> Result<Self> {
+        let array = Array::wrap(obj);
+        match array.first_mismatch() {
+            None => Ok(array),
+            Some(i) => Err(crate::error::Error::type_error(format!(
+                "Array::try_from_object_ref: element {i} is a `{}`, not a `{}`",
+                array.as_views()[i].type_key(),
+                T::type_str()
+            ))),
+        }
     }
 
     /// The index of the first element that does not convert to `T`.

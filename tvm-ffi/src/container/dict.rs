@@ -408,8 +408,10 @@ impl<'a, K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>> FromAny<'a> for Dict<K,
         if !entries_convert::<K, V>(map.iter_views()) {
             return None;
         }
-        let flat =
-            super::try_collect(map.iter_views(), |(k, v)| Ok([k.to_owned(), v.to_owned()])).ok()?;
+        let flat = super::try_collect(map.iter_views(), |(k, v)| {
+            Ok([k.to_owned()?, v.to_owned()?])
+        })
+        .ok()?;
         let out = DICT_NEW.get().ok()?.call(flat.as_flattened()).ok()?;
         out.cast::<ObjectRef<DictObj>>()
             .ok()

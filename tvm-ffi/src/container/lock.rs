@@ -557,7 +557,7 @@ pub(crate) unsafe fn copy_live(slot: *const TVMFFIAny) -> Option<Any> {
     ) {
         // Borrowed forms (never stored by the runtime): materialised as `to_owned` does.
         // SAFETY: a valid value of the container.
-        return Some(unsafe { (*(slot as *const AnyView<'_>)).to_owned() });
+        return unsafe { (*(slot as *const AnyView<'_>)).to_owned() }.ok();
     }
     // SAFETY: a plain value, or an object of which we took one strong reference above: the
     // bits are an owned copy.

@@ -132,7 +132,9 @@ impl<K, V> Map<K, V> {
 
     /// All entries as owned values, in insertion order.
     pub fn entries_any(&self) -> Result<Vec<(Any, Any)>> {
-        super::try_collect(self.iter_views(), |(k, v)| Ok((k.to_owned(), v.to_owned())))
+        super::try_collect(self.iter_views(), |(k, v)| {
+            Ok((k.to_owned()?, v.to_owned()?))
+        })
     }
 
     /// The stored value for `key`, viewed in place; `Err(key)` when only the runtime can

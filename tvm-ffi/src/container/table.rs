@@ -17,11 +17,21 @@
 //! value, `prev`, `next`: 48 bytes); a key's chain starts at the slot its Fibonacci hash picks
 //! (when that slot's metadata marks a chain head) and follows the probe distances the
 //! metadata bytes name; iteration follows the `next` links from `iter_list_head_`.
+//!
+//! The layout is private to the runtime's C++ headers and only its major.minor version is
+//! checked, so it is verified once, at the first in-place read, against the runtime's own
+//! functions: tables of several sizes built by `ffi.Map` and `ffi.Dict` are read in place and
+//! compared with `ffi.MapSize` / `ffi.MapGetItem` (and the Dict ones). When they disagree, no
+//! table is ever read in place: [`Table::new`] raises a `RuntimeError` saying so, instead of
+//! reading memory whose layout is unknown. When they agree, the cost is one cached flag.
 use std::marker::PhantomData;
 use std::ptr::NonNull;
+use std::sync::OnceLock;
 
 use super::hash::KeyProbe;
-use crate::sys::{TVMFFIAny, TVMFFIObject};
+use crate::function::GlobalCache;
+use crate::sys::{type_index as ti, TVMFFIAny, TVMFFIObject};
+use crate::value::Any;
 
 const DATA: usize = 24;
 const SIZE: usize = 32;
@@ -29,6 +39,8 @@ const SLOTS: usize = 40;
 const FIB_SHIFT: usize = 56;
 const ITER_LIST_HEAD: usize = 64;
 
+/// `sizeof(SmallMapBaseObj)`: a small table keeps its entries right after it.
+const SMALL_DATA: usize = 56;
 const SMALL_TAG: u64 = 1 << 63;
 const BLOCK_CAP: u64 = 16;
 const ITEM_SIZE: usize = 48;
@@ -197,8 +209,14 @@ impl Table<'_> {
     /// no other thread writes it meanwhile (for a `Dict`: its lock is held). Each method reads
     /// the table's current state anew, so foreign code on this thread may change a `Dict`
     /// between two calls.
+    ///
+    /// Raises a `RuntimeError` (a panic the FFI boundary reports as that error) when the loaded
+    /// runtime's table layout is not the one this module reads (see the module docs).
     #[inline]
     pub(crate) unsafe fn new(obj: NonNull<TVMFFIObject>) -> Self {
+        if !layout_verified() {
+            layout_mismatch();
+        }
         Table(obj, PhantomData)
     }
 
@@ -346,5 +364,256 @@ impl Table<'_> {
         // SAFETY: an occupied dense item is 48 bytes with `next` at ITEM_NEXT.
         cursor.pos = unsafe { (item as *const u8).add(ITEM_NEXT).cast::<u64>().read() };
         Some(item)
+    }
+}
+
+/// Whether the runtime's tables are laid out as this module reads them: checked once.
+#[inline]
+pub(crate) fn layout_verified() -> bool {
+    static VERIFIED: OnceLock<bool> = OnceLock::new();
+    *VERIFIED.get_or_init(|| verify_layout().is_some())
+}
+
+#[cold]
+#[inline(never)]
+fn layout_mismatch() -> ! {
+    crate::error::panic::panic_with(
+        "RuntimeError",
+        "the loaded libtvm_ffi lays out ffi.Map / ffi.Dict tables otherwise than the tvm-ffi \
+         crate reads them in place (checked against ffi.MapGetItem at first use): install the \
+         wheel the crate was written for (apache-tvm-ffi 0.1.15.post2)"
+            .to_owned(),
+    )
+}
+
+static MAP: GlobalCache = GlobalCache::new("ffi.Map");
+static MAP_SIZE: GlobalCache = GlobalCache::new("ffi.MapSize");
+static MAP_GET: GlobalCache = GlobalCache::new("ffi.MapGetItem");
+static DICT: GlobalCache = GlobalCache::new("ffi.Dict");
+static DICT_SIZE: GlobalCache = GlobalCache::new("ffi.DictSize");
+static DICT_GET: GlobalCache = GlobalCache::new("ffi.DictGetItem");
+
+/// Builds tables of several sizes (small and dense layouts, int and string keys) through the
+/// runtime and reads them in place: `Some` when every size, lookup and entry agrees with the
+/// runtime's own answers. Structural facts are checked before any pointer the table holds is
+/// followed, so a different layout is found without reading through a wrong pointer.
+fn verify_layout() -> Option<()> {
+    for (make, size, get) in [(&MAP, &MAP_SIZE, &MAP_GET), (&DICT, &DICT_SIZE, &DICT_GET)] {
+        let (make, size, get) = (make.get().ok()?, size.get().ok()?, get.get().ok()?);
+        for n in [0usize, 1, 2, 3, 5, 9, 17, 40, 130] {
+            let keys: Vec<Any> = (0..n)
+                .map(|i| {
+                    if i % 2 == 0 {
+                        Any::new(i as i64 * 7919 - 3)
+                    } else {
+                        Any::new(format!("key number {i} of {n}"))
+                    }
+                })
+                .collect();
+            let mut args = Vec::with_capacity(2 * n);
+            for (i, key) in keys.iter().enumerate() {
+                args.push(key.clone());
+                args.push(Any::new(i as i64 + 1));
+            }
+            let table = make.call(args.as_slice()).ok()?;
+            let index = table.type_index();
+            if index != ti::kTVMFFIMap && index != ti::kTVMFFIDict {
+                return None;
+            }
+            let expected = size.call((&table,)).ok()?.cast::<i64>().ok()?;
+            // SAFETY: an object index stores a live object pointer, which `table` keeps alive;
+            // nothing else holds the new table.
+            let obj = NonNull::new(unsafe { table.as_raw().value.v_obj })?;
+            let inline = index == ti::kTVMFFIMap;
+            check_table(Table(obj, PhantomData), inline, n, expected, &keys, |key| {
+                get.call((&table, key)).ok()?.cast::<i64>().ok()
+            })?;
+        }
+    }
+    Some(())
+}
+
+/// Compares one table read in place with what the runtime reports of it. `inline`: a small
+/// table keeps its entries right after its base object (an `ffi.Map`; a `Dict` grows them
+/// elsewhere).
+fn check_table(
+    table: Table,
+    inline: bool,
+    n: usize,
+    expected_len: i64,
+    keys: &[Any],
+    runtime_value: impl Fn(&Any) -> Option<i64>,
+) -> Option<()> {
+    // Only the three base words (present in every layout of at least 48 bytes) are read
+    // before the structure is known to be plausible.
+    let len = table.word(SIZE);
+    if expected_len != n as i64 || len != n as u64 {
+        return None;
+    }
+    let slots = table.word(SLOTS);
+    let base = table.0.as_ptr() as usize;
+    if slots & SMALL_TAG != 0 {
+        let capacity = slots & !SMALL_TAG;
+        let data = table.word(DATA) as usize;
+        if capacity < len
+            || capacity > 1 << 32
+            || data == 0
+            || (inline && data != base + SMALL_DATA)
+        {
+            return None;
+        }
+    } else {
+        if !slots.is_power_of_two() || slots < len || slots > 1 << 40 || table.word(DATA) == 0 {
+            return None;
+        }
+        // SAFETY: a dense table (checked plausible above) keeps its u32 shift at FIB_SHIFT.
+        let shift = unsafe {
+            (table.0.as_ptr() as *const u8)
+                .add(FIB_SHIFT)
+                .cast::<u32>()
+                .read()
+        };
+        let head = table.word(ITER_LIST_HEAD);
+        if u64::from(shift) != 64 - u64::from(slots.trailing_zeros()) || (len > 0 && head >= slots)
+        {
+            return None;
+        }
+    }
+    // In insertion order, every entry the runtime's lookup agrees with.
+    let mut cursor = table.first();
+    let mut seen = 0usize;
+    while let Some(entry) = table.next(&mut cursor) {
+        let key = keys.get(seen)?;
+        // SAFETY: an entry of the live table (16-byte values, read as plain words).
+        let (stored_key, stored_value) = unsafe { ((*entry).key, (*entry).value) };
+        // The table holds the very values it was built from (the same string objects), so
+        // the bits compare without following any pointer.
+        if bits(&stored_key) != bits(key.as_raw())
+            || bits(&stored_value) != bits(Any::new(seen as i64 + 1).as_raw())
+            || runtime_value(key) != Some(seen as i64 + 1)
+        {
+            return None;
+        }
+        seen += 1;
+        if seen > n {
+            return None;
+        }
+    }
+    if seen != n {
+        return None;
+    }
+    // Every key is found by its hash, and a missing one is not.
+    for (i, key) in keys.iter().enumerate() {
+        let entry = table.find(&KeyProbe::new(key.as_view())?)?;
+        // SAFETY: an entry of the live table.
+        if bits(unsafe { &(*entry).value }) != bits(Any::new(i as i64 + 1).as_raw()) {
+            return None;
+        }
+    }
+    let missing = Any::new(-1_i64);
+    table
+        .find(&KeyProbe::new(missing.as_view())?)
+        .is_none()
+        .then_some(())
+}
+
+/// The 16 bytes of a value.
+fn bits(value: &TVMFFIAny) -> [u64; 2] {
+    // SAFETY: a TVMFFIAny is 16 initialised bytes (the runtime and Rust zero the padding).
+    unsafe { *(value as *const TVMFFIAny as *const [u64; 2]) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A map of `n` int keys `0..n` to `1..=n`, and its keys.
+    fn int_map(n: usize) -> (Any, Vec<Any>) {
+        let keys: Vec<Any> = (0..n).map(|i| Any::new(i as i64)).collect();
+        let mut args = Vec::new();
+        for (i, key) in keys.iter().enumerate() {
+            args.push(key.clone());
+            args.push(Any::new(i as i64 + 1));
+        }
+        (MAP.get().unwrap().call(args.as_slice()).unwrap(), keys)
+    }
+
+    fn object_of(map: &Any) -> NonNull<TVMFFIObject> {
+        // SAFETY: a map value stores its object pointer.
+        NonNull::new(unsafe { map.as_raw().value.v_obj }).unwrap()
+    }
+
+    /// `check_table` on a copy of `map`'s object (`words` bytes of it) changed by `edit`.
+    fn check_copy(map: &Any, keys: &[Any], words: usize, edit: impl Fn(&mut [u64])) -> bool {
+        let obj = object_of(map);
+        let mut copy = vec![0u64; words];
+        // SAFETY: the object has at least `words` words (the caller sizes them by its layout).
+        unsafe {
+            std::ptr::copy_nonoverlapping(obj.as_ptr() as *const u64, copy.as_mut_ptr(), words)
+        };
+        edit(&mut copy);
+        let runtime = |key: &Any| {
+            MAP_GET
+                .get()
+                .ok()?
+                .call((map, key))
+                .ok()?
+                .cast::<i64>()
+                .ok()
+        };
+        let table = Table(
+            NonNull::new(copy.as_mut_ptr() as *mut TVMFFIObject).unwrap(),
+            PhantomData,
+        );
+        check_table(table, true, keys.len(), keys.len() as i64, keys, runtime).is_some()
+    }
+
+    #[test]
+    fn the_loaded_runtime_lays_out_tables_as_read_in_place() {
+        assert!(layout_verified());
+    }
+
+    #[test]
+    fn a_small_table_laid_out_otherwise_is_refused() {
+        let (map, keys) = int_map(3);
+        let slots = Table(object_of(&map), PhantomData).word(SLOTS);
+        assert_ne!(slots & SMALL_TAG, 0, "a small table");
+        let words = (SMALL_DATA + (slots & !SMALL_TAG) as usize * 32) / 8;
+        // The copy with its entries in place (the data pointer moved along) reads as the map.
+        let rebase = |copy: &mut [u64]| copy[DATA / 8] = copy.as_ptr() as u64 + SMALL_DATA as u64;
+        assert!(check_copy(&map, &keys, words, rebase));
+        // The entries elsewhere than right after the base object.
+        assert!(!check_copy(&map, &keys, words, |_| {}));
+        // Another size, another capacity.
+        assert!(!check_copy(&map, &keys, words, |c| {
+            rebase(c);
+            c[SIZE / 8] += 1;
+        }));
+        assert!(!check_copy(&map, &keys, words, |c| {
+            rebase(c);
+            c[SLOTS / 8] = SMALL_TAG | 1;
+        }));
+        // Entries (key, value pairs of 4 words) in another order.
+        assert!(!check_copy(&map, &keys, words, |c| {
+            rebase(c);
+            let first = SMALL_DATA / 8;
+            for w in 0..4 {
+                c.swap(first + w, first + 4 + w);
+            }
+        }));
+    }
+
+    #[test]
+    fn a_dense_table_laid_out_otherwise_is_refused() {
+        let (map, keys) = int_map(40);
+        let slots = Table(object_of(&map), PhantomData).word(SLOTS);
+        assert_eq!(slots & SMALL_TAG, 0, "a dense table");
+        // The base object only: the blocks stay where the data pointer says.
+        let words = (ITER_LIST_HEAD + 8) / 8;
+        assert!(check_copy(&map, &keys, words, |_| {}));
+        assert!(!check_copy(&map, &keys, words, |c| c[SIZE / 8] -= 1));
+        assert!(!check_copy(&map, &keys, words, |c| c[SLOTS / 8] *= 2));
+        assert!(!check_copy(&map, &keys, words, |c| c[FIB_SHIFT / 8] += 1));
+        assert!(!check_copy(&map, &keys, words, |c| c[ITER_LIST_HEAD / 8] = slots));
     }
 }

@@ -1,6 +1,7 @@
 //! [`Error`]: the runtime's error object (kind, message, backtrace), and how errors and panics
 //! cross the ABI.
 use std::fmt;
+use std::sync::Arc;
 
 use crate::memory::AllocFailure;
 use crate::object::builtin::ErrorObj;
@@ -18,10 +19,16 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 ///
 /// The `kind` selects the exception class in Python (`ValueError`, `TypeError`, `KeyError`,
 /// `IndexError`, `AttributeError`, `RuntimeError` ...); unknown kinds become `RuntimeError`.
+///
+/// The backtrace is read once, when the error is made or received in Rust, and kept: the runtime
+/// rewrites a shared error's backtrace in place, without synchronisation, each time Python
+/// re-raises it (`update_backtrace`), so reading the object's backtrace later, from a clone on
+/// another thread, would race with that rewrite and read freed memory.
 #[derive(Clone)]
-#[repr(transparent)]
 pub struct Error {
     obj: ObjectRef<ErrorObj>,
+    /// The backtrace when Rust made or received the error (`None`: empty).
+    backtrace: Option<Arc<std::string::String>>,
 }
 
 impl Error {
@@ -45,6 +52,7 @@ impl Error {
 
     /// Creates an error with an explicit backtrace (most recent call first).
     pub fn with_backtrace(kind: &str, message: &str, backtrace: &str) -> Error {
+        let backtrace_text = backtrace;
         let kind = sys::TVMFFIByteArray::from_bytes(kind.as_bytes());
         let message = sys::TVMFFIByteArray::from_bytes(message.as_bytes());
         let backtrace = sys::TVMFFIByteArray::from_bytes(backtrace.as_bytes());
@@ -56,6 +64,7 @@ impl Error {
             (0, Some(ptr)) => Error {
                 // SAFETY: a fresh ffi.Error with one strong reference, now ours.
                 obj: unsafe { ObjectRef::from_raw(ptr) },
+                backtrace: snapshot_text(backtrace_text),
             },
             // The runtime only fails to create an error when it cannot allocate it.
             _ => AllocFailure::raise(message.size + backtrace.size),
@@ -87,31 +96,47 @@ impl Error {
         Error::new("AttributeError", message)
     }
 
-    fn cell(&self) -> &sys::TVMFFIErrorCell {
-        &self.obj.cell
+    /// The runtime's error cell. Only its kind and message, which never change, may be read
+    /// through this reference; the backtrace is read once, in `received`.
+    fn cell(&self) -> *const sys::TVMFFIErrorCell {
+        self.obj.cell.get()
     }
 
     /// The error kind, e.g. `"ValueError"`.
     pub fn kind(&self) -> &str {
-        // SAFETY: the cell's byte arrays are owned by the error object we hold.
-        std::str::from_utf8(unsafe { self.cell().kind.as_bytes() }).unwrap_or("RuntimeError")
+        // SAFETY: the cell's byte arrays are owned by the error object we hold; the kind never
+        // changes.
+        std::str::from_utf8(unsafe { (*self.cell()).kind.as_bytes() }).unwrap_or("RuntimeError")
     }
 
     /// The message.
     pub fn message(&self) -> &str {
         // SAFETY: as in `kind`.
-        let bytes = unsafe { self.cell().message.as_bytes() };
+        let bytes = unsafe { (*self.cell()).message.as_bytes() };
         std::str::from_utf8(bytes).unwrap_or("<message is not UTF-8>")
     }
 
     /// The backtrace, most recent call first, one `  File "...", line N, in f` line per frame.
     ///
-    /// A copy: unlike kind and message, the backtrace grows as the error travels (see
-    /// [`Error::append_backtrace`]), which reallocates the runtime's storage.
+    /// The backtrace as it was when the error was made or received in Rust, plus the frames
+    /// Rust appended since ([`Error::append_backtrace`]). Frames that other holders (Python
+    /// re-raising the error) add to the shared object later are not seen: the runtime rewrites
+    /// that storage in place without synchronisation, so Rust never reads it again.
     pub fn backtrace(&self) -> std::string::String {
-        // SAFETY: as in `kind`; the bytes are copied before anything can append to them.
-        std::string::String::from_utf8_lossy(unsafe { self.cell().backtrace.as_bytes() })
-            .into_owned()
+        self.backtrace.as_deref().cloned().unwrap_or_default()
+    }
+
+    /// An error holding `obj`, with its backtrace read now.
+    ///
+    /// The read is sound when nothing rewrites the backtrace meanwhile: errors reach Rust
+    /// right after they are made or raised (a call's raised error, a field or argument), not
+    /// while a Python thread re-raises the same object.
+    fn received(obj: ObjectRef<ErrorObj>) -> Error {
+        // SAFETY: the cell's byte arrays are owned by the error object we hold; the bytes are
+        // copied at once (see above for the rewrite this does not race with).
+        let bytes = unsafe { (*obj.cell.get()).backtrace.as_bytes() };
+        let backtrace = snapshot_text(&std::string::String::from_utf8_lossy(bytes));
+        Error { obj, backtrace }
     }
 
     /// Appends a frame to the backtrace (as errors travel up the stack).
@@ -122,19 +147,24 @@ impl Error {
         if self.obj.strong_count() != 1 || self.obj.weak_count() != 1 {
             *self = Error::with_backtrace(self.kind(), self.message(), &self.backtrace());
         }
-        if let Some(update) = self.cell().update_backtrace {
-            let frame = sys::TVMFFIByteArray::from_bytes(frame.as_bytes());
+        // SAFETY: `self` holds the only reference (checked above): nothing else can rewrite
+        // the cell meanwhile.
+        if let Some(update) = unsafe { (*self.cell()).update_backtrace } {
+            let frame_bytes = sys::TVMFFIByteArray::from_bytes(frame.as_bytes());
             // SAFETY: the runtime's own update function on its own error object, of which
             // `self` holds the only reference (checked above), so no `&str` into the old
             // backtrace can exist (`backtrace` returns copies).
             unsafe {
                 update(
                     self.obj.as_raw().as_ptr() as _,
-                    &frame,
+                    &frame_bytes,
                     sys::kTVMFFIBacktraceUpdateModeAppend,
                 )
             };
         }
+        let mut text = self.backtrace();
+        text.push_str(frame);
+        self.backtrace = snapshot_text(&text);
     }
 
     /// The underlying object.
@@ -142,9 +172,9 @@ impl Error {
         &self.obj
     }
 
-    /// Wraps an error object.
+    /// Wraps an error object (reading its backtrace now, see [`Error::backtrace`]).
     pub fn from_object_ref(obj: ObjectRef<ErrorObj>) -> Error {
-        Error { obj }
+        Error::received(obj)
     }
 
     /// Unwraps into the error object.
@@ -157,10 +187,9 @@ impl Error {
         let mut out: sys::TVMFFIObjectHandle = std::ptr::null_mut();
         // SAFETY: valid output slot; ownership of the error moves to us.
         unsafe { sys::TVMFFIErrorMoveFromRaised(&mut out) };
-        std::ptr::NonNull::new(out as *mut sys::TVMFFIObject).map(|ptr| Error {
-            // SAFETY: a non-null result is an owned ffi.Error.
-            obj: unsafe { ObjectRef::from_raw(ptr) },
-        })
+        // SAFETY: a non-null result is an owned ffi.Error.
+        std::ptr::NonNull::new(out as *mut sys::TVMFFIObject)
+            .map(|ptr| Error::received(unsafe { ObjectRef::from_raw(ptr) }))
     }
 
     /// The error for a non-zero return code of a runtime call.
@@ -181,6 +210,19 @@ impl Error {
     pub fn set_raised(self) {
         // SAFETY: the runtime takes its own reference; ours is released on drop.
         unsafe { sys::TVMFFIErrorSetRaised(self.obj.as_raw().as_ptr() as _) };
+    }
+}
+
+/// The kept backtrace: `None` for an empty one (most errors made in Rust), no allocation.
+fn snapshot_text(text: &str) -> Option<Arc<std::string::String>> {
+    (!text.is_empty()).then(|| Arc::new(text.to_owned()))
+}
+
+/// An allocation that failed (what [`ObjectRef::try_new`](crate::ObjectRef::try_new) returns)
+/// is a `MemoryError` naming the size.
+impl From<AllocFailure> for Error {
+    fn from(failure: AllocFailure) -> Error {
+        Error::new("MemoryError", failure.to_string())
     }
 }
 

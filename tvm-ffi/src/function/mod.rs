@@ -148,6 +148,12 @@ impl Function {
             )
         };
         if rc == 0 {
+            if result.type_index == sys::type_index::kTVMFFIDLTensorPtr {
+                // A borrowed DLTensor* is not an owned value (C++ `Any(AnyView)` copies one
+                // bitwise): it may point into an argument that ends with this call. It holds
+                // no reference, so there is nothing to release.
+                return Err(crate::value::borrowed_tensor_error());
+            }
             // SAFETY: on success the callee wrote an owned value.
             Ok(unsafe { Any::from_raw(result) })
         } else {

@@ -62,10 +62,36 @@ builtin_object!(
     /// Payload of `ffi.Bytes`.
     BytesObj { bytes: sys::TVMFFIByteArray } = "ffi.Bytes", sys::type_index::kTVMFFIBytes
 );
-builtin_object!(
-    /// Payload of `ffi.Error`.
-    ErrorObj { cell: sys::TVMFFIErrorCell } = "ffi.Error", sys::type_index::kTVMFFIError
-);
+/// Payload of `ffi.Error`. Read it through [`Error`](crate::Error): the runtime rewrites the
+/// backtrace of a shared error in place, without synchronisation, whenever Python re-raises it,
+/// so the cell is not exposed (a safe read of it could race with that rewrite).
+#[repr(C)]
+pub struct ErrorObj {
+    /// The runtime's error cell; the backtrace and its update function change behind shared
+    /// references (hence the `UnsafeCell`), the kind and message never do.
+    pub(crate) cell: std::cell::UnsafeCell<sys::TVMFFIErrorCell>,
+}
+// SAFETY: the runtime lays error objects out as header + cell (c_api.h).
+unsafe impl ObjectType for ErrorObj {
+    const TYPE_KEY: &'static str = "ffi.Error";
+    #[inline]
+    fn runtime_type() -> RuntimeType {
+        RuntimeType {
+            index: sys::type_index::kTVMFFIError,
+            depth: 1,
+        }
+    }
+}
+// SAFETY: the runtime registers `ffi.Error` as a child of `ffi.Object`, whose payload is empty.
+unsafe impl DerivedObject for ErrorObj {
+    type Parent = Object;
+}
+// SAFETY: the cell holds pointers owned by the object, freed by the runtime's deleter; the
+// runtime shares errors across threads, and Rust reads only the immutable kind and message
+// through shared references (the backtrace once, see `crate::Error`).
+unsafe impl Send for ErrorObj {}
+// SAFETY: as above.
+unsafe impl Sync for ErrorObj {}
 builtin_object!(
     /// Payload of `ffi.Function`.
     FunctionObj { cell: sys::TVMFFIFunctionCell } = "ffi.Function", sys::type_index::kTVMFFIFunction

@@ -420,6 +420,25 @@ pub(crate) unsafe fn alloc_object_with<P, D: DropPayload<P>>(
     padding: u32,
     init: impl FnOnce(*mut P),
 ) -> NonNull<TVMFFIObject> {
+    // SAFETY: the caller's contract.
+    match unsafe { try_alloc_object_with::<P, D>(type_index, padding, init) } {
+        Ok(ptr) => ptr,
+        // Not `handle_alloc_error`, which aborts the host: unwind to the FFI boundary, which
+        // raises a `MemoryError`.
+        Err(failure) => AllocFailure::raise(failure.bytes),
+    }
+}
+
+/// [`alloc_object_with`], returning an [`AllocFailure`] instead of unwinding when the memory
+/// cannot be allocated (`init` is then dropped without being called).
+///
+/// # Safety
+/// As for [`alloc_object_with`].
+pub(crate) unsafe fn try_alloc_object_with<P, D: DropPayload<P>>(
+    type_index: i32,
+    padding: u32,
+    init: impl FnOnce(*mut P),
+) -> Result<NonNull<TVMFFIObject>, AllocFailure> {
     // Every runtime and every `Deref` reads the payload right after the 24-byte header; a
     // payload aligned above 8 would start later (callers box such payloads; derived object
     // types are rejected at compile time). Constant-folded away for valid payloads.
@@ -432,9 +451,9 @@ pub(crate) unsafe fn alloc_object_with<P, D: DropPayload<P>>(
     // SAFETY: the layout has a non-zero size (the header alone is 24 bytes).
     let raw = unsafe { std::alloc::alloc(layout) } as *mut ObjectCell<P>;
     let Some(cell) = NonNull::new(raw) else {
-        // Not `handle_alloc_error`, which aborts the host: unwind to the FFI boundary, which
-        // raises a `MemoryError`.
-        AllocFailure::raise(layout.size())
+        return Err(AllocFailure {
+            bytes: layout.size(),
+        });
     };
     struct FreeOnUnwind(*mut u8, std::alloc::Layout);
     impl Drop for FreeOnUnwind {
@@ -456,7 +475,7 @@ pub(crate) unsafe fn alloc_object_with<P, D: DropPayload<P>>(
         init(std::ptr::addr_of_mut!((*raw).payload));
     }
     std::mem::forget(guard);
-    cell.cast()
+    Ok(cell.cast())
 }
 
 /// A payload followed, in the same allocation, by a variable number of plain elements (C++'s

@@ -54,6 +54,7 @@ pub struct RuntimeType {
 /// use an object from any thread. `#[derive(Object)]` implements this trait (and checks
 /// `Send + Sync` field by field, so the error points at the offending field); the built-in
 /// payloads are in [`builtin`].
+/// (A declaration of a type defined elsewhere also implements [`ExternalType`].)
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a TVM-FFI object type",
     label = "not an object type",
@@ -184,7 +185,9 @@ unsafe impl<T: ObjectType + Send + Sync> Sync for ObjectRef<T> {}
 impl<T: RustObject> ObjectRef<T> {
     /// Allocates a new object holding `payload`, with strong and weak count 1.
     ///
-    /// One allocation: the header and the payload share one block.
+    /// One allocation: the header and the payload share one block. Out of memory, it unwinds
+    /// with an [`AllocFailure`](crate::memory::AllocFailure) payload, which the FFI boundary
+    /// raises as a `MemoryError`; [`ObjectRef::try_new`] returns that error instead.
     pub fn new(payload: T) -> Self {
         // SAFETY: the payload is written in full; its type index is `T`'s.
         let ptr = unsafe {
@@ -198,6 +201,36 @@ impl<T: RustObject> ObjectRef<T> {
             ptr,
             _marker: PhantomData,
         }
+    }
+
+    /// Like [`ObjectRef::new`], but out of memory it returns the [`AllocFailure`] instead of
+    /// unwinding (the payload is then dropped); `?` turns it into a `MemoryError` naming the
+    /// size.
+    ///
+    /// [`AllocFailure`]: crate::memory::AllocFailure
+    ///
+    /// ```
+    /// # use tvm_ffi::{Object, ObjectRef};
+    /// #[derive(Object)]
+    /// #[ffi_type(key = "doc.TryNew")]
+    /// #[repr(C)]
+    /// pub struct TryNew { pub x: i64 }
+    /// let obj = ObjectRef::try_new(TryNew { x: 1 }).unwrap();
+    /// assert_eq!(obj.x, 1);
+    /// ```
+    pub fn try_new(payload: T) -> Result<Self, crate::memory::AllocFailure> {
+        // SAFETY: as in `new`.
+        let ptr = unsafe {
+            header::try_alloc_object_with::<T, DropRustObject>(
+                T::runtime_type().index,
+                T::INITIAL_PADDING,
+                |slot| slot.write(payload),
+            )
+        }?;
+        Ok(ObjectRef {
+            ptr,
+            _marker: PhantomData,
+        })
     }
 }
 
@@ -470,3 +503,42 @@ impl<T: ObjectType> fmt::Debug for WeakRef<T> {
         write!(f, "WeakRef<{}>({:p})", T::TYPE_KEY, self.ptr)
     }
 }
+
+/// The trust statement of an `external` declaration (`#[ffi_type(key = "..", external)]`): a
+/// Rust struct that mirrors an object type defined elsewhere (C++, another library), which
+/// Rust then reads and writes in place.
+///
+/// At load, the declaration is checked against the runtime's reflection: the parent, the total
+/// size, every field's name, offset, size, static type index and `type_schema` (a nullable C++
+/// reference must be declared `Option<..>`). A mismatch is a load error naming the type, the
+/// field and both types. What the runtime does not record cannot be checked, and is what this
+/// `unsafe impl` promises; `#[derive(Object)]` requires it of every `external` declaration.
+///
+/// # Safety
+/// The declared fields must be used as the defining code uses them: a field C++ keeps
+/// non-null may be declared without `Option` only where C++ never stores null in it (built-in
+/// containers never do), a reference declared `Option<..>` and written `None` by Rust must be
+/// one the defining code tolerates null in, and a `type_schema` the defining code registered
+/// must describe what it stores (C++ `def_ro`/`def_rw` derive it from the field's type).
+///
+/// ```ignore
+/// #[derive(tvm_ffi::Object)]
+/// #[ffi_type(key = "testing.TestCxxClassBase", external)]
+/// #[repr(C)]
+/// pub struct TestCxxClassBase {
+///     pub v_i64: tvm_ffi::Rw<i64>,
+///     pub v_i32: tvm_ffi::Rw<i32>,
+/// }
+/// // SAFETY: mirrors C++ `testing::TestCxxClassBase` (two plain integers).
+/// unsafe impl tvm_ffi::ExternalType for TestCxxClassBase {}
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "the `external` declaration `{Self}` needs `unsafe impl tvm_ffi::ExternalType for {Self} {{}}`",
+    label = "declared `external` without the `unsafe impl`",
+    note = "an `external` declaration mirrors a type defined elsewhere; the load-time checks cover its layout and field types, the `unsafe impl` states the rest (see `tvm_ffi::ExternalType`)"
+)]
+pub unsafe trait ExternalType: ObjectType {}
+
+/// Compile-time check used by generated code for `external` declarations.
+#[doc(hidden)]
+pub const fn assert_external_type<T: ExternalType>() {}

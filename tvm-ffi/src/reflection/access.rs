@@ -104,6 +104,11 @@ impl<T: ObjectType> ObjectRef<T> {
         if rc != 0 {
             return Err(Error::from_return_code(rc));
         }
+        if out.type_index == sys::type_index::kTVMFFIDLTensorPtr {
+            // Not an owned value (C++ `Any(AnyView)` copies a borrowed DLTensor* bitwise): it
+            // may point into an argument of a call that has ended. It holds no reference.
+            return Err(crate::value::borrowed_tensor_error());
+        }
         // SAFETY: on success the getter wrote one owned value.
         Ok(unsafe { Any::from_raw(out) })
     }
@@ -118,6 +123,10 @@ impl<T: ObjectType> ObjectRef<T> {
         let address = field_address(self, field.offset)?;
         let holder = value.into_holder()?;
         let view = V::view(&holder);
+        if view.type_index() == sys::type_index::kTVMFFIDLTensorPtr {
+            // A field stores an owned value; a borrowed DLTensor* would outlive its call.
+            return Err(crate::value::borrowed_tensor_error());
+        }
         let rc = if field.flags & field_flags::kTVMFFIFieldFlagBitSetterIsFunctionObj != 0 {
             // A setter function object takes (field address, value).
             let mut args = [TVMFFIAny::NONE, *view.as_raw()];

@@ -15,5 +15,5 @@ pub fn type_attr(index: i32, name: &str) -> Option<Any> {
     }
     // SAFETY: `data` has `size` entries; AnyView is repr(transparent) over TVMFFIAny.
     let view = unsafe { &*(column.data.add(slot as usize) as *const AnyView<'static>) };
-    (!view.is_none()).then(|| view.to_owned())
+    (!view.is_none()).then(|| view.to_owned().unwrap_or_default())
 }

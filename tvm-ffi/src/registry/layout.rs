@@ -77,6 +77,11 @@ pub(super) fn layout_mismatch(
                     field.name, f.field_static_type_index, field.static_type_index
                 ))
             }
+            Some(f) if entry.origin == TypeOrigin::External => {
+                if let Some(why) = external_field_mismatch(field, f) {
+                    return Some(why);
+                }
+            }
             Some(f) if entry.origin == TypeOrigin::Defined => {
                 // Another copy of a Rust type: everything it registered must be identical.
                 let ours = crate::metadata::metadata_json(&(field.type_schema)(), field.metadata);
@@ -134,6 +139,92 @@ fn refuses_subtypes(parent: RuntimeType) -> Option<std::string::String> {
             type_info::type_key_of_index(parent.index)
         )
     })
+}
+
+/// Object types whose references C++ never holds null (`_type_is_nullable = false`): a field of
+/// one may be declared without `Option`.
+const NON_NULLABLE_OBJECTS: &[&str] =
+    &["ffi.Array", "ffi.Map", "ffi.List", "ffi.Dict", "ffi.Shape"];
+
+/// Checks the type of a field of an `external` declaration against the `type_schema` the
+/// defining code registered for it (C++ `def_ro`/`def_rw` always register one).
+///
+/// The static type index does not determine the type (every object reference reports 64, every
+/// 16-byte value -1), so the declared Rust type's schema must equal the registered one, except
+/// that a nullable C++ reference (an 8-byte object pointer whose schema is a plain object type
+/// other than the built-in containers) must be declared `Option<..>` of that type, as Rust
+/// references are never null.
+fn external_field_mismatch(
+    field: &super::entry::FieldEntry,
+    registered: &sys::TVMFFIFieldInfo,
+) -> Option<std::string::String> {
+    let name = field.name;
+    let declared = (field.type_schema)();
+    // SAFETY: registry strings live for the process.
+    let metadata = unsafe { registered.metadata.as_bytes() };
+    let Some(expected) = registered_type_schema(metadata) else {
+        return Some(format!(
+            "field `{name}` has no registered type_schema to check the Rust field `{declared}` against"
+        ));
+    };
+    let is_pointer = field.size == std::mem::size_of::<*const ()>()
+        && field.static_type_index >= sys::type_index::kTVMFFIStaticObjectBegin;
+    let declared_optional = declared.starts_with(r#"{"type":"Optional""#);
+    if declared == expected {
+        if is_pointer
+            && !declared_optional
+            && !NON_NULLABLE_OBJECTS.contains(&outer_type(&expected))
+        {
+            return Some(format!(
+                "field `{name}` is a C++ reference of type `{expected}`, which may be null: \
+                 declare it `Option<..>` (type_schema `{{\"type\":\"Optional\",\"args\":[{expected}]}}`), \
+                 the Rust field `{declared}` cannot be null"
+            ));
+        }
+        return None;
+    }
+    if is_pointer && declared == format!(r#"{{"type":"Optional","args":[{expected}]}}"#) {
+        return None;
+    }
+    Some(format!(
+        "field `{name}` has type_schema `{expected}`, the Rust field `{declared}`"
+    ))
+}
+
+/// The `"type"` of a schema: `ffi.Array` of `{"type":"ffi.Array","args":[..]}`.
+fn outer_type(schema: &str) -> &str {
+    schema
+        .strip_prefix(r#"{"type":""#)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or("")
+}
+
+/// The `type_schema` in a field's metadata JSON: `{"type_schema":"<schema as a JSON
+/// string>",...}` (a quote inside a JSON string is escaped, so the unescaped key is the key).
+fn registered_type_schema(metadata: &[u8]) -> Option<std::string::String> {
+    let text = std::str::from_utf8(metadata).ok()?;
+    const KEY: &str = r#""type_schema":""#;
+    let start = text.find(KEY)? + KEY.len();
+    let mut chars = text[start..].chars();
+    let mut out = std::string::String::new();
+    loop {
+        match chars.next()? {
+            '"' => return Some(out),
+            '\\' => match chars.next()? {
+                'u' => {
+                    let hex: std::string::String = chars.by_ref().take(4).collect();
+                    out.push(char::from_u32(u32::from_str_radix(&hex, 16).ok()?)?);
+                }
+                'b' => out.push('\u{8}'),
+                'f' => out.push('\u{c}'),
+                'n' => out.push('\n'),
+                'r' => out.push('\r'),
+                't' => out.push('\t'),
+                c => out.push(c),
+            },
+            c => out.push(c),
+        }
+    }
 }
 
 /// Allocates (or finds) the runtime index of type `key` under `parent`.

@@ -374,7 +374,11 @@ fn define_type(entry: &'static TypeEntry, parent: RuntimeType) -> Result<TypeSta
     // check of its dynamic type.
     if let Some(seal_check) = entry.seal_check {
         let pointer = seal_check as *mut std::ffi::c_void;
-        register_attr(ty, SEAL_CHECK_ATTR, Any::new(pointer))?;
+        // SAFETY: the address of the type's seal check, which readers of this reserved
+        // attribute call as a `SealCheck` (libraries are never unloaded).
+        register_attr(ty, SEAL_CHECK_ATTR, unsafe {
+            Any::from_opaque_ptr(pointer)
+        })?;
     }
     Ok(TypeState::Registered(ty))
 }

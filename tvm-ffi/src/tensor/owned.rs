@@ -25,7 +25,7 @@ use std::ffi::c_void;
 /// ```
 /// use tvm_ffi::{Function, Tensor};
 /// let t = Tensor::from_slice(&[1i64, 2, 3, 4], &[2, 2]).unwrap();
-/// let echo = Function::from_packed(|args| Ok(args[0].to_owned()));
+/// let echo = Function::from_packed(|args| args[0].to_owned());
 /// let back: Tensor = echo.call_as((&t,)).unwrap();
 /// assert!(back.as_object_ref().ptr_eq(t.as_object_ref())); // the same object
 /// assert_eq!(back.data_ptr(), t.data_ptr());

@@ -67,6 +67,35 @@ impl Any {
         value.into_any()
     }
 
+    /// An opaque pointer value (`void*`, type index 4; `None` for a null pointer).
+    ///
+    /// The runtime and foreign callees trust opaque pointers: `ffi.FunctionFromExternC` calls
+    /// the function and the deleter it is given, C++ functions taking `void*` dereference it,
+    /// and nothing can check a pointer. Reading one back out (`cast::<*mut c_void>()`) is safe.
+    ///
+    /// # Safety
+    /// Every function the value reaches (directly, or kept in a container, field or closure)
+    /// must be able to use `ptr` as that function documents for its `void*` parameter: a
+    /// pointer it dereferences must be valid for that use and outlive it, a pointer it calls
+    /// must be a function of the expected signature.
+    ///
+    /// ```
+    /// use std::ffi::c_void;
+    /// let mut data = 7u64;
+    /// // SAFETY: the value reaches no function that dereferences it.
+    /// let value = unsafe { tvm_ffi::Any::from_opaque_ptr(&mut data as *mut u64 as *mut c_void) };
+    /// assert_eq!(value.type_key(), "void*");
+    /// ```
+    pub unsafe fn from_opaque_ptr(ptr: *mut std::ffi::c_void) -> Any {
+        if ptr.is_null() {
+            Any::none()
+        } else {
+            Any {
+                raw: pod(ti::kTVMFFIOpaquePtr, TVMFFIAnyValue { v_ptr: ptr }),
+            }
+        }
+    }
+
     /// Takes ownership of a raw value.
     ///
     /// # Safety
@@ -271,13 +300,30 @@ impl<'a> AnyView<'a> {
         self.raw.type_index == ti::kTVMFFINone
     }
 
-    /// Makes an owning copy (increments object counts; materialises raw strings).
-    pub fn to_owned(&self) -> Any {
+    /// Makes an owning copy (increments object counts; materialises raw strings and byte
+    /// arrays, takes the object of an rvalue reference).
+    ///
+    /// A borrowed `DLTensor*` (type index 7, what C++ passes for a `TensorView` and Rust for
+    /// [`TensorMut::view`](crate::TensorMut::view)) cannot be owned: its DLTensor and data live
+    /// only for the call. That is a `TypeError`, as C++ refuses to hold a `DLTensor*` in an
+    /// `Any`; take the argument as a [`TensorView`](crate::TensorView) and copy it, or pass an
+    /// `ffi.Tensor`.
+    ///
+    /// ```
+    /// use tvm_ffi::{Any, Function, TensorMut, DataType, Device};
+    /// let keep = Function::from_packed(|args| args[0].to_owned());
+    /// let t = TensorMut::empty(&[2], DataType::float(32), Device::cpu()).unwrap();
+    /// let err = keep.call((t.view(),)).unwrap_err();
+    /// assert_eq!(err.kind(), "TypeError");
+    /// ```
+    pub fn to_owned(&self) -> Result<Any> {
         let index = self.raw.type_index;
         if is_object_index(index) {
             // SAFETY: a live object borrowed for 'a.
             unsafe { object::inc_ref(NonNull::new_unchecked(self.raw.value.v_obj)) };
-            Any { raw: self.raw }
+            Ok(Any { raw: self.raw })
+        } else if index == ti::kTVMFFIDLTensorPtr {
+            Err(borrowed_tensor_error())
         } else if matches!(
             index,
             ti::kTVMFFIRawStr | ti::kTVMFFIByteArrayPtr | ti::kTVMFFIObjectRValueRef
@@ -286,13 +332,12 @@ impl<'a> AnyView<'a> {
             // SAFETY: valid view and output slot.
             let rc = unsafe { sys::TVMFFIAnyViewToOwnedAny(&self.raw, &mut out) };
             if rc != 0 {
-                drop(Error::take_raised());
-                return Any::none();
+                return Err(Error::from_return_code(rc));
             }
             // SAFETY: the runtime returned an owned value.
-            unsafe { Any::from_raw(out) }
+            Ok(unsafe { Any::from_raw(out) })
         } else {
-            Any { raw: self.raw }
+            Ok(Any { raw: self.raw })
         }
     }
 
@@ -314,6 +359,16 @@ impl<'a> AnyView<'a> {
     pub fn as_exact<T: FromAny<'a>>(&'a self) -> Option<T> {
         T::try_as(self)
     }
+}
+
+/// Why a borrowed `DLTensor*` cannot become an owned value.
+#[cold]
+#[inline(never)]
+pub(crate) fn borrowed_tensor_error() -> Error {
+    Error::new(
+        "TypeError",
+        "DLTensor* cannot be held in Any as it does not retain ownership, use Tensor instead",
+    )
 }
 
 #[cold]
@@ -420,10 +475,26 @@ impl IntoAny for Any {
     }
 }
 impl<'a> FromAny<'a> for Any {
+    /// Every owned value converts: containers and fields hold owned values only.
     const ACCEPTS_ANY: bool = true;
+    /// Fails only on what cannot be owned: a borrowed `DLTensor*`, or a raw string the runtime
+    /// cannot copy.
     #[inline]
     fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
-        Some(view.to_owned())
+        view.to_owned().ok()
+    }
+    fn describe_mismatch(view: &AnyView<'_>) -> String {
+        if view.raw.type_index == ti::kTVMFFIDLTensorPtr {
+            "`DLTensor*` (a borrowed tensor cannot be held in Any, use Tensor instead)".into()
+        } else {
+            format!("`{}`", view.type_key())
+        }
+    }
+    /// An element of a container (never fails there; a value that cannot be owned, which no
+    /// container holds, reads as `None`).
+    #[inline(always)]
+    fn from_checked(view: &'a AnyView<'a>) -> Option<Self> {
+        Some(view.to_owned().unwrap_or_default())
     }
 }
 impl TypeSchema for AnyView<'_> {
@@ -438,8 +509,17 @@ impl<'a> FromAny<'a> for AnyView<'a> {
         Some(*view)
     }
 }
-impl IntoAny for AnyView<'_> {
-    fn into_any(self) -> Any {
+/// Fallible: a borrowed `DLTensor*` cannot be owned ([`AnyView::to_owned`]).
+impl TryIntoAny for AnyView<'_> {
+    #[inline]
+    fn try_into_any(self) -> Result<Any> {
+        self.to_owned()
+    }
+}
+/// Fallible as for a view.
+impl TryIntoAny for &AnyView<'_> {
+    #[inline]
+    fn try_into_any(self) -> Result<Any> {
         self.to_owned()
     }
 }
@@ -670,17 +750,8 @@ impl TypeSchema for *mut std::ffi::c_void {
         "void*".into()
     }
 }
-impl IntoAny for *mut std::ffi::c_void {
-    fn into_any(self) -> Any {
-        if self.is_null() {
-            Any::none()
-        } else {
-            Any {
-                raw: pod(ti::kTVMFFIOpaquePtr, TVMFFIAnyValue { v_ptr: self }),
-            }
-        }
-    }
-}
+// No `IntoAny` (nor `IntoArg`): making an opaque pointer value is `Any::from_opaque_ptr`,
+// which is `unsafe` because callees trust such pointers. Reading one back stays safe.
 impl<'a> FromAny<'a> for *mut std::ffi::c_void {
     fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
         match view.raw.type_index {

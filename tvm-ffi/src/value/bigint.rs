@@ -51,9 +51,10 @@ pub(crate) fn words_of<'a>(view: &'a AnyView<'a>) -> Option<&'a [i64]> {
             // SAFETY: an int stores v_int64, which lives inside `*view` for 'a.
             Some(std::slice::from_ref(unsafe { &raw.value.v_int64 }))
         }
-        ti::kTVMFFIBigInt => {
+        ti::kTVMFFIBigInt if layout_verified() => {
             // SAFETY: a BigInt object is the header, the word count at SIZE_OFFSET and that
-            // many words at WORDS_OFFSET; it is immutable and outlives the view ('a).
+            // many words at WORDS_OFFSET (verified against the runtime's accessor); it is
+            // immutable and outlives the view ('a).
             unsafe {
                 let obj = raw.value.v_obj as *const u8;
                 let len = (obj.add(SIZE_OFFSET) as *const usize).read();
@@ -63,8 +64,56 @@ pub(crate) fn words_of<'a>(view: &'a AnyView<'a>) -> Option<&'a [i64]> {
                 ))
             }
         }
+        ti::kTVMFFIBigInt => runtime_words(view),
         _ => None,
     }
+}
+
+/// The words through the runtime's accessor (`TVMFFIBigIntGetContentByteArray`): what
+/// [`words_of`] reads when the in-place layout did not verify.
+#[cold]
+fn runtime_words<'a>(view: &'a AnyView<'a>) -> Option<&'a [i64]> {
+    // SAFETY: a valid BigInt value; the result borrows the immutable object, alive for 'a.
+    let bytes = unsafe { sys::TVMFFIBigIntGetContentByteArray(view.as_raw()) };
+    let data = bytes.data as *const i64;
+    if bytes.size % 8 != 0 || (bytes.size > 0 && (data.is_null() || !data.is_aligned())) {
+        return None;
+    }
+    if bytes.size == 0 {
+        return Some(&[]);
+    }
+    // SAFETY: `size / 8` aligned native words owned by the object, alive for 'a.
+    Some(unsafe { std::slice::from_raw_parts(data, bytes.size / 8) })
+}
+
+/// Whether `ffi.BigInt` objects keep their word count at `SIZE_OFFSET` and the words at
+/// `WORDS_OFFSET` (a private C++ layout, only guarded by the version check), checked once
+/// against the runtime's own accessor on objects it made. When they disagree, [`words_of`]
+/// goes through the accessor; when they agree, the cost is one cached flag.
+#[inline]
+pub(crate) fn layout_verified() -> bool {
+    static VERIFIED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *VERIFIED.get_or_init(|| {
+        [&[1_i64, 2][..], &[0, -1], &[5, -6, 7, i64::MIN, 9]]
+            .iter()
+            .all(|words| {
+                let big = BigInt::from_words(words);
+                let raw = big.as_raw();
+                if raw.type_index != ti::kTVMFFIBigInt {
+                    return false;
+                }
+                // SAFETY: a live BigInt value (`big` holds it).
+                let content = unsafe { sys::TVMFFIBigIntGetContentByteArray(raw) };
+                // SAFETY: an object index stores the object pointer; only its address is used
+                // before the runtime confirmed it, then the count it says is there.
+                let obj = unsafe { raw.value.v_obj } as *const u8 as usize;
+                content.data as usize == obj + WORDS_OFFSET
+                    && content.size == std::mem::size_of_val(*words)
+                    // SAFETY: the runtime's accessor located the words at WORDS_OFFSET, so
+                    // the object extends past SIZE_OFFSET.
+                    && unsafe { ((obj + SIZE_OFFSET) as *const usize).read() } == words.len()
+            })
+    })
 }
 
 /// The value of at most two words as an `i128` (`None` beyond).
@@ -462,3 +511,25 @@ macro_rules! impl_wide_int {
     )*};
 }
 impl_wide_int!(i128 => to_i128, u128 => to_u128);
+
+#[cfg(test)]
+mod layout_tests {
+    use super::*;
+
+    /// The in-place words are the runtime accessor's, which is what `words_of` falls back to.
+    #[test]
+    fn in_place_words_match_the_runtime_accessor() {
+        assert!(layout_verified());
+        for words in [
+            &[3_i64, 4][..],
+            &[0, i64::MIN],
+            &[-1, 0],
+            &[1, 2, 3, 4, 5, 6, 7],
+        ] {
+            let big = BigInt::from_words(words);
+            let view = big.view_ref();
+            assert_eq!(words_of(view), Some(words));
+            assert_eq!(runtime_words(view), Some(words));
+        }
+    }
+}

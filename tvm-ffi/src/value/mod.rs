@@ -10,7 +10,7 @@ mod optional;
 mod string;
 mod variant;
 
-pub(crate) use any::{object_wrapper_conversions, pod, PlainValue};
+pub(crate) use any::{borrowed_tensor_error, object_wrapper_conversions, pod, PlainValue};
 pub use any::{Any, AnyView, FromAny, IntoAny, TryIntoAny, TypeSchema};
 pub use bigint::BigInt;
 pub(crate) use bigint::{words_of, words_to_i128};

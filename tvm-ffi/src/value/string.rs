@@ -4,7 +4,7 @@ use std::fmt;
 use std::ptr::NonNull;
 
 use super::any::{is_object_index, Any, AnyView, FromAny, IntoAny, TypeSchema};
-use crate::error::Error;
+use crate::error::{Error, Result};
 use crate::memory::AllocFailure;
 use crate::object;
 use crate::sys::{self, type_index as ti, TVMFFIAny, TVMFFIAnyValue};
@@ -18,25 +18,36 @@ fn make(
     small_index: i32,
     create: unsafe extern "C" fn(*const sys::TVMFFIByteArray, *mut TVMFFIAny) -> i32,
 ) -> TVMFFIAny {
+    match try_make(bytes, small_index, create) {
+        Ok(raw) => raw,
+        // The runtime only fails to copy bytes when it cannot allocate them.
+        Err(_) => AllocFailure::raise(bytes.len()),
+    }
+}
+
+/// [`make`], failing with the runtime's error (a `MemoryError`) instead of unwinding.
+fn try_make(
+    bytes: &[u8],
+    small_index: i32,
+    create: unsafe extern "C" fn(*const sys::TVMFFIByteArray, *mut TVMFFIAny) -> i32,
+) -> Result<TVMFFIAny> {
     if bytes.len() <= SMALL_CAPACITY {
         let mut inline = [0u8; 8];
         inline[..bytes.len()].copy_from_slice(bytes);
-        TVMFFIAny {
+        Ok(TVMFFIAny {
             type_index: small_index,
             zero_padding: bytes.len() as u32,
             value: TVMFFIAnyValue { v_bytes: inline },
-        }
+        })
     } else {
         let input = sys::TVMFFIByteArray::from_bytes(bytes);
         let mut out = TVMFFIAny::NONE;
         // SAFETY: valid input slice and output slot; the runtime copies the bytes.
         let rc = unsafe { create(&input, &mut out) };
         if rc != 0 {
-            // The runtime only fails to copy bytes when it cannot allocate them.
-            drop(Error::from_return_code(rc));
-            AllocFailure::raise(bytes.len());
+            return Err(Error::from_return_code(rc));
         }
-        out
+        Ok(out)
     }
 }
 
@@ -111,6 +122,10 @@ macro_rules! bytes_like {
 
             fn from_content(bytes: &[u8]) -> Self {
                 $name { raw: make(bytes, $small, Self::CREATE) }
+            }
+
+            fn try_from_content(bytes: &[u8]) -> Result<Self> {
+                Ok($name { raw: try_make(bytes, $small, Self::CREATE)? })
             }
         }
 
@@ -225,8 +240,22 @@ impl String {
     }
 
     /// Creates a string (inline when at most 7 bytes).
+    ///
+    /// Out of memory, it unwinds with an [`AllocFailure`] payload, which the FFI boundary
+    /// raises as a `MemoryError`; [`String::try_new`] returns that error instead.
     pub fn new(s: &str) -> Self {
         Self::from_content(s.as_bytes())
+    }
+
+    /// Creates a string, or fails with the runtime's `MemoryError` when it cannot allocate one
+    /// (never panics).
+    ///
+    /// ```
+    /// let s = tvm_ffi::String::try_new("a string longer than seven bytes").unwrap();
+    /// assert_eq!(s.as_str(), "a string longer than seven bytes");
+    /// ```
+    pub fn try_new(s: &str) -> Result<Self> {
+        Self::try_from_content(s.as_bytes())
     }
 
     /// The content.
@@ -248,6 +277,12 @@ impl Bytes {
     /// Creates a byte string (inline when at most 7 bytes).
     pub fn new(bytes: &[u8]) -> Self {
         Self::from_content(bytes)
+    }
+
+    /// Creates a byte string, or fails with the runtime's `MemoryError` when it cannot
+    /// allocate one (never panics).
+    pub fn try_new(bytes: &[u8]) -> Result<Self> {
+        Self::try_from_content(bytes)
     }
 }
 

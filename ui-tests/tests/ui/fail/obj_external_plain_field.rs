@@ -9,4 +9,7 @@ pub struct TestCxxClassBase {
     pub v_i32: tvm_ffi::Rw<i32>,
 }
 
+// SAFETY: mirrors the C++ type.
+unsafe impl tvm_ffi::ExternalType for TestCxxClassBase {}
+
 fn main() {}
