@@ -34,8 +34,10 @@ fn fields_and_methods_by_name_own_and_inherited() {
     assert_eq!(obj.get_field::<String>("v_str").unwrap(), "hello");
     let map: tvm_ffi::Map<tvm_ffi::String, i64> = obj.get_field("v_map").unwrap();
     assert_eq!(map.len(), 1);
-    obj.set_field("v_i64", 35).unwrap();
-    obj.set_field("v_str", "set from rust").unwrap();
+    // SAFETY: only this thread uses `obj`.
+    unsafe { obj.set_field("v_i64", 35) }.unwrap();
+    // SAFETY: as above.
+    unsafe { obj.set_field("v_str", "set from rust") }.unwrap();
     assert_eq!(obj.get_field::<String>("v_str").unwrap(), "set from rust");
     assert_eq!(obj.call_method::<i64>("add_i64", (7,)).unwrap(), 42);
     // The method as a function: self first.
@@ -88,7 +90,8 @@ fn missing_members_and_refused_values_are_errors() {
             "Cannot find method `product` in testing.TestIntPair"
         )
     );
-    let err = pair.set_field("a", "x").unwrap_err();
+    // SAFETY: only this thread uses `pair`.
+    let err = unsafe { pair.set_field("a", "x") }.unwrap_err();
     assert_eq!(
         (err.kind(), err.message()),
         (

@@ -1211,7 +1211,8 @@ fn borrowed_dltensor_arguments_do_not_escape_the_call() {
         ))
         .unwrap();
     expect_type_error(
-        edges.set_field("v_any", fresh.view()).map(|()| Any::none()),
+        // SAFETY: only this thread uses `edges`.
+        unsafe { edges.set_field("v_any", fresh.view()) }.map(|()| Any::none()),
         "set_field",
     );
     if let Ok(kept) = make.call_as::<ObjectRef<tvm_ffi::builtin::Object>, _>((

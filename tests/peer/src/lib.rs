@@ -36,7 +36,8 @@ fn get_int_field(obj: ObjectRef<Object>, name: &str) -> Result<i64> {
 /// Sets the field `name` of `obj` to `value`.
 #[ffi_func(name = "test_peer.set_field")]
 fn set_field(obj: ObjectRef<Object>, name: &str, value: Any) -> Result<()> {
-    obj.set_field(name, value)
+    // SAFETY: the peer's tests write a field from one thread at a time.
+    unsafe { obj.set_field(name, value) }
 }
 
 /// `(obj, name, *args)`: calls the method `name` of `obj` with `args`.

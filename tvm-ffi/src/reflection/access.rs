@@ -117,7 +117,14 @@ impl<T: ObjectType> ObjectRef<T> {
     /// value as the defining language does). A missing field raises `AttributeError`, a value
     /// the setter refuses its error (a read-only field of a Rust-defined object that Rust has
     /// used raises `AttributeError`).
-    pub fn set_field<V: IntoArg>(&self, name: &str, value: V) -> Result<()> {
+    ///
+    /// # Safety
+    /// No other thread may read or write the field meanwhile unless its setter synchronises:
+    /// the setters of Rust-defined types do (an `Rw` field is written under its lock, a
+    /// read-only one is refused once Rust uses the object), but those of C++ types and of the
+    /// runtime's Python-defined classes write the field's memory unsynchronised, as C++ code
+    /// writing a field does.
+    pub unsafe fn set_field<V: IntoArg>(&self, name: &str, value: V) -> Result<()> {
         let index = self.type_index();
         let field = find_field(index, name).ok_or_else(|| no_member("field", name, index))?;
         let address = field_address(self, field.offset)?;
