@@ -20,7 +20,7 @@ pub trait Sealed {}
 ///
 /// ```
 /// use tvm_ffi::{Any, Function};
-/// let echo = Function::from_packed(|args| Ok(args[0].to_owned()));
+/// let echo = Function::from_packed(|args| args[0].to_owned());
 /// // Plain values, strings, objects and `Any`s are all arguments.
 /// let back: i64 = echo.call_as((7,)).unwrap();
 /// assert_eq!(back, 7);
