@@ -120,22 +120,3 @@ pub struct Slot {
     #[ffi(rw)]
     pub value: Rw<Any>,
 }
-
-/// A shared string field: the runtime's shallow copy of a Python subclass instance copies it
-/// without Rust's lock, so Rust refuses to use such instances.
-#[derive(Object)]
-#[ffi_type(key = "rs_soundness.WithRwName")]
-#[repr(C)]
-pub struct WithRwName {
-    /// Written from any language.
-    #[ffi(rw)]
-    pub name: Rw<tvm_ffi::String>,
-}
-
-#[ffi_methods]
-impl WithRwName {
-    /// Reads the name.
-    pub fn get_name(&self) -> tvm_ffi::String {
-        self.name.get()
-    }
-}

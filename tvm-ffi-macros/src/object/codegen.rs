@@ -170,8 +170,6 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
                 "a field cannot be `Rw<Rw<T>>`: reading it would take the same lock twice; declare it `Rw<T>`"
             );
         });
-        // A Python subclass instance is copied by the runtime without `Rw`'s lock.
-        foreign_compatible.push(quote!(!#info::LOCKED_INTERIOR));
         if model.external {
             field_checks.push(quote_spanned! {user_ty.span()=>
                 const _: () = #krate::__private::assert_foreign_field::<#user_ty>();

@@ -234,9 +234,8 @@ fn unusable_reason<T: Reflected>(ptr: NonNull<TVMFFIObject>, rust_made: bool) ->
         SEAL_OK => field_in_rust_layout(ptr, rust_index),
         SEAL_FOREIGN => Some(format!(
             "the object of type `{}` was allocated outside Rust (for example, a Python subclass \
-             instance) and `{name}` has Rust-only fields (`#[ffi(skip)]`), which such an \
-             instance never initialises, or `Rw` fields of strings or objects, which the \
-             runtime copies without Rust's lock, so Rust cannot use its payload",
+             instance) and `{name}` keeps Rust-only fields (`#[ffi(skip)]`) it never \
+             initialised, so Rust cannot use its payload",
             key_of(ptr),
         )),
         _ => Some(format!(

@@ -115,10 +115,6 @@ pub trait SlotInfo: FieldSlot {
     const INTERIOR_MUTABLE: bool;
     /// [`FieldValue::NESTED_INTERIOR_MUTABILITY`].
     const NESTED_INTERIOR_MUTABILITY: bool;
-    /// An `Rw` whose value Rust replaces under its lock (an `Any` or an object reference, not
-    /// a scalar): the runtime's shallow copy of a Python subclass instance copies such a field
-    /// without that lock, so a subclass instance is one Rust never uses.
-    const LOCKED_INTERIOR: bool;
     /// The `type_schema` JSON of the field's value.
     fn type_schema() -> std::string::String;
 }
@@ -135,10 +131,6 @@ impl<S: FieldSlot> SlotInfo for S {
     };
     const INTERIOR_MUTABLE: bool = <S::Storage as FieldValue>::INTERIOR_MUTABLE;
     const NESTED_INTERIOR_MUTABILITY: bool = <S::Storage as FieldValue>::NESTED_INTERIOR_MUTABILITY;
-    const LOCKED_INTERIOR: bool = <S::Storage as FieldValue>::INTERIOR_MUTABLE && {
-        let index = <S::Storage as FieldValue>::STATIC_TYPE_INDEX;
-        index == ti::kTVMFFIAny || index >= ti::kTVMFFIStaticObjectBegin
-    };
     fn type_schema() -> std::string::String {
         <<S::Storage as FieldValue>::Value as TypeSchema>::type_schema()
     }
