@@ -31,11 +31,11 @@
 //! (`@py_class`, `copy.copy`, `dataclasses.replace`) copies every field of the type chain,
 //! the `Rw` fields of a Rust parent included, by copying the stored value and taking a
 //! reference, without a getter. Such a copy racing a `set` of a non-scalar field on another
-//! thread could take its reference after `set` released the old value, so Rust never uses a
-//! Python subclass instance of a type with non-scalar `Rw` fields (dereferencing one raises a
-//! `RuntimeError`): its fields are written only through the reflected setter, which Python
-//! calls holding the GIL, as it makes copies. Scalar fields are copied whole. C++ code that
-//! copies such an object while another thread writes it must synchronise the two.
+//! thread may take its reference after `set` released the old value (a use after free);
+//! scalar fields are copied whole. Python makes such copies holding the GIL, and writes through
+//! the reflected setter holding it too, so only a Rust (or C++) thread writing the field of a
+//! Python subclass instance while Python copies it races; code that does so must synchronise
+//! the two, as with a C++ object.
 use std::cell::UnsafeCell;
 use std::fmt;
 use std::sync::atomic::Ordering;
