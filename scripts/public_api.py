@@ -152,13 +152,21 @@ def impl_items(prefix, impl_ids):
             continue
         for mid in im["items"]:
             m = index.get(str(mid))
-            if m is None or hidden(m) or m.get("visibility") != "public":
-                continue
-            kind, inner = next(iter(m["inner"].items()))
-            if kind == "function":
-                out.add(f"{prefix}::{fn_sig(m['name'], inner)}")
-            elif kind == "assoc_const":
-                out.add(f"{prefix}::const {m['name']}: {ty(inner['type'])}")
+            if m is not None and m.get("visibility") == "public":
+                add_member(prefix, m)
+
+
+def add_member(prefix, m):
+    """Lists a method, associated type or associated constant of `prefix`."""
+    if hidden(m):
+        return
+    kind, inner = next(iter(m["inner"].items()))
+    if kind == "function":
+        out.add(f"{prefix}::{fn_sig(m['name'], inner)}")
+    elif kind == "assoc_type":
+        out.add(f"{prefix}::type {m['name']}")
+    elif kind == "assoc_const":
+        out.add(f"{prefix}::const {m['name']}: {ty(inner['type'])}")
 
 
 def walk(item_id, prefix, seen):
@@ -225,16 +233,7 @@ def walk(item_id, prefix, seen):
         unsafe = "unsafe " if inner["is_unsafe"] else ""
         out.add(f"{unsafe}trait {prefix}")
         for mid in inner["items"]:
-            m = index[str(mid)]
-            if hidden(m):
-                continue
-            mk, mi = next(iter(m["inner"].items()))
-            if mk == "function":
-                out.add(f"{prefix}::{fn_sig(m['name'], mi)}")
-            elif mk == "assoc_type":
-                out.add(f"{prefix}::type {m['name']}")
-            elif mk == "assoc_const":
-                out.add(f"{prefix}::const {m['name']}: {ty(mi['type'])}")
+            add_member(prefix, index[str(mid)])
     elif kind == "function":
         out.add(fn_sig(prefix, inner))
     elif kind == "constant":

@@ -206,12 +206,6 @@ pub mod __private {
     };
     pub use crate::registry::layout::allocate_type_index;
 
-    /// Registers this artifact's types and functions now (the load-time constructor does it
-    /// anyway; calling it again does nothing).
-    pub fn ensure_registered() {
-        crate::registry::ensure_registered()
-    }
-
     pub use crate::enums::support::{
         create_enum_object, enum_into_any, enum_try_cast, enum_value_is_unique, EnumKind,
     };
@@ -220,10 +214,9 @@ pub mod __private {
     pub use crate::function::IntoArg;
     pub use crate::value::TypeSchema;
 
-    pub use crate::function::cache::GlobalCache;
     pub use crate::function::export::{call as export_call, string as export_string};
     pub use crate::function::signature::{packed_metadata, FfiReturn, FnSignature, TypeDesc};
-    pub use crate::version::{check_version, ensure_compatible, BINDINGS_VERSION};
+    pub use crate::version::{check_version, ensure_compatible};
 
     /// The function object of a typed function whose argument and result conversion is
     /// `invoke` (what `#[ffi_func(name = ...)]` and `#[ffi_methods]` register).
