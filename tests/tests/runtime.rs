@@ -429,6 +429,34 @@ fn is_instance_index_refuses_depths_outside_the_ancestor_table() {
 }
 
 #[test]
+fn type_queries_answer_for_indices_the_runtime_never_registered() {
+    // The runtime's `TVMFFIGetTypeInfo` ends the process (`exit(-1)`) on an unregistered index;
+    // before the public queries checked their index, each of these calls did.
+    let root = tvm_ffi::builtin::Object::runtime_type();
+    for index in [-7, i32::MIN, 100_000, i32::MAX] {
+        assert_eq!(
+            tvm_ffi::reflection::type_key_of_index(index),
+            "<unregistered>"
+        );
+        assert!(tvm_ffi::reflection::fields(index).is_empty());
+        assert!(tvm_ffi::reflection::methods(index).is_empty());
+        assert!(!tvm_ffi::reflection::is_instance_index(index, root));
+    }
+    // Registered indices still answer, including a type registered after the first query.
+    let counter = Counter::runtime_type();
+    assert_eq!(
+        tvm_ffi::reflection::type_key_of_index(counter.index),
+        Counter::type_key()
+    );
+    assert!(tvm_ffi::reflection::is_instance_index(counter.index, root));
+    assert_eq!(tvm_ffi::reflection::type_key_of_index(-1), "Any");
+    assert_eq!(
+        tvm_ffi::reflection::type_key_of_index(tvm_ffi::sys::type_index::kTVMFFIInt),
+        "int"
+    );
+}
+
+#[test]
 fn registering_globals_while_other_threads_look_them_up_is_serialised() {
     // The runtime's global table is not synchronised: a registration may rehash it while a
     // lookup reads it. Before Rust's lookups and registrations shared a lock, lookups of a

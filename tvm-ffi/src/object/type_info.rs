@@ -11,6 +11,9 @@ pub(crate) fn type_info(index: i32) -> Option<&'static sys::TVMFFITypeInfo> {
 }
 
 /// The key of a registered type index (`"int"`, `"ffi.String"`, `"my_ext.Point"` ...).
+///
+/// `index` must be registered (the runtime ends the process otherwise): an index read from a
+/// live object or value is. `crate::reflection` checks indices that come from anywhere else.
 pub fn type_key_of_index(index: i32) -> &'static str {
     if index == sys::type_index::kTVMFFIAny {
         return "Any";
@@ -26,7 +29,25 @@ pub fn type_key_of_index(index: i32) -> &'static str {
 
 /// Looks a type up by key.
 pub fn lookup_type(key: &str) -> Option<RuntimeType> {
+    let index = index_of_key(key)?;
+    let info = type_info(index)?;
+    Some(RuntimeType {
+        index,
+        depth: info.type_depth,
+    })
+}
+
+/// The index registered for `key`, without raising an error on a miss where the runtime allows:
+/// registration probes every new key, and the first error a process raises costs ~200 ms (the
+/// runtime sets up its backtrace machinery), so a raised miss would make every library load slow.
+fn index_of_key(key: &str) -> Option<i32> {
     let key = sys::TVMFFIByteArray::from_bytes(key.as_bytes());
+    if has_query_only_lookup() {
+        // SAFETY: key is a valid byte array for the call; parent index -2 asks the runtime
+        // (0.1.13 and later) to look the key up only: no allocation, -2 on a miss.
+        let index = unsafe { sys::TVMFFITypeGetOrAllocIndex(&key, -1, 0, 0, 0, -2) };
+        return (index >= 0).then_some(index);
+    }
     let mut index = 0i32;
     // SAFETY: key is a valid byte array for the duration of the call.
     let rc = unsafe { sys::TVMFFITypeKeyToIndex(&key, &mut index) };
@@ -35,14 +56,27 @@ pub fn lookup_type(key: &str) -> Option<RuntimeType> {
         discard_raised_error();
         return None;
     }
-    let info = type_info(index)?;
-    Some(RuntimeType {
-        index,
-        depth: info.type_depth,
+    Some(index)
+}
+
+/// Whether the runtime answers `TVMFFITypeGetOrAllocIndex(.., parent = -2)` as a query
+/// (tvm-ffi 0.1.13 and later; older runtimes treat -2 as a missing parent and end the process).
+fn has_query_only_lookup() -> bool {
+    static SUPPORTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SUPPORTED.get_or_init(|| {
+        let mut version = sys::TVMFFIVersion {
+            major: 0,
+            minor: 0,
+            patch: 0,
+        };
+        // SAFETY: valid output slot.
+        unsafe { sys::TVMFFIGetVersion(&mut version) };
+        (version.major, version.minor, version.patch) >= (0, 1, 13)
     })
 }
 
-/// Whether an object of dynamic type `index` is an instance of `target`.
+/// Whether an object of dynamic type `index` is an instance of `target`; `index` must be
+/// registered (see [`type_key_of_index`]).
 #[inline]
 pub fn is_instance_index(index: i32, target: RuntimeType) -> bool {
     if index == target.index || target.index == sys::type_index::kTVMFFIObject {
@@ -70,7 +104,7 @@ pub fn is_instance_index(index: i32, target: RuntimeType) -> bool {
 /// The own fields a type registered (inherited fields are listed by its ancestors), copied
 /// out of the registry: its table moves when a field is added. The names, docs and metadata
 /// the copies point to are owned by the registry for the life of the process; the default
-/// values are borrowed views.
+/// values are borrowed views. `index` must be registered (see [`type_key_of_index`]).
 pub fn fields(index: i32) -> Vec<sys::TVMFFIFieldInfo> {
     match type_info(index) {
         // SAFETY: `fields` has `num_fields` entries; each is copied bitwise (plain data and

@@ -21,9 +21,9 @@ pub(crate) mod create;
 pub(crate) mod field;
 mod rw;
 mod type_attr;
+mod type_table;
 
-pub use crate::object::type_info::{
-    fields, is_instance_index, lookup_type, methods, type_key_of_index,
-};
+pub use crate::object::type_info::lookup_type;
 pub use rw::Rw;
 pub use type_attr::type_attr;
+pub use type_table::{fields, is_instance_index, methods, type_key_of_index};
