@@ -11,7 +11,7 @@ if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv
 fi
 if ! .venv/bin/python -m pip freeze 2>/dev/null | grep -qx "apache-tvm-ffi==0.1.15.post2" \
-   || ! .venv/bin/python -c "import pytest, numpy, hypothesis" 2>/dev/null; then
+   || ! .venv/bin/python -c "import pytest, numpy, hypothesis, mypy, pyright" 2>/dev/null; then
   echo "==> installing python-requirements.txt into .venv"
   .venv/bin/python -m pip install --disable-pip-version-check -q -r python-requirements.txt
 fi

@@ -53,6 +53,7 @@ import base64
 import hashlib
 import io
 import json
+import keyword
 import os
 import re
 import shutil
@@ -302,6 +303,161 @@ def _stubgen(project: _Project, source_root: Path, library: Path) -> None:
     run = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     if run.returncode != 0:
         raise BuildError(f"tvm-ffi-stubgen failed:\n{run.stdout}")
+    query = subprocess.run([sys.executable, "-c", _ENUM_QUERY, str(library), f"{project.prefix}."],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    if query.returncode != 0:
+        raise BuildError(f"reading the enums of {library.name} failed:\n{query.stdout}")
+    enums = json.loads(query.stdout.strip().splitlines()[-1])
+    for path in sorted((source_root / project.package.replace(".", "/")).rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        refined = _refine_stubs(text, enums)
+        if refined != text:
+            path.write_text(refined, encoding="utf-8")
+
+
+# ---- stub refinements ---------------------------------------------------------------------
+#
+# What tvm-ffi-stubgen (0.1.15) writes needs four repairs before a package imports and passes
+# `mypy --strict` and `pyright`; each is applied after every stubgen run (stubgen regenerates
+# its blocks, so the repairs are idempotent edits of its output):
+# 1. enum classes: stubgen imports `IntEnum`/`StrEnum` from `tvm_ffi` (they live in
+#    `tvm_ffi.dataclasses`) and registers them with `@register_object`, which skips the enum
+#    machinery (`.name`, payload `==`, entries as class attributes). They become
+#    `class OpKind(IntEnum, type_key="pkg.OpKind")` with one `Add: ClassVar[OpKind]` per entry
+#    (the enum base binds each annotation to the registered singleton at import);
+# 2. `Any` used in a signature (`Callable[..., Any]`) without being imported;
+# 3. an explicit constructor (`#[ffi(init)]`): stubgen derives `__init__` from the fields, but
+#    the runtime's `__init__` forwards to `__ffi_init__`, so `__init__` gets its parameters;
+#    a subclass's `__ffi_init__` that differs from its parent's is marked as an override;
+# 4. the package's `__init__.py` re-exports `__all__` in a form type checkers can follow.
+
+# Lists the entries (string indices, in order) of every enum type under a prefix; run with the
+# built library loaded.
+_ENUM_QUERY = r"""
+import json, sys
+import tvm_ffi
+from tvm_ffi import core
+tvm_ffi.load_module(sys.argv[1])
+out = {}
+for key in tvm_ffi.get_global_func("ffi.GetRegisteredTypeKeys")():
+    if not str(key).startswith(sys.argv[2]):
+        continue
+    index = core._object_type_key_to_index(str(key))
+    state = None if index is None else core._lookup_type_attr(index, "__ffi_enum__")
+    if state is not None:
+        out[str(key)] = [str(entry._str_index) for entry in state.entries]
+print(json.dumps(out))
+"""
+
+_ENUM_BASES = {"IntEnum": "_ffi_IntEnum", "StrEnum": "_ffi_StrEnum", "Enum": "_ffi_Enum"}
+_REFINED_IMPORTS = "# tvm_ffi_build: names the refined stubs use\n"
+
+
+def _refine_stubs(text: str, enums: dict[str, list[str]]) -> str:
+    text = _refine_enum_classes(text, enums)
+    text = _refine_init_signatures(text)
+    text = _refine_export_block(text)
+    return _refine_imports(text)
+
+
+def _refine_enum_classes(text: str, enums: dict[str, list[str]]) -> str:
+    # `from tvm_ffi import IntEnum as _ffi_IntEnum, Object as _ffi_Object, ...`: the enum bases
+    # move to an import of their own from tvm_ffi.dataclasses.
+    def split_import(match: re.Match) -> str:
+        names = [n.strip() for n in match.group(1).split(",")]
+        enum_names = [n for n in names if n.split(" as ")[0] in _ENUM_BASES]
+        if not enum_names:
+            return match.group(0)
+        rest = [n for n in names if n not in enum_names]
+        lines = [f"from tvm_ffi.dataclasses import {', '.join(enum_names)}"]
+        if rest:
+            lines.append(f"from tvm_ffi import {', '.join(rest)}")
+        return "\n".join(lines)
+
+    text = re.sub(r"^from tvm_ffi import (.+)$", split_import, text, flags=re.M)
+    for key, entries in enums.items():
+        header = re.compile(
+            rf'^@_FFI_REG_OBJ\("{re.escape(key)}"\)\nclass (\w+)\((_ffi_\w*Enum)\):$', re.M
+        )
+        text = header.sub(rf'class \1(\2, type_key="{key}"):', text)
+        match = re.search(rf'^class (\w+)\(_ffi_\w*Enum, type_key="{re.escape(key)}"\):$', text,
+                          re.M)
+        block = f"# tvm-ffi-stubgen(begin): object/{key}\n"
+        if match is None or block not in text:
+            continue
+        cls = match.group(1)
+        at = text.index(block) + len(block)
+        indent = " " * (len(text[:text.index(block)].rsplit("\n", 1)[-1]))
+        fmt_off = f"{indent}# fmt: off\n"
+        if text.startswith(fmt_off, at):
+            at += len(fmt_off)
+        names = [e for e in entries if e.isidentifier() and not keyword.iskeyword(e)]
+        declared = "".join(f"{indent}{name}: ClassVar[{cls}]\n" for name in names)
+        if not text.startswith(declared, at):
+            text = text[:at] + declared + text[at:]
+    return text
+
+
+_DEF = re.compile(r"^(?P<indent> +)def (?P<name>__init__|__ffi_init__)\(self(?P<params>.*)\) -> None: \.\.\.(?P<tail>.*)$",
+                  re.M)
+
+
+def _refine_init_signatures(text: str) -> str:
+    classes = list(re.finditer(r"^class (\w+)\(([^)]*)\):$", text, re.M))
+    ffi_init: dict[str, str] = {}
+    out = []
+    last = 0
+    for i, cls in enumerate(classes):
+        end = classes[i + 1].start() if i + 1 < len(classes) else len(text)
+        body = text[cls.start():end]
+        defs = {m.group("name"): m.group("params") for m in _DEF.finditer(body)}
+        ffi_params = defs.get("__ffi_init__")
+        if ffi_params is not None:
+            ffi_init[cls.group(1)] = ffi_params
+            if "__init__" in defs and defs["__init__"] != ffi_params:
+                body = _DEF.sub(lambda m: m.group(0) if m.group("name") != "__init__" else
+                                f"{m.group('indent')}def __init__(self{ffi_params}) -> None: ...",
+                                body)
+            base = cls.group(2).split(",")[0].strip()
+            if not base.startswith("_ffi_") and ffi_init.get(base, ffi_params) != ffi_params:
+                body = _DEF.sub(lambda m: m.group(0) if m.group("name") != "__ffi_init__" or
+                                "type: ignore" in m.group("tail") else
+                                m.group(0) + "  # type: ignore[override]", body)
+        out.append(text[last:cls.start()] + body)
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _refine_export_block(text: str) -> str:
+    old = ('from ._ffi_api import __all__ as _ffi_api__all__\n'
+           'if "__all__" not in globals():\n'
+           '    __all__ = []\n'
+           '__all__.extend(_ffi_api__all__)\n')
+    new = ('from . import _ffi_api\n'
+           '__all__ = []  # the library\'s names; append names of your own below the block\n'
+           '__all__ += _ffi_api.__all__\n')
+    return text.replace(old, new)
+
+
+def _refine_imports(text: str) -> str:
+    """Imports `Any` and `ClassVar` where the refined stubs use them (after stubgen's import
+    block, which stubgen rewrites)."""
+    end = "# tvm-ffi-stubgen(end)\n"
+    start = text.find("# tvm-ffi-stubgen(begin): import-section\n")
+    if start < 0:
+        return text
+    at = text.index(end, start) + len(end)
+    if text.startswith(_REFINED_IMPORTS, at):
+        at_end = text.index("\n", at + len(_REFINED_IMPORTS)) + 1
+        text = text[:at] + text[at_end:]
+    code = re.sub(r"^\s*#.*$", "", text, flags=re.M)
+    imported = text[start:at]
+    needed = [name for name in ("Any", "ClassVar")
+              if re.search(rf"\b{name}\b", code) and not re.search(rf"import .*\b{name}\b", imported)]
+    if not needed:
+        return text
+    return text[:at] + _REFINED_IMPORTS + f"from typing import {', '.join(needed)}\n" + text[at:]
 
 
 # ---- metadata ----------------------------------------------------------------------------

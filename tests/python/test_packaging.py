@@ -109,6 +109,14 @@ def test_point_wheel_is_tagged_for_the_platform_and_ships_only_the_package(point
         "        def __init__(self, x: int, y: int = ..., *, label: str = ...) -> None: ...",
         "        def norm2(self, /) -> int: ...",
         "    def add(_0: int, _1: int, /) -> int: ...",
+        # Enums: classes of the runtime's enum bases, one typed attribute per variant.
+        "from tvm_ffi.dataclasses import IntEnum as _ffi_IntEnum, StrEnum as _ffi_StrEnum",
+        'class Marker(_ffi_IntEnum, type_key="my_ext.Marker"):',
+        "    Dot: ClassVar[Marker]\n    Cross: ClassVar[Marker]\n",
+        'class Color(_ffi_StrEnum, type_key="my_ext.Color"):',
+        "    red: ClassVar[Color]\n    green: ClassVar[Color]\n",
+        # An explicit constructor: `__init__` takes what `__ffi_init__` takes.
+        "        def __init__(self, _0: float, _1: float, /) -> None: ...",
     ]:
         assert line in api, line
     dynamic = dynamic_section(tmp_path / "my_ext" / "libtvm_ffi_example_point.so")
@@ -133,6 +141,11 @@ assert copy.deepcopy(p).norm2() == 65
 r = p.lift(2)
 assert type(r) is my_ext.Point3 and r.norm2_3d() == 69 and isinstance(my_ext.Point.origin(), my_ext.Point)
 assert my_ext.Interval(1.0, 3.5).length() == 2.5
+# Enums: named entries, values, and the singletons functions take and return.
+assert my_ext.Marker.Dot.value == 1 and my_ext.Marker.Cross.name == "Cross"
+assert my_ext.Marker(2).same_as(my_ext.Marker.Cross) and list(my_ext.Marker) == [my_ext.Marker.Dot, my_ext.Marker.Cross]
+assert my_ext.Color.red.value == "red" and my_ext.Color("green").same_as(my_ext.Color.green)
+assert my_ext.describe_marker(my_ext.Marker.Cross, my_ext.Color.green) == "green Cross"
 try:
     my_ext.Interval(2.0, 1.0)
     raise AssertionError("no error")
@@ -143,6 +156,44 @@ assert my_ext.apply_twice(lambda x: x * 3, 2) == 18
 assert my_ext.Options(1).title == "untitled"
 print("ok")
 """, cwd=tmp_path)
+
+
+# A user's module typed against the installed package: what `mypy --strict` and `pyright` see.
+TYPED_USER_CODE = """
+import my_ext
+from my_ext import Color, Interval, Marker, Point
+
+p: Point = Point(3, label="a")
+n: int = p.norm2()
+q: Point = p.scale(2)
+marker: Marker = Marker.Cross
+color: Color = Color.red
+text: str = my_ext.describe_marker(marker, color)
+total: int = my_ext.apply_twice(lambda x: x + 1, 1)
+length: float = Interval(1.0, 2.0).length()
+"""
+
+
+def test_point_wheel_stubs_type_check_under_mypy_strict_and_pyright(point_wheel, user_env,
+                                                                   tmp_path):
+    python = fresh_venv(tmp_path / "venv", user_env)
+    pip(user_env, "--python", str(python), "install", str(point_wheel))
+    installed = next((tmp_path / "venv").glob("lib/python*/site-packages/my_ext"))
+    (tmp_path / "user.py").write_text(TYPED_USER_CODE)
+    env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", str(tmp_path))}
+    mypy = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--python-executable",
+         str(python), "-p", "my_ext"], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert mypy.returncode == 0, mypy.stdout + mypy.stderr
+    mypy_user = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--python-executable",
+         str(python), "user.py"], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert mypy_user.returncode == 0, mypy_user.stdout + mypy_user.stderr
+    pyright = subprocess.run(
+        [str(pathlib.Path(sys.executable).parent / "pyright"), "--pythonpath", str(python),
+         str(installed), "user.py"], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert pyright.returncode == 0, pyright.stdout + pyright.stderr
+    assert "0 errors, 0 warnings" in pyright.stdout, pyright.stdout
 
 
 def build_sdist(project: pathlib.Path, out: pathlib.Path, env) -> pathlib.Path:

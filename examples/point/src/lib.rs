@@ -4,6 +4,7 @@ use tvm_ffi::{ffi_func, ffi_methods, Array, Function, Object, ObjectRef, Rw};
 
 pub mod options;
 pub mod space;
+pub mod style;
 
 /// A point in the plane.
 #[derive(Object, Clone)]

@@ -9,10 +9,9 @@ below the block.
 # fmt: off
 # isort: off
 from ._ffi_api import *  # noqa: F403
-from ._ffi_api import __all__ as _ffi_api__all__
-if "__all__" not in globals():
-    __all__ = []
-__all__.extend(_ffi_api__all__)
+from . import _ffi_api
+__all__ = []  # the library's names; append names of your own below the block
+__all__ += _ffi_api.__all__
 # isort: on
 # fmt: on
 # tvm-ffi-stubgen(end)

@@ -13,6 +13,7 @@ only outside the blocks.
 # fmt: off
 # isort: off
 from __future__ import annotations
+from tvm_ffi.dataclasses import IntEnum as _ffi_IntEnum, StrEnum as _ffi_StrEnum
 from tvm_ffi import Object as _ffi_Object, init_ffi_api as _FFI_INIT_FUNC, register_object as _FFI_REG_OBJ
 from tvm_ffi.libinfo import load_lib_module as _FFI_LOAD_LIB
 from typing import TYPE_CHECKING
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
 # isort: on
 # fmt: on
 # tvm-ffi-stubgen(end)
+# tvm_ffi_build: names the refined stubs use
+from typing import ClassVar
 # tvm-ffi-stubgen(import-object): tvm_ffi.libinfo.load_lib_module;False;_FFI_LOAD_LIB
 LIB = _FFI_LOAD_LIB("my_ext", "tvm_ffi_example_point")
 # tvm-ffi-stubgen(begin): global/my_ext
@@ -34,6 +37,7 @@ if TYPE_CHECKING:
     def checked_div(_0: int, _1: int, /) -> int: ...
     def count_args(*args: Any) -> Any: ...
     def describe_error(_0: Callable[..., Any], /) -> str: ...
+    def describe_marker(_0: Marker, _1: Color, /) -> str: ...
     def greet(_0: str, /) -> str: ...
     def identity(_0: Object, /) -> Object: ...
     def join(*args: Any) -> Any: ...
@@ -55,7 +59,7 @@ class Interval(_ffi_Object):
     lo: float
     hi: float
     if TYPE_CHECKING:
-        def __init__(self, lo: float, hi: float) -> None: ...
+        def __init__(self, _0: float, _1: float, /) -> None: ...
         def __ffi_init__(self, _0: float, _1: float, /) -> None: ...
         def length(self, /) -> float: ...
     # fmt: on
@@ -114,7 +118,7 @@ class Point3(Point):
     z: int
     if TYPE_CHECKING:
         def __init__(self, x: int, z: int, y: int = ..., *, label: str = ...) -> None: ...
-        def __ffi_init__(self, x: int, z: int, y: int = ..., *, label: str = ...) -> None: ...
+        def __ffi_init__(self, x: int, z: int, y: int = ..., *, label: str = ...) -> None: ...  # type: ignore[override]
         def norm2_3d(self, /) -> int: ...
         def project(self, /) -> Point: ...
     # fmt: on
@@ -124,7 +128,9 @@ class Point3(Point):
 __all__ = [
     # tvm-ffi-stubgen(begin): __all__
     "LIB",
+    "Color",
     "Interval",
+    "Marker",
     "Options",
     "Point",
     "Point3",
@@ -133,6 +139,7 @@ __all__ = [
     "checked_div",
     "count_args",
     "describe_error",
+    "describe_marker",
     "greet",
     "identity",
     "join",
@@ -143,3 +150,26 @@ __all__ = [
     "sum",
     # tvm-ffi-stubgen(end)
 ]
+# tvm-ffi-stubgen(import-object): tvm_ffi.register_object;False;_FFI_REG_OBJ
+# tvm-ffi-stubgen(import-object): ffi.StrEnum;False;_ffi_StrEnum
+class Color(_ffi_StrEnum, type_key="my_ext.Color"):
+    """FFI binding for `my_ext.Color`."""
+
+    # tvm-ffi-stubgen(begin): object/my_ext.Color
+    # fmt: off
+    red: ClassVar[Color]
+    green: ClassVar[Color]
+    # fmt: on
+    # tvm-ffi-stubgen(end)
+
+# tvm-ffi-stubgen(import-object): ffi.IntEnum;False;_ffi_IntEnum
+class Marker(_ffi_IntEnum, type_key="my_ext.Marker"):
+    """FFI binding for `my_ext.Marker`."""
+
+    # tvm-ffi-stubgen(begin): object/my_ext.Marker
+    # fmt: off
+    Dot: ClassVar[Marker]
+    Cross: ClassVar[Marker]
+    # fmt: on
+    # tvm-ffi-stubgen(end)
+

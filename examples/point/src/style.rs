@@ -1,0 +1,35 @@
+//! Enums: how a point is drawn. An `int` enum and a `str` enum become Python enum classes
+//! with one attribute per variant (`my_ext.Marker.Dot`, `my_ext.Color.red`).
+use tvm_ffi::{ffi_func, Enum};
+
+/// The marker drawn at a point (an `int` enum: `my_ext.Marker.Dot.value == 1`).
+#[derive(Enum, Clone, Copy, PartialEq, Eq, Debug)]
+#[ffi_type(key = "my_ext.Marker", int)]
+pub enum Marker {
+    /// A dot.
+    Dot = 1,
+    /// A cross.
+    Cross = 2,
+}
+
+/// The colour of a marker (a `str` enum: `my_ext.Color.red.value == "red"`).
+#[derive(Enum, Clone, Copy, PartialEq, Eq, Debug)]
+#[ffi_type(key = "my_ext.Color", str)]
+pub enum Color {
+    /// Red.
+    #[ffi(value = "red")]
+    Red,
+    /// Green.
+    #[ffi(value = "green")]
+    Green,
+}
+
+/// How a marker looks, e.g. `"green Cross"`.
+#[ffi_func(name = "my_ext.describe_marker")]
+pub fn describe_marker(marker: Marker, color: Color) -> String {
+    let color = match color {
+        Color::Red => "red",
+        Color::Green => "green",
+    };
+    format!("{color} {marker:?}")
+}
