@@ -35,7 +35,8 @@ static KEEP_ALIVE: GlobalCache = GlobalCache::new("ffi.ModuleGlobalsAdd");
 
 /// A loaded module (`ffi.Module`): look up and call its functions, read their metadata and
 /// docs. Lookups search the module, then its imports, as C++ and Python search them.
-#[derive(Clone, Debug)]
+/// `==` and `Hash` are identity (the same module object), as for [`ObjectRef`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[repr(transparent)]
 pub struct Module(ObjectRef<ModuleObj>);
 

@@ -19,6 +19,7 @@ pub(crate) mod lock;
 mod map;
 mod shape;
 mod table;
+mod value_equality;
 
 pub use array::{Array, ArrayIter};
 pub use dict::{Dict, DictIter};

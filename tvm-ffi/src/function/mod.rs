@@ -27,7 +27,16 @@ pub(crate) use cache::GlobalCache;
 pub(crate) use signature::{FnSignature, TypedClosure};
 
 /// A reference-counted function callable from any language (`ffi.Function`).
-#[derive(Clone)]
+///
+/// `==` and `Hash` are identity (the same function object), as for [`ObjectRef`].
+///
+/// ```
+/// use tvm_ffi::Function;
+/// let add = Function::from_typed(|a: i64, b: i64| a + b);
+/// assert_eq!(add.call_as::<i64, _>((2, 3)).unwrap(), 5);
+/// assert!(add == add.clone() && add != Function::from_typed(|a: i64, b: i64| a + b));
+/// ```
+#[derive(Clone, PartialEq, Eq, Hash)]
 #[repr(transparent)]
 pub struct Function(ObjectRef<FunctionObj>);
 

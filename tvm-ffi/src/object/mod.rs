@@ -480,6 +480,21 @@ impl<T: ObjectType> WeakRef<T> {
     }
 }
 
+/// Identity: two weak references are equal when they refer to the same object.
+impl<T: ObjectType> PartialEq for WeakRef<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.ptr == other.ptr
+    }
+}
+
+impl<T: ObjectType> Eq for WeakRef<T> {}
+
+impl<T: ObjectType> std::hash::Hash for WeakRef<T> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.ptr.hash(state);
+    }
+}
+
 impl<T: ObjectType> Clone for WeakRef<T> {
     fn clone(&self) -> Self {
         // SAFETY: `self` holds a weak reference.

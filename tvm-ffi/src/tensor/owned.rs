@@ -31,7 +31,10 @@ use std::ffi::c_void;
 /// assert_eq!(back.data_ptr(), t.data_ptr());
 /// assert_eq!(back.as_slice::<i64>().unwrap(), &[1, 2, 3, 4]);
 /// ```
-#[derive(Clone)]
+///
+/// `==` and `Hash` are identity (the same tensor object, not equal contents), as for
+/// [`ObjectRef`](crate::ObjectRef).
+#[derive(Clone, PartialEq, Eq, Hash)]
 #[repr(transparent)]
 pub struct Tensor(pub(super) ObjectRef<TensorObj>);
 

@@ -230,10 +230,24 @@ impl<'a> FromAny<'a> for DataType {
     }
 }
 
+/// `float32`, PyTorch's default element type.
+impl Default for DataType {
+    fn default() -> Self {
+        DataType::float(32)
+    }
+}
+
 /// A device (`DLDevice`): `cpu:0`, `cuda:1` ...
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(transparent)]
 pub struct Device(pub DLDevice);
+
+/// `cpu:0`.
+impl Default for Device {
+    fn default() -> Self {
+        Device::new(sys::kDLCPU, 0)
+    }
+}
 
 const DEVICE_NAMES: &[(i32, &str)] = &[
     (sys::kDLCPU, "cpu"),
