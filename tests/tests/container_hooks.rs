@@ -38,7 +38,7 @@ fn register_key_hooks(index: i32) {
                 std::hint::black_box(dict.len());
                 HOOK_READS.fetch_add(1, Relaxed);
                 if let Err(err) = dict.insert(7i64.into_any(), 7i64.into_any()) {
-                    assert_eq!(err.kind(), "RuntimeError", "{}", err.message());
+                    assert_eq!(err.kind().as_str(), "RuntimeError", "{}", err.message());
                     HOOK_REFUSED.fetch_add(1, Relaxed);
                 }
             }

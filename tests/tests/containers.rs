@@ -363,7 +363,7 @@ fn dict_writes_are_shared_and_reads_are_checked() {
     // A foreign write of another type: the read is a TypeError, not a wrong value.
     global("ffi.DictSetItem").call((&d, "k3", "three")).unwrap();
     let err = d.get("k3").unwrap_err();
-    assert_eq!(err.kind(), "TypeError");
+    assert_eq!(err.kind().as_str(), "TypeError");
     assert_eq!(
         err.message(),
         "Cannot convert from type `ffi.SmallStr` to `int`"
@@ -407,7 +407,7 @@ fn iterating_a_dict_that_changes_ends_with_an_error_as_in_python() {
             }
             let err = it.next().unwrap().unwrap_err();
             assert_eq!(
-                (err.kind(), err.message()),
+                (err.kind().as_str(), err.message()),
                 ("RuntimeError", "dict changed size during iteration"),
                 "{write}"
             );
@@ -466,11 +466,11 @@ fn list_writes_are_shared_and_reads_are_checked() {
     assert_eq!(list.get(1).unwrap(), 10);
     let err = list.get(4).unwrap_err();
     assert_eq!(
-        (err.kind(), err.message()),
+        (err.kind().as_str(), err.message()),
         ("IndexError", "Index 4 out of bounds 4")
     );
     let err = list.set(9, 1).unwrap_err();
-    assert_eq!(err.kind(), "IndexError");
+    assert_eq!(err.kind().as_str(), "IndexError");
     assert_eq!(list.remove(0).unwrap(), 0);
     assert_eq!(list.pop().unwrap(), Some(3));
     assert_eq!(list.to_vec().unwrap(), [10, 2]);
@@ -479,7 +479,7 @@ fn list_writes_are_shared_and_reads_are_checked() {
     assert_eq!(list.len(), 3);
     let err = list.get(2).unwrap_err();
     assert_eq!(
-        (err.kind(), err.message()),
+        (err.kind().as_str(), err.message()),
         (
             "TypeError",
             "Cannot convert from type `ffi.SmallStr` to `int`"
@@ -630,7 +630,7 @@ fn collections_are_idiomatic() {
         .iter()
         .map(|s| s.parse::<i64>().map_err(tvm_ffi::Error::from))
         .collect();
-    assert_eq!(fallible.unwrap_err().kind(), "ValueError");
+    assert_eq!(fallible.unwrap_err().kind().as_str(), "ValueError");
     let from_vec: Array<String> = vec![String::from("a"), String::from("b")].into();
     assert_eq!(from_vec.to_string(), r#"("a", "b")"#);
     let mixed: Array<Any> = vec![Any::new(1i64), Any::new("two")].into();
@@ -676,7 +676,7 @@ fn typed_arrays_are_checked_when_wrapped() {
         Array::<i64>::from_object_ref(a.into_object_ref()).len() as i64
     });
     let err = wrap.call((&mixed,)).unwrap_err();
-    assert_eq!(err.kind(), "RuntimeError");
+    assert_eq!(err.kind().as_str(), "RuntimeError");
     assert!(
         err.message()
             .contains("Array::from_object_ref: element 1 is a `ffi.SmallStr`, not a `int`"),
@@ -775,7 +775,7 @@ impl Drop for DoomedDrop {
                 let dying = count_dying(items.into_iter());
                 DOOMED_SEEN_DYING.fetch_add(dying, std::sync::atomic::Ordering::Relaxed);
                 if let Err(err) = list.push(7i64.into_any()) {
-                    assert_eq!(err.kind(), "RuntimeError");
+                    assert_eq!(err.kind().as_str(), "RuntimeError");
                     DOOMED_PUSH_REFUSED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 }
             }),
@@ -957,7 +957,7 @@ fn destructors_run_by_container_writes_take_other_locks_without_deadlock() {
 fn try_from_object_ref_reports_the_first_mismatch() {
     let mixed = Array::<Any>::new([Any::new(1), Any::new(2.5)]).unwrap();
     let err = Array::<i64>::try_from_object_ref(mixed.clone().into_object_ref()).unwrap_err();
-    assert_eq!(err.kind(), "TypeError");
+    assert_eq!(err.kind().as_str(), "TypeError");
     assert_eq!(
         err.message(),
         "Array::try_from_object_ref: element 1 is a `float`, not a `int`"

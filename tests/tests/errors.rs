@@ -1,5 +1,6 @@
 //! `?` on standard errors: the kind they raise as, the message with its cause chain, picking
-//! another kind, and `tvm_ffi::Error` inside `Box<dyn std::error::Error>` code.
+//! another kind, a library's own `From<MyError> for tvm_ffi::Error`, and `tvm_ffi::Error`
+//! inside `Box<dyn std::error::Error>` code.
 use std::fmt;
 
 use tvm_ffi::{ffi_func, Function, ResultExt};
@@ -27,7 +28,15 @@ fn parse_config(text: &str) -> Result<i64, ConfigError> {
     text.parse().map_err(|cause| ConfigError { line: 3, cause })
 }
 
-/// Any standard error converts with `?`.
+/// A library's error converts through its own `From` impl (which the blanket conversion of
+/// every standard error ruled out, E0119); `Error::from_std` keeps the kind and cause chain.
+impl From<ConfigError> for tvm_ffi::Error {
+    fn from(err: ConfigError) -> tvm_ffi::Error {
+        tvm_ffi::Error::from_std(&err)
+    }
+}
+
+/// A library error converts with `?` through its `From` impl.
 #[ffi_func(name = "rust_tests.errors.config")]
 fn config(text: &str) -> tvm_ffi::Result<i64> {
     Ok(parse_config(text)?)
@@ -75,7 +84,7 @@ fn standard_errors_raise_with_their_kind_and_cause_chain() {
     );
     let mut v: Vec<u8> = Vec::new();
     let err: tvm_ffi::Error = v.try_reserve_exact(usize::MAX).unwrap_err().into();
-    assert_eq!(err.kind(), "MemoryError");
+    assert_eq!(err.kind().as_str(), "MemoryError");
     assert!(
         err.message().starts_with("cannot allocate: "),
         "{}",

@@ -103,7 +103,7 @@ fn globals_are_registered_and_callable_from_rust() {
     let f = Function::get_global("rust_ffi_func.add_one").unwrap();
     assert_eq!(f.call_as::<i64, _>((41,)).unwrap(), 42);
     let err = f.call(("x",)).unwrap_err();
-    assert_eq!(err.kind(), "TypeError");
+    assert_eq!(err.kind().as_str(), "TypeError");
     assert_eq!(
         err.message(),
         "Mismatched type on argument #0 when calling: `rust_ffi_func.add_one(0: int) -> int`. Expected `int` but got `ffi.SmallStr`"
@@ -165,7 +165,7 @@ fn exports_share_the_conversions_and_name_themselves() {
 #[test]
 fn a_panic_in_an_export_is_an_error_and_the_next_call_works() {
     let err = call_export(__tvm_ffi_rust_ffi_func_sqrt, &[Any::new(-4.0)]).unwrap_err();
-    assert_eq!(err.kind(), "RuntimeError");
+    assert_eq!(err.kind().as_str(), "RuntimeError");
     assert!(
         err.message()
             .starts_with("Rust panic in `rust_ffi_func_sqrt` at "),

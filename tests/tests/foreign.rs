@@ -76,7 +76,7 @@ fn missing_members_and_refused_values_are_errors() {
     ]);
     let err = pair.get_field::<i64>("c").unwrap_err();
     assert_eq!(
-        (err.kind(), err.message()),
+        (err.kind().as_str(), err.message()),
         (
             "AttributeError",
             "Cannot find field `c` in testing.TestIntPair"
@@ -84,7 +84,7 @@ fn missing_members_and_refused_values_are_errors() {
     );
     let err = pair.call_method::<i64>("product", ()).unwrap_err();
     assert_eq!(
-        (err.kind(), err.message()),
+        (err.kind().as_str(), err.message()),
         (
             "AttributeError",
             "Cannot find method `product` in testing.TestIntPair"
@@ -93,13 +93,13 @@ fn missing_members_and_refused_values_are_errors() {
     // SAFETY: only this thread uses `pair`.
     let err = unsafe { pair.set_field("a", "x") }.unwrap_err();
     assert_eq!(
-        (err.kind(), err.message()),
+        (err.kind().as_str(), err.message()),
         (
             "TypeError",
             "Cannot convert from type `ffi.SmallStr` to `int`"
         )
     );
     let err = pair.get_field::<String>("a").unwrap_err();
-    assert_eq!(err.kind(), "TypeError");
+    assert_eq!(err.kind().as_str(), "TypeError");
     assert_eq!(pair.call_method::<i64>("sum", ()).unwrap(), 3);
 }

@@ -18,7 +18,7 @@ fn build_print_and_evaluate() {
     assert!(node.a.clone().downcast::<Var>().unwrap().ptr_eq(&x));
     let err = evaluate(&e, &[(x, 1)]).unwrap_err();
     assert_eq!(
-        (err.kind(), err.message()),
+        (err.kind().as_str(), err.message()),
         ("ValueError", "unbound variable `y`")
     );
 }

@@ -28,7 +28,7 @@ fn load_call_and_inspect_a_library_module() {
     assert!(module.get_function("missing").unwrap().is_none());
     let err = module.function("missing").unwrap_err();
     assert_eq!(
-        (err.kind(), err.message()),
+        (err.kind().as_str(), err.message()),
         ("AttributeError", "Module has no function 'missing'")
     );
     // Modules are values: through `Any` and back, and as function arguments.

@@ -134,7 +134,7 @@ fn cast_try_cast_and_exact_follow_the_runtime_rules() {
     assert_eq!(int.try_cast::<bool>(), Some(true));
     assert_eq!(int.as_exact::<bool>(), None);
     let err = int.cast::<String>().unwrap_err();
-    assert_eq!(err.kind(), "TypeError");
+    assert_eq!(err.kind().as_str(), "TypeError");
     assert_eq!(err.message(), "Cannot convert from type `int` to `str`");
     let big = Any::new(1i64 << 40);
     assert_eq!(big.try_cast::<i32>(), None);
@@ -206,7 +206,7 @@ fn rust_closures_registered_as_globals_are_callable_from_cpp() {
     assert_eq!(out.value, 2);
 
     let err = apply.call((&f, "not an array", &m)).unwrap_err();
-    assert_eq!(err.kind(), "TypeError");
+    assert_eq!(err.kind().as_str(), "TypeError");
     assert_eq!(
         err.message(),
         "Mismatched type on argument #0 when calling: `(0: Array<int>, 1: Map<str, int>) -> int`. Expected `Array<int>` but got `ffi.String`"
@@ -282,7 +282,7 @@ fn errors_cross_the_boundary_with_kind_and_message() {
     let err = raise
         .call(("ValueError", "bad value from C++"))
         .unwrap_err();
-    assert_eq!(err.kind(), "ValueError");
+    assert_eq!(err.kind().as_str(), "ValueError");
     assert_eq!(err.message(), "bad value from C++");
     assert!(err.backtrace().contains("File \""), "{}", err.backtrace());
 
@@ -294,7 +294,7 @@ fn errors_cross_the_boundary_with_kind_and_message() {
     });
     let apply = global("testing.apply");
     let err = apply.call((&failing, -1i64)).unwrap_err();
-    assert_eq!(err.kind(), "ValueError");
+    assert_eq!(err.kind().as_str(), "ValueError");
     assert_eq!(err.message(), "negative: -1");
     assert!(
         err.backtrace().contains("runtime.rs"),
@@ -304,7 +304,7 @@ fn errors_cross_the_boundary_with_kind_and_message() {
 
     let panicking = Function::from_packed_named("rust_tests.boom", |_| panic!("kaboom"));
     let err = apply.call((&panicking,)).unwrap_err();
-    assert_eq!(err.kind(), "RuntimeError");
+    assert_eq!(err.kind().as_str(), "RuntimeError");
     assert!(
         err.message()
             .starts_with("Rust panic in `rust_tests.boom` at "),
@@ -316,7 +316,7 @@ fn errors_cross_the_boundary_with_kind_and_message() {
     assert_eq!(apply.call_as::<i64, _>((&failing, 3i64)).unwrap(), 3);
 
     let e: Error = "x".parse::<i64>().unwrap_err().into();
-    assert_eq!(e.kind(), "ValueError");
+    assert_eq!(e.kind().as_str(), "ValueError");
 }
 
 #[test]
@@ -359,7 +359,7 @@ fn global_registry_lists_and_overrides() {
     f.register_global("rust_tests.listed", false).unwrap();
     let err = f.register_global("rust_tests.listed", false).unwrap_err();
     assert_eq!(
-        (err.kind(), err.message()),
+        (err.kind().as_str(), err.message()),
         (
             "RuntimeError",
             "Global Function `rust_tests.listed` is already registered"
@@ -405,7 +405,10 @@ fn backtraces_are_copies_and_appending_never_touches_a_shared_error() {
     // The clone kept its own backtrace; `err` got a copy of its own before growing.
     assert_eq!(shared.backtrace(), before);
     assert!(err.backtrace().len() > before.len() + 4000);
-    assert_eq!((err.kind(), err.message()), ("RuntimeError", "boom"));
+    assert_eq!(
+        (err.kind().as_str(), err.message()),
+        ("RuntimeError", "boom")
+    );
 }
 
 #[test]

@@ -90,7 +90,7 @@ fn scalar_and_empty_tensors() {
 fn construction_errors() {
     let _g = serial();
     let err = Tensor::from_vec(vec![1.0f32; 5], &[2, 3]).unwrap_err();
-    assert_eq!(err.kind(), "ValueError");
+    assert_eq!(err.kind().as_str(), "ValueError");
     assert_eq!(
         err.message(),
         "Tensor::from_vec: shape [2, 3] has 6 elements, the data has 5"
@@ -98,7 +98,7 @@ fn construction_errors() {
     let err = Tensor::from_vec(vec![1.0f32; 5], &[-5]).unwrap_err();
     assert_eq!(err.message(), "Tensor::from_vec: invalid shape [-5]");
     let err = TensorMut::empty(&[4], DataType::float(32), Device::cuda(0)).unwrap_err();
-    assert_eq!(err.kind(), "RuntimeError");
+    assert_eq!(err.kind().as_str(), "RuntimeError");
     assert_eq!(
         err.message(),
         "TensorMut::empty: no DLPack tensor allocator is set in the environment \
@@ -112,7 +112,7 @@ fn as_slice_errors_name_what_was_expected() {
     let _g = serial();
     let t = Tensor::from_vec(vec![1.0f64, 2.0], &[2]).unwrap();
     let err = t.as_slice::<f32>().unwrap_err();
-    assert_eq!(err.kind(), "TypeError");
+    assert_eq!(err.kind().as_str(), "TypeError");
     assert_eq!(
         err.message(),
         "expected a contiguous CPU tensor of dtype float32, got float64 on cpu:0"
@@ -131,7 +131,7 @@ fn as_slice_errors_name_what_was_expected() {
     let view = unsafe { TensorView::from_dltensor(&dl) };
     assert!(!view.is_contiguous());
     let err = view.as_slice::<f32>().unwrap_err();
-    assert_eq!(err.kind(), "ValueError");
+    assert_eq!(err.kind().as_str(), "ValueError");
     assert_eq!(
         err.message(),
         "expected a contiguous CPU tensor of dtype float32, got non-contiguous float32 on \
@@ -236,7 +236,7 @@ fn checks_name_the_argument() {
         ),
     ];
     for (err, kind, message) in cases {
-        assert_eq!((err.kind(), err.message()), (kind, message));
+        assert_eq!((err.kind().as_str(), err.message()), (kind, message));
     }
 }
 
@@ -807,7 +807,7 @@ fn float16_and_bfloat16_are_typed_elements() {
     // Same size, other type: refused in both directions.
     let err = t.as_slice::<bf16>().unwrap_err();
     assert_eq!(
-        (err.kind(), err.message()),
+        (err.kind().as_str(), err.message()),
         (
             "TypeError",
             "expected a contiguous CPU tensor of dtype bfloat16, got float16 on cpu:0"
@@ -875,7 +875,7 @@ fn fp8_and_sub_byte_dtypes_are_bytes() {
     assert_eq!(fp8.check("w").as_bytes().unwrap().len(), 4);
     let err = fp8.check("w").as_slice::<u8>().unwrap_err();
     assert_eq!(
-        (err.kind(), err.message()),
+        (err.kind().as_str(), err.message()),
         (
             "TypeError",
             "`w` must be a contiguous CPU tensor of dtype uint8, got float8_e4m3fn on cpu:0"
@@ -933,7 +933,7 @@ fn byte_access_checks_layout_and_device() {
     // SAFETY: shape, strides and data outlive the view.
     let view = unsafe { TensorView::from_dltensor(&dl) };
     let err = view.as_bytes().unwrap_err();
-    assert_eq!((err.kind(), err.message()), (
+    assert_eq!((err.kind().as_str(), err.message()), (
         "ValueError",
         "expected a contiguous CPU tensor, got non-contiguous float32 on cpu:0 (shape [3], strides [2])"
     ));
@@ -1117,7 +1117,7 @@ fn strided_views_share_memory_and_check_bounds() {
         ),
     ];
     for (err, kind, message) in cases {
-        assert_eq!((err.kind(), err.message()), (kind, message));
+        assert_eq!((err.kind().as_str(), err.message()), (kind, message));
     }
     // An empty tensor has only empty views at offset 0.
     let empty = Tensor::from_vec(Vec::<f32>::new(), &[0]).unwrap();
@@ -1163,7 +1163,12 @@ fn borrowed_dltensor_arguments_do_not_escape_the_call() {
         let err = result
             .err()
             .unwrap_or_else(|| panic!("{what}: escaped as an owned value"));
-        assert_eq!(err.kind(), "TypeError", "{what}: {}", err.message());
+        assert_eq!(
+            err.kind().as_str(),
+            "TypeError",
+            "{what}: {}",
+            err.message()
+        );
         assert!(
             err.message().contains("DLTensor*"),
             "{what}: {}",

@@ -149,7 +149,7 @@ pub use tvm_ffi_sys::build_info;
 
 pub use container::{Array, Dict, List, Map, Shape};
 pub use enums::EnumRef;
-pub use error::{Error, Result, ResultExt};
+pub use error::{Error, ErrorKind, Result, ResultExt};
 pub use function::{Function, IntoArg, IntoArgs};
 pub use memory::AllocFailure;
 pub use module::Module;

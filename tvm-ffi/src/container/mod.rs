@@ -28,7 +28,7 @@ pub use map::{Map, MapIter, MapViews};
 pub use shape::Shape;
 
 use crate::error::panic::panic_with;
-use crate::error::Result;
+use crate::error::{ErrorKind, Result};
 
 /// Collects `items` through `convert` into a vector whose allocations are fallible: a request
 /// the allocator refuses is a `MemoryError`, never an abort of the host.
@@ -56,9 +56,9 @@ fn built<T>(result: Result<T>) -> T {
         Ok(value) => value,
         Err(err) => {
             let kind = match err.kind() {
-                "MemoryError" => "MemoryError",
-                "TypeError" => "TypeError",
-                "ValueError" => "ValueError",
+                ErrorKind::Memory => "MemoryError",
+                ErrorKind::Type => "TypeError",
+                ErrorKind::Value => "ValueError",
                 _ => "RuntimeError",
             };
             panic_with(kind, err.message().to_string())

@@ -8,8 +8,10 @@ use crate::object::builtin::ErrorObj;
 use crate::object::ObjectRef;
 use crate::sys;
 
+mod kind;
 pub(crate) mod panic;
 
+pub use kind::ErrorKind;
 pub use panic::report_caught_panics;
 
 /// `Result` with [`Error`] as the default error type.
@@ -17,8 +19,29 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// An error backed by the runtime's `ffi.Error` object.
 ///
-/// The `kind` selects the exception class in Python (`ValueError`, `TypeError`, `KeyError`,
-/// `IndexError`, `AttributeError`, `RuntimeError` ...); unknown kinds become `RuntimeError`.
+/// The [`kind`](Error::kind) selects the exception class in Python (`ValueError`, `TypeError`,
+/// `KeyError`, `IndexError`, `AttributeError`, `RuntimeError` ...); unknown kinds become
+/// `RuntimeError`. `Error` implements [`std::error::Error`]; `?` converts the common standard
+/// errors into it (see [`Error::from_std`]), and a crate's own error type converts through its
+/// own `impl From<MyError> for tvm_ffi::Error`.
+///
+/// ```
+/// use tvm_ffi::{Error, ErrorKind};
+/// #[derive(Debug)]
+/// struct Overflow;
+/// impl From<Overflow> for Error {
+///     fn from(_: Overflow) -> Error {
+///         Error::new(ErrorKind::Value, "overflow")
+///     }
+/// }
+/// fn double(x: i64) -> tvm_ffi::Result<i64> {
+///     Ok(x.checked_mul(2).ok_or(Overflow)?)
+/// }
+/// let err = double(i64::MAX).unwrap_err();
+/// assert_eq!((err.kind(), err.message()), (ErrorKind::Value, "overflow"));
+/// let boxed: Box<dyn std::error::Error + Send + Sync> = err.into();
+/// assert_eq!(boxed.to_string(), "ValueError: overflow");
+/// ```
 ///
 /// The backtrace is read once, when the error is made or received in Rust, and kept: the runtime
 /// rewrites a shared error's backtrace in place, without synchronisation, each time Python
@@ -32,15 +55,15 @@ pub struct Error {
 }
 
 impl Error {
-    /// Creates an error with an empty backtrace.
-    pub fn new(kind: &str, message: impl AsRef<str>) -> Error {
+    /// Creates an error with an empty backtrace; `kind` is an [`ErrorKind`] or its name.
+    pub fn new(kind: impl Into<ErrorKind>, message: impl AsRef<str>) -> Error {
         Error::with_backtrace(kind, message.as_ref(), "")
     }
 
     /// Creates an error whose backtrace names a Rust source location, in the runtime's format
     /// (`  File "<file>", line <n>, in <function>`). Used by [`bail!`](crate::bail).
     pub fn at(
-        kind: &str,
+        kind: impl Into<ErrorKind>,
         message: impl AsRef<str>,
         file: &str,
         line: u32,
@@ -51,9 +74,10 @@ impl Error {
     }
 
     /// Creates an error with an explicit backtrace (most recent call first).
-    pub fn with_backtrace(kind: &str, message: &str, backtrace: &str) -> Error {
+    pub fn with_backtrace(kind: impl Into<ErrorKind>, message: &str, backtrace: &str) -> Error {
         let backtrace_text = backtrace;
-        let kind = sys::TVMFFIByteArray::from_bytes(kind.as_bytes());
+        let kind = kind.into();
+        let kind = sys::TVMFFIByteArray::from_bytes(kind.as_str().as_bytes());
         let message = sys::TVMFFIByteArray::from_bytes(message.as_bytes());
         let backtrace = sys::TVMFFIByteArray::from_bytes(backtrace.as_bytes());
         let mut out: sys::TVMFFIObjectHandle = std::ptr::null_mut();
@@ -73,27 +97,27 @@ impl Error {
 
     /// `ValueError` with `message`.
     pub fn value_error(message: impl AsRef<str>) -> Error {
-        Error::new("ValueError", message)
+        Error::new(ErrorKind::Value, message)
     }
     /// `TypeError` with `message`.
     pub fn type_error(message: impl AsRef<str>) -> Error {
-        Error::new("TypeError", message)
+        Error::new(ErrorKind::Type, message)
     }
     /// `RuntimeError` with `message`.
     pub fn runtime_error(message: impl AsRef<str>) -> Error {
-        Error::new("RuntimeError", message)
+        Error::new(ErrorKind::Runtime, message)
     }
     /// `KeyError` with `message`.
     pub fn key_error(message: impl AsRef<str>) -> Error {
-        Error::new("KeyError", message)
+        Error::new(ErrorKind::Key, message)
     }
     /// `IndexError` with `message`.
     pub fn index_error(message: impl AsRef<str>) -> Error {
-        Error::new("IndexError", message)
+        Error::new(ErrorKind::Index, message)
     }
     /// `AttributeError` with `message`.
     pub fn attribute_error(message: impl AsRef<str>) -> Error {
-        Error::new("AttributeError", message)
+        Error::new(ErrorKind::Attribute, message)
     }
 
     /// The runtime's error cell. Only its kind and message, which never change, may be read
@@ -102,8 +126,14 @@ impl Error {
         self.obj.cell.get()
     }
 
-    /// The error kind, e.g. `"ValueError"`.
-    pub fn kind(&self) -> &str {
+    /// The error kind ([`ErrorKind::Value`] for a `ValueError`, ...); compares with `==` to
+    /// a kind or its name.
+    pub fn kind(&self) -> ErrorKind {
+        ErrorKind::from(self.kind_name())
+    }
+
+    /// The name of the kind, as the runtime stores it.
+    fn kind_name(&self) -> &str {
         // SAFETY: the cell's byte arrays are owned by the error object we hold; the kind never
         // changes.
         std::str::from_utf8(unsafe { (*self.cell()).kind.as_bytes() }).unwrap_or("RuntimeError")
@@ -145,7 +175,7 @@ impl Error {
     /// when the error object is shared (a clone exists), `self` first gets a copy of its own.
     pub fn append_backtrace(&mut self, frame: &str) {
         if self.obj.strong_count() != 1 || self.obj.weak_count() != 1 {
-            *self = Error::with_backtrace(self.kind(), self.message(), &self.backtrace());
+            *self = Error::with_backtrace(self.kind_name(), self.message(), &self.backtrace());
         }
         // SAFETY: `self` holds the only reference (checked above): nothing else can rewrite
         // the cell meanwhile.
@@ -222,20 +252,20 @@ fn snapshot_text(text: &str) -> Option<Arc<std::string::String>> {
 /// is a `MemoryError` naming the size.
 impl From<AllocFailure> for Error {
     fn from(failure: AllocFailure) -> Error {
-        Error::new("MemoryError", failure.to_string())
+        Error::new(ErrorKind::Memory, failure.to_string())
     }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.kind(), self.message())
+        write!(f, "{}: {}", self.kind_name(), self.message())
     }
 }
 
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Error")
-            .field("kind", &self.kind())
+            .field("kind", &self.kind_name())
             .field("message", &self.message())
             .field("backtrace", &self.backtrace())
             .finish()
@@ -245,34 +275,76 @@ impl fmt::Debug for Error {
 impl PartialEq for Error {
     /// Errors compare by kind and message.
     fn eq(&self, other: &Self) -> bool {
-        self.kind() == other.kind() && self.message() == other.message()
+        self.kind_name() == other.kind_name() && self.message() == other.message()
     }
 }
 
-/// Any standard error converts with `?`, as with `anyhow`: the kind is the one Python
-/// programmers expect for the common standard errors (`ValueError` for parse and conversion
-/// errors, `MemoryError` for a failed `try_reserve`), else `RuntimeError`; the message is the
-/// error's `Display` followed by its `source()` chain. To raise another kind, use
-/// [`ResultExt::raise_as`]. ([`Error`] itself does not implement `std::error::Error`, which
-/// this conversion would otherwise overlap; it converts into `Box<dyn std::error::Error>`.)
-///
-/// ```
-/// fn config(text: &str) -> tvm_ffi::Result<i64> {
-///     let value: i64 = text.trim().parse()?; // ParseIntError -> ValueError
-///     Ok(value)
-/// }
-/// assert_eq!(config("x").unwrap_err().kind(), "ValueError");
-/// ```
-impl<E: std::error::Error + Send + Sync + 'static> From<E> for Error {
-    fn from(err: E) -> Error {
-        Error::new(std_error_kind(&err), std_error_message(&err))
+impl std::error::Error for Error {}
+
+impl Error {
+    /// The error for a standard error: the kind Python programmers expect for the common ones
+    /// (`ValueError` for parse and conversion errors, `MemoryError` for a failed
+    /// `try_reserve`), else `RuntimeError`; the message is the error's `Display` followed by
+    /// its `source()` chain. `?` applies it to the standard library's errors; for another
+    /// crate's error, `.map_err(|e| Error::from_std(&e))?`, or
+    /// [`raise_as`](ResultExt::raise_as) to pick the kind.
+    ///
+    /// ```
+    /// fn config(text: &str) -> tvm_ffi::Result<i64> {
+    ///     let value: i64 = text.trim().parse()?; // ParseIntError -> ValueError
+    ///     Ok(value)
+    /// }
+    /// assert_eq!(config("x").unwrap_err().kind(), "ValueError");
+    /// ```
+    pub fn from_std(err: &(dyn std::error::Error + 'static)) -> Error {
+        Error::new(std_error_kind(err), std_error_message(err))
+    }
+}
+
+/// `?` on the standard library's errors (see [`Error::from_std`]).
+macro_rules! from_std_errors {
+    ($($ty:ty),* $(,)?) => {$(
+        impl From<$ty> for Error {
+            fn from(err: $ty) -> Error {
+                Error::from_std(&err)
+            }
+        }
+    )*};
+}
+
+from_std_errors!(
+    std::num::ParseIntError,
+    std::num::ParseFloatError,
+    std::num::TryFromIntError,
+    std::str::Utf8Error,
+    std::string::FromUtf8Error,
+    std::string::FromUtf16Error,
+    std::str::ParseBoolError,
+    std::char::ParseCharError,
+    std::char::CharTryFromError,
+    std::ffi::NulError,
+    std::array::TryFromSliceError,
+    std::collections::TryReserveError,
+    std::io::Error,
+    std::fmt::Error,
+    std::env::VarError,
+    std::time::SystemTimeError,
+    std::sync::mpsc::RecvError,
+);
+
+impl From<Box<dyn std::error::Error + Send + Sync + 'static>> for Error {
+    fn from(err: Box<dyn std::error::Error + Send + Sync + 'static>) -> Error {
+        match err.downcast::<Error>() {
+            Ok(err) => *err,
+            Err(err) => Error::from_std(&*err),
+        }
     }
 }
 
 /// The kind a standard error raises as.
-fn std_error_kind(err: &(dyn std::error::Error + 'static)) -> &'static str {
+fn std_error_kind(err: &(dyn std::error::Error + 'static)) -> ErrorKind {
     if err.is::<std::collections::TryReserveError>() {
-        return "MemoryError";
+        return ErrorKind::Memory;
     }
     let value_errors = [
         err.is::<std::num::ParseIntError>(),
@@ -280,15 +352,17 @@ fn std_error_kind(err: &(dyn std::error::Error + 'static)) -> &'static str {
         err.is::<std::num::TryFromIntError>(),
         err.is::<std::str::Utf8Error>(),
         err.is::<std::string::FromUtf8Error>(),
+        err.is::<std::string::FromUtf16Error>(),
         err.is::<std::str::ParseBoolError>(),
         err.is::<std::char::ParseCharError>(),
+        err.is::<std::char::CharTryFromError>(),
         err.is::<std::ffi::NulError>(),
         err.is::<std::array::TryFromSliceError>(),
     ];
     if value_errors.contains(&true) {
-        "ValueError"
+        ErrorKind::Value
     } else {
-        "RuntimeError"
+        ErrorKind::Runtime
     }
 }
 
@@ -308,35 +382,6 @@ fn std_error_message(err: &(dyn std::error::Error + 'static)) -> std::string::St
     message
 }
 
-/// [`Error`] as a standard error, for code that collects errors as `Box<dyn Error>`.
-struct StdError(Error);
-
-impl fmt::Debug for StdError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&self.0, f)
-    }
-}
-
-impl fmt::Display for StdError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&self.0, f)
-    }
-}
-
-impl std::error::Error for StdError {}
-
-impl From<Error> for Box<dyn std::error::Error + Send + Sync + 'static> {
-    fn from(err: Error) -> Self {
-        Box::new(StdError(err))
-    }
-}
-
-impl From<Error> for Box<dyn std::error::Error + 'static> {
-    fn from(err: Error) -> Self {
-        Box::new(StdError(err))
-    }
-}
-
 /// Picks the kind an error raises as: `result.raise_as("KeyError")?`.
 ///
 /// ```
@@ -345,15 +390,16 @@ impl From<Error> for Box<dyn std::error::Error + 'static> {
 ///     map.get(key).copied().ok_or(format!("no entry `{key}`")).raise_as("KeyError")
 /// }
 /// let err = lookup(&Default::default(), "x").unwrap_err();
-/// assert_eq!((err.kind(), err.message()), ("KeyError", "no entry `x`"));
+/// assert_eq!((err.kind(), err.message()), (tvm_ffi::ErrorKind::Key, "no entry `x`"));
 /// ```
 pub trait ResultExt<T> {
-    /// The error as an [`Error`] of `kind` whose message is the error's `Display`.
-    fn raise_as(self, kind: &str) -> Result<T>;
+    /// The error as an [`Error`] of `kind` (an [`ErrorKind`] or its name) whose message is
+    /// the error's `Display`.
+    fn raise_as(self, kind: impl Into<ErrorKind>) -> Result<T>;
 }
 
 impl<T, E: fmt::Display> ResultExt<T> for std::result::Result<T, E> {
-    fn raise_as(self, kind: &str) -> Result<T> {
+    fn raise_as(self, kind: impl Into<ErrorKind>) -> Result<T> {
         self.map_err(|err| Error::new(kind, err.to_string()))
     }
 }
