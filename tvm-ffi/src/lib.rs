@@ -186,13 +186,14 @@ pub mod __private {
     pub use crate::reflect::reflection::create::{
         convert_function, create_object, default_factory, default_value, drop_open_field,
         init_empty_field, init_into_any, is_unset_field, new_function, InitByDefault, InitByFields,
-        InitProbe, InitResult, IntoDefault, Reflected, ShallowCopyByClone, ShallowCopyProbe,
+        InitProbe, InitResult, IntoDefault, ShallowCopyByClone, ShallowCopyProbe,
         ShallowCopyUnsupported,
     };
     pub use crate::reflect::reflection::field::{
         assert_foreign_field, assert_writable, field_getter, field_setter, header_offset,
         FieldSlot, FieldValue, ForeignField, NullablePointer, SlotInfo, WritableField,
     };
+    pub use crate::reflect::reflection::reflected::Reflected;
 
     pub use crate::call::function::metadata::MetadataValue;
     pub use crate::registry::entry::{

@@ -2,7 +2,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::any::{pod, Any, AnyView, FromAny, IntoAny, TypeSchema};
+use super::any::{pod, Any, AnyView, FromAny, IntoAny, PlainValue, TypeSchema};
 use crate::abi::sys::{self, type_index as ti, DLDataType, DLDevice, TVMFFIAnyValue};
 use crate::base::error::{Error, Result};
 
@@ -361,3 +361,6 @@ impl<'a> FromAny<'a> for Device {
             .then(|| Device(unsafe { view.as_raw().value.v_device }))
     }
 }
+
+impl PlainValue for DataType {}
+impl PlainValue for Device {}

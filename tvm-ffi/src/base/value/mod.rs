@@ -6,14 +6,15 @@
 pub(crate) mod any;
 mod bigint;
 mod dtype;
+mod int;
 mod optional;
 mod string;
 mod variant;
 
 pub(crate) use any::{borrowed_tensor_error, object_wrapper_conversions, pod, PlainValue};
 pub use any::{Any, AnyView, FromAny, IntoAny, TryIntoAny, TypeSchema};
+pub(crate) use bigint::words_of;
 pub use bigint::BigInt;
-pub(crate) use bigint::{words_of, words_to_i128};
 pub use dtype::{DataType, Device};
 pub use optional::Optional;
 pub use string::{Bytes, String, SMALL_CAPACITY};

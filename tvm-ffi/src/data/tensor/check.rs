@@ -238,3 +238,12 @@ impl fmt::Debug for TensorCheck<'_, '_> {
         write!(f, "TensorCheck(`{}`: {:?})", self.name, self.view)
     }
 }
+
+impl<'a> TensorView<'a> {
+    /// Starts checking this tensor as argument `name`: every failed check is an error that
+    /// names the argument and what was expected (see [`TensorCheck`]).
+    #[inline]
+    pub fn check<'n>(self, name: &'n str) -> TensorCheck<'a, 'n> {
+        TensorCheck { view: self, name }
+    }
+}

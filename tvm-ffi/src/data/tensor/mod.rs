@@ -57,6 +57,7 @@
 //! buffer is handed to the runtime as a `DLManagedTensorVersioned` whose deleter frees it when
 //! the last holder, in any language, drops the tensor; [`live_rust_buffers`] counts those
 //! buffers.
+mod accessors;
 mod check;
 mod convert;
 mod dlpack;

@@ -2,6 +2,7 @@
 use std::ffi::c_void;
 use std::fmt;
 
+use super::accessors::{owned_tensor_accessors, view_accessors};
 use super::check::TensorCheck;
 use super::element::Element;
 use super::layout::{
@@ -11,7 +12,6 @@ use super::layout::{compact_strides, strides_of};
 use super::owned::{tensor_object_from_handle, Tensor};
 use super::rust_memory::{rust_alloc_zeroed, rust_managed_tensor};
 use super::view::{debug_tensor, TensorView};
-use super::view::{owned_tensor_accessors, view_accessors};
 use crate::abi::sys::{self, DLTensor};
 use crate::base::error::{Error, Result};
 use crate::base::object::builtin::TensorObj;
@@ -228,4 +228,50 @@ fn env_alloc(
         }
     }
     Ok(Some(obj))
+}
+
+/// The constructors of [`Tensor`] that fill a new tensor through a [`TensorMut`].
+impl Tensor {
+    /// A tensor that takes ownership of `data` (no copy), with the given row-major `shape`.
+    ///
+    /// ```
+    /// let t = tvm_ffi::Tensor::from_vec(vec![1i32, 2, 3, 4, 5, 6], &[3, 2]).unwrap();
+    /// assert_eq!(t.numel(), 6);
+    /// let err = tvm_ffi::Tensor::from_vec(vec![1i32, 2, 3], &[2, 2]).unwrap_err();
+    /// assert_eq!(err.message(), "Tensor::from_vec: shape [2, 2] has 4 elements, the data has 3");
+    /// ```
+    pub fn from_vec<T: Element>(data: Vec<T>, shape: &[i64]) -> Result<Tensor> {
+        TensorMut::from_vec(data, shape).map(TensorMut::freeze)
+    }
+
+    /// A tensor of `dtype` over `data` (no copy), for dtypes without a Rust element type: fp8,
+    /// packed sub-byte types, `bool`; see [`TensorMut::from_bytes`].
+    ///
+    /// ```
+    /// use tvm_ffi::{DataType, Tensor};
+    /// let t = Tensor::from_bytes(vec![0x3c, 0x00], &[2, 2], DataType::FLOAT4_E2M1FN).unwrap();
+    /// assert_eq!(t.dtype().to_string(), "float4_e2m1fn");
+    /// let err = Tensor::from_bytes(vec![0; 3], &[2, 2], DataType::FLOAT4_E2M1FN).unwrap_err();
+    /// assert_eq!(err.message(), "Tensor::from_bytes: shape [2, 2] of float4_e2m1fn has 2 bytes, the data has 3");
+    /// ```
+    pub fn from_bytes(data: Vec<u8>, shape: &[i64], dtype: DataType) -> Result<Tensor> {
+        TensorMut::from_bytes(data, shape, dtype).map(TensorMut::freeze)
+    }
+
+    /// A tensor holding a copy of `data`, with the given row-major `shape`.
+    pub fn from_slice<T: Element>(data: &[T], shape: &[i64]) -> Result<Tensor> {
+        Tensor::from_vec(data.to_vec(), shape)
+    }
+
+    /// A new compact tensor (see [`TensorMut::empty`]; fill it through a `TensorMut` instead
+    /// when Rust writes the data).
+    pub fn empty(shape: &[i64], dtype: DataType, device: Device) -> Result<Tensor> {
+        TensorMut::empty(shape, dtype, device).map(TensorMut::freeze)
+    }
+}
+
+impl From<TensorMut> for Tensor {
+    fn from(tensor: TensorMut) -> Tensor {
+        tensor.freeze()
+    }
 }

@@ -2,13 +2,12 @@
 use std::fmt;
 use std::ptr::NonNull;
 
+use super::accessors::{owned_tensor_accessors, view_accessors};
 use super::check::TensorCheck;
 use super::dlpack::DLPackTensor;
 use super::element::Element;
 use super::layout::{checked_numel, compact_strides, is_contiguous, shape_of, strides_of};
-use super::mutable::TensorMut;
 use super::view::{debug_tensor, TensorView};
-use super::view::{owned_tensor_accessors, view_accessors};
 use crate::abi::sys::{self, DLManagedTensorVersioned, DLTensor, TVMFFIObject};
 use crate::base::error::{Error, Result};
 use crate::base::object::builtin::TensorObj;
@@ -36,43 +35,6 @@ use std::ffi::c_void;
 pub struct Tensor(pub(super) ObjectRef<TensorObj>);
 
 impl Tensor {
-    /// A tensor that takes ownership of `data` (no copy), with the given row-major `shape`.
-    ///
-    /// ```
-    /// let t = tvm_ffi::Tensor::from_vec(vec![1i32, 2, 3, 4, 5, 6], &[3, 2]).unwrap();
-    /// assert_eq!(t.numel(), 6);
-    /// let err = tvm_ffi::Tensor::from_vec(vec![1i32, 2, 3], &[2, 2]).unwrap_err();
-    /// assert_eq!(err.message(), "Tensor::from_vec: shape [2, 2] has 4 elements, the data has 3");
-    /// ```
-    pub fn from_vec<T: Element>(data: Vec<T>, shape: &[i64]) -> Result<Tensor> {
-        TensorMut::from_vec(data, shape).map(TensorMut::freeze)
-    }
-
-    /// A tensor of `dtype` over `data` (no copy), for dtypes without a Rust element type: fp8,
-    /// packed sub-byte types, `bool`; see [`TensorMut::from_bytes`].
-    ///
-    /// ```
-    /// use tvm_ffi::{DataType, Tensor};
-    /// let t = Tensor::from_bytes(vec![0x3c, 0x00], &[2, 2], DataType::FLOAT4_E2M1FN).unwrap();
-    /// assert_eq!(t.dtype().to_string(), "float4_e2m1fn");
-    /// let err = Tensor::from_bytes(vec![0; 3], &[2, 2], DataType::FLOAT4_E2M1FN).unwrap_err();
-    /// assert_eq!(err.message(), "Tensor::from_bytes: shape [2, 2] of float4_e2m1fn has 2 bytes, the data has 3");
-    /// ```
-    pub fn from_bytes(data: Vec<u8>, shape: &[i64], dtype: DataType) -> Result<Tensor> {
-        TensorMut::from_bytes(data, shape, dtype).map(TensorMut::freeze)
-    }
-
-    /// A tensor holding a copy of `data`, with the given row-major `shape`.
-    pub fn from_slice<T: Element>(data: &[T], shape: &[i64]) -> Result<Tensor> {
-        Tensor::from_vec(data.to_vec(), shape)
-    }
-
-    /// A new compact tensor (see [`TensorMut::empty`]; fill it through a `TensorMut` instead
-    /// when Rust writes the data).
-    pub fn empty(shape: &[i64], dtype: DataType, device: Device) -> Result<Tensor> {
-        TensorMut::empty(shape, dtype, device).map(TensorMut::freeze)
-    }
-
     /// Imports a DLPack tensor (no copy); the tensor calls its deleter when the last holder
     /// drops it.
     ///
@@ -183,12 +145,6 @@ impl fmt::Debug for Tensor {
     }
 }
 
-impl From<TensorMut> for Tensor {
-    fn from(tensor: TensorMut) -> Tensor {
-        tensor.freeze()
-    }
-}
-
 /// Takes ownership of a tensor handle returned by the runtime.
 ///
 /// # Safety
@@ -200,4 +156,14 @@ pub(super) unsafe fn tensor_object_from_handle(
         .ok_or_else(|| Error::runtime_error("the runtime returned a null tensor"))?;
     // SAFETY: the caller's contract.
     Ok(unsafe { ObjectRef::from_raw(ptr) })
+}
+
+impl<'a> TensorView<'a> {
+    /// A new strong reference to the `ffi.Tensor` this view borrows, or `None` when the view
+    /// came from a raw `DLTensor*` or from a [`TensorMut`](super::TensorMut) (which must stay exclusive).
+    pub fn to_tensor(&self) -> Option<Tensor> {
+        // SAFETY: `owner` is the live tensor object that contains `dl`, borrowed for 'a.
+        self.owner
+            .map(|ptr| Tensor(unsafe { ObjectRef::from_raw_borrowed(ptr) }))
+    }
 }

@@ -5,13 +5,12 @@ use std::ffi::c_void;
 use std::fmt;
 use std::ptr::NonNull;
 
-use super::check::TensorCheck;
+use super::accessors::view_accessors;
 use super::element::Element;
 use super::layout::{
     byte_parts, byte_span, checked_numel, compact_strides, is_contiguous, same_memory_space,
     shape_of, slice_parts, strides_of,
 };
-use super::owned::Tensor;
 use crate::abi::sys::{DLTensor, TVMFFIObject};
 use crate::base::error::Result;
 use crate::base::object::builtin::TensorObj;
@@ -51,111 +50,6 @@ unsafe impl Send for TensorView<'_> {}
 // SAFETY: as above.
 unsafe impl Sync for TensorView<'_> {}
 
-/// The metadata accessors shared by the tensor types; `$lt` is how long the results borrow.
-/// The accessors [`Tensor`] and [`TensorMut`] share: both hold a tensor object and read it
-/// through a [`TensorView`].
-macro_rules! owned_tensor_accessors {
-    () => {
-        /// The underlying `DLTensor`.
-        #[inline]
-        pub fn as_dltensor(&self) -> &DLTensor {
-            &self.0.dl_tensor
-        }
-
-        view_accessors!('_);
-
-        /// Starts checking this tensor as argument `name` (see [`TensorCheck`]).
-        #[inline]
-        pub fn check<'n>(&self, name: &'n str) -> TensorCheck<'_, 'n> {
-            self.view().check(name)
-        }
-
-        /// The elements; see [`TensorView::as_slice`].
-        #[inline]
-        pub fn as_slice<T: Element>(&self) -> Result<&[T]> {
-            self.view().as_slice()
-        }
-
-        /// The data as bytes, whatever the dtype; see [`TensorView::as_bytes`].
-        #[inline]
-        pub fn as_bytes(&self) -> Result<&[u8]> {
-            self.view().as_bytes()
-        }
-    };
-}
-
-macro_rules! view_accessors {
-    ($lt:lifetime) => {
-        /// The extent of each dimension (empty for a scalar tensor).
-        #[inline]
-        pub fn shape(&self) -> &$lt [i64] {
-            shape_of(self.as_dltensor())
-        }
-
-        /// The stride of each dimension, in elements; computed row-major strides when the
-        /// DLTensor leaves them null.
-        pub fn strides(&self) -> Cow<$lt, [i64]> {
-            let dl = self.as_dltensor();
-            match strides_of(dl) {
-                Some(strides) => Cow::Borrowed(strides),
-                None => Cow::Owned(compact_strides(shape_of(dl))),
-            }
-        }
-
-        /// The number of dimensions.
-        #[inline]
-        pub fn ndim(&self) -> usize {
-            self.as_dltensor().ndim.max(0) as usize
-        }
-
-        /// The number of elements (the product of the shape; 1 for a scalar tensor, 0 for an
-        /// invalid shape with a negative extent).
-        pub fn numel(&self) -> usize {
-            checked_numel(self.shape()).unwrap_or(0)
-        }
-
-        /// The element type.
-        #[inline]
-        pub fn dtype(&self) -> DataType {
-            DataType::from(self.as_dltensor().dtype)
-        }
-
-        /// The device holding the data.
-        #[inline]
-        pub fn device(&self) -> Device {
-            Device::from(self.as_dltensor().device)
-        }
-
-        /// The offset of the first element from [`data_ptr`](Self::data_ptr), in bytes.
-        #[inline]
-        pub fn byte_offset(&self) -> u64 {
-            self.as_dltensor().byte_offset
-        }
-
-        /// The DLTensor's data pointer (without the byte offset), as C++ `data_ptr()`.
-        #[inline]
-        pub fn data_ptr(&self) -> *mut c_void {
-            self.as_dltensor().data
-        }
-
-        /// Whether the elements are stored compactly in row-major order (C++ `IsContiguous`:
-        /// extent-1 dimensions may have any stride and empty tensors are contiguous).
-        pub fn is_contiguous(&self) -> bool {
-            is_contiguous(self.as_dltensor())
-        }
-
-        /// The address of the first element, `data_ptr() + byte_offset()` (what a GPU kernel
-        /// receives as its pointer argument), computed with checked arithmetic: an error for a
-        /// byte offset that leaves the address space. Rust never dereferences it; for device
-        /// memory it is an address on that device.
-        pub fn first_element_ptr(&self) -> Result<*mut c_void> {
-            super::layout::first_element_ptr(self.as_dltensor())
-        }
-    };
-}
-
-pub(super) use {owned_tensor_accessors, view_accessors};
-
 impl<'a> TensorView<'a> {
     /// Views a DLTensor (for example one received through a C API).
     ///
@@ -185,14 +79,6 @@ impl<'a> TensorView<'a> {
 
     view_accessors!('a);
 
-    /// A new strong reference to the `ffi.Tensor` this view borrows, or `None` when the view
-    /// came from a raw `DLTensor*` or from a [`TensorMut`](super::TensorMut) (which must stay exclusive).
-    pub fn to_tensor(&self) -> Option<Tensor> {
-        // SAFETY: `owner` is the live tensor object that contains `dl`, borrowed for 'a.
-        self.owner
-            .map(|ptr| Tensor(unsafe { ObjectRef::from_raw_borrowed(ptr) }))
-    }
-
     /// The object `to_tensor` would share, without taking a reference.
     #[inline]
     pub(super) fn owner_object(&self) -> Option<NonNull<TVMFFIObject>> {
@@ -218,13 +104,6 @@ impl<'a> TensorView<'a> {
             (Some(a), Some(b)) => a.0 < b.1 && b.0 < a.1,
             _ => false,
         }
-    }
-
-    /// Starts checking this tensor as argument `name`: every failed check is an error that
-    /// names the argument and what was expected (see [`TensorCheck`]).
-    #[inline]
-    pub fn check<'n>(self, name: &'n str) -> TensorCheck<'a, 'n> {
-        TensorCheck { view: self, name }
     }
 
     /// The elements, when the tensor is a contiguous host tensor of element type `T`;

@@ -32,7 +32,7 @@
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use super::create::Reflected;
+use super::reflected::Reflected;
 use crate::abi::sys::{TVMFFIByteArray, TVMFFIObject};
 use crate::base::error::Error;
 use crate::base::object::{padding_word, type_info};
@@ -170,7 +170,7 @@ fn dynamic_seal_check(ptr: NonNull<TVMFFIObject>) -> Option<(i32, SealCheck)> {
         unsafe { (**info.type_ancestors.add(depth as usize)).type_index }
     });
     std::iter::once(index).chain(ancestors).find_map(|index| {
-        let pointer = crate::reflect::reflection::type_attr(index, SEAL_CHECK_ATTR)?
+        let pointer = super::type_attr::type_attr(index, SEAL_CHECK_ATTR)?
             .try_cast::<*mut std::ffi::c_void>()?;
         if pointer.is_null() {
             return None;

@@ -19,6 +19,7 @@ mod access;
 pub(crate) mod construction;
 pub(crate) mod create;
 pub(crate) mod field;
+pub(crate) mod reflected;
 mod rw;
 mod type_attr;
 
