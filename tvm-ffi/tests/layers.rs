@@ -53,8 +53,9 @@ const MACROS: CrateLayers = CrateLayers {
     src: "tvm-ffi-macros/src",
     layers: &[
         &["crate_path", "diagnostics", "docs"],
-        &["attr", "callable"],
-        &["enums", "func", "methods", "object", "variant"],
+        &["callable"],
+        // `attr` belongs to the front end, below the items, once it stops naming `methods`.
+        &["attr", "enums", "func", "methods", "object", "variant"],
     ],
     root_macros: &[],
     // Stages and shared helpers that call each other both ways; the macro front-end rework

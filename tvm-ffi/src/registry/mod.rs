@@ -117,7 +117,7 @@ fn register_all() {
     library::pin_library();
     // While loading (one thread): publishing it at first use would change the runtime's
     // registry, which is not thread-safe, while other threads read it.
-    crate::data::container::lock::publish_at_load();
+    crate::data::lock::publish_at_load();
     for entry in FUNCTIONS.iter() {
         register_function(entry);
     }

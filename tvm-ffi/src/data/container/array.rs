@@ -1,12 +1,13 @@
 //! [`Array<T>`]: the runtime's immutable `ffi.Array`, typed on the Rust side.
+use super::traits::container_traits;
 use std::marker::PhantomData;
 
 use crate::abi::sys::TVMFFIAny;
 use crate::base::error::Result;
-use crate::base::object::builtin::{ArrayObj, ListObj, Object};
+use crate::base::object::builtin::ArrayObj;
 use crate::base::object::ObjectRef;
-use crate::base::value::{Any, AnyView, FromAny, IntoAny, TryIntoAny, TypeSchema};
-use crate::call::function::{impl_into_arg_borrowed, object_view, GlobalCache};
+use crate::base::value::{Any, AnyView, FromAny, TryIntoAny};
+use crate::call::function::GlobalCache;
 
 /// An immutable, reference-counted array (`ffi.Array`, Python `list`/`tuple` on the way in).
 ///
@@ -72,7 +73,7 @@ impl<T> Array<T> {
         self.obj
     }
     /// Wraps an array object whose elements are known to convert to `T`.
-    fn wrap(obj: ObjectRef<ArrayObj>) -> Self {
+    pub(super) fn wrap(obj: ObjectRef<ArrayObj>) -> Self {
         Array {
             obj,
             _elem: PhantomData,
@@ -121,7 +122,7 @@ impl<T: for<'a> FromAny<'a>> Array<T> {
     }
 
     /// The index of the first element that does not convert to `T`.
-    fn first_mismatch(&self) -> Option<usize> {
+    pub(super) fn first_mismatch(&self) -> Option<usize> {
         if T::ACCEPTS_ANY {
             return None;
         }
@@ -131,7 +132,7 @@ impl<T: for<'a> FromAny<'a>> Array<T> {
     }
 }
 
-static MAKE: GlobalCache = GlobalCache::new("ffi.Array");
+pub(super) static ARRAY_NEW: GlobalCache = GlobalCache::new("ffi.Array");
 
 impl<T: TryIntoAny> Array<T> {
     /// Builds an array from Rust values.
@@ -142,7 +143,7 @@ impl<T: TryIntoAny> Array<T> {
     /// ```
     pub fn new(items: impl IntoIterator<Item = T>) -> Result<Self> {
         let items: Vec<Any> = super::try_collect(items.into_iter(), T::try_into_any)?;
-        let out = MAKE.get()?.call(items.as_slice())?;
+        let out = ARRAY_NEW.get()?.call(items.as_slice())?;
         // Each element is a `T` converted into an `Any`, which converts back.
         Ok(Array::wrap(out.cast::<ObjectRef<ArrayObj>>()?))
     }
@@ -238,109 +239,16 @@ impl std::ops::Index<usize> for Array<Any> {
     }
 }
 
-impl<T: IntoAny> FromIterator<T> for Array<T> {
-    /// Collects into a new array. Fails only when memory runs out, which raises `MemoryError`
-    /// at the FFI boundary (as `ObjectRef::new` does); [`Array::new`] returns a `Result`
-    /// (and takes `u64` elements, whose conversion can fail).
-    fn from_iter<I: IntoIterator<Item = T>>(items: I) -> Self {
-        super::built(Array::new(items))
+impl<T> Array<T> {
+    /// What `{:?}` lists: the elements, read in place.
+    fn debug_entries(&self) -> impl Iterator<Item = &AnyView<'_>> {
+        self.as_views().iter()
+    }
+
+    /// What `{}` prints: the array itself (immutable: no lock is needed).
+    fn repr_object(&self) -> Result<ObjectRef<ArrayObj>> {
+        Ok(self.obj.clone())
     }
 }
 
-impl<T: IntoAny> From<Vec<T>> for Array<T> {
-    fn from(items: Vec<T>) -> Self {
-        items.into_iter().collect()
-    }
-}
-
-impl<T: IntoAny> Default for Array<T> {
-    /// The empty array.
-    fn default() -> Self {
-        std::iter::empty().collect()
-    }
-}
-
-impl<T> std::fmt::Debug for Array<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.as_views().iter()).finish()
-    }
-}
-
-impl<T> std::fmt::Display for Array<T> {
-    /// The runtime's repr (`ffi.ReprPrint`), as Python prints the array: `(1, 2, 3)`.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Display::fmt(&self.obj, f)
-    }
-}
-
-impl<T> From<Array<T>> for ObjectRef<Object> {
-    fn from(array: Array<T>) -> Self {
-        array.obj.into_object()
-    }
-}
-
-impl<T: TypeSchema> TypeSchema for Array<T> {
-    fn type_str() -> String {
-        format!("Array<{}>", T::type_str())
-    }
-    fn type_schema() -> String {
-        format!(r#"{{"type":"ffi.Array","args":[{}]}}"#, T::type_schema())
-    }
-}
-
-impl<T> IntoAny for Array<T> {
-    fn into_any(self) -> Any {
-        self.obj.into_any()
-    }
-}
-impl<T> IntoAny for &Array<T> {
-    fn into_any(self) -> Any {
-        self.obj.clone().into_any()
-    }
-}
-
-impl<'a, T: for<'b> FromAny<'b>> FromAny<'a> for Array<T> {
-    /// An `Array` whose elements convert to `T`; a `List` is copied into a new `Array` (as C++
-    /// converts one).
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
-        if let Some(obj) = <&ObjectRef<ArrayObj>>::try_cast(view) {
-            let array = Array::<T>::wrap(obj.clone());
-            return array.first_mismatch().is_none().then_some(array);
-        }
-        let list = <&ObjectRef<ListObj>>::try_cast(view)?;
-        let items = super::List::<Any>::from_object_ref(list.clone())
-            .snapshot()
-            .ok()?;
-        if !(T::ACCEPTS_ANY || items.iter().all(|v| T::try_cast(v.as_view()).is_some())) {
-            return None;
-        }
-        let out = MAKE.get().ok()?.call(items.as_slice()).ok()?;
-        Some(Array::wrap(out.cast::<ObjectRef<ArrayObj>>().ok()?))
-    }
-    fn describe_mismatch(view: &AnyView<'_>) -> String {
-        let items: Vec<Any> = if let Some(obj) = <&ObjectRef<ArrayObj>>::try_cast(view) {
-            Array::<Any>::from_object_ref(obj.clone()).iter().collect()
-        } else if let Some(obj) = <&ObjectRef<ListObj>>::try_cast(view) {
-            super::List::<Any>::from_object_ref(obj.clone())
-                .snapshot()
-                .unwrap_or_default()
-        } else {
-            Vec::new()
-        };
-        match items
-            .iter()
-            .enumerate()
-            .find(|(_, v)| T::try_cast(v.as_view()).is_none())
-        {
-            Some((i, bad)) => format!(
-                "`Array[index {i}: {}]`",
-                T::describe_mismatch(bad.as_view()).trim_matches('`')
-            ),
-            None => format!("`{}`", view.type_key()),
-        }
-    }
-}
-
-impl_into_arg_borrowed! {
-    [T] Array<T> => |h| object_view(h.as_object_ref());
-}
+container_traits!(Array<T>, item = T, debug_list, "array");

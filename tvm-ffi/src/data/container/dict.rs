@@ -1,17 +1,19 @@
 //! [`Dict<K, V>`]: the runtime's mutable, shared `ffi.Dict`.
+use super::traits::container_traits;
 use std::marker::PhantomData;
 
 use super::hash::KeyProbe;
-use super::lock::{copy_live, with_locked};
-use super::map::{describe_entries, entries_convert, unless_missing};
+use super::locked::copy_live;
+use super::map::unless_missing;
 use super::table::Cursor;
 use crate::base::error::{Error, Result};
-use crate::base::object::builtin::{DictObj, MapObj, Object};
+use crate::base::object::builtin::DictObj;
 use crate::base::object::{hold_releases, ObjectRef};
-use crate::base::value::{Any, AnyView, FromAny, IntoAny, TryIntoAny, TypeSchema};
-use crate::call::function::{impl_into_arg_borrowed, object_view, GlobalCache, IntoArg};
+use crate::base::value::{Any, AnyView, FromAny, TryIntoAny};
+use crate::call::function::{GlobalCache, IntoArg};
+use crate::data::lock::with_locked;
 
-static DICT_NEW: GlobalCache = GlobalCache::new("ffi.Dict");
+pub(super) static DICT_NEW: GlobalCache = GlobalCache::new("ffi.Dict");
 static DICT_GET: GlobalCache = GlobalCache::new("ffi.DictGetItemOrMissing");
 static DICT_SET: GlobalCache = GlobalCache::new("ffi.DictSetItem");
 static DICT_ERASE: GlobalCache = GlobalCache::new("ffi.DictErase");
@@ -315,127 +317,22 @@ impl<'a, K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>> IntoIterator for &'a Di
     }
 }
 
-impl<K: IntoAny, V: IntoAny> FromIterator<(K, V)> for Dict<K, V> {
-    /// Collects key/value pairs into a new dict (a later duplicate key wins). Fails only when
-    /// memory runs out, which raises `MemoryError` at the FFI boundary; [`Dict::new`] returns
-    /// a `Result`.
-    fn from_iter<I: IntoIterator<Item = (K, V)>>(entries: I) -> Self {
-        super::built(Dict::new(entries))
+impl<K, V> Dict<K, V> {
+    /// What `{:?}` lists: each entry, read under the lock one at a time.
+    fn debug_entries(&self) -> RawEntries<'_> {
+        self.raw_entries()
     }
-}
 
-impl<K: IntoAny, V: IntoAny> From<Vec<(K, V)>> for Dict<K, V> {
-    fn from(entries: Vec<(K, V)>) -> Self {
-        entries.into_iter().collect()
-    }
-}
-
-impl<K: IntoAny, V: IntoAny> Default for Dict<K, V> {
-    /// A new, empty dict.
-    fn default() -> Self {
-        std::iter::empty().collect()
-    }
-}
-
-impl<K, V> std::fmt::Debug for Dict<K, V> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_map().entries(self.raw_entries()).finish()
-    }
-}
-
-impl<K, V> std::fmt::Display for Dict<K, V> {
-    /// The runtime's repr (`ffi.ReprPrint`), as Python prints the dict.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // A copy is printed, without the lock: printing runs the entries' repr hooks, user
-        // code that must not run under it.
-        let copy = self
-            .snapshot()
+    /// What `{}` prints: a copy, printed without the lock (printing runs the entries' repr
+    /// hooks, user code that must not run under it).
+    fn repr_object(&self) -> Result<ObjectRef<DictObj>> {
+        self.snapshot()
             .and_then(|entries| {
                 let flat: Vec<[Any; 2]> = entries.into_iter().map(|(k, v)| [k, v]).collect();
                 DICT_NEW.get()?.call(flat.as_flattened())
             })
             .and_then(|copy| copy.cast::<ObjectRef<DictObj>>())
-            .map_err(|_| std::fmt::Error)?;
-        f.write_str(&copy.to_string())
     }
 }
 
-impl<K, V> From<Dict<K, V>> for ObjectRef<Object> {
-    fn from(dict: Dict<K, V>) -> Self {
-        dict.obj.into_object()
-    }
-}
-
-impl<K: TypeSchema, V: TypeSchema> TypeSchema for Dict<K, V> {
-    fn type_str() -> String {
-        format!("Dict<{}, {}>", K::type_str(), V::type_str())
-    }
-    fn type_schema() -> String {
-        format!(
-            r#"{{"type":"ffi.Dict","args":[{},{}]}}"#,
-            K::type_schema(),
-            V::type_schema()
-        )
-    }
-}
-
-impl<K, V> IntoAny for Dict<K, V> {
-    fn into_any(self) -> Any {
-        self.obj.into_any()
-    }
-}
-impl<K, V> IntoAny for &Dict<K, V> {
-    fn into_any(self) -> Any {
-        self.obj.clone().into_any()
-    }
-}
-
-impl<'a, K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>> FromAny<'a> for Dict<K, V> {
-    /// A `Dict` whose entries convert to `(K, V)` (the same object: writes are shared); a
-    /// `Map` is copied into a new `Dict` (as C++ converts one).
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
-        if let Some(obj) = <&ObjectRef<DictObj>>::try_cast(view) {
-            let dict = Dict::<K, V>::from_object_ref(obj.clone());
-            if K::ACCEPTS_ANY && V::ACCEPTS_ANY {
-                return Some(dict);
-            }
-            let entries = dict.snapshot().ok()?;
-            let views = entries.iter().map(|(k, v)| (k.view(), v.view()));
-            return entries_convert::<K, V>(views).then_some(dict);
-        }
-        let map = <&ObjectRef<MapObj>>::try_cast(view)?;
-        let map = super::Map::<Any, Any>::from_object_ref(map.clone());
-        if !entries_convert::<K, V>(map.iter_views()) {
-            return None;
-        }
-        let flat = super::try_collect(map.iter_views(), |(k, v)| {
-            Ok([k.to_owned()?, v.to_owned()?])
-        })
-        .ok()?;
-        let out = DICT_NEW.get().ok()?.call(flat.as_flattened()).ok()?;
-        out.cast::<ObjectRef<DictObj>>()
-            .ok()
-            .map(Dict::from_object_ref)
-    }
-    fn describe_mismatch(view: &AnyView<'_>) -> String {
-        if let Some(obj) = <&ObjectRef<DictObj>>::try_cast(view) {
-            let dict = Dict::<Any, Any>::from_object_ref(obj.clone());
-            let entries = dict.snapshot().unwrap_or_default();
-            let views = entries.iter().map(|(k, v)| (k.view(), v.view()));
-            if let Some(text) = describe_entries::<K, V>("Dict", views) {
-                return text;
-            }
-        }
-        if let Some(obj) = <&ObjectRef<MapObj>>::try_cast(view) {
-            let map = super::Map::<Any, Any>::from_object_ref(obj.clone());
-            if let Some(text) = describe_entries::<K, V>("Dict", map.iter_views()) {
-                return text;
-            }
-        }
-        format!("`{}`", view.type_key())
-    }
-}
-
-impl_into_arg_borrowed! {
-    [K, V] Dict<K, V> => |h| object_view(h.as_object_ref());
-}
+container_traits!(Dict<K, V>, item = (K, V), debug_map, "dict");

@@ -1,14 +1,15 @@
 //! [`List<T>`]: the runtime's mutable, shared `ffi.List`.
+use super::traits::container_traits;
 use std::marker::PhantomData;
 
-use super::lock::{reentrant_write, with_locked, Locked};
 use crate::base::error::{Error, Result};
-use crate::base::object::builtin::{ArrayObj, ListObj, Object};
+use crate::base::object::builtin::ListObj;
 use crate::base::object::ObjectRef;
-use crate::base::value::{Any, AnyView, FromAny, IntoAny, TryIntoAny, TypeSchema};
-use crate::call::function::{impl_into_arg_borrowed, object_view, GlobalCache};
+use crate::base::value::{Any, FromAny, TryIntoAny};
+use crate::call::function::GlobalCache;
+use crate::data::lock::{reentrant_write, with_locked, Locked};
 
-static LIST_NEW: GlobalCache = GlobalCache::new("ffi.List");
+pub(super) static LIST_NEW: GlobalCache = GlobalCache::new("ffi.List");
 static LIST_APPEND: GlobalCache = GlobalCache::new("ffi.ListAppend");
 static LIST_INSERT: GlobalCache = GlobalCache::new("ffi.ListInsert");
 static LIST_SET: GlobalCache = GlobalCache::new("ffi.ListSetItem");
@@ -247,130 +248,19 @@ impl<'a, T: for<'b> FromAny<'b>> IntoIterator for &'a List<T> {
     }
 }
 
-impl<T: IntoAny> FromIterator<T> for List<T> {
-    /// Collects into a new list. Fails only when memory runs out, which raises `MemoryError`
-    /// at the FFI boundary; [`List::new`] returns a `Result`.
-    fn from_iter<I: IntoIterator<Item = T>>(items: I) -> Self {
-        super::built(List::new(items))
+impl<T> List<T> {
+    /// What `{:?}` lists: each element, read under the lock one at a time.
+    fn debug_entries(&self) -> impl Iterator<Item = Any> + '_ {
+        (0..self.len()).map_while(|i| self.get_any(i))
     }
-}
 
-impl<T: IntoAny> From<Vec<T>> for List<T> {
-    fn from(items: Vec<T>) -> Self {
-        items.into_iter().collect()
-    }
-}
-
-impl<T: IntoAny> Default for List<T> {
-    /// A new, empty list.
-    fn default() -> Self {
-        std::iter::empty().collect()
-    }
-}
-
-impl<T> std::fmt::Debug for List<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list()
-            .entries((0..self.len()).map_while(|i| self.get_any(i)))
-            .finish()
-    }
-}
-
-impl<T> std::fmt::Display for List<T> {
-    /// The runtime's repr (`ffi.ReprPrint`), as Python prints the list.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // A copy is printed, without the lock: printing runs the elements' repr hooks, user
-        // code that must not run under it.
-        let copy = self
-            .snapshot()
+    /// What `{}` prints: a copy, printed without the lock (printing runs the elements' repr
+    /// hooks, user code that must not run under it).
+    fn repr_object(&self) -> Result<ObjectRef<ListObj>> {
+        self.snapshot()
             .and_then(|items| LIST_NEW.get()?.call(items.as_slice()))
             .and_then(|copy| copy.cast::<ObjectRef<ListObj>>())
-            .map_err(|_| std::fmt::Error)?;
-        f.write_str(&copy.to_string())
     }
 }
 
-impl<T> From<List<T>> for ObjectRef<Object> {
-    fn from(list: List<T>) -> Self {
-        list.obj.into_object()
-    }
-}
-
-impl<T: TypeSchema> TypeSchema for List<T> {
-    fn type_str() -> String {
-        format!("List<{}>", T::type_str())
-    }
-    fn type_schema() -> String {
-        format!(r#"{{"type":"ffi.List","args":[{}]}}"#, T::type_schema())
-    }
-}
-
-impl<T> IntoAny for List<T> {
-    fn into_any(self) -> Any {
-        self.obj.into_any()
-    }
-}
-impl<T> IntoAny for &List<T> {
-    fn into_any(self) -> Any {
-        self.obj.clone().into_any()
-    }
-}
-
-/// Whether every value converts to `T`.
-fn all_convert<'a, T: for<'b> FromAny<'b>>(
-    mut values: impl Iterator<Item = &'a AnyView<'a>>,
-) -> bool {
-    T::ACCEPTS_ANY || values.all(|v| T::try_cast(v).is_some())
-}
-
-impl<'a, T: for<'b> FromAny<'b>> FromAny<'a> for List<T> {
-    /// A `List` whose elements convert to `T` (the same object: writes are shared); an
-    /// `Array` is copied into a new `List` (as C++ converts one).
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
-        if let Some(obj) = <&ObjectRef<ListObj>>::try_cast(view) {
-            let list = List::<T>::from_object_ref(obj.clone());
-            if T::ACCEPTS_ANY {
-                return Some(list);
-            }
-            let items = list.snapshot().ok()?;
-            return all_convert::<T>(items.iter().map(Any::as_view)).then_some(list);
-        }
-        let array = <&ObjectRef<ArrayObj>>::try_cast(view)?;
-        let array = super::Array::<Any>::from_object_ref(array.clone());
-        if !all_convert::<T>(array.as_views().iter()) {
-            return None;
-        }
-        let out = LIST_NEW.get().ok()?.call(array.as_views()).ok()?;
-        out.cast::<ObjectRef<ListObj>>()
-            .ok()
-            .map(List::from_object_ref)
-    }
-    fn describe_mismatch(view: &AnyView<'_>) -> String {
-        let items = if let Some(obj) = <&ObjectRef<ListObj>>::try_cast(view) {
-            List::<Any>::from_object_ref(obj.clone())
-                .snapshot()
-                .unwrap_or_default()
-        } else if let Some(obj) = <&ObjectRef<ArrayObj>>::try_cast(view) {
-            super::Array::<Any>::from_object_ref(obj.clone())
-                .iter()
-                .collect()
-        } else {
-            Vec::new()
-        };
-        match items
-            .iter()
-            .enumerate()
-            .find(|(_, v)| T::try_cast(v.as_view()).is_none())
-        {
-            Some((i, bad)) => format!(
-                "`List[index {i}: {}]`",
-                T::describe_mismatch(bad.as_view()).trim_matches('`')
-            ),
-            None => format!("`{}`", view.type_key()),
-        }
-    }
-}
-
-impl_into_arg_borrowed! {
-    [T] List<T> => |h| object_view(h.as_object_ref());
-}
+container_traits!(List<T>, item = T, debug_list, "list");

@@ -1,17 +1,18 @@
 //! [`Map<K, V>`]: the runtime's immutable `ffi.Map` (Python `dict` on the way in), read in
 //! place.
+use super::traits::container_traits;
 use std::marker::PhantomData;
 
 use super::hash::KeyProbe;
 use super::table::{Cursor, RawEntry, Table};
 use crate::abi::sys::TVMFFIAny;
 use crate::base::error::Result;
-use crate::base::object::builtin::{DictObj, MapObj, Object};
+use crate::base::object::builtin::MapObj;
 use crate::base::object::ObjectRef;
-use crate::base::value::{Any, AnyView, FromAny, IntoAny, TryIntoAny, TypeSchema};
-use crate::call::function::{impl_into_arg_borrowed, object_view, GlobalCache, IntoArg};
+use crate::base::value::{Any, AnyView, FromAny, TryIntoAny};
+use crate::call::function::{GlobalCache, IntoArg};
 
-static MAP_NEW: GlobalCache = GlobalCache::new("ffi.Map");
+pub(super) static MAP_NEW: GlobalCache = GlobalCache::new("ffi.Map");
 static MAP_GET: GlobalCache = GlobalCache::new("ffi.MapGetItemOrMissing");
 static MISSING_FN: GlobalCache = GlobalCache::new("ffi.GetInvalidObject");
 
@@ -291,139 +292,16 @@ impl<'a, K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>> IntoIterator for &'a Ma
     }
 }
 
-impl<K: IntoAny, V: IntoAny> FromIterator<(K, V)> for Map<K, V> {
-    /// Collects key/value pairs into a new map (a later duplicate key wins). Building a map
-    /// fails only when memory runs out, which raises `MemoryError` at the FFI boundary (as
-    /// `ObjectRef::new` does); use [`Map::new`] for a `Result`.
-    fn from_iter<I: IntoIterator<Item = (K, V)>>(entries: I) -> Self {
-        super::built(Map::new(entries))
+impl<K, V> Map<K, V> {
+    /// What `{:?}` lists: the entries, read in place.
+    fn debug_entries(&self) -> MapViews<'_> {
+        self.iter_views()
+    }
+
+    /// What `{}` prints: the map itself (immutable: no lock is needed).
+    fn repr_object(&self) -> Result<ObjectRef<MapObj>> {
+        Ok(self.obj.clone())
     }
 }
 
-impl<K: IntoAny, V: IntoAny> From<Vec<(K, V)>> for Map<K, V> {
-    fn from(entries: Vec<(K, V)>) -> Self {
-        entries.into_iter().collect()
-    }
-}
-
-impl<K: IntoAny, V: IntoAny> Default for Map<K, V> {
-    /// The empty map.
-    fn default() -> Self {
-        std::iter::empty().collect()
-    }
-}
-
-impl<K, V> std::fmt::Debug for Map<K, V> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_map().entries(self.iter_views()).finish()
-    }
-}
-
-impl<K, V> std::fmt::Display for Map<K, V> {
-    /// The runtime's repr (`ffi.ReprPrint`), as Python prints the map.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Display::fmt(&self.obj, f)
-    }
-}
-
-impl<K, V> From<Map<K, V>> for ObjectRef<Object> {
-    fn from(map: Map<K, V>) -> Self {
-        map.obj.into_object()
-    }
-}
-
-impl<K: TypeSchema, V: TypeSchema> TypeSchema for Map<K, V> {
-    fn type_str() -> String {
-        format!("Map<{}, {}>", K::type_str(), V::type_str())
-    }
-    fn type_schema() -> String {
-        format!(
-            r#"{{"type":"ffi.Map","args":[{},{}]}}"#,
-            K::type_schema(),
-            V::type_schema()
-        )
-    }
-}
-
-impl<K, V> IntoAny for Map<K, V> {
-    fn into_any(self) -> Any {
-        self.obj.into_any()
-    }
-}
-impl<K, V> IntoAny for &Map<K, V> {
-    fn into_any(self) -> Any {
-        self.obj.clone().into_any()
-    }
-}
-
-/// Whether every entry of `entries` converts to `(K, V)`.
-pub(super) fn entries_convert<'a, K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>>(
-    mut entries: impl Iterator<Item = (AnyView<'a>, AnyView<'a>)>,
-) -> bool {
-    (K::ACCEPTS_ANY && V::ACCEPTS_ANY)
-        || entries.all(|(k, v)| K::try_cast(&k).is_some() && V::try_cast(&v).is_some())
-}
-
-/// C++'s description of the first entry of `entries` that does not convert to `(K, V)`
-/// (`Map[some key is ..., V]`), naming the container `name`.
-pub(super) fn describe_entries<'a, K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>>(
-    name: &str,
-    entries: impl Iterator<Item = (AnyView<'a>, AnyView<'a>)>,
-) -> Option<String> {
-    for (k, v) in entries {
-        if K::try_cast(&k).is_none() {
-            return Some(format!(
-                "`{name}[some key is {}, V]`",
-                K::describe_mismatch(&k).trim_matches('`')
-            ));
-        }
-        if V::try_cast(&v).is_none() {
-            return Some(format!(
-                "`{name}[K, some value is {}]`",
-                V::describe_mismatch(&v).trim_matches('`')
-            ));
-        }
-    }
-    None
-}
-
-impl<'a, K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>> FromAny<'a> for Map<K, V> {
-    /// A `Map` whose entries convert to `(K, V)`; a `Dict` is copied into a new `Map` (as C++
-    /// converts one).
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
-        if let Some(obj) = <&ObjectRef<MapObj>>::try_cast(view) {
-            let map = Map::<K, V>::from_object_ref(obj.clone());
-            return entries_convert::<K, V>(map.iter_views()).then_some(map);
-        }
-        let dict = <&ObjectRef<DictObj>>::try_cast(view)?;
-        let dict = super::Dict::<Any, Any>::from_object_ref(dict.clone());
-        let flat =
-            super::try_collect(dict.snapshot().ok()?.into_iter(), |(k, v)| Ok([k, v])).ok()?;
-        if !entries_convert::<K, V>(flat.iter().map(|[k, v]| (k.view(), v.view()))) {
-            return None;
-        }
-        let out = MAP_NEW.get().ok()?.call(flat.as_flattened()).ok()?;
-        Some(Map::from_object_ref(out.cast::<ObjectRef<MapObj>>().ok()?))
-    }
-    fn describe_mismatch(view: &AnyView<'_>) -> String {
-        if let Some(obj) = <&ObjectRef<MapObj>>::try_cast(view) {
-            let map = Map::<Any, Any>::from_object_ref(obj.clone());
-            if let Some(text) = describe_entries::<K, V>("Map", map.iter_views()) {
-                return text;
-            }
-        }
-        if let Some(dict) = <&ObjectRef<DictObj>>::try_cast(view) {
-            let dict = super::Dict::<Any, Any>::from_object_ref(dict.clone());
-            let entries = dict.snapshot().unwrap_or_default();
-            let views = entries.iter().map(|(k, v)| (k.view(), v.view()));
-            if let Some(text) = describe_entries::<K, V>("Map", views) {
-                return text;
-            }
-        }
-        format!("`{}`", view.type_key())
-    }
-}
-
-impl_into_arg_borrowed! {
-    [K, V] Map<K, V> => |h| object_view(h.as_object_ref());
-}
+container_traits!(Map<K, V>, item = (K, V), debug_map, "map");

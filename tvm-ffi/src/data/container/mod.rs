@@ -12,13 +12,15 @@
 //! The runtime has no tuple type: C++ `Tuple<A, B>` is an `ffi.Array` of two elements at run
 //! time, which Rust reads as `Array<Any>` (or `Array<T>` when the elements share a type).
 mod array;
+mod convert;
 mod dict;
 mod hash;
 mod list;
-pub(crate) mod lock;
+mod locked;
 mod map;
 mod shape;
 mod table;
+mod traits;
 
 pub use array::{Array, ArrayIter};
 pub use dict::{Dict, DictIter};

@@ -20,7 +20,7 @@
 //!   readers hold snapshots leaves the old value to the last of them, which drops it after
 //!   the lock is released. The lock is not stored in the object: a small process-wide table of
 //!   parking locks (one table shared by every Rust library in the process, see
-//!   `container::lock`) is indexed by the field's address.
+//!   `data::lock`) is indexed by the field's address.
 //!
 //! Both paths are chosen per field from the value's type and address, so every Rust accessor
 //! of a field (in any library) takes the same one.
@@ -40,7 +40,7 @@ use std::cell::UnsafeCell;
 use std::fmt;
 use std::sync::atomic::Ordering;
 
-use crate::data::container::lock::FieldGuard;
+use crate::data::lock::FieldGuard;
 
 /// A field value that foreign code may replace at any time: the storage of `#[ffi(rw)]` fields.
 ///

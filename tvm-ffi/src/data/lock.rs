@@ -1,6 +1,8 @@
-//! The striped locks of Rust's shared mutable storage: the lock around Rust's operations on a
-//! `List` or `Dict` (container stripes) and the lock of non-scalar `Rw<T>` fields (field
-//! stripes).
+//! The striped locks of Rust's shared mutable storage, one module for both users: the lock
+//! around Rust's operations on a `List` or `Dict` (container stripes: reentrant, owner-tracked)
+//! and the lock of non-scalar `Rw<T>` fields (field stripes: never re-entered, with readers
+//! counted so that a replaced value outlives their snapshots). Both kinds park waiters and
+//! live in one process-wide table with one cross-library publication.
 //!
 //! The runtime does not synchronise its mutable containers (neither does C++): a write may move
 //! a list's elements or a dict's table while another thread reads them. Safe Rust code can share
@@ -8,7 +10,8 @@
 //! the runtime's function, one step of an iteration, printing) holds the lock of the object,
 //! and the storage is reachable only through [`with_locked`]: Rust's operations on one container
 //! never overlap. Foreign code does not take it (C++ and Python writes racing a Rust operation
-//! on another thread are as unsynchronised as between two C++ threads).
+//! on another thread are as unsynchronised as between two C++ threads). What a locked list or
+//! dict reads in place is written next to the containers (`container::locked`).
 //!
 //! The locks are not stored in the objects but in a small process-wide table indexed by
 //! address, shared by every Rust library of the process: the first one publishes its table
@@ -28,15 +31,12 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
-use super::table::Table;
-use crate::abi::sys::{self, TVMFFIAny, TVMFFIObject, TVMFFISeqCell};
+use crate::abi::sys::{self, TVMFFIAny, TVMFFIObject};
 use crate::base::error::{Error, Result};
-use crate::base::object::builtin::{DictObj, ListObj, Object};
+use crate::base::object::builtin::Object;
 use crate::base::object::{
-    alloc_object, hold_releases, run_held_releases, try_inc_strong, type_index_of, ObjectRef,
-    ObjectType,
+    alloc_object, hold_releases, run_held_releases, type_index_of, ObjectRef, ObjectType,
 };
-use crate::base::value::{Any, AnyView};
 
 const STRIPES: usize = 64;
 
@@ -383,18 +383,18 @@ thread_local! {
 }
 
 /// Holds a container stripe, or re-enters one this thread holds.
-struct ContainerGuard {
+struct ReentrantGuard {
     stripe: &'static Stripe,
     reentered: bool,
 }
 
-impl ContainerGuard {
+impl ReentrantGuard {
     #[inline]
-    fn lock(stripe: &'static Stripe) -> ContainerGuard {
+    fn lock(stripe: &'static Stripe) -> ReentrantGuard {
         let me = this_thread();
         // Only this thread stores its own identity: equal means it holds the lock already.
         if stripe.owner.load(Ordering::Relaxed) == me {
-            return ContainerGuard {
+            return ReentrantGuard {
                 stripe,
                 reentered: true,
             };
@@ -402,14 +402,14 @@ impl ContainerGuard {
         stripe.lock_raw();
         stripe.owner.store(me, Ordering::Relaxed);
         let _ = HELD.try_with(|held| held.set(held.get() + 1));
-        ContainerGuard {
+        ReentrantGuard {
             stripe,
             reentered: false,
         }
     }
 }
 
-impl Drop for ContainerGuard {
+impl Drop for ReentrantGuard {
     #[inline]
     fn drop(&mut self) {
         if self.reentered {
@@ -430,7 +430,7 @@ impl Drop for ContainerGuard {
     }
 }
 
-/// A container whose stripe this thread holds: the only way to its storage.
+/// An object whose stripe this thread holds: the only way to a container's storage.
 pub(crate) struct Locked<'a, O: ObjectType> {
     obj: &'a ObjectRef<O>,
     stripe: &'static Stripe,
@@ -443,13 +443,19 @@ pub(crate) fn with_locked<O: ObjectType, R>(
     f: impl FnOnce(&Locked<'_, O>) -> R,
 ) -> R {
     let stripe = &shared_locks().containers[(obj.as_raw().as_ptr() as usize >> 4) % STRIPES];
-    let guard = ContainerGuard::lock(stripe);
+    let guard = ReentrantGuard::lock(stripe);
     let out = f(&Locked { obj, stripe });
     drop(guard);
     out
 }
 
 impl<O: ObjectType> Locked<'_, O> {
+    /// The locked object.
+    #[inline]
+    pub(crate) fn object(&self) -> &ObjectRef<O> {
+        self.obj
+    }
+
     /// Runs `write`, a call of the runtime that changes this container. Payload drops of Rust
     /// objects it releases run after the lock is released. Code that the runtime runs meanwhile
     /// on this thread (a key's hash hook, a Python `__del__`) may read the container but not
@@ -479,104 +485,6 @@ pub(crate) fn reentrant_write() -> Error {
         "cannot write a container while the runtime is changing it (a write from a hook or \
          destructor that the change runs)",
     )
-}
-
-impl<'a> Locked<'a, ListObj> {
-    /// The buffer and length of the list as they are now.
-    #[inline]
-    pub(crate) fn seq(&self) -> (*const TVMFFIAny, usize) {
-        // SAFETY: a list is the header followed by a TVMFFISeqCell; its fields are read by
-        // value (never through a reference, since foreign code rewrites them), with the lock
-        // held (no other Rust operation writes meanwhile).
-        unsafe {
-            let cell = (self.obj.as_raw().as_ptr() as *const u8)
-                .add(std::mem::size_of::<TVMFFIObject>())
-                as *const TVMFFISeqCell;
-            let data = std::ptr::addr_of!((*cell).data).read() as *const TVMFFIAny;
-            let size = std::ptr::addr_of!((*cell).size).read();
-            (data, usize::try_from(size).unwrap_or(0))
-        }
-    }
-
-    /// A copy of element `index`, or `None` past the end or when the element is being
-    /// released (see [`copy_live`]).
-    #[inline]
-    pub(crate) fn get(&self, index: usize) -> Option<Any> {
-        let (data, size) = self.seq();
-        if index >= size {
-            return None;
-        }
-        // SAFETY: element `index` of the current buffer, with the lock held.
-        unsafe { copy_live(data.add(index)) }
-    }
-
-    /// Whether the runtime is releasing an element of this list now (a clear or pop that
-    /// foreign code started on this thread, whose element's destructor runs this code): the
-    /// runtime releases the last element before it shrinks the list, so a write now would
-    /// move the buffer under its loop.
-    pub(crate) fn releasing(&self) -> bool {
-        let (data, size) = self.seq();
-        // SAFETY: the last element of the current buffer, with the lock held.
-        size > 0 && unsafe { is_dying(data.add(size - 1)) }
-    }
-}
-
-impl<'a> Locked<'a, DictObj> {
-    /// The dict's table, read in place while the lock is held.
-    #[inline]
-    pub(crate) fn table(&self) -> Table<'_> {
-        // SAFETY: `self.obj` keeps the dict alive and the lock is held for the borrow; each
-        // `Table` method reads the current state.
-        unsafe { Table::new(self.obj.as_raw()) }
-    }
-}
-
-/// A copy (one more reference) of the value stored at `slot`, or `None` when it is an object
-/// whose strong count already reached zero: the runtime is releasing it (a clear running the
-/// element's destructor, which reads the container), and a copy would resurrect it.
-///
-/// # Safety
-/// `slot` is a valid stored value of a container whose lock this thread holds.
-#[inline]
-pub(crate) unsafe fn copy_live(slot: *const TVMFFIAny) -> Option<Any> {
-    // SAFETY: the caller's contract.
-    let index = unsafe { std::ptr::addr_of!((*slot).type_index).read() };
-    if index >= sys::type_index::kTVMFFIStaticObjectBegin {
-        // SAFETY: an object index holds an object pointer.
-        let obj = NonNull::new(unsafe { std::ptr::addr_of!((*slot).value.v_obj).read() })?;
-        // SAFETY: the slot's reference keeps the memory alive while this thread holds the
-        // container's lock (the caller's contract).
-        if !unsafe { try_inc_strong(obj) } {
-            return None;
-        }
-    } else if matches!(
-        index,
-        sys::type_index::kTVMFFIRawStr
-            | sys::type_index::kTVMFFIByteArrayPtr
-            | sys::type_index::kTVMFFIObjectRValueRef
-    ) {
-        // Borrowed forms (never stored by the runtime): materialised as `to_owned` does.
-        // SAFETY: a valid value of the container.
-        return unsafe { (*(slot as *const AnyView<'_>)).to_owned() }.ok();
-    }
-    // SAFETY: a plain value, or an object of which we took one strong reference above: the
-    // bits are an owned copy.
-    Some(unsafe { Any::from_raw(slot.read()) })
-}
-
-/// Whether the value at `slot` is an object whose strong count reached zero.
-///
-/// # Safety
-/// As for [`copy_live`].
-unsafe fn is_dying(slot: *const TVMFFIAny) -> bool {
-    // SAFETY: the caller's contract.
-    let raw = unsafe { slot.read() };
-    raw.type_index >= sys::type_index::kTVMFFIStaticObjectBegin
-        // SAFETY: an object index holds an object pointer, whose memory is alive while the
-        // container's slot still refers to it.
-        && NonNull::new(unsafe { raw.value.v_obj })
-            // SAFETY: as above.
-            .is_some_and(|obj| unsafe { crate::base::object::strong_count_of(obj) } == 0)
 }
 
 /// Holds a field stripe (no re-entry: no code but a bit copy or swap runs under it).
