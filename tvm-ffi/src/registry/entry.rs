@@ -52,39 +52,6 @@ impl TypeSlot {
             })
         }
     }
-
-    /// The resolved type; registers this library's types first if that has not happened yet.
-    ///
-    /// # Panics
-    /// If the type did not register (see [`super::load_errors`]), or when called
-    /// while this library's registration is running (a field default that makes an object of
-    /// a type registered later).
-    #[inline]
-    pub fn resolve(&self, key: &str) -> RuntimeType {
-        match self.get() {
-            Some(ty) => ty,
-            None => self.resolve_slow(key),
-        }
-    }
-
-    #[cold]
-    fn resolve_slow(&self, key: &str) -> RuntimeType {
-        if super::registering_on_this_thread() {
-            panic!(
-                "TVM-FFI type `{key}` was used while this library's types are being registered \
-                 (for example, by a field default): make such defaults a `default_factory`"
-            );
-        }
-        super::ensure_registered();
-        match self.get() {
-            Some(ty) => ty,
-            None => panic!(
-                "TVM-FFI type `{key}` is not registered by this library: see \
-                 tvm_ffi::registry::load_errors() (a conflicting layout, or a parent defined in \
-                 a library that was not loaded first)"
-            ),
-        }
-    }
 }
 
 impl Default for TypeSlot {

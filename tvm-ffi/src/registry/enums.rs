@@ -3,9 +3,9 @@
 //! the UniqueInstance structural kind, a creator and the usual type attributes, then the
 //! `__ffi_enum__` state (`ffi.EnumState`: `entries`, `indexes`, `attrs`) holding one singleton
 //! per variant.
+use super::calls::{byte_array, check, register_attr};
 use super::entry::EnumEntry;
 use super::layout::allocate_type_index;
-use super::{byte_array, check, register_attr};
 use crate::abi::sys;
 use crate::base::error::{Error, Result};
 use crate::base::object::{self, type_info, ObjectRef, RuntimeType};

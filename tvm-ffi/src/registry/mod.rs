@@ -54,12 +54,14 @@ use crate::call::function::metadata::MetadataValue;
 use crate::call::function::GlobalCache;
 use crate::reflect::reflection::construction::SEAL_CHECK_ATTR;
 
+mod calls;
 pub(crate) mod entry;
 mod enums;
 pub(crate) mod layout;
 mod library;
 pub(crate) mod version;
 
+use calls::{byte_array, check, register_attr};
 pub(crate) use entry::{
     FieldEntry, FunctionEntry, MethodEntry, MethodKind, TypeEntry, TypeOrigin, ENUMS, FUNCTIONS,
     METHODS, TYPES,
@@ -323,18 +325,6 @@ fn prepare_type(
     state
 }
 
-fn check(rc: i32) -> Result<()> {
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(Error::from_return_code(rc))
-    }
-}
-
-fn byte_array(s: &str) -> sys::TVMFFIByteArray {
-    sys::TVMFFIByteArray::from_bytes(s.as_bytes())
-}
-
 /// Index, metadata and own fields of a type defined here.
 fn define_type(entry: &'static TypeEntry, parent: RuntimeType) -> Result<TypeState> {
     if let Some(existing) = type_info::lookup_type(entry.key) {
@@ -450,12 +440,6 @@ fn register_method(ty: RuntimeType, method: &MethodEntry) -> Result<()> {
     check(rc)
 }
 
-fn register_attr(ty: RuntimeType, name: &str, value: Any) -> Result<()> {
-    let name = byte_array(name);
-    // SAFETY: valid name and value; the runtime copies both.
-    check(unsafe { sys::TVMFFITypeRegisterAttr(ty.index, &name, value.as_raw()) })
-}
-
 /// Phase 3: constructor and type attributes.
 fn finish_type(entry: &'static TypeEntry, ty: RuntimeType) -> Result<()> {
     let explicit_init = explicit_inits(entry.key).collect::<Vec<_>>();
@@ -524,5 +508,53 @@ fn register_function(entry: &FunctionEntry) {
             "cannot register global function `{}`: panic while creating it",
             entry.name
         )),
+    }
+}
+
+extern "C" fn load_time_constructor() {
+    ensure_registered();
+}
+
+/// The single load-time constructor of this artifact (see the module docs).
+#[used]
+#[cfg_attr(
+    any(target_os = "linux", target_os = "android", target_os = "freebsd"),
+    link_section = ".init_array"
+)]
+#[cfg_attr(target_os = "macos", link_section = "__DATA,__mod_init_func")]
+static LOAD_TIME_CONSTRUCTOR: extern "C" fn() = load_time_constructor;
+
+impl entry::TypeSlot {
+    /// The resolved type; registers this library's types first if that has not happened yet.
+    ///
+    /// # Panics
+    /// If the type did not register (see [`load_errors`]), or when called
+    /// while this library's registration is running (a field default that makes an object of
+    /// a type registered later).
+    #[inline]
+    pub fn resolve(&self, key: &str) -> RuntimeType {
+        match self.get() {
+            Some(ty) => ty,
+            None => self.resolve_slow(key),
+        }
+    }
+
+    #[cold]
+    fn resolve_slow(&self, key: &str) -> RuntimeType {
+        if registering_on_this_thread() {
+            panic!(
+                "TVM-FFI type `{key}` was used while this library's types are being registered \
+                 (for example, by a field default): make such defaults a `default_factory`"
+            );
+        }
+        ensure_registered();
+        match self.get() {
+            Some(ty) => ty,
+            None => panic!(
+                "TVM-FFI type `{key}` is not registered by this library: see \
+                 tvm_ffi::registry::load_errors() (a conflicting layout, or a parent defined in \
+                 a library that was not loaded first)"
+            ),
+        }
     }
 }

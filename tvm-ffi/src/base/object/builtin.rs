@@ -2,8 +2,8 @@
 //!
 //! These are the `T` in `ObjectRef<T>` for objects the runtime itself defines; the friendly
 //! wrappers (`String`, `Function`, `Array` ...) of the higher layers are built on them.
+use super::types::{DerivedObject, ObjectType, RuntimeType};
 use crate::abi::sys;
-use crate::base::object::{DerivedObject, ObjectType, RuntimeType};
 
 macro_rules! builtin_object {
     ($(#[$meta:meta])* $name:ident { $($field:ident : $ty:ty),* } = $key:literal, $index:path) => {

@@ -1,6 +1,6 @@
 //! Queries against the runtime's type registry: keys, indices, ancestry.
+use super::types::RuntimeType;
 use crate::abi::sys;
-use crate::base::object::RuntimeType;
 
 /// The registry entry of a type index, if any. Crate-private: the runtime mutates the entry
 /// (its field and method tables grow) while the reference lives.

@@ -4,9 +4,9 @@ use std::borrow::Cow;
 use std::ffi::{c_int, c_void};
 
 use super::boundary;
-use super::Function;
 use crate::abi::sys::{self, type_index as ti, TVMFFIAny};
 use crate::base::error::Result;
+use crate::base::object::builtin::FunctionObj;
 use crate::base::object::{self, ObjectCell, ObjectRef};
 use crate::base::value::{Any, AnyView};
 
@@ -38,7 +38,7 @@ where
 }
 
 /// Allocates the function object of a closure whose alignment is at most 8.
-pub(super) fn alloc_closure<F>(name: Cow<'static, str>, body: F) -> Function
+pub(super) fn alloc_closure<F>(name: Cow<'static, str>, body: F) -> ObjectRef<FunctionObj>
 where
     F: for<'a> Fn(&'a [AnyView<'a>]) -> Result<Any> + Send + Sync + 'static,
 {
@@ -54,13 +54,14 @@ where
     // `ffi.Function`.
     let ptr = unsafe { object::alloc_object(payload, ti::kTVMFFIFunction, 0) };
     // SAFETY: a fresh function object (header + function cell prefix), one reference.
-    Function(unsafe { ObjectRef::from_raw(ptr) })
+    unsafe { ObjectRef::from_raw(ptr) }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::call::function::signature::{FnSignature, TypeDesc};
+    use crate::call::function::Function;
 
     static SIG: FnSignature = FnSignature {
         name: Cow::Borrowed("demo.twice"),

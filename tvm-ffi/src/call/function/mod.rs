@@ -71,9 +71,9 @@ impl Function {
             // The function cell must start right after the 24-byte header, where the runtime
             // reads `safe_call`; an over-aligned body would push it further, so box it.
             let boxed = Box::new(body);
-            return closure::alloc_closure(name.into(), move |args| boxed(args));
+            return Function(closure::alloc_closure(name.into(), move |args| boxed(args)));
         }
-        closure::alloc_closure(name.into(), body)
+        Function(closure::alloc_closure(name.into(), body))
     }
 
     /// Wraps a typed closure; arguments are converted (and checked) with the runtime's rules
