@@ -67,35 +67,32 @@
 //!
 //! # Layers
 //!
-//! The runtime is built in layers; a module only uses modules of lower layers (checked by
-//! `tests/layers.rs`, which reads the sources):
+//! The runtime is built in layers, one folder each under `src/`, lowest first (alphabetical
+//! order is layer order); a file only uses its own or lower layers, the files of a folder never
+//! use each other in a circle, and no file reaches another through a root re-export (checked
+//! by `tests/layers.rs`, which reads the sources):
 //!
 //! ```text
-//!  registry     load-time registration of types, fields, methods, globals  (8)
-//!      |
-//!  enums        Rust enums as TVM-FFI enums, EnumRef<E> fields             (7)
-//!      |
-//!  reflection   Rw<T>, construction state, field accessors, creators,     (6)
-//!      |        queries of the type registry;
-//!      |        structural (equal/hash/mismatch, deep copy), serialization (JSON graphs)
-//!  container    Array, Map, Shape,    tensor   Tensor, TensorView, ...     (5)
-//!      |        List, Dict; AnyHash
-//!      |                                 |
-//!  function     Function, closures, typed calls, globals, the extern "C"  (4)
-//!      |        boundary, module exports, printing through ffi.ReprPrint;
-//!      |        env: current streams, DLPack allocator, signal checks
-//!  value        Any, AnyView, conversions,    version   the runtime's    (3)
-//!      |        String, Bytes, BigInt,                   version check
-//!      |        DataType, Device
-//!  error        Error, panics as errors                                    (2)
-//!      |
-//!  object       header, refcounts, ObjectRef, WeakRef, object traits,      (1)
-//!      |        built-in payloads, type registry queries
-//!  diagnostic, memory, metadata   stderr lines; allocation failure as a    (0)
-//!               MemoryError; metadata JSON
-//!      |
-//!  sys          the raw C ABI (the `tvm-ffi-sys` crate)
+//!  registry/  load-time registration of types, fields, methods, globals;   (5)
+//!      |      layout checks, load errors, the runtime version check
+//!  reflect/   reflection: Rw<T>, construction state, field accessors,       (4)
+//!      |      creators, type registry queries; enums: EnumRef<E>;
+//!      |      structural (equal/hash/mismatch, deep copy); serialization
+//!  data/      container: Array, Map, Shape, List, Dict;                     (3)
+//!      |      tensor: Tensor, TensorView, TensorMut, ...; module: Module;
+//!      |      lock: the striped locks of containers and Rw<T> fields
+//!  call/      function: Function, closures, typed calls, globals, the       (2)
+//!      |      extern "C" boundary, exports, signatures and metadata JSON;
+//!      |      env: current streams, DLPack allocator, signal checks
+//!  base/      object: header, refcounts, ObjectRef, WeakRef, object traits, (1)
+//!      |      built-in payloads; error: Error, panics as errors;
+//!      |      value: Any, AnyView, String, Bytes, BigInt, DataType, Device
+//!  abi.rs     the raw C ABI (the `tvm-ffi-sys` crate); allocation failure; (0)
+//!             stderr diagnostics
 //! ```
+//!
+//! The public modules keep their paths (`tvm_ffi::container`, `tvm_ffi::tensor`, ...): this
+//! file re-exports them from their layers.
 //!
 //! Generated code names only `tvm_ffi::__private` (no semver guarantee) and the public value
 //! types ([`Any`], [`AnyView`], [`Result`], [`Function`], [`ObjectRef`]).

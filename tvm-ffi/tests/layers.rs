@@ -208,7 +208,7 @@ fn references(
     } else {
         BTreeSet::new()
     };
-    for (line_start, line) in statements(code) {
+    for line in statements(code) {
         let reexport = {
             let t = line.trim_start();
             t.starts_with("pub use")
@@ -218,7 +218,6 @@ fn references(
         if skip_reexports && reexport {
             continue;
         }
-        let _ = line_start;
         let chars: Vec<(usize, char)> = line.char_indices().collect();
         let mut k = 0;
         while k < chars.len() {
@@ -276,11 +275,10 @@ fn references(
     found
 }
 
-/// The code split at `;`, `{` and `}` boundaries of `use` statements: each `use` statement as
-/// one piece (so `pub use` can be recognised), other code line by line.
-fn statements(code: &str) -> Vec<(usize, String)> {
+/// The code as pieces: each `use` statement whole (so that `pub use` can be recognised even
+/// when it spans lines), other code line by line.
+fn statements(code: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let mut offset = 0;
     let mut pending = String::new();
     for line in code.split_inclusive('\n') {
         let t = line.trim_start();
@@ -291,17 +289,16 @@ fn statements(code: &str) -> Vec<(usize, String)> {
         if !pending.is_empty() {
             pending.push_str(line);
             if line.contains(';') {
-                out.push((offset, std::mem::take(&mut pending)));
+                out.push(std::mem::take(&mut pending));
             }
         } else if starts_use && !line.contains(';') {
             pending.push_str(line);
         } else {
-            out.push((offset, line.to_string()));
+            out.push(line.to_string());
         }
-        offset += line.len();
     }
     if !pending.is_empty() {
-        out.push((offset, pending));
+        out.push(pending);
     }
     out
 }
@@ -381,7 +378,7 @@ impl Resolver<'_> {
             return module;
         };
         let code = code_only(&text);
-        for (_, statement) in statements(&code) {
+        for statement in statements(&code) {
             let t = statement.trim_start();
             let Some(tree) = ["pub use ", "pub(crate) use ", "pub(super) use "]
                 .iter()
@@ -519,7 +516,11 @@ fn check(table: &CrateLayers) {
     // folder -> (node -> nodes it uses), nodes being the folder's files and subfolders.
     let mut folder_graphs: BTreeMap<String, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
     for file in &files {
-        let relative = file.strip_prefix(&src).unwrap().display().to_string();
+        let relative = format!(
+            "{}/{}",
+            table.src,
+            file.strip_prefix(&src).unwrap().display()
+        );
         let (module, facade) = module_path(&src, file);
         let mut code = code_only(&std::fs::read_to_string(file).unwrap());
         // Unit tests (a `#[cfg(test)]` module at the end of a file) are no part of the layering.
@@ -593,8 +594,8 @@ fn check(table: &CrateLayers) {
                 .zip(&target)
                 .take_while(|(a, b)| a == b)
                 .count();
-            // Each folder enclosing both the file and the target, from the innermost out;
-            // only the innermost one where they differ gives an edge.
+            // The innermost folder holding both: there they are two different entries (a
+            // file, a subfolder, or the folder's own `mod.rs` for what it defines).
             let folder_depth = common;
             let from = node_in(folder_depth);
             let to = if folder_depth < target.len() {
@@ -616,7 +617,6 @@ fn check(table: &CrateLayers) {
             if from == to {
                 continue;
             }
-            // A facade declaring and re-exporting its children is not a use of them.
             let folder = module[..folder_depth].join("/");
             folder_graphs
                 .entry(folder)
@@ -642,7 +642,12 @@ fn check(table: &CrateLayers) {
                         .map(move |b| format!("{a} -> {b}"))
                 })
                 .collect();
-            println!("{}/{folder}: circle {}", table.src, edges.join(", "));
+            let label = if known {
+                "known circle (to be removed)"
+            } else {
+                "circle"
+            };
+            println!("{}/{folder}: {label} {}", table.src, edges.join(", "));
             if !known {
                 problems.push(format!(
                     "{}/{folder}: {} use each other in a circle; move what they share to a lower \

@@ -61,7 +61,7 @@ impl<T: RustObject> ObjectRef<T> {
     /// Allocates a new object holding `payload`, with strong and weak count 1.
     ///
     /// One allocation: the header and the payload share one block. Out of memory, it unwinds
-    /// with an [`AllocFailure`](crate::memory::AllocFailure) payload, which the FFI boundary
+    /// with an [`AllocFailure`](crate::AllocFailure) payload, which the FFI boundary
     /// raises as a `MemoryError`; [`ObjectRef::try_new`] returns that error instead.
     pub fn new(payload: T) -> Self {
         // SAFETY: the payload is written in full; its type index is `T`'s.
@@ -82,7 +82,7 @@ impl<T: RustObject> ObjectRef<T> {
     /// unwinding (the payload is then dropped); `?` turns it into a `MemoryError` naming the
     /// size.
     ///
-    /// [`AllocFailure`]: crate::memory::AllocFailure
+    /// [`AllocFailure`]: crate::AllocFailure
     ///
     /// ```
     /// # use tvm_ffi::{Object, ObjectRef};

@@ -32,16 +32,7 @@ use crate::call::function::GlobalCache;
 #[repr(transparent)]
 pub struct Array<T> {
     obj: ObjectRef<ArrayObj>,
-    _elem: PhantomData<fn() -> T>,
-}
-
-impl<T> Clone for Array<T> {
-    fn clone(&self) -> Self {
-        Array {
-            obj: self.obj.clone(),
-            _elem: PhantomData,
-        }
-    }
+    _types: PhantomData<fn() -> T>,
 }
 
 impl<T> Array<T> {
@@ -76,7 +67,7 @@ impl<T> Array<T> {
     pub(super) fn wrap(obj: ObjectRef<ArrayObj>) -> Self {
         Array {
             obj,
-            _elem: PhantomData,
+            _types: PhantomData,
         }
     }
 }
@@ -165,7 +156,7 @@ impl<T: for<'a> FromAny<'a>> Array<T> {
     pub fn iter(&self) -> ArrayIter<'_, T> {
         ArrayIter {
             views: self.as_views().iter(),
-            _elem: PhantomData,
+            _types: PhantomData,
         }
     }
 
@@ -178,7 +169,7 @@ impl<T: for<'a> FromAny<'a>> Array<T> {
 /// The converted elements of an [`Array`] ([`Array::iter`], `for x in &array`).
 pub struct ArrayIter<'a, T> {
     views: std::slice::Iter<'a, AnyView<'a>>,
-    _elem: PhantomData<fn() -> T>,
+    _types: PhantomData<fn() -> T>,
 }
 
 /// An element that does not convert: impossible, as every `Array<T>` is checked when made.
@@ -216,15 +207,6 @@ impl<T: for<'b> FromAny<'b>> DoubleEndedIterator for ArrayIter<'_, T> {
 }
 impl<T: for<'b> FromAny<'b>> ExactSizeIterator for ArrayIter<'_, T> {}
 
-impl<'a, T: for<'b> FromAny<'b>> IntoIterator for &'a Array<T> {
-    type Item = T;
-    type IntoIter = ArrayIter<'a, T>;
-    #[inline]
-    fn into_iter(self) -> ArrayIter<'a, T> {
-        self.iter()
-    }
-}
-
 impl std::ops::Index<usize> for Array<Any> {
     type Output = Any;
     /// Element `index`, borrowed in place (an array never changes while shared); panics past
@@ -251,4 +233,4 @@ impl<T> Array<T> {
     }
 }
 
-container_traits!(Array<T>, item = T, debug_list, "array");
+container_traits!(Array<T>, item = T, debug_list, "array", iter = ArrayIter);

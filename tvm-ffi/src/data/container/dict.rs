@@ -52,16 +52,6 @@ pub struct Dict<K = Any, V = Any> {
     _types: PhantomData<fn() -> (K, V)>,
 }
 
-impl<K, V> Clone for Dict<K, V> {
-    /// Another reference to the same dict (not a copy).
-    fn clone(&self) -> Self {
-        Dict {
-            obj: self.obj.clone(),
-            _types: PhantomData,
-        }
-    }
-}
-
 /// The key of an operation, prepared once.
 struct Key<Q: IntoArg> {
     holder: Q::Holder,
@@ -309,14 +299,6 @@ impl<K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>> Iterator for DictIter<'_, K
     }
 }
 
-impl<'a, K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>> IntoIterator for &'a Dict<K, V> {
-    type Item = Result<(K, V)>;
-    type IntoIter = DictIter<'a, K, V>;
-    fn into_iter(self) -> DictIter<'a, K, V> {
-        self.iter()
-    }
-}
-
 impl<K, V> Dict<K, V> {
     /// What `{:?}` lists: each entry, read under the lock one at a time.
     fn debug_entries(&self) -> RawEntries<'_> {
@@ -335,4 +317,4 @@ impl<K, V> Dict<K, V> {
     }
 }
 
-container_traits!(Dict<K, V>, item = (K, V), debug_map, "dict");
+container_traits!(Dict<K, V>, item = (K, V), debug_map, "dict", iter = DictIter);

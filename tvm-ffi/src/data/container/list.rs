@@ -46,17 +46,7 @@ static LIST_CLEAR: GlobalCache = GlobalCache::new("ffi.ListClear");
 #[repr(transparent)]
 pub struct List<T = Any> {
     obj: ObjectRef<ListObj>,
-    _elem: PhantomData<fn() -> T>,
-}
-
-impl<T> Clone for List<T> {
-    /// Another reference to the same list (not a copy).
-    fn clone(&self) -> Self {
-        List {
-            obj: self.obj.clone(),
-            _elem: PhantomData,
-        }
-    }
+    _types: PhantomData<fn() -> T>,
 }
 
 impl<T> List<T> {
@@ -122,7 +112,7 @@ impl<T> List<T> {
     pub fn from_object_ref(obj: ObjectRef<ListObj>) -> Self {
         List {
             obj,
-            _elem: PhantomData,
+            _types: PhantomData,
         }
     }
 
@@ -240,14 +230,6 @@ impl<T: for<'b> FromAny<'b>> Iterator for ListIter<'_, T> {
     }
 }
 
-impl<'a, T: for<'b> FromAny<'b>> IntoIterator for &'a List<T> {
-    type Item = Result<T>;
-    type IntoIter = ListIter<'a, T>;
-    fn into_iter(self) -> ListIter<'a, T> {
-        self.iter()
-    }
-}
-
 impl<T> List<T> {
     /// What `{:?}` lists: each element, read under the lock one at a time.
     fn debug_entries(&self) -> impl Iterator<Item = Any> + '_ {
@@ -263,4 +245,4 @@ impl<T> List<T> {
     }
 }
 
-container_traits!(List<T>, item = T, debug_list, "list");
+container_traits!(List<T>, item = T, debug_list, "list", iter = ListIter);

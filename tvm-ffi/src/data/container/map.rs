@@ -78,15 +78,6 @@ pub struct Map<K, V> {
     _types: PhantomData<fn() -> (K, V)>,
 }
 
-impl<K, V> Clone for Map<K, V> {
-    fn clone(&self) -> Self {
-        Map {
-            obj: self.obj.clone(),
-            _types: PhantomData,
-        }
-    }
-}
-
 impl<K, V> Map<K, V> {
     #[inline]
     fn table(&self) -> Table<'_> {
@@ -284,14 +275,6 @@ impl<K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>> Iterator for MapIter<'_, K,
 }
 impl<K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>> ExactSizeIterator for MapIter<'_, K, V> {}
 
-impl<'a, K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>> IntoIterator for &'a Map<K, V> {
-    type Item = (K, V);
-    type IntoIter = MapIter<'a, K, V>;
-    fn into_iter(self) -> MapIter<'a, K, V> {
-        self.iter()
-    }
-}
-
 impl<K, V> Map<K, V> {
     /// What `{:?}` lists: the entries, read in place.
     fn debug_entries(&self) -> MapViews<'_> {
@@ -304,4 +287,4 @@ impl<K, V> Map<K, V> {
     }
 }
 
-container_traits!(Map<K, V>, item = (K, V), debug_map, "map");
+container_traits!(Map<K, V>, item = (K, V), debug_map, "map", iter = MapIter);

@@ -1,6 +1,7 @@
-//! The std and value traits the four containers implement alike, written once:
-//! `FromIterator`, `From<Vec<_>>`, `Default`, `Debug`, `Display`, conversion into
-//! `ObjectRef<Object>`, `IntoAny` (owned and borrowed), `TypeSchema` and `IntoArg`.
+//! The std and value traits the four containers implement alike, written once: `Clone` (another
+//! reference), `IntoIterator` for a borrow, `FromIterator`, `From<Vec<_>>`, `Default`, `Debug`,
+//! `Display`, conversion into `ObjectRef<Object>`, `IntoAny` (owned and borrowed), `TypeSchema`
+//! and `IntoArg`.
 //!
 //! Each container supplies what differs as private inherent functions the expansion calls:
 //! `new` (building from items, with a `Result`), `debug_entries` (what `{:?}` lists, read in
@@ -8,11 +9,31 @@
 //! `ffi.ReprPrint`: the container itself, or a copy of a mutable one, since printing runs
 //! user hooks that must not run under its lock).
 
-/// The shared trait impls of `$ty<$params>`, whose items are `$item` (`T`, `(K, V)`) and whose
-/// `Debug` is a `debug_list` or a `debug_map`. Names resolve in this crate (`$crate::...`), so
+/// The shared trait impls of `$ty<$params>` (fields `obj` and `_types`), whose items are
+/// `$item` (`T`, `(K, V)`), whose `Debug` is a `debug_list` or a `debug_map` and whose borrowed
+/// iterator (`iter()`) is `$iter`. Names resolve in this crate (`$crate::...`), so
 /// an expansion needs no imports.
 macro_rules! container_traits {
-    ($ty:ident<$($p:ident),+>, item = $item:ty, $debug:ident, $what:literal) => {
+    ($ty:ident<$($p:ident),+>, item = $item:ty, $debug:ident, $what:literal, iter = $iter:ident) => {
+        impl<$($p),+> Clone for $ty<$($p),+> {
+            #[doc = concat!("Another reference to the same ", $what, " (not a copy).")]
+            fn clone(&self) -> Self {
+                $ty {
+                    obj: self.obj.clone(),
+                    _types: std::marker::PhantomData,
+                }
+            }
+        }
+
+        impl<'a, $($p: for<'b> $crate::base::value::FromAny<'b>),+> IntoIterator for &'a $ty<$($p),+> {
+            type Item = <$iter<'a, $($p),+> as Iterator>::Item;
+            type IntoIter = $iter<'a, $($p),+>;
+            #[inline]
+            fn into_iter(self) -> $iter<'a, $($p),+> {
+                self.iter()
+            }
+        }
+
         impl<$($p: $crate::base::value::IntoAny),+> FromIterator<$item> for $ty<$($p),+> {
             #[doc = concat!("Collects into a new ", $what, ". Fails only when memory runs out, ")]
             #[doc = concat!("which raises `MemoryError` at the FFI boundary (as `ObjectRef::new` ")]

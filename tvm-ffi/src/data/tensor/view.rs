@@ -167,7 +167,7 @@ impl<'a> TensorView<'a> {
     /// # Safety
     /// While the returned slice lives, nothing else may read or write its elements: no other
     /// slice of this or of an overlapping tensor (another argument may be the same array:
-    /// check with [`TensorCheck::disjoint_from`] or [`overlaps`](Self::overlaps)), no second
+    /// check with [`TensorCheck::disjoint_from`](super::TensorCheck::disjoint_from) or [`overlaps`](Self::overlaps)), no second
     /// call of this method on a copy of the view, and no foreign code.
     #[inline]
     pub unsafe fn as_mut_slice<T: Element>(&self) -> Result<&'a mut [T]> {

@@ -295,112 +295,45 @@ where
     stored_as_is!();
 }
 
-// SAFETY: an 8-byte object pointer; C++ reports every `ObjectRef` field as `ffi.Object`.
-unsafe impl<T: ObjectType + Send + Sync> FieldValue for ObjectRef<T> {
-    type Value = ObjectRef<T>;
-    const STATIC_TYPE_INDEX: i32 = ti::kTVMFFIObject;
-    // A non-nullable reference has no empty value: it is unset until the runtime sets it.
-    fn empty() -> Option<Self> {
-        None
-    }
-    stored_as_is!();
-    unset_as_null!();
+/// The `FieldValue` of references stored as one object pointer, null while unset: the value is
+/// the reference itself, `$index` the static type index C++ reports for such a field, and
+/// `$empty` the value a fresh field holds (`None`: unset until the runtime or a creator sets it).
+macro_rules! reference_field {
+    ($([$($gen:tt)*] $t:ty $(where [$($bound:tt)*])?: $index:expr, $empty:expr;)*) => {$(
+        // SAFETY: `$t` is one non-null object pointer of the type `$index` names or a subtype
+        // (each invocation says which index C++ reports), so null is free for "unset".
+        unsafe impl<$($gen)*> FieldValue for $t $(where $($bound)*)? {
+            type Value = $t;
+            const STATIC_TYPE_INDEX: i32 = $index;
+            fn empty() -> Option<Self> {
+                $empty
+            }
+            stored_as_is!();
+            unset_as_null!();
+        }
+    )*};
 }
 
-// SAFETY: an 8-byte pointer to an `ffi.Array` object (C++ reports `ffi.Array`).
-unsafe impl<T> FieldValue for Array<T>
-where
-    T: TryIntoAny + for<'a> FromAny<'a> + TypeSchema + Send + Sync + 'static,
-{
-    type Value = Array<T>;
-    const STATIC_TYPE_INDEX: i32 = ti::kTVMFFIArray;
-    fn empty() -> Option<Self> {
-        Array::new(std::iter::empty()).ok()
-    }
-    stored_as_is!();
-    unset_as_null!();
-}
+/// The bounds of a container element, key or value stored in a field.
+trait FieldElement: TryIntoAny + for<'a> FromAny<'a> + TypeSchema + Send + Sync + 'static {}
+impl<T: TryIntoAny + for<'a> FromAny<'a> + TypeSchema + Send + Sync + 'static> FieldElement for T {}
 
-// SAFETY: an 8-byte pointer to an `ffi.Map` object; C++ reports `Map` fields as `ffi.Object`.
-unsafe impl<K, V> FieldValue for Map<K, V>
-where
-    K: TryIntoAny + for<'a> FromAny<'a> + TypeSchema + Send + Sync + 'static,
-    V: TryIntoAny + for<'a> FromAny<'a> + TypeSchema + Send + Sync + 'static,
-{
-    type Value = Map<K, V>;
-    const STATIC_TYPE_INDEX: i32 = ti::kTVMFFIObject;
-    fn empty() -> Option<Self> {
-        Map::new(std::iter::empty()).ok()
-    }
-    stored_as_is!();
-    unset_as_null!();
-}
-
-// SAFETY: an 8-byte pointer to an `ffi.List` object (C++ reports `ffi.List`, 75). The list is
-// shared: the field holds one reference, which foreign code may replace only through `Rw`;
-// the list's own contents change under any holder, which `List` reads copy by copy.
-unsafe impl<T> FieldValue for List<T>
-where
-    T: TryIntoAny + for<'a> FromAny<'a> + TypeSchema + Send + Sync + 'static,
-{
-    type Value = List<T>;
-    const STATIC_TYPE_INDEX: i32 = ti::kTVMFFIList;
-    fn empty() -> Option<Self> {
-        List::new(std::iter::empty()).ok()
-    }
-    stored_as_is!();
-    unset_as_null!();
-}
-
-// SAFETY: an 8-byte pointer to an `ffi.Dict` object; C++ reports `Dict` fields as `ffi.Object`
-// (64), as for `Map`.
-unsafe impl<K, V> FieldValue for Dict<K, V>
-where
-    K: TryIntoAny + for<'a> FromAny<'a> + TypeSchema + Send + Sync + 'static,
-    V: TryIntoAny + for<'a> FromAny<'a> + TypeSchema + Send + Sync + 'static,
-{
-    type Value = Dict<K, V>;
-    const STATIC_TYPE_INDEX: i32 = ti::kTVMFFIObject;
-    fn empty() -> Option<Self> {
-        Dict::new(std::iter::empty()).ok()
-    }
-    stored_as_is!();
-    unset_as_null!();
-}
-
-// SAFETY: an 8-byte pointer to an `ffi.Shape` object (C++ reports `ffi.Shape`, 69).
-unsafe impl FieldValue for Shape {
-    type Value = Shape;
-    const STATIC_TYPE_INDEX: i32 = ti::kTVMFFIShape;
-    fn empty() -> Option<Self> {
-        Some(Shape::default())
-    }
-    stored_as_is!();
-    unset_as_null!();
-}
-
-// SAFETY: an 8-byte pointer to an `ffi.Function` object; C++ reports untyped `Function` fields
-// as `ffi.Object`.
-unsafe impl FieldValue for Function {
-    type Value = Function;
-    const STATIC_TYPE_INDEX: i32 = ti::kTVMFFIObject;
-    fn empty() -> Option<Self> {
-        None
-    }
-    stored_as_is!();
-    unset_as_null!();
-}
-
-// SAFETY: an 8-byte pointer to an `ffi.Tensor` object; C++ reports `Tensor` fields as
-// `ffi.Object`.
-unsafe impl FieldValue for Tensor {
-    type Value = Tensor;
-    const STATIC_TYPE_INDEX: i32 = ti::kTVMFFIObject;
-    fn empty() -> Option<Self> {
-        None
-    }
-    stored_as_is!();
-    unset_as_null!();
+// C++ reports `ffi.Array`, `ffi.List` (75) and `ffi.Shape` (69) for those fields, and
+// `ffi.Object` for every other reference (`ObjectRef`, `Map`, `Dict`, untyped `Function`,
+// `Tensor`). A `List` or `Dict` is shared: the field holds one reference, which foreign code
+// may replace only through `Rw`; the contents change under any holder, which their reads copy
+// value by value.
+reference_field! {
+    [T: ObjectType + Send + Sync] ObjectRef<T>: ti::kTVMFFIObject, None;
+    [T] Array<T> where [T: FieldElement]: ti::kTVMFFIArray, Array::new(std::iter::empty()).ok();
+    [T] List<T> where [T: FieldElement]: ti::kTVMFFIList, List::new(std::iter::empty()).ok();
+    [K, V] Map<K, V> where [K: FieldElement, V: FieldElement]:
+        ti::kTVMFFIObject, Map::new(std::iter::empty()).ok();
+    [K, V] Dict<K, V> where [K: FieldElement, V: FieldElement]:
+        ti::kTVMFFIObject, Dict::new(std::iter::empty()).ok();
+    [] Shape: ti::kTVMFFIShape, Some(Shape::default());
+    [] Function: ti::kTVMFFIObject, None;
+    [] Tensor: ti::kTVMFFIObject, None;
 }
 
 // SAFETY: `Rw<T>` is repr(transparent) over `T` (through `UnsafeCell`), so the storage, its
