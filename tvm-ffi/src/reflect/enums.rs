@@ -35,7 +35,7 @@ use crate::abi::sys::type_index as ti;
 use crate::base::object::{type_info, ObjectRef, ObjectType, RuntimeType};
 use crate::base::value::{Any, AnyView, FromAny, IntoAny, String, TypeSchema};
 use crate::call::function::metadata::MetadataValue;
-use crate::reflect::reflection::field::FieldValue;
+use crate::reflect::reflection::field::reference_field;
 
 /// The payload of an enum singleton (C++ `EnumObj`): `ffi.Enum`'s fields `_int_index` and
 /// `_str_index` (`ffi.IntEnum`/`ffi.StrEnum` alias them as `value`).
@@ -373,29 +373,10 @@ impl<'a, E: FfiEnum> FromAny<'a> for EnumRef<E> {
     }
 }
 
-// SAFETY: an 8-byte pointer to the singleton object; C++ reports enum reference fields as
-// `ffi.Object`. Required: unset (null) until the runtime sets it.
-unsafe impl<E: FfiEnum> FieldValue for EnumRef<E> {
-    type Value = EnumRef<E>;
-    const STATIC_TYPE_INDEX: i32 = ti::kTVMFFIObject;
-    const MAY_BE_UNSET: bool = true;
-    fn empty() -> Option<Self> {
-        None
-    }
-    fn load(&self) -> Self {
-        self.clone()
-    }
-    fn wrap(value: Self) -> Self {
-        value
-    }
-    unsafe fn is_unset(field: *const Self) -> bool {
-        // SAFETY: the storage is one pointer (repr(transparent) down to `NonNull`).
-        unsafe { (field as *const *const std::ffi::c_void).read().is_null() }
-    }
-    unsafe fn write_unset(field: *mut Self) {
-        // SAFETY: as above.
-        unsafe { (field as *mut *const std::ffi::c_void).write(std::ptr::null()) }
-    }
+// An 8-byte pointer to the singleton object; C++ reports enum reference fields as `ffi.Object`.
+// Required: unset (null) until the runtime sets it.
+reference_field! {
+    [E: FfiEnum] EnumRef<E>: ti::kTVMFFIObject, None;
 }
 
 // SAFETY: repr(transparent) down to one `NonNull` object pointer.

@@ -156,11 +156,11 @@ macro_rules! unset_as_null {
         const MAY_BE_UNSET: bool = true;
         unsafe fn is_unset(field: *const Self) -> bool {
             // SAFETY: the storage is one pointer (the implementor's repr(transparent) chain).
-            unsafe { (field as *const *const c_void).read().is_null() }
+            unsafe { (field as *const *const std::ffi::c_void).read().is_null() }
         }
         unsafe fn write_unset(field: *mut Self) {
             // SAFETY: as above; writing the pointer-sized null pattern.
-            unsafe { (field as *mut *const c_void).write(std::ptr::null()) }
+            unsafe { (field as *mut *const std::ffi::c_void).write(std::ptr::null()) }
         }
     };
 }
@@ -302,17 +302,20 @@ macro_rules! reference_field {
     ($([$($gen:tt)*] $t:ty $(where [$($bound:tt)*])?: $index:expr, $empty:expr;)*) => {$(
         // SAFETY: `$t` is one non-null object pointer of the type `$index` names or a subtype
         // (each invocation says which index C++ reports), so null is free for "unset".
-        unsafe impl<$($gen)*> FieldValue for $t $(where $($bound)*)? {
+        unsafe impl<$($gen)*> $crate::reflect::reflection::field::FieldValue for $t
+            $(where $($bound)*)?
+        {
             type Value = $t;
             const STATIC_TYPE_INDEX: i32 = $index;
             fn empty() -> Option<Self> {
                 $empty
             }
-            stored_as_is!();
-            unset_as_null!();
+            $crate::reflect::reflection::field::stored_as_is!();
+            $crate::reflect::reflection::field::unset_as_null!();
         }
     )*};
 }
+pub(crate) use {reference_field, stored_as_is, unset_as_null};
 
 /// The bounds of a container element, key or value stored in a field.
 trait FieldElement: TryIntoAny + for<'a> FromAny<'a> + TypeSchema + Send + Sync + 'static {}
