@@ -633,6 +633,10 @@ fn check(table: &CrateLayers) {
                 f == folder && members.iter().map(|m| m.to_string()).eq(component.clone())
             });
             found_cycles.insert((folder.clone(), component.clone()));
+            let shown = match folder.as_str() {
+                "" => table.src.to_string(),
+                _ => format!("{}/{folder}", table.src),
+            };
             let edges: Vec<String> = component
                 .iter()
                 .flat_map(|a| {
@@ -647,12 +651,11 @@ fn check(table: &CrateLayers) {
             } else {
                 "circle"
             };
-            println!("{}/{folder}: {label} {}", table.src, edges.join(", "));
+            println!("{shown}: {label} {}", edges.join(", "));
             if !known {
                 problems.push(format!(
-                    "{}/{folder}: {} use each other in a circle; move what they share to a lower \
+                    "{shown}: {} use each other in a circle; move what they share to a lower \
                      file of the folder",
-                    table.src,
                     component.join(", ")
                 ));
             }
