@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Architecture checks anyone can run:
-# 1. the runtime's top-level modules only use lower layers (tvm-ffi/tests/layers.rs prints the
+# 1. the layer folders of tvm-ffi (and the modules of tvm-ffi-macros) only use lower layers and no
+#    files of one folder use each other in a circle (tvm-ffi/tests/layers.rs prints the
 #    dependency table);
 # 2. the macro expansion of examples/point names the runtime only through
 #    `::tvm_ffi::__private::...` and the public value types.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-echo "==> layers of the runtime (tvm-ffi/tests/layers.rs)"
+echo "==> layers and file circles of tvm-ffi and tvm-ffi-macros (tvm-ffi/tests/layers.rs)"
 cargo test -q -p tvm-ffi --test layers -- --nocapture --test-threads 1 2>&1 \
-  | grep -E "uses|test result"
+  | grep -E "uses|circle|test result"
 echo "==> paths in the expansion of examples/point"
 expanded="$(RUSTC_BOOTSTRAP=1 cargo rustc -q -p tvm-ffi-example-point --lib -- -Zunpretty=expanded)"
 paths="$(grep -oE '::tvm_ffi::[A-Za-z_]+' <<<"$expanded" | sort | uniq -c)"

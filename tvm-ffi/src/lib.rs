@@ -67,35 +67,32 @@
 //!
 //! # Layers
 //!
-//! The runtime is built in layers; a module only uses modules of lower layers (checked by
-//! `tests/layers.rs`, which reads the sources):
+//! The runtime is built in layers, one folder each under `src/`, lowest first (alphabetical
+//! order is layer order); a file only uses its own or lower layers, the files of a folder never
+//! use each other in a circle, and no file reaches another through a root re-export (checked
+//! by `tests/layers.rs`, which reads the sources):
 //!
 //! ```text
-//!  registry     load-time registration of types, fields, methods, globals  (8)
-//!      |
-//!  enums        Rust enums as TVM-FFI enums, EnumRef<E> fields             (7)
-//!      |
-//!  reflection   Rw<T>, construction state, field accessors, creators,     (6)
-//!      |        queries of the type registry;
-//!      |        structural (equal/hash/mismatch, deep copy), serialization (JSON graphs)
-//!  container    Array, Map, Shape,    tensor   Tensor, TensorView, ...     (5)
-//!      |        List, Dict; AnyHash
-//!      |                                 |
-//!  function     Function, closures, typed calls, globals, the extern "C"  (4)
-//!      |        boundary, module exports, printing through ffi.ReprPrint;
-//!      |        env: current streams, DLPack allocator, signal checks
-//!  value        Any, AnyView, conversions,    version   the runtime's    (3)
-//!      |        String, Bytes, BigInt,                   version check
-//!      |        DataType, Device
-//!  error        Error, panics as errors                                    (2)
-//!      |
-//!  object       header, refcounts, ObjectRef, WeakRef, object traits,      (1)
-//!      |        built-in payloads, type registry queries
-//!  diagnostic, memory, metadata   stderr lines; allocation failure as a    (0)
-//!               MemoryError; metadata JSON
-//!      |
-//!  sys          the raw C ABI (the `tvm-ffi-sys` crate)
+//!  registry/  load-time registration of types, fields, methods, globals;   (5)
+//!      |      layout checks, load errors, the runtime version check
+//!  reflect/   reflection: Rw<T>, construction state, field accessors,       (4)
+//!      |      creators, type registry queries; enums: EnumRef<E>;
+//!      |      structural (equal/hash/mismatch, deep copy); serialization
+//!  data/      container: Array, Map, Shape, List, Dict;                     (3)
+//!      |      tensor: Tensor, TensorView, TensorMut, ...; module: Module;
+//!      |      lock: the striped locks of containers and Rw<T> fields
+//!  call/      function: Function, closures, typed calls, globals, the       (2)
+//!      |      extern "C" boundary, exports, signatures and metadata JSON;
+//!      |      env: current streams, DLPack allocator, signal checks
+//!  base/      object: header, refcounts, ObjectRef, WeakRef, object traits, (1)
+//!      |      built-in payloads; error: Error, panics as errors;
+//!      |      value: Any, AnyView, String, Bytes, BigInt, DataType, Device
+//!  abi.rs     the raw C ABI (the `tvm-ffi-sys` crate); allocation failure; (0)
+//!             stderr diagnostics
 //! ```
+//!
+//! The public modules keep their paths (`tvm_ffi::container`, `tvm_ffi::tensor`, ...): this
+//! file re-exports them from their layers.
 //!
 //! Generated code names only `tvm_ffi::__private` (no semver guarantee) and the public value
 //! types ([`Any`], [`AnyView`], [`Result`], [`Function`], [`ObjectRef`]).
@@ -119,24 +116,19 @@ compile_error!(
      `panic = \"abort\"` from the Cargo profile (or `-C panic=abort` from RUSTFLAGS)"
 );
 
-mod diagnostic;
-pub(crate) mod memory;
-pub(crate) mod metadata;
-
-pub mod container;
-pub mod enums;
-pub mod env;
-pub mod error;
-pub mod function;
-pub mod module;
-pub mod object;
-pub mod reflection;
+// The layers, lowest first (see "Layers" above); each uses only the layers before it.
+mod abi;
+mod base;
+mod call;
+mod data;
+mod reflect;
 pub mod registry;
-pub mod serialization;
-pub mod structural;
-pub mod tensor;
-pub mod value;
-pub(crate) mod version;
+
+// The public modules, re-exported from their layers under the paths users write.
+pub use base::{error, object, value};
+pub use call::{env, function};
+pub use data::{container, module, tensor};
+pub use reflect::{enums, reflection, serialization, structural};
 
 /// The `half` crate, re-exported: [`half::f16`] (`float16`) and [`half::bf16`] (`bfloat16`) are
 /// tensor element types ([`Element`]), so `tensor.as_slice::<tvm_ffi::half::f16>()` needs no
@@ -147,22 +139,22 @@ pub use tvm_ffi_sys as sys;
 /// Where the build found libtvm_ffi (the wheel's `lib` and `include` directories).
 pub use tvm_ffi_sys::build_info;
 
+pub use abi::AllocFailure;
 pub use container::{Array, Dict, List, Map, Shape};
 pub use enums::EnumRef;
 pub use error::{Error, ErrorKind, Result, ResultExt};
 pub use function::{Function, IntoArg, IntoArgs};
-pub use memory::AllocFailure;
 pub use module::Module;
 pub use object::builtin;
 pub use object::{ExternalType, IsA, ObjectRef, ObjectType, WeakRef};
 pub use reflection::Rw;
+pub use registry::version::runtime_version;
 pub use tensor::{DLPackTensor, Element, Tensor, TensorCheck, TensorMut, TensorView};
 pub use tvm_ffi_macros::{ffi_func, ffi_methods, Enum, Object, Variant};
 pub use value::{
     Any, AnyView, BigInt, Bytes, DataType, Device, FromAny, IntoAny, Optional, String, TryIntoAny,
     TypeSchema, Variant,
 };
-pub use version::runtime_version;
 
 /// Support for code generated by `#[derive(Object)]`, `#[ffi_methods]` and `#[ffi_func]`:
 /// descriptors, link-time slices, field accessors, creators, probes, signatures, export
@@ -178,61 +170,46 @@ pub mod __private {
     pub use ::std;
     pub use linkme;
 
-    pub use crate::sys;
-    pub use crate::sys::field_flags;
+    pub use crate::abi::sys;
+    pub use crate::abi::sys::field_flags;
 
-    pub use crate::object::builtin::Object;
-    pub use crate::object::header::ObjectCell;
-    pub use crate::object::{
+    pub use crate::base::object::builtin::Object;
+    pub use crate::base::object::header::ObjectCell;
+    pub use crate::base::object::{
         assert_external_type, DerivedObject, ObjectType, RuntimeType, RustObject,
     };
 
-    pub use crate::reflection::construction::{drop_payload, seal, seal_check, SEALED};
-    pub use crate::reflection::create::{
+    pub use crate::reflect::reflection::construction::{drop_payload, seal, seal_check, SEALED};
+    pub use crate::reflect::reflection::create::{
         convert_function, create_object, default_factory, default_value, drop_open_field,
         init_empty_field, init_into_any, is_unset_field, new_function, InitByDefault, InitByFields,
-        InitProbe, InitResult, IntoDefault, Reflected, ShallowCopyByClone, ShallowCopyProbe,
+        InitProbe, InitResult, IntoDefault, ShallowCopyByClone, ShallowCopyProbe,
         ShallowCopyUnsupported,
     };
-    pub use crate::reflection::field::{
+    pub use crate::reflect::reflection::field::{
         assert_foreign_field, assert_writable, field_getter, field_setter, header_offset,
         FieldSlot, FieldValue, ForeignField, NullablePointer, SlotInfo, WritableField,
     };
+    pub use crate::reflect::reflection::reflected::Reflected;
 
-    pub use crate::metadata::MetadataValue;
+    pub use crate::call::function::metadata::MetadataValue;
     pub use crate::registry::entry::{
         structural, EnumEntry, FieldEntry, FunctionEntry, MethodEntry, MethodKind, Trusted,
         TypeEntry, TypeOrigin, TypeSlot, ENUMS, FUNCTIONS, METHODS, TYPES,
     };
     pub use crate::registry::layout::allocate_type_index;
 
-    pub use crate::enums::support::{
+    pub use crate::base::value::TypeSchema;
+    pub use crate::call::function::args::Sealed as IntoArgSealed;
+    pub use crate::call::function::IntoArg;
+    pub use crate::reflect::enums::support::{
         create_enum_object, enum_into_any, enum_try_cast, enum_value_is_unique, EnumKind,
     };
-    pub use crate::enums::{EnumTable, EnumVariant, FfiEnum};
-    pub use crate::function::args::Sealed as IntoArgSealed;
-    pub use crate::function::IntoArg;
-    pub use crate::value::TypeSchema;
+    pub use crate::reflect::enums::{EnumTable, EnumVariant, FfiEnum};
 
-    pub use crate::function::export::{call as export_call, string as export_string};
-    pub use crate::function::signature::{packed_metadata, FfiReturn, FnSignature, TypeDesc};
-    pub use crate::version::{check_version, ensure_compatible};
+    pub use crate::call::function::export::{call as export_call, string as export_string};
+    pub use crate::call::function::signature::{packed_metadata, FfiReturn, FnSignature, TypeDesc};
+    pub use crate::registry::version::{check_version, ensure_compatible};
 
-    /// The function object of a typed function whose argument and result conversion is
-    /// `invoke` (what `#[ffi_func(name = ...)]` and `#[ffi_methods]` register).
-    pub fn function_from_invoke<F>(
-        signature: &'static FnSignature,
-        invoke: F,
-    ) -> crate::function::Function
-    where
-        F: for<'a> Fn(
-                &FnSignature,
-                &'a [crate::value::AnyView<'a>],
-            ) -> crate::error::Result<crate::value::Any>
-            + Send
-            + Sync
-            + 'static,
-    {
-        crate::function::Function::from_invoke(signature, invoke)
-    }
+    pub use crate::call::function::export::function_from_invoke;
 }

@@ -3,11 +3,11 @@
 //! each type finds its runtime index once registered.
 use std::sync::atomic::{AtomicI64, Ordering};
 
-use crate::function::Function;
-use crate::metadata::MetadataValue;
-use crate::object::RuntimeType;
-use crate::sys;
-use crate::value::Any;
+use crate::abi::sys;
+use crate::base::object::RuntimeType;
+use crate::base::value::Any;
+use crate::call::function::metadata::MetadataValue;
+use crate::call::function::Function;
 
 /// The [`RuntimeType`] of a type defined or declared by this library, assigned when the
 /// library loads (see [`super`]).
@@ -50,39 +50,6 @@ impl TypeSlot {
                 index: packed as i32,
                 depth: (packed >> 32) as i32,
             })
-        }
-    }
-
-    /// The resolved type; registers this library's types first if that has not happened yet.
-    ///
-    /// # Panics
-    /// If the type did not register (see [`super::load_errors`]), or when called
-    /// while this library's registration is running (a field default that makes an object of
-    /// a type registered later).
-    #[inline]
-    pub fn resolve(&self, key: &str) -> RuntimeType {
-        match self.get() {
-            Some(ty) => ty,
-            None => self.resolve_slow(key),
-        }
-    }
-
-    #[cold]
-    fn resolve_slow(&self, key: &str) -> RuntimeType {
-        if super::registering_on_this_thread() {
-            panic!(
-                "TVM-FFI type `{key}` was used while this library's types are being registered \
-                 (for example, by a field default): make such defaults a `default_factory`"
-            );
-        }
-        super::ensure_registered();
-        match self.get() {
-            Some(ty) => ty,
-            None => panic!(
-                "TVM-FFI type `{key}` is not registered by this library: see \
-                 tvm_ffi::registry::load_errors() (a conflicting layout, or a parent defined in \
-                 a library that was not loaded first)"
-            ),
         }
     }
 }
@@ -148,17 +115,17 @@ pub struct FieldEntry {
 /// `structural = "..."`: how `structural_equal`/`structural_hash` treat the type.
 pub mod structural {
     /// No structural comparison (the runtime raises `TypeError`).
-    pub const UNSUPPORTED: i32 = crate::sys::kTVMFFISEqHashKindUnsupported;
+    pub const UNSUPPORTED: i32 = crate::abi::sys::kTVMFFISEqHashKindUnsupported;
     /// `"tree"`: compared field by field.
-    pub const TREE: i32 = crate::sys::kTVMFFISEqHashKindTreeNode;
+    pub const TREE: i32 = crate::abi::sys::kTVMFFISEqHashKindTreeNode;
     /// `"free-var"`: variables bound by definition points.
-    pub const FREE_VAR: i32 = crate::sys::kTVMFFISEqHashKindFreeVar;
+    pub const FREE_VAR: i32 = crate::abi::sys::kTVMFFISEqHashKindFreeVar;
     /// `"dag"`: like a tree, sharing-aware.
-    pub const DAG: i32 = crate::sys::kTVMFFISEqHashKindDAGNode;
+    pub const DAG: i32 = crate::abi::sys::kTVMFFISEqHashKindDAGNode;
     /// `"const-tree"`: a tree whose nodes may be compared by pointer first.
-    pub const CONST_TREE: i32 = crate::sys::kTVMFFISEqHashKindConstTreeNode;
+    pub const CONST_TREE: i32 = crate::abi::sys::kTVMFFISEqHashKindConstTreeNode;
     /// `"unique"`: compared by identity.
-    pub const UNIQUE: i32 = crate::sys::kTVMFFISEqHashKindUniqueInstance;
+    pub const UNIQUE: i32 = crate::abi::sys::kTVMFFISEqHashKindUniqueInstance;
 }
 
 /// Whether a [`TypeEntry`] defines a type or declares one defined elsewhere.
@@ -225,7 +192,7 @@ pub struct TypeEntry {
     pub type_attrs: &'static [(&'static str, MetadataValue)],
     /// The check sealing runs on objects of this type, whatever type they are dereferenced
     /// as (every Rust-defined type has one; declarations have none).
-    pub seal_check: Option<crate::reflection::construction::SealCheck>,
+    pub seal_check: Option<crate::reflect::reflection::construction::SealCheck>,
     /// The statement that all of the above is true.
     pub trusted: Trusted,
 }
@@ -269,13 +236,13 @@ pub struct EnumEntry {
     /// Doc string.
     pub doc: &'static str,
     /// Which runtime base it derives from.
-    pub kind: crate::enums::support::EnumKind,
+    pub kind: crate::reflect::enums::support::EnumKind,
     /// Where the runtime index is stored once registered.
     pub slot: &'static TypeSlot,
     /// The variants, in declaration order.
-    pub variants: &'static [crate::enums::EnumVariant],
+    pub variants: &'static [crate::reflect::enums::EnumVariant],
     /// Where the singletons are stored once registered.
-    pub table: &'static crate::enums::EnumTable,
+    pub table: &'static crate::reflect::enums::EnumTable,
     /// The creator (an empty enum object of this type).
     pub creator: sys::TVMFFIObjectCreator,
     /// The statement that the creator and the table belong to this enum.

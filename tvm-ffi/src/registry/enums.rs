@@ -3,16 +3,16 @@
 //! the UniqueInstance structural kind, a creator and the usual type attributes, then the
 //! `__ffi_enum__` state (`ffi.EnumState`: `entries`, `indexes`, `attrs`) holding one singleton
 //! per variant.
+use super::calls::{byte_array, check, register_attr};
 use super::entry::EnumEntry;
 use super::layout::allocate_type_index;
-use super::{byte_array, check, register_attr};
-use crate::enums::{EnumObj, EnumTable};
-use crate::error::{Error, Result};
-use crate::function::{Function, GlobalCache};
-use crate::metadata::MetadataValue;
-use crate::object::{self, type_info, ObjectRef, RuntimeType};
-use crate::sys;
-use crate::value::{Any, String};
+use crate::abi::sys;
+use crate::base::error::{Error, Result};
+use crate::base::object::{self, type_info, ObjectRef, RuntimeType};
+use crate::base::value::{Any, String};
+use crate::call::function::metadata::MetadataValue;
+use crate::call::function::{Function, GlobalCache};
+use crate::reflect::enums::{EnumObj, EnumTable};
 
 static LIST_APPEND: GlobalCache = GlobalCache::new("ffi.ListAppend");
 static DICT_SET: GlobalCache = GlobalCache::new("ffi.DictSetItem");
@@ -93,11 +93,11 @@ pub(super) fn register_enum(entry: &'static EnumEntry) -> Result<RuntimeType> {
 fn register_state(entry: &EnumEntry, ty: RuntimeType, table: &EnumTable) -> Result<()> {
     let state_type = type_info::lookup_type("ffi.EnumState")
         .ok_or_else(|| Error::runtime_error("the runtime has no `ffi.EnumState`"))?;
-    let init: Function = crate::reflection::type_attr(state_type.index, "__ffi_init__")
+    let init: Function = crate::reflect::reflection::type_attr(state_type.index, "__ffi_init__")
         .ok_or_else(|| Error::runtime_error("`ffi.EnumState` has no constructor"))?
         .cast()?;
     let state = init.call(())?;
-    let state_obj: ObjectRef<crate::object::builtin::Object> = state.cast()?;
+    let state_obj: ObjectRef<crate::base::object::builtin::Object> = state.cast()?;
     let entries = state_obj.get_field_any("entries")?;
     let indexes = state_obj.get_field_any("indexes")?;
     let attrs = state_obj.get_field_any("attrs")?;
@@ -142,4 +142,4 @@ fn register_state(entry: &EnumEntry, ty: RuntimeType, table: &EnumTable) -> Resu
     Ok(())
 }
 
-use crate::enums::new_enum_object as new_singleton;
+use crate::reflect::enums::new_enum_object as new_singleton;

@@ -1,9 +1,9 @@
 //! Layout checks of types that are already in the runtime (declared `external`, or registered
 //! by another copy of a library), and index allocation.
 use super::entry::{TypeEntry, TypeOrigin};
-use crate::error::{Error, Result};
-use crate::object::{type_info, RuntimeType};
-use crate::sys;
+use crate::abi::sys;
+use crate::base::error::{Error, Result};
+use crate::base::object::{type_info, RuntimeType};
 
 /// Checks a declared external type against the runtime's reflection.
 pub(super) fn check_external(
@@ -84,7 +84,7 @@ pub(super) fn layout_mismatch(
             }
             Some(f) if entry.origin == TypeOrigin::Defined => {
                 // Another copy of a Rust type: everything it registered must be identical.
-                let ours = crate::metadata::metadata_json(&(field.type_schema)(), field.metadata);
+                let ours = crate::call::function::metadata::metadata_json(&(field.type_schema)(), field.metadata);
                 // SAFETY: registry strings live for the process.
                 let theirs = unsafe { f.metadata.as_bytes() };
                 if f.flags != field.flags || theirs != ours.as_bytes() {
@@ -130,7 +130,7 @@ fn refuses_subtypes(parent: RuntimeType) -> Option<std::string::String> {
             type_info::type_key_of_index(builtin)
         ));
     }
-    let is_final = crate::reflection::type_attr(parent.index, "__ffi_type_final__")
+    let is_final = crate::reflect::reflection::type_attr(parent.index, "__ffi_type_final__")
         .and_then(|v| v.try_cast::<bool>())
         .unwrap_or(false);
     is_final.then(|| {

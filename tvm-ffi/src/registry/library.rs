@@ -1,5 +1,5 @@
-//! The library this crate is linked into: pinned in memory (the runtime keeps pointers into
-//! it) and registered by one load-time constructor.
+//! The library this crate is linked into, pinned in memory (the runtime keeps pointers into
+//! it; the load-time constructor that registers it is in the registry's `mod.rs`).
 /// Marks the artifact containing this code as never-unloadable (`RTLD_NODELETE`): the runtime
 /// keeps pointers to its functions forever.
 pub(super) fn pin_library() {
@@ -31,16 +31,3 @@ pub(super) fn pin_library() {
         }
     }
 }
-
-extern "C" fn load_time_constructor() {
-    super::ensure_registered();
-}
-
-/// The single load-time constructor of this artifact (see the module docs).
-#[used]
-#[cfg_attr(
-    any(target_os = "linux", target_os = "android", target_os = "freebsd"),
-    link_section = ".init_array"
-)]
-#[cfg_attr(target_os = "macos", link_section = "__DATA,__mod_init_func")]
-static LOAD_TIME_CONSTRUCTOR: extern "C" fn() = load_time_constructor;

@@ -46,19 +46,22 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, Once};
 
-use crate::error::{Error, Result};
-use crate::function::GlobalCache;
-use crate::metadata::MetadataValue;
-use crate::object::{type_info, RuntimeType};
-use crate::reflection::construction::SEAL_CHECK_ATTR;
-use crate::sys;
-use crate::value::Any;
+use crate::abi::sys;
+use crate::base::error::{Error, Result};
+use crate::base::object::{type_info, RuntimeType};
+use crate::base::value::Any;
+use crate::call::function::metadata::MetadataValue;
+use crate::call::function::GlobalCache;
+use crate::reflect::reflection::construction::SEAL_CHECK_ATTR;
 
+mod calls;
 pub(crate) mod entry;
 mod enums;
 pub(crate) mod layout;
 mod library;
+pub(crate) mod version;
 
+use calls::{byte_array, check, register_attr};
 pub(crate) use entry::{
     FieldEntry, FunctionEntry, MethodEntry, MethodKind, TypeEntry, TypeOrigin, ENUMS, FUNCTIONS,
     METHODS, TYPES,
@@ -75,7 +78,7 @@ pub fn load_errors() -> Vec<String> {
 }
 
 fn report(message: String) {
-    crate::diagnostic::warn(format_args!("{message}"));
+    crate::abi::warn(format_args!("{message}"));
     if let Ok(mut errors) = LOAD_ERRORS.lock() {
         errors.push(message);
     }
@@ -96,7 +99,7 @@ pub(crate) fn registering_on_this_thread() -> bool {
 pub(crate) fn ensure_registered() {
     REGISTER.call_once(|| {
         REGISTERING.with(|flag| flag.set(true));
-        crate::error::panic::guard_quiet("tvm-ffi registration", register_all);
+        crate::base::error::panic::guard_quiet("tvm-ffi registration", register_all);
         REGISTERING.with(|flag| flag.set(false));
         // A type whose registration never ran (a version mismatch, a panic) is unusable too.
         for entry in TYPES.iter() {
@@ -108,15 +111,15 @@ pub(crate) fn ensure_registered() {
 }
 
 fn register_all() {
-    crate::error::panic::install_panic_hook();
-    if let Err(err) = crate::version::ensure_compatible() {
+    crate::base::error::panic::install_panic_hook();
+    if let Err(err) = crate::registry::version::ensure_compatible() {
         report(format!("nothing registered: {}", err.message()));
         return;
     }
     library::pin_library();
     // While loading (one thread): publishing it at first use would change the runtime's
     // registry, which is not thread-safe, while other threads read it.
-    crate::container::lock::publish_at_load();
+    crate::data::lock::publish_at_load();
     for entry in FUNCTIONS.iter() {
         register_function(entry);
     }
@@ -142,7 +145,8 @@ fn entry_id(entry: &'static TypeEntry) -> usize {
 fn register_types() {
     // Enums first: a field default may be one of their singletons.
     for entry in ENUMS.iter() {
-        let outcome = crate::error::panic::guard_quiet(entry.key, || enums::register_enum(entry));
+        let outcome =
+            crate::base::error::panic::guard_quiet(entry.key, || enums::register_enum(entry));
         match outcome {
             Some(Ok(_)) => {}
             Some(Err(err)) => {
@@ -287,7 +291,7 @@ fn prepare_type(
             )
         }),
     };
-    let outcome = crate::error::panic::guard_quiet(entry.key, || match parent {
+    let outcome = crate::base::error::panic::guard_quiet(entry.key, || match parent {
         Err(why) => Err(Error::runtime_error(why)),
         Ok(parent) => match entry.origin {
             TypeOrigin::External => check_external(entry, parent).map(TypeState::Shared),
@@ -321,38 +325,25 @@ fn prepare_type(
     state
 }
 
-fn check(rc: i32) -> Result<()> {
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(Error::from_return_code(rc))
-    }
-}
-
-fn byte_array(s: &str) -> sys::TVMFFIByteArray {
-    sys::TVMFFIByteArray::from_bytes(s.as_bytes())
-}
-
 /// Index, metadata and own fields of a type defined here.
 fn define_type(entry: &'static TypeEntry, parent: RuntimeType) -> Result<TypeState> {
     if let Some(existing) = type_info::lookup_type(entry.key) {
         // Another library, or another copy of this one, registered the key first. Shared only
         // with another copy of the same Rust type: the same reflection *and* the same Rust
         // layout (skipped fields, `Rw<T>` vs `T`), which reflection alone does not show.
-        let why =
-            layout_mismatch(entry, existing, parent).or_else(
-                || match crate::reflection::type_attr(existing.index, LAYOUT_ATTR)
-                    .and_then(|layout| layout.try_cast::<std::string::String>())
-                {
-                    Some(theirs) if theirs == (entry.layout)() => None,
-                    Some(theirs) => Some(format!(
+        let why = layout_mismatch(entry, existing, parent).or_else(|| {
+            match crate::reflect::reflection::type_attr(existing.index, LAYOUT_ATTR)
+                .and_then(|layout| layout.try_cast::<std::string::String>())
+            {
+                Some(theirs) if theirs == (entry.layout)() => None,
+                Some(theirs) => Some(format!(
                     "another Rust library defines it with the layout `{theirs}`, this one with \
                      `{}`",
                     (entry.layout)()
                 )),
-                    None => Some("another library defines it, not a copy of this Rust type".into()),
-                },
-            );
+                None => Some("another library defines it, not a copy of this Rust type".into()),
+            }
+        });
         return match why {
             None => Ok(TypeState::Shared(existing)),
             Some(why) => Err(Error::runtime_error(format!(
@@ -387,7 +378,8 @@ fn define_type(entry: &'static TypeEntry, parent: RuntimeType) -> Result<TypeSta
 /// that field defaults may make objects of any type of this library.
 fn register_fields(entry: &'static TypeEntry, ty: RuntimeType) -> Result<()> {
     for field in entry.fields {
-        let outcome = crate::error::panic::guard_quiet(field.name, || register_field(ty, field));
+        let outcome =
+            crate::base::error::panic::guard_quiet(field.name, || register_field(ty, field));
         let result = outcome.unwrap_or_else(|| {
             Err(Error::runtime_error(
                 "panic while computing the field's default",
@@ -401,7 +393,8 @@ fn register_fields(entry: &'static TypeEntry, ty: RuntimeType) -> Result<()> {
 }
 
 fn register_field(ty: RuntimeType, field: &FieldEntry) -> Result<()> {
-    let metadata = crate::metadata::metadata_json(&(field.type_schema)(), field.metadata);
+    let metadata =
+        crate::call::function::metadata::metadata_json(&(field.type_schema)(), field.metadata);
     // The runtime keeps its own reference to the default (or factory function).
     let default = field.default.map(|make| make());
     let info = sys::TVMFFIFieldInfo {
@@ -445,12 +438,6 @@ fn register_method(ty: RuntimeType, method: &MethodEntry) -> Result<()> {
     let rc = unsafe { sys::TVMFFITypeRegisterMethod(ty.index, &info) };
     drop(function);
     check(rc)
-}
-
-fn register_attr(ty: RuntimeType, name: &str, value: Any) -> Result<()> {
-    let name = byte_array(name);
-    // SAFETY: valid name and value; the runtime copies both.
-    check(unsafe { sys::TVMFFITypeRegisterAttr(ty.index, &name, value.as_raw()) })
 }
 
 /// Phase 3: constructor and type attributes.
@@ -506,7 +493,7 @@ fn explicit_inits(key: &str) -> impl Iterator<Item = &'static MethodEntry> + '_ 
 pub(crate) const LAYOUT_ATTR: &str = "__tvm_ffi_rs_layout__";
 
 fn register_function(entry: &FunctionEntry) {
-    let outcome = crate::error::panic::guard_quiet(entry.name, || {
+    let outcome = crate::base::error::panic::guard_quiet(entry.name, || {
         let f = (entry.make)();
         f.register_global_with_info(entry.name, entry.doc, &(entry.metadata)(), false)
     });
@@ -521,5 +508,53 @@ fn register_function(entry: &FunctionEntry) {
             "cannot register global function `{}`: panic while creating it",
             entry.name
         )),
+    }
+}
+
+extern "C" fn load_time_constructor() {
+    ensure_registered();
+}
+
+/// The single load-time constructor of this artifact (see the module docs).
+#[used]
+#[cfg_attr(
+    any(target_os = "linux", target_os = "android", target_os = "freebsd"),
+    link_section = ".init_array"
+)]
+#[cfg_attr(target_os = "macos", link_section = "__DATA,__mod_init_func")]
+static LOAD_TIME_CONSTRUCTOR: extern "C" fn() = load_time_constructor;
+
+impl entry::TypeSlot {
+    /// The resolved type; registers this library's types first if that has not happened yet.
+    ///
+    /// # Panics
+    /// If the type did not register (see [`load_errors`]), or when called
+    /// while this library's registration is running (a field default that makes an object of
+    /// a type registered later).
+    #[inline]
+    pub fn resolve(&self, key: &str) -> RuntimeType {
+        match self.get() {
+            Some(ty) => ty,
+            None => self.resolve_slow(key),
+        }
+    }
+
+    #[cold]
+    fn resolve_slow(&self, key: &str) -> RuntimeType {
+        if registering_on_this_thread() {
+            panic!(
+                "TVM-FFI type `{key}` was used while this library's types are being registered \
+                 (for example, by a field default): make such defaults a `default_factory`"
+            );
+        }
+        ensure_registered();
+        match self.get() {
+            Some(ty) => ty,
+            None => panic!(
+                "TVM-FFI type `{key}` is not registered by this library: see \
+                 tvm_ffi::registry::load_errors() (a conflicting layout, or a parent defined in \
+                 a library that was not loaded first)"
+            ),
+        }
     }
 }

@@ -1,0 +1,140 @@
+//! Queries against the runtime's type registry: keys, indices, ancestry.
+use super::types::RuntimeType;
+use crate::abi::sys;
+
+/// The registry entry of a type index, if any. Crate-private: the runtime mutates the entry
+/// (its field and method tables grow) while the reference lives.
+pub(crate) fn type_info(index: i32) -> Option<&'static sys::TVMFFITypeInfo> {
+    // SAFETY: TVMFFIGetTypeInfo returns null or a pointer into the registry, which lives (and
+    // never moves its entries) until process exit.
+    unsafe { sys::TVMFFIGetTypeInfo(index).as_ref() }
+}
+
+/// The key of a registered type index (`"int"`, `"ffi.String"`, `"my_ext.Point"` ...).
+///
+/// `index` must be registered (the runtime ends the process otherwise): an index read from a
+/// live object or value is. `crate::reflection` checks indices that come from anywhere else.
+pub fn type_key_of_index(index: i32) -> &'static str {
+    if index == sys::type_index::kTVMFFIAny {
+        return "Any";
+    }
+    match type_info(index) {
+        Some(info) => {
+            // SAFETY: type keys are owned by the registry for the life of the process.
+            std::str::from_utf8(unsafe { info.type_key.as_bytes() }).unwrap_or("<invalid>")
+        }
+        None => "<unregistered>",
+    }
+}
+
+/// Looks a type up by key.
+pub fn lookup_type(key: &str) -> Option<RuntimeType> {
+    let index = index_of_key(key)?;
+    let info = type_info(index)?;
+    Some(RuntimeType {
+        index,
+        depth: info.type_depth,
+    })
+}
+
+/// The index registered for `key`, without raising an error on a miss where the runtime allows:
+/// registration probes every new key, and the first error a process raises costs ~200 ms (the
+/// runtime sets up its backtrace machinery), so a raised miss would make every library load slow.
+fn index_of_key(key: &str) -> Option<i32> {
+    let key = sys::TVMFFIByteArray::from_bytes(key.as_bytes());
+    if has_query_only_lookup() {
+        // SAFETY: key is a valid byte array for the call; parent index -2 asks the runtime
+        // (0.1.13 and later) to look the key up only: no allocation, -2 on a miss.
+        let index = unsafe { sys::TVMFFITypeGetOrAllocIndex(&key, -1, 0, 0, 0, -2) };
+        return (index >= 0).then_some(index);
+    }
+    let mut index = 0i32;
+    // SAFETY: key is a valid byte array for the duration of the call.
+    let rc = unsafe { sys::TVMFFITypeKeyToIndex(&key, &mut index) };
+    if rc != 0 {
+        // The runtime raises an error into TLS on a miss; drop it.
+        discard_raised_error();
+        return None;
+    }
+    Some(index)
+}
+
+/// Whether the runtime answers `TVMFFITypeGetOrAllocIndex(.., parent = -2)` as a query
+/// (tvm-ffi 0.1.13 and later; older runtimes treat -2 as a missing parent and end the process).
+fn has_query_only_lookup() -> bool {
+    static SUPPORTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SUPPORTED.get_or_init(|| {
+        let mut version = sys::TVMFFIVersion {
+            major: 0,
+            minor: 0,
+            patch: 0,
+        };
+        // SAFETY: valid output slot.
+        unsafe { sys::TVMFFIGetVersion(&mut version) };
+        (version.major, version.minor, version.patch) >= (0, 1, 13)
+    })
+}
+
+/// Whether an object of dynamic type `index` is an instance of `target`; `index` must be
+/// registered (see [`type_key_of_index`]).
+#[inline]
+pub fn is_instance_index(index: i32, target: RuntimeType) -> bool {
+    if index == target.index || target.index == sys::type_index::kTVMFFIObject {
+        return true;
+    }
+    // Parents are always registered (and so indexed) before their children.
+    if index < target.index {
+        return false;
+    }
+    match type_info(index) {
+        // `target` may come from anywhere (its fields are public): its depth indexes the
+        // ancestor table only when it lies inside it.
+        Some(info) if target.depth >= 0 && info.type_depth > target.depth => {
+            // SAFETY: type_ancestors has type_depth entries, each a valid registry pointer,
+            // and 0 <= target.depth < type_depth.
+            unsafe {
+                let ancestor = *info.type_ancestors.add(target.depth as usize);
+                (*ancestor).type_index == target.index
+            }
+        }
+        _ => false,
+    }
+}
+
+/// The own fields a type registered (inherited fields are listed by its ancestors), copied
+/// out of the registry: its table moves when a field is added. The names, docs and metadata
+/// the copies point to are owned by the registry for the life of the process; the default
+/// values are borrowed views. `index` must be registered (see [`type_key_of_index`]).
+pub fn fields(index: i32) -> Vec<sys::TVMFFIFieldInfo> {
+    match type_info(index) {
+        // SAFETY: `fields` has `num_fields` entries; each is copied bitwise (plain data and
+        // pointers into registry-owned storage) before the registry can reallocate the table.
+        Some(info) if info.num_fields > 0 => (0..info.num_fields as usize)
+            .map(|i| unsafe { std::ptr::read(info.fields.add(i)) })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The own methods a type registered, copied out of the registry (see [`fields`]).
+pub fn methods(index: i32) -> Vec<sys::TVMFFIMethodInfo> {
+    match type_info(index) {
+        // SAFETY: as in `fields`; the method `Any`s are borrowed views of registry-owned values.
+        Some(info) if info.num_methods > 0 => (0..info.num_methods as usize)
+            .map(|i| unsafe { std::ptr::read(info.methods.add(i)) })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Drops the error a failed runtime call raised on this thread (for queries where a miss is an
+/// answer, not an error).
+pub(crate) fn discard_raised_error() {
+    let mut out: sys::TVMFFIObjectHandle = std::ptr::null_mut();
+    // SAFETY: valid output slot; ownership of the raised error (if any) moves to us.
+    unsafe { sys::TVMFFIErrorMoveFromRaised(&mut out) };
+    if let Some(ptr) = std::ptr::NonNull::new(out as *mut sys::TVMFFIObject) {
+        // SAFETY: we own the one reference the runtime handed over.
+        unsafe { crate::base::object::dec_ref(ptr) };
+    }
+}

@@ -1,0 +1,817 @@
+//! [`Any`] (owning) and [`AnyView`] (borrowing): the 16-byte tagged union of the ABI, and the
+//! conversion traits through which Rust values enter and leave it.
+//!
+//! Three ways to get a value out, as in C++:
+//! - [`Any::cast`]: the value or a `TypeError` ("Cannot convert from type `int` to `str`");
+//! - [`Any::try_cast`]: `Option`, with the documented coercions (int to float, bool to int,
+//!   raw and heap strings to `String`, ...);
+//! - [`Any::as_exact`]: `Option`, only when the stored type matches exactly.
+//!
+//! Integers are range-checked: a value that does not fit the requested Rust type is a mismatch,
+//! never a silent truncation.
+use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
+use std::ptr::NonNull;
+
+use crate::abi::sys::{self, type_index as ti, TVMFFIAny, TVMFFIAnyValue};
+use crate::base::error::{Error, Result};
+use crate::base::object::{self, type_info, ObjectRef, ObjectType};
+
+/// An owning value of any FFI type; releases its object reference on drop.
+#[repr(transparent)]
+pub struct Any {
+    pub(super) raw: TVMFFIAny,
+}
+
+/// A borrowed value of any FFI type: copying it never touches reference counts.
+#[repr(transparent)]
+#[derive(Clone, Copy)]
+pub struct AnyView<'a> {
+    pub(super) raw: TVMFFIAny,
+    _borrow: PhantomData<&'a ()>,
+}
+
+// SAFETY: an Any owns either plain data or a strong object reference; objects are thread-safe.
+unsafe impl Send for Any {}
+// SAFETY: as above; shared access only reads.
+unsafe impl Sync for Any {}
+// SAFETY: a view is a plain copy of such a value.
+unsafe impl Send for AnyView<'_> {}
+// SAFETY: as above.
+unsafe impl Sync for AnyView<'_> {}
+
+#[inline]
+pub(crate) fn is_object_index(index: i32) -> bool {
+    index >= ti::kTVMFFIStaticObjectBegin
+}
+
+#[inline]
+pub(crate) const fn pod(type_index: i32, value: TVMFFIAnyValue) -> TVMFFIAny {
+    TVMFFIAny {
+        type_index,
+        zero_padding: 0,
+        value,
+    }
+}
+
+impl Any {
+    /// The `None` value.
+    pub const fn none() -> Any {
+        Any {
+            raw: TVMFFIAny::NONE,
+        }
+    }
+
+    /// Converts a Rust value.
+    pub fn new<T: IntoAny>(value: T) -> Any {
+        value.into_any()
+    }
+
+    /// An opaque pointer value (`void*`, type index 4; `None` for a null pointer).
+    ///
+    /// The runtime and foreign callees trust opaque pointers: `ffi.FunctionFromExternC` calls
+    /// the function and the deleter it is given, C++ functions taking `void*` dereference it,
+    /// and nothing can check a pointer. Reading one back out (`cast::<*mut c_void>()`) is safe.
+    ///
+    /// # Safety
+    /// Every function the value reaches (directly, or kept in a container, field or closure)
+    /// must be able to use `ptr` as that function documents for its `void*` parameter: a
+    /// pointer it dereferences must be valid for that use and outlive it, a pointer it calls
+    /// must be a function of the expected signature.
+    ///
+    /// ```
+    /// use std::ffi::c_void;
+    /// let mut data = 7u64;
+    /// // SAFETY: the value reaches no function that dereferences it.
+    /// let value = unsafe { tvm_ffi::Any::from_opaque_ptr(&mut data as *mut u64 as *mut c_void) };
+    /// assert_eq!(value.type_key(), "void*");
+    /// ```
+    pub unsafe fn from_opaque_ptr(ptr: *mut std::ffi::c_void) -> Any {
+        if ptr.is_null() {
+            Any::none()
+        } else {
+            Any {
+                raw: pod(ti::kTVMFFIOpaquePtr, TVMFFIAnyValue { v_ptr: ptr }),
+            }
+        }
+    }
+
+    /// Takes ownership of a raw value.
+    ///
+    /// # Safety
+    /// `raw` must be a valid owned value (an object index with a strong reference the caller
+    /// gives up, or plain data).
+    #[inline]
+    pub unsafe fn from_raw(raw: TVMFFIAny) -> Any {
+        Any { raw }
+    }
+
+    /// Gives up ownership of the raw value.
+    #[inline]
+    pub fn into_raw(self) -> TVMFFIAny {
+        ManuallyDrop::new(self).raw
+    }
+
+    /// The raw value, still owned by `self`.
+    #[inline]
+    pub fn as_raw(&self) -> &TVMFFIAny {
+        &self.raw
+    }
+
+    /// A borrowed view.
+    #[inline]
+    pub fn view(&self) -> AnyView<'_> {
+        AnyView {
+            raw: self.raw,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Borrows as a view in place (same layout).
+    #[inline]
+    pub fn as_view(&self) -> &AnyView<'_> {
+        // SAFETY: both are repr(transparent) over TVMFFIAny.
+        unsafe { &*(self as *const Any as *const AnyView<'_>) }
+    }
+
+    /// Borrows a slice of values as views in place.
+    #[inline]
+    pub(crate) fn slice_as_views(values: &[Any]) -> &[AnyView<'_>] {
+        // SAFETY: Any and AnyView are both repr(transparent) over TVMFFIAny; the views borrow
+        // the slice, which owns what they point to.
+        unsafe { AnyView::slice_from_raw(values.as_ptr() as *const TVMFFIAny, values.len()) }
+    }
+
+    /// The stored type index.
+    #[inline]
+    pub fn type_index(&self) -> i32 {
+        self.raw.type_index
+    }
+
+    /// The key of the stored type (`"int"`, `"ffi.String"`, `"my_ext.Point"` ...).
+    pub fn type_key(&self) -> &'static str {
+        self.view().type_key()
+    }
+
+    /// Whether the value is `None`.
+    #[inline]
+    pub fn is_none(&self) -> bool {
+        self.raw.type_index == ti::kTVMFFINone
+    }
+
+    /// Converts to `T` or fails with a `TypeError` in the runtime's words.
+    #[inline]
+    pub fn cast<'a, T: FromAny<'a>>(&'a self) -> Result<T> {
+        self.as_view().cast()
+    }
+
+    /// Converts to `T` with the documented coercions, or `None`.
+    pub fn try_cast<'a, T: FromAny<'a>>(&'a self) -> Option<T> {
+        T::try_cast(self.as_view())
+    }
+
+    /// `Some` only when the stored type is exactly `T` (no conversion).
+    pub fn as_exact<'a, T: FromAny<'a>>(&'a self) -> Option<T> {
+        T::try_as(self.as_view())
+    }
+}
+
+impl Default for Any {
+    fn default() -> Self {
+        Any::none()
+    }
+}
+
+impl Clone for Any {
+    #[inline]
+    fn clone(&self) -> Self {
+        if is_object_index(self.raw.type_index) {
+            // SAFETY: object indices carry a live, non-null object pointer we hold a reference to.
+            unsafe { object::inc_ref(NonNull::new_unchecked(self.raw.value.v_obj)) };
+        }
+        Any { raw: self.raw }
+    }
+}
+
+impl Drop for Any {
+    #[inline]
+    fn drop(&mut self) {
+        if is_object_index(self.raw.type_index) {
+            // SAFETY: we own one strong reference to the object.
+            unsafe { object::dec_ref(NonNull::new_unchecked(self.raw.value.v_obj)) };
+        }
+    }
+}
+
+impl<'a> AnyView<'a> {
+    /// The `None` view.
+    pub const fn none() -> AnyView<'static> {
+        AnyView {
+            raw: TVMFFIAny::NONE,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Wraps a raw borrowed value.
+    ///
+    /// # Safety
+    /// Whatever `raw` points to must stay alive and unchanged for `'a`.
+    #[inline]
+    pub unsafe fn from_raw(raw: TVMFFIAny) -> AnyView<'a> {
+        AnyView {
+            raw,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Views the raw form of a value that `raw`'s owner keeps alive (a `String`, `Bytes`,
+    /// `BigInt`, `Any`, ...): the view borrows the owner.
+    ///
+    /// # Safety
+    /// `raw` must be the owning representation of a valid value (as in an [`Any`]), unchanged
+    /// for `'a`.
+    #[inline]
+    pub(crate) unsafe fn of_owned_raw(raw: &'a TVMFFIAny) -> AnyView<'a> {
+        AnyView {
+            raw: *raw,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// The view of an object reference, borrowing it.
+    #[inline]
+    pub(crate) fn of_object<T: ObjectType>(obj: &'a ObjectRef<T>) -> AnyView<'a> {
+        AnyView {
+            raw: pod(
+                obj.type_index(),
+                TVMFFIAnyValue {
+                    v_obj: obj.as_raw().as_ptr(),
+                },
+            ),
+            _borrow: PhantomData,
+        }
+    }
+
+    /// The view of a plain value (no object, no heap storage): it borrows nothing.
+    #[inline]
+    pub(crate) fn of_plain<T: crate::base::value::PlainValue>(value: T) -> AnyView<'static> {
+        let any = ManuallyDrop::new(value.into_any());
+        debug_assert!(!is_object_index(any.raw.type_index));
+        AnyView {
+            raw: any.raw,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Views a slice of raw arguments.
+    ///
+    /// # Safety
+    /// `args` must point to `len` valid values that outlive `'a` (or be dangling with `len == 0`).
+    #[inline]
+    pub unsafe fn slice_from_raw(args: *const TVMFFIAny, len: usize) -> &'a [AnyView<'a>] {
+        if len == 0 {
+            &[]
+        } else {
+            // SAFETY: AnyView is repr(transparent) over TVMFFIAny; validity from the caller.
+            unsafe { std::slice::from_raw_parts(args as *const AnyView<'a>, len) }
+        }
+    }
+
+    /// The raw value.
+    #[inline]
+    pub fn as_raw(&self) -> &TVMFFIAny {
+        &self.raw
+    }
+
+    /// The stored type index.
+    #[inline]
+    pub fn type_index(&self) -> i32 {
+        self.raw.type_index
+    }
+
+    /// The key of the stored type, as the runtime names it in messages.
+    pub fn type_key(&self) -> &'static str {
+        type_info::type_key_of_index(self.raw.type_index)
+    }
+
+    /// Whether the value is `None`.
+    #[inline]
+    pub fn is_none(&self) -> bool {
+        self.raw.type_index == ti::kTVMFFINone
+    }
+
+    /// Makes an owning copy (increments object counts; materialises raw strings and byte
+    /// arrays, takes the object of an rvalue reference).
+    ///
+    /// A borrowed `DLTensor*` (type index 7, what C++ passes for a `TensorView` and Rust for
+    /// [`TensorMut::view`](crate::TensorMut::view)) cannot be owned: its DLTensor and data live
+    /// only for the call. That is a `TypeError`, as C++ refuses to hold a `DLTensor*` in an
+    /// `Any`; take the argument as a [`TensorView`](crate::TensorView) and copy it, or pass an
+    /// `ffi.Tensor`.
+    ///
+    /// ```
+    /// use tvm_ffi::{Any, Function, TensorMut, DataType, Device};
+    /// let keep = Function::from_packed(|args| args[0].to_owned());
+    /// let t = TensorMut::empty(&[2], DataType::float(32), Device::cpu()).unwrap();
+    /// let err = keep.call((t.view(),)).unwrap_err();
+    /// assert_eq!(err.kind(), "TypeError");
+    /// ```
+    pub fn to_owned(&self) -> Result<Any> {
+        let index = self.raw.type_index;
+        if is_object_index(index) {
+            // SAFETY: a live object borrowed for 'a.
+            unsafe { object::inc_ref(NonNull::new_unchecked(self.raw.value.v_obj)) };
+            Ok(Any { raw: self.raw })
+        } else if index == ti::kTVMFFIDLTensorPtr {
+            Err(borrowed_tensor_error())
+        } else if matches!(
+            index,
+            ti::kTVMFFIRawStr | ti::kTVMFFIByteArrayPtr | ti::kTVMFFIObjectRValueRef
+        ) {
+            let mut out = TVMFFIAny::NONE;
+            // SAFETY: valid view and output slot.
+            let rc = unsafe { sys::TVMFFIAnyViewToOwnedAny(&self.raw, &mut out) };
+            if rc != 0 {
+                return Err(Error::from_return_code(rc));
+            }
+            // SAFETY: the runtime returned an owned value.
+            Ok(unsafe { Any::from_raw(out) })
+        } else {
+            Ok(Any { raw: self.raw })
+        }
+    }
+
+    /// Converts to `T` or fails with a `TypeError` in the runtime's words.
+    #[inline]
+    pub fn cast<T: FromAny<'a>>(&'a self) -> Result<T> {
+        match T::try_cast(self) {
+            Some(v) => Ok(v),
+            None => Err(cast_error::<T>(self)),
+        }
+    }
+
+    /// Converts to `T` with the documented coercions, or `None`.
+    pub fn try_cast<T: FromAny<'a>>(&'a self) -> Option<T> {
+        T::try_cast(self)
+    }
+
+    /// `Some` only when the stored type is exactly `T`.
+    pub fn as_exact<T: FromAny<'a>>(&'a self) -> Option<T> {
+        T::try_as(self)
+    }
+}
+
+/// Why a borrowed `DLTensor*` cannot become an owned value.
+#[cold]
+#[inline(never)]
+pub(crate) fn borrowed_tensor_error() -> Error {
+    Error::new(
+        "TypeError",
+        "DLTensor* cannot be held in Any as it does not retain ownership, use Tensor instead",
+    )
+}
+
+#[cold]
+#[inline(never)]
+fn cast_error<'a, T: FromAny<'a>>(view: &AnyView<'_>) -> Error {
+    cast_error_named::<T>(view, &T::type_str())
+}
+
+/// The `TypeError` of a failed conversion of `view` to `T`, naming the target `target` (a
+/// field's storage may be named otherwise than its value type, as C++ names it).
+#[cold]
+#[inline(never)]
+pub(crate) fn cast_error_named<'a, T: FromAny<'a>>(view: &AnyView<'_>, target: &str) -> Error {
+    Error::new(
+        "TypeError",
+        format!(
+            "Cannot convert from type {} to `{target}`",
+            T::describe_mismatch(view),
+        ),
+    )
+}
+
+/// Static description of a Rust type as the runtime sees it.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a TVM-FFI value type",
+    label = "this type cannot cross the TVM-FFI boundary",
+    note = "supported: integers, BigInt, f32/f64, bool, (), &str/String/tvm_ffi::String, &[u8]/Vec<u8>/Bytes, Option<T>, ObjectRef<T>, Array<T>, Map<K, V>, List<T>, Dict<K, V>, Shape, Function, Any/AnyView, DataType, Device, Tensor/TensorView"
+)]
+pub trait TypeSchema {
+    /// The name used in error messages and signatures (`int`, `str`, `Array<int>`, a type key).
+    fn type_str() -> String;
+    /// The `type_schema` JSON the C++ reflection emits for this type.
+    fn type_schema() -> String {
+        format!(r#"{{"type":"{}"}}"#, Self::type_str())
+    }
+}
+
+/// Infallible conversion into an owning [`Any`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be converted into a TVM-FFI `Any`",
+    note = "supported: integers, BigInt, f32/f64, bool, (), &str/String/tvm_ffi::String, &[u8]/Vec<u8>/Bytes, Option<T>, ObjectRef<T>, Array<T>, Map<K, V>, List<T>, Dict<K, V>, Shape, Function, Any/AnyView, DataType, Device, Tensor/TensorView"
+)]
+pub trait IntoAny {
+    /// Moves the value into an `Any`.
+    fn into_any(self) -> Any;
+}
+
+/// Conversion into an owning [`Any`] that may fail: what containers and fields require of their
+/// elements (every [`IntoAny`] type implements it).
+pub trait TryIntoAny {
+    /// Moves the value into an `Any`, or fails with a `ValueError`.
+    fn try_into_any(self) -> Result<Any>;
+}
+
+impl<T: IntoAny> TryIntoAny for T {
+    #[inline]
+    fn try_into_any(self) -> Result<Any> {
+        Ok(self.into_any())
+    }
+}
+
+/// Conversion out of a borrowed value; `'a` is how long the source is borrowed, so borrowed
+/// targets (`&str`, `&[u8]`, `&ObjectRef<T>`, `AnyView`) need no copy and no reference count.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be converted from a TVM-FFI value",
+    label = "not a TVM-FFI argument type",
+    note = "supported: integers, BigInt, f32/f64, bool, (), &str/String/tvm_ffi::String, &[u8]/Vec<u8>/Bytes, Option<T>, ObjectRef<T>, Array<T>, Map<K, V>, List<T>, Dict<K, V>, Shape, Function, Any/AnyView, DataType, Device, Tensor/TensorView"
+)]
+pub trait FromAny<'a>: Sized + TypeSchema {
+    /// Whether every value converts (`Any`, `AnyView`): containers then skip element checks.
+    const ACCEPTS_ANY: bool = false;
+    /// Converts with the documented coercions.
+    fn try_cast(view: &'a AnyView<'a>) -> Option<Self>;
+    /// Converts only when the stored type matches exactly.
+    fn try_as(view: &'a AnyView<'a>) -> Option<Self> {
+        Self::try_cast(view)
+    }
+    /// How the value is named in a mismatch message, quoted: by default its type key in
+    /// backticks; integers add the value that was out of range.
+    fn describe_mismatch(view: &AnyView<'_>) -> String {
+        format!("`{}`", view.type_key())
+    }
+    /// Converts a value on which `try_cast` is known to succeed (an element of an immutable
+    /// container checked on entry), skipping the checks where that knowledge makes the stored
+    /// form certain; C++ reads such elements the same way (`CopyFromAnyViewAfterCheck`). On
+    /// any other value the result is unspecified (never undefined behaviour). Not part of the
+    /// public API.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn from_checked(view: &'a AnyView<'a>) -> Option<Self> {
+        Self::try_cast(view)
+    }
+}
+
+impl TypeSchema for Any {
+    fn type_str() -> String {
+        "Any".into()
+    }
+}
+impl IntoAny for Any {
+    #[inline]
+    fn into_any(self) -> Any {
+        self
+    }
+}
+impl<'a> FromAny<'a> for Any {
+    /// Every owned value converts: containers and fields hold owned values only.
+    const ACCEPTS_ANY: bool = true;
+    /// Fails only on what cannot be owned: a borrowed `DLTensor*`, or a raw string the runtime
+    /// cannot copy.
+    #[inline]
+    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+        view.to_owned().ok()
+    }
+    fn describe_mismatch(view: &AnyView<'_>) -> String {
+        if view.raw.type_index == ti::kTVMFFIDLTensorPtr {
+            "`DLTensor*` (a borrowed tensor cannot be held in Any, use Tensor instead)".into()
+        } else {
+            format!("`{}`", view.type_key())
+        }
+    }
+    /// An element of a container (never fails there; a value that cannot be owned, which no
+    /// container holds, reads as `None`).
+    #[inline(always)]
+    fn from_checked(view: &'a AnyView<'a>) -> Option<Self> {
+        Some(view.to_owned().unwrap_or_default())
+    }
+}
+impl TypeSchema for AnyView<'_> {
+    fn type_str() -> String {
+        "Any".into()
+    }
+}
+impl<'a> FromAny<'a> for AnyView<'a> {
+    const ACCEPTS_ANY: bool = true;
+    #[inline]
+    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+        Some(*view)
+    }
+}
+/// Fallible: a borrowed `DLTensor*` cannot be owned ([`AnyView::to_owned`]).
+impl TryIntoAny for AnyView<'_> {
+    #[inline]
+    fn try_into_any(self) -> Result<Any> {
+        self.to_owned()
+    }
+}
+/// Fallible as for a view.
+impl TryIntoAny for &AnyView<'_> {
+    #[inline]
+    fn try_into_any(self) -> Result<Any> {
+        self.to_owned()
+    }
+}
+
+// ---- None ----
+impl TypeSchema for () {
+    fn type_str() -> String {
+        "None".into()
+    }
+}
+impl IntoAny for () {
+    #[inline]
+    fn into_any(self) -> Any {
+        Any::none()
+    }
+}
+impl<'a> FromAny<'a> for () {
+    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+        view.is_none().then_some(())
+    }
+}
+
+/// The integer an `int` (or, with `allow_bool`, a `bool`) holds.
+pub(super) fn int_value(view: &AnyView<'_>, allow_bool: bool) -> Option<i64> {
+    match view.raw.type_index {
+        // SAFETY: int and bool store v_int64.
+        ti::kTVMFFIInt => Some(unsafe { view.raw.value.v_int64 }),
+        // SAFETY: as above.
+        ti::kTVMFFIBool if allow_bool => Some(unsafe { view.raw.value.v_int64 }),
+        _ => None,
+    }
+}
+
+// ---- bool ----
+impl TypeSchema for bool {
+    fn type_str() -> String {
+        "bool".into()
+    }
+}
+impl IntoAny for bool {
+    #[inline]
+    fn into_any(self) -> Any {
+        Any {
+            raw: pod(
+                ti::kTVMFFIBool,
+                TVMFFIAnyValue {
+                    v_int64: self as i64,
+                },
+            ),
+        }
+    }
+}
+impl<'a> FromAny<'a> for bool {
+    #[inline]
+    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+        int_value(view, true).map(|v| v != 0)
+    }
+    #[inline]
+    fn try_as(view: &'a AnyView<'a>) -> Option<Self> {
+        if view.raw.type_index == ti::kTVMFFIBool {
+            // SAFETY: bool stores v_int64.
+            Some(unsafe { view.raw.value.v_int64 } != 0)
+        } else {
+            None
+        }
+    }
+}
+
+// ---- floats ----
+fn float_value(view: &AnyView<'_>) -> Option<f64> {
+    match view.raw.type_index {
+        // SAFETY: float stores v_float64.
+        ti::kTVMFFIFloat => Some(unsafe { view.raw.value.v_float64 }),
+        // SAFETY: int and bool store v_int64.
+        ti::kTVMFFIInt | ti::kTVMFFIBool => Some(unsafe { view.raw.value.v_int64 } as f64),
+        _ => None,
+    }
+}
+impl TypeSchema for f64 {
+    fn type_str() -> String {
+        "float".into()
+    }
+}
+impl IntoAny for f64 {
+    #[inline]
+    fn into_any(self) -> Any {
+        Any {
+            raw: pod(ti::kTVMFFIFloat, TVMFFIAnyValue { v_float64: self }),
+        }
+    }
+}
+impl<'a> FromAny<'a> for f64 {
+    #[inline]
+    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+        float_value(view)
+    }
+    #[inline]
+    fn try_as(view: &'a AnyView<'a>) -> Option<Self> {
+        if view.raw.type_index == ti::kTVMFFIFloat {
+            // SAFETY: float stores v_float64.
+            Some(unsafe { view.raw.value.v_float64 })
+        } else {
+            None
+        }
+    }
+}
+impl TypeSchema for f32 {
+    fn type_str() -> String {
+        "float".into()
+    }
+}
+impl IntoAny for f32 {
+    #[inline]
+    fn into_any(self) -> Any {
+        (self as f64).into_any()
+    }
+}
+impl<'a> FromAny<'a> for f32 {
+    #[inline]
+    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+        float_value(view).and_then(narrow_f32)
+    }
+    #[inline]
+    fn try_as(view: &'a AnyView<'a>) -> Option<Self> {
+        f64::try_as(view).and_then(narrow_f32)
+    }
+    fn describe_mismatch(view: &AnyView<'_>) -> String {
+        match float_value(view) {
+            Some(v) => format!("`float` (value {v:e} is out of range for `f32`)"),
+            None => format!("`{}`", view.type_key()),
+        }
+    }
+}
+fn narrow_f32(v: f64) -> Option<f32> {
+    let narrowed = v as f32;
+    // A finite value that overflows f32 is out of range; NaN and infinities carry over.
+    (narrowed.is_finite() || !v.is_finite()).then_some(narrowed)
+}
+
+// ---- opaque pointers ----
+impl TypeSchema for *mut std::ffi::c_void {
+    fn type_str() -> String {
+        "void*".into()
+    }
+}
+// No `IntoAny` (nor `IntoArg`): making an opaque pointer value is `Any::from_opaque_ptr`,
+// which is `unsafe` because callees trust such pointers. Reading one back stays safe.
+impl<'a> FromAny<'a> for *mut std::ffi::c_void {
+    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+        match view.raw.type_index {
+            ti::kTVMFFINone => Some(std::ptr::null_mut()),
+            // SAFETY: these indices store v_ptr.
+            ti::kTVMFFIOpaquePtr | ti::kTVMFFIDLTensorPtr => Some(unsafe { view.raw.value.v_ptr }),
+            _ => None,
+        }
+    }
+}
+
+// ---- Option ----
+impl<T: TypeSchema> TypeSchema for Option<T> {
+    fn type_str() -> String {
+        format!("Optional<{}>", T::type_str())
+    }
+    fn type_schema() -> String {
+        format!(r#"{{"type":"Optional","args":[{}]}}"#, T::type_schema())
+    }
+}
+impl<T: IntoAny> IntoAny for Option<T> {
+    #[inline]
+    fn into_any(self) -> Any {
+        match self {
+            Some(v) => v.into_any(),
+            None => Any::none(),
+        }
+    }
+}
+impl<'a, T: FromAny<'a>> FromAny<'a> for Option<T> {
+    #[inline]
+    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+        if view.is_none() {
+            Some(None)
+        } else {
+            T::try_cast(view).map(Some)
+        }
+    }
+    #[inline]
+    fn try_as(view: &'a AnyView<'a>) -> Option<Self> {
+        if view.is_none() {
+            Some(None)
+        } else {
+            T::try_as(view).map(Some)
+        }
+    }
+    fn describe_mismatch(view: &AnyView<'_>) -> String {
+        T::describe_mismatch(view)
+    }
+}
+
+// ---- objects ----
+impl<T: ObjectType> TypeSchema for ObjectRef<T> {
+    fn type_str() -> String {
+        T::TYPE_KEY.into()
+    }
+}
+impl<T: ObjectType> IntoAny for ObjectRef<T> {
+    #[inline]
+    fn into_any(self) -> Any {
+        let index = self.type_index();
+        let ptr = self.into_raw();
+        Any {
+            raw: pod(
+                index,
+                TVMFFIAnyValue {
+                    v_obj: ptr.as_ptr(),
+                },
+            ),
+        }
+    }
+}
+impl<T: ObjectType> IntoAny for &ObjectRef<T> {
+    #[inline]
+    fn into_any(self) -> Any {
+        self.clone().into_any()
+    }
+}
+impl<'a, T: ObjectType> FromAny<'a> for ObjectRef<T> {
+    #[inline]
+    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+        <&ObjectRef<T>>::try_cast(view).cloned()
+    }
+}
+impl<T: ObjectType> TypeSchema for &ObjectRef<T> {
+    fn type_str() -> String {
+        T::TYPE_KEY.into()
+    }
+}
+impl<'a, T: ObjectType> FromAny<'a> for &'a ObjectRef<T> {
+    #[inline]
+    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+        if is_object_index(view.raw.type_index)
+            && type_info::is_instance_index(view.raw.type_index, T::runtime_type())
+        {
+            // SAFETY: `v_obj` is a non-null object pointer stored at a pointer-aligned offset;
+            // ObjectRef<T> is repr(transparent) over that pointer and the object is an instance
+            // of T. The reference borrows the view's storage, so no count is taken and none is
+            // released (the returned reference is never dropped as an owner).
+            Some(unsafe { &*(std::ptr::addr_of!(view.raw.value.v_obj) as *const ObjectRef<T>) })
+        } else {
+            None
+        }
+    }
+}
+
+/// Implements the conversions of a `repr(transparent)` wrapper around `ObjectRef<Obj>`.
+macro_rules! object_wrapper_conversions {
+    ($wrapper:ty, $obj:ty) => {
+        impl $crate::base::value::IntoAny for $wrapper {
+            #[inline]
+            fn into_any(self) -> $crate::base::value::Any {
+                self.into_object_ref().into_any()
+            }
+        }
+        impl $crate::base::value::IntoAny for &$wrapper {
+            #[inline]
+            fn into_any(self) -> $crate::base::value::Any {
+                self.clone().into_any()
+            }
+        }
+        impl<'a> $crate::base::value::FromAny<'a> for $wrapper {
+            #[inline]
+            fn try_cast(view: &'a $crate::base::value::AnyView<'a>) -> Option<Self> {
+                <$crate::base::object::ObjectRef<$obj> as $crate::base::value::FromAny>::try_cast(
+                    view,
+                )
+                .map(<$wrapper>::from_object_ref)
+            }
+        }
+    };
+}
+pub(crate) use object_wrapper_conversions;
+
+/// A value whose [`IntoAny`] form is plain data (no object, no heap storage), so a view of it
+/// borrows nothing.
+pub(crate) trait PlainValue: IntoAny + Copy {}
+impl PlainValue for i8 {}
+impl PlainValue for i16 {}
+impl PlainValue for i32 {}
+impl PlainValue for i64 {}
+impl PlainValue for isize {}
+impl PlainValue for u8 {}
+impl PlainValue for u16 {}
+impl PlainValue for u32 {}
+impl PlainValue for bool {}
+impl PlainValue for f32 {}
+impl PlainValue for f64 {}

@@ -1,0 +1,477 @@
+//! The FFI [`String`] and [`Bytes`]: 16-byte values with the layout of C++ `ffi::String` and
+//! `ffi::Bytes` (an Any holding either up to 7 bytes inline or a heap object).
+use std::fmt;
+use std::ptr::NonNull;
+
+use super::any::{is_object_index, Any, AnyView, FromAny, IntoAny, TypeSchema};
+use crate::abi::sys::{self, type_index as ti, TVMFFIAny, TVMFFIAnyValue};
+use crate::abi::AllocFailure;
+use crate::base::error::{Error, Result};
+use crate::base::object;
+
+/// Longest content stored inline (small string/bytes form), as in C++.
+pub const SMALL_CAPACITY: usize = 7;
+
+/// Builds the small form (`len <= 7`) or a heap object through the runtime.
+fn make(
+    bytes: &[u8],
+    small_index: i32,
+    create: unsafe extern "C" fn(*const sys::TVMFFIByteArray, *mut TVMFFIAny) -> i32,
+) -> TVMFFIAny {
+    match try_make(bytes, small_index, create) {
+        Ok(raw) => raw,
+        // The runtime only fails to copy bytes when it cannot allocate them.
+        Err(_) => AllocFailure::raise(bytes.len()),
+    }
+}
+
+/// [`make`], failing with the runtime's error (a `MemoryError`) instead of unwinding.
+fn try_make(
+    bytes: &[u8],
+    small_index: i32,
+    create: unsafe extern "C" fn(*const sys::TVMFFIByteArray, *mut TVMFFIAny) -> i32,
+) -> Result<TVMFFIAny> {
+    if bytes.len() <= SMALL_CAPACITY {
+        let mut inline = [0u8; 8];
+        inline[..bytes.len()].copy_from_slice(bytes);
+        Ok(TVMFFIAny {
+            type_index: small_index,
+            zero_padding: bytes.len() as u32,
+            value: TVMFFIAnyValue { v_bytes: inline },
+        })
+    } else {
+        let input = sys::TVMFFIByteArray::from_bytes(bytes);
+        let mut out = TVMFFIAny::NONE;
+        // SAFETY: valid input slice and output slot; the runtime copies the bytes.
+        let rc = unsafe { create(&input, &mut out) };
+        if rc != 0 {
+            return Err(Error::from_return_code(rc));
+        }
+        Ok(out)
+    }
+}
+
+/// The content of a string-like or bytes-like view, borrowed for as long as the view's storage.
+fn content<'a>(view: &'a AnyView<'a>, small_index: i32, object_index: i32) -> Option<&'a [u8]> {
+    let raw = view.as_raw();
+    let index = raw.type_index;
+    if index == small_index {
+        // SAFETY: small forms keep `small_str_len <= 7` bytes inline in the value union, which
+        // lives inside `*view` and so for 'a.
+        Some(unsafe { &raw.value.v_bytes[..(raw.zero_padding as usize).min(8)] })
+    } else if index == object_index {
+        // SAFETY: string and bytes objects are header + TVMFFIByteArray; the object outlives 'a.
+        unsafe {
+            let obj = raw.value.v_obj as *const u8;
+            let cell = &*(obj.add(std::mem::size_of::<sys::TVMFFIObject>())
+                as *const sys::TVMFFIByteArray);
+            Some(cell.as_bytes())
+        }
+    } else if index == ti::kTVMFFIByteArrayPtr {
+        // SAFETY: the pointee is borrowed for the duration of the call ('a).
+        unsafe { Some((*(raw.value.v_ptr as *const sys::TVMFFIByteArray)).as_bytes()) }
+    } else if index == ti::kTVMFFIRawStr && small_index == ti::kTVMFFISmallStr {
+        // SAFETY: a NUL-terminated C string borrowed for 'a.
+        unsafe { Some(std::ffi::CStr::from_ptr(raw.value.v_c_str).to_bytes()) }
+    } else {
+        None
+    }
+}
+
+macro_rules! bytes_like {
+    ($(#[$meta:meta])* $name:ident, $small:path, $object:path, $type_str:literal, $schema:literal) => {
+        $(#[$meta])*
+        #[repr(transparent)]
+        pub struct $name {
+            raw: TVMFFIAny,
+        }
+
+        // SAFETY: immutable content; heap objects are reference counted atomically.
+        unsafe impl Send for $name {}
+        // SAFETY: as above.
+        unsafe impl Sync for $name {}
+
+        impl $name {
+            /// The content as bytes.
+            #[inline]
+            pub fn as_bytes(&self) -> &[u8] {
+                // SAFETY: AnyView is repr(transparent) over TVMFFIAny; the content lives in `self`
+                // (inline) or in the heap object `self` owns, so it is borrowed for `&self`.
+                let view: &AnyView<'_> = unsafe { &*(&self.raw as *const TVMFFIAny as *const AnyView<'_>) };
+                content(view, $small, $object).unwrap_or(&[])
+            }
+
+            /// Whether the content is stored inline (7 bytes or fewer), without a heap object.
+            #[inline]
+            pub fn is_inline(&self) -> bool {
+                self.raw.type_index == $small
+            }
+
+            /// The raw 16-byte value.
+            #[inline]
+            pub fn as_raw(&self) -> &TVMFFIAny {
+                &self.raw
+            }
+
+            /// A borrowed view of the value (no reference count change).
+            #[inline]
+            pub fn as_view(&self) -> AnyView<'_> {
+                // SAFETY: `self` owns the value its raw form describes, for as long as borrowed.
+                unsafe { AnyView::of_owned_raw(&self.raw) }
+            }
+
+            fn from_content(bytes: &[u8]) -> Self {
+                $name { raw: make(bytes, $small, Self::CREATE) }
+            }
+
+            fn try_from_content(bytes: &[u8]) -> Result<Self> {
+                Ok($name { raw: try_make(bytes, $small, Self::CREATE)? })
+            }
+        }
+
+        impl Clone for $name {
+            #[inline]
+            fn clone(&self) -> Self {
+                if is_object_index(self.raw.type_index) {
+                    // SAFETY: we hold a strong reference to the heap object.
+                    unsafe { object::inc_ref(NonNull::new_unchecked(self.raw.value.v_obj)) };
+                }
+                $name { raw: self.raw }
+            }
+        }
+
+        impl Drop for $name {
+            #[inline]
+            fn drop(&mut self) {
+                if is_object_index(self.raw.type_index) {
+                    // SAFETY: we own one strong reference to the heap object.
+                    unsafe { object::dec_ref(NonNull::new_unchecked(self.raw.value.v_obj)) };
+                }
+            }
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                Self::from_content(&[])
+            }
+        }
+
+        impl TypeSchema for $name {
+            fn type_str() -> std::string::String {
+                $type_str.into()
+            }
+            fn type_schema() -> std::string::String {
+                $schema.into()
+            }
+        }
+
+        impl IntoAny for $name {
+            #[inline]
+            fn into_any(self) -> Any {
+                let raw = std::mem::ManuallyDrop::new(self).raw;
+                // SAFETY: ownership of the (possibly heap) value moves into the Any.
+                unsafe { Any::from_raw(raw) }
+            }
+        }
+        impl IntoAny for &$name {
+            #[inline]
+            fn into_any(self) -> Any {
+                self.clone().into_any()
+            }
+        }
+
+        impl<'a> FromAny<'a> for $name {
+            fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+                let index = view.type_index();
+                if index == $small || index == $object {
+                    let out = $name { raw: *view.as_raw() };
+                    if !Self::valid(out.as_bytes()) {
+                        std::mem::forget(out);
+                        return None;
+                    }
+                    // `out` borrowed the view's reference; take one of our own.
+                    Some((*std::mem::ManuallyDrop::new(out)).clone())
+                } else {
+                    content(view, $small, $object).filter(|b| Self::valid(b)).map(Self::from_content)
+                }
+            }
+            fn try_as(view: &'a AnyView<'a>) -> Option<Self> {
+                let index = view.type_index();
+                if index == $small || index == $object {
+                    Self::try_cast(view)
+                } else {
+                    None
+                }
+            }
+        }
+
+        impl PartialEq for $name {
+            fn eq(&self, other: &Self) -> bool {
+                self.as_bytes() == other.as_bytes()
+            }
+        }
+        impl Eq for $name {}
+        impl std::hash::Hash for $name {
+            fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+                self.as_bytes().hash(state)
+            }
+        }
+    };
+}
+
+bytes_like!(
+    /// An immutable UTF-8 string shared with C++ (`ffi::String`) and Python (`str`).
+    ///
+    /// Strings of up to 7 bytes are stored inline; longer ones in a reference-counted
+    /// `ffi.String` object, so clones are cheap.
+    String, ti::kTVMFFISmallStr, ti::kTVMFFIStr, "str", r#"{"type":"ffi.String"}"#
+);
+bytes_like!(
+    /// An immutable byte string shared with C++ (`ffi::Bytes`) and Python (`bytes`).
+    Bytes, ti::kTVMFFISmallBytes, ti::kTVMFFIBytes, "bytes", r#"{"type":"ffi.Bytes"}"#
+);
+
+impl String {
+    const CREATE: unsafe extern "C" fn(*const sys::TVMFFIByteArray, *mut TVMFFIAny) -> i32 =
+        sys::TVMFFIStringFromByteArray;
+
+    fn valid(bytes: &[u8]) -> bool {
+        std::str::from_utf8(bytes).is_ok()
+    }
+
+    /// Creates a string (inline when at most 7 bytes).
+    ///
+    /// Out of memory, it unwinds with an [`AllocFailure`] payload, which the FFI boundary
+    /// raises as a `MemoryError`; [`String::try_new`] returns that error instead.
+    pub fn new(s: &str) -> Self {
+        Self::from_content(s.as_bytes())
+    }
+
+    /// Creates a string, or fails with the runtime's `MemoryError` when it cannot allocate one
+    /// (never panics).
+    ///
+    /// ```
+    /// let s = tvm_ffi::String::try_new("a string longer than seven bytes").unwrap();
+    /// assert_eq!(s.as_str(), "a string longer than seven bytes");
+    /// ```
+    pub fn try_new(s: &str) -> Result<Self> {
+        Self::try_from_content(s.as_bytes())
+    }
+
+    /// The content.
+    #[inline]
+    pub fn as_str(&self) -> &str {
+        // SAFETY: every constructor validates UTF-8.
+        unsafe { std::str::from_utf8_unchecked(self.as_bytes()) }
+    }
+}
+
+impl Bytes {
+    const CREATE: unsafe extern "C" fn(*const sys::TVMFFIByteArray, *mut TVMFFIAny) -> i32 =
+        sys::TVMFFIBytesFromByteArray;
+
+    fn valid(_: &[u8]) -> bool {
+        true
+    }
+
+    /// Creates a byte string (inline when at most 7 bytes).
+    pub fn new(bytes: &[u8]) -> Self {
+        Self::from_content(bytes)
+    }
+
+    /// Creates a byte string, or fails with the runtime's `MemoryError` when it cannot
+    /// allocate one (never panics).
+    pub fn try_new(bytes: &[u8]) -> Result<Self> {
+        Self::try_from_content(bytes)
+    }
+}
+
+impl std::ops::Deref for String {
+    type Target = str;
+    #[inline]
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+    #[inline]
+    fn deref(&self) -> &[u8] {
+        self.as_bytes()
+    }
+}
+impl AsRef<str> for String {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+impl AsRef<[u8]> for Bytes {
+    fn as_ref(&self) -> &[u8] {
+        self.as_bytes()
+    }
+}
+impl std::borrow::Borrow<str> for String {
+    fn borrow(&self) -> &str {
+        self.as_str()
+    }
+}
+impl From<&str> for String {
+    fn from(s: &str) -> Self {
+        String::new(s)
+    }
+}
+impl From<std::string::String> for String {
+    fn from(s: std::string::String) -> Self {
+        String::new(&s)
+    }
+}
+impl From<&std::string::String> for String {
+    fn from(s: &std::string::String) -> Self {
+        String::new(s)
+    }
+}
+impl From<String> for std::string::String {
+    fn from(s: String) -> Self {
+        s.as_str().to_owned()
+    }
+}
+impl From<&[u8]> for Bytes {
+    fn from(b: &[u8]) -> Self {
+        Bytes::new(b)
+    }
+}
+impl From<Vec<u8>> for Bytes {
+    fn from(b: Vec<u8>) -> Self {
+        Bytes::new(&b)
+    }
+}
+impl PartialEq<str> for String {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+impl PartialEq<&str> for String {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+impl PartialEq<String> for &str {
+    fn eq(&self, other: &String) -> bool {
+        *self == other.as_str()
+    }
+}
+impl PartialEq<[u8]> for Bytes {
+    fn eq(&self, other: &[u8]) -> bool {
+        self.as_bytes() == other
+    }
+}
+impl fmt::Display for String {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+impl fmt::Debug for String {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+impl fmt::Debug for Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "b\"{}\"", self.as_bytes().escape_ascii())
+    }
+}
+
+// ---- borrowed and std forms ----
+impl TypeSchema for &str {
+    fn type_str() -> std::string::String {
+        "str".into()
+    }
+    fn type_schema() -> std::string::String {
+        r#"{"type":"ffi.String"}"#.into()
+    }
+}
+impl<'a> FromAny<'a> for &'a str {
+    #[inline]
+    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+        content(view, ti::kTVMFFISmallStr, ti::kTVMFFIStr).and_then(|b| std::str::from_utf8(b).ok())
+    }
+}
+impl IntoAny for &str {
+    fn into_any(self) -> Any {
+        String::new(self).into_any()
+    }
+}
+impl TypeSchema for std::string::String {
+    fn type_str() -> std::string::String {
+        "str".into()
+    }
+    fn type_schema() -> std::string::String {
+        r#"{"type":"ffi.String"}"#.into()
+    }
+}
+impl<'a> FromAny<'a> for std::string::String {
+    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+        <&str>::try_cast(view).map(|s| {
+            let mut out = std::string::String::new();
+            if out.try_reserve_exact(s.len()).is_err() {
+                AllocFailure::raise(s.len());
+            }
+            out.push_str(s);
+            out
+        })
+    }
+}
+impl IntoAny for std::string::String {
+    fn into_any(self) -> Any {
+        String::new(&self).into_any()
+    }
+}
+impl IntoAny for &std::string::String {
+    fn into_any(self) -> Any {
+        String::new(self).into_any()
+    }
+}
+impl TypeSchema for &[u8] {
+    fn type_str() -> std::string::String {
+        "bytes".into()
+    }
+    fn type_schema() -> std::string::String {
+        r#"{"type":"ffi.Bytes"}"#.into()
+    }
+}
+impl<'a> FromAny<'a> for &'a [u8] {
+    #[inline]
+    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+        content(view, ti::kTVMFFISmallBytes, ti::kTVMFFIBytes)
+    }
+}
+impl IntoAny for &[u8] {
+    fn into_any(self) -> Any {
+        Bytes::new(self).into_any()
+    }
+}
+impl TypeSchema for Vec<u8> {
+    fn type_str() -> std::string::String {
+        "bytes".into()
+    }
+    fn type_schema() -> std::string::String {
+        r#"{"type":"ffi.Bytes"}"#.into()
+    }
+}
+impl<'a> FromAny<'a> for Vec<u8> {
+    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+        <&[u8]>::try_cast(view).map(|bytes| {
+            let mut out = Vec::new();
+            if out.try_reserve_exact(bytes.len()).is_err() {
+                AllocFailure::raise(bytes.len());
+            }
+            out.extend_from_slice(bytes);
+            out
+        })
+    }
+}
+impl IntoAny for Vec<u8> {
+    fn into_any(self) -> Any {
+        Bytes::new(&self).into_any()
+    }
+}

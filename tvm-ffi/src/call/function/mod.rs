@@ -1,0 +1,322 @@
+//! [`Function`]: the runtime's callable object, Rust closures wrapped as functions, typed calls,
+//! and the global function registry.
+//!
+//! A Rust closure becomes an `ffi.Function` allocated by Rust itself: the header, the runtime's
+//! function cell (`safe_call`, with no C++ fast path) and the closure in one allocation. Callers
+//! from any language reach the closure through one indirect call.
+use std::borrow::Cow;
+use std::ffi::{c_int, c_void};
+
+use crate::abi::sys::{self, type_index as ti, TVMFFIAny};
+use crate::base::error::{Error, Result};
+use crate::base::object::builtin::FunctionObj;
+use crate::base::object::ObjectRef;
+use crate::base::value::{Any, AnyView, FromAny, TypeSchema};
+
+pub(crate) mod args;
+pub(crate) mod boundary;
+pub(crate) mod cache;
+mod closure;
+pub(crate) mod export;
+pub(crate) mod metadata;
+mod repr;
+pub(crate) mod signature;
+
+pub(crate) use args::{impl_into_arg_borrowed, object_view};
+pub use args::{IntoArg, IntoArgs};
+pub(crate) use cache::GlobalCache;
+pub(crate) use signature::{FnSignature, TypedClosure};
+
+/// A reference-counted function callable from any language (`ffi.Function`).
+///
+/// `==` and `Hash` are identity (the same function object), as for [`ObjectRef`].
+///
+/// ```
+/// use tvm_ffi::Function;
+/// let add = Function::from_typed(|a: i64, b: i64| a + b);
+/// assert_eq!(add.call_as::<i64, _>((2, 3)).unwrap(), 5);
+/// assert!(add == add.clone() && add != Function::from_typed(|a: i64, b: i64| a + b));
+/// ```
+#[derive(Clone, PartialEq, Eq, Hash)]
+#[repr(transparent)]
+pub struct Function(ObjectRef<FunctionObj>);
+
+impl std::fmt::Debug for Function {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Function({:p})", self.0.as_raw())
+    }
+}
+
+impl Function {
+    /// Wraps a packed closure: it receives the borrowed arguments and returns an owned value.
+    ///
+    /// The closure must be `Send + Sync`: the runtime may call it from any thread.
+    ///
+    /// ```
+    /// use tvm_ffi::{Any, Function};
+    /// let sum = Function::from_packed(|args| {
+    ///     let mut total = 0i64;
+    ///     for arg in args {
+    ///         total += arg.cast::<i64>()?;
+    ///     }
+    ///     Ok(Any::new(total))
+    /// });
+    /// assert_eq!(sum.call_as::<i64, _>((1, 2, 3)).unwrap(), 6);
+    /// ```
+    pub fn from_packed<F>(body: F) -> Function
+    where
+        F: for<'a> Fn(&'a [AnyView<'a>]) -> Result<Any> + Send + Sync + 'static,
+    {
+        Function::from_packed_named(Cow::Borrowed(""), body)
+    }
+
+    /// Like [`Function::from_packed`], naming the function in panic messages.
+    pub fn from_packed_named<F>(name: impl Into<Cow<'static, str>>, body: F) -> Function
+    where
+        F: for<'a> Fn(&'a [AnyView<'a>]) -> Result<Any> + Send + Sync + 'static,
+    {
+        crate::base::error::panic::install_panic_hook();
+        if std::mem::align_of::<F>() > 8 {
+            // The function cell must start right after the 24-byte header, where the runtime
+            // reads `safe_call`; an over-aligned body would push it further, so box it.
+            let boxed = Box::new(body);
+            return Function(closure::alloc_closure(name.into(), move |args| boxed(args)));
+        }
+        Function(closure::alloc_closure(name.into(), body))
+    }
+
+    /// Wraps a typed closure; arguments are converted (and checked) with the runtime's rules
+    /// and errors in C++'s words.
+    ///
+    /// ```
+    /// use tvm_ffi::Function;
+    /// let add = Function::from_typed(|a: i64, b: i64| a + b);
+    /// assert_eq!(add.call_as::<i64, _>((40, 2)).unwrap(), 42);
+    /// let err = add.call((1,)).unwrap_err();
+    /// assert_eq!(err.message(), "Mismatched number of arguments when calling: `(0: int, 1: int) -> int`. Expected 2 but got 1 arguments");
+    /// ```
+    pub fn from_typed<F, Args>(body: F) -> Function
+    where
+        F: TypedClosure<Args>,
+    {
+        Function::from_typed_named("", body)
+    }
+
+    /// Like [`Function::from_typed`], with the name shown in error messages.
+    pub fn from_typed_named<F, Args>(name: &'static str, body: F) -> Function
+    where
+        F: TypedClosure<Args>,
+    {
+        let signature = F::signature(name);
+        Function::from_packed_named(name, move |args| body.invoke(&signature, args))
+    }
+
+    /// The function object of a typed function whose argument and result conversion is
+    /// `invoke` (what `#[ffi_func(name = ...)]` registers): `invoke` receives `signature`, so
+    /// that its error messages name the function as registered.
+    ///
+    /// The same `invoke` serves the function's module export ([`super::export::call`]), so both
+    /// entry points check and convert identically.
+    pub(crate) fn from_invoke<F>(signature: &'static FnSignature, invoke: F) -> Function
+    where
+        F: for<'a> Fn(&FnSignature, &'a [AnyView<'a>]) -> Result<Any> + Send + Sync + 'static,
+    {
+        Function::from_packed_named(signature.name.clone(), move |args| invoke(signature, args))
+    }
+
+    /// Calls with borrowed arguments.
+    #[inline]
+    pub fn call_packed(&self, args: &[AnyView<'_>]) -> Result<Any> {
+        // SAFETY: AnyView is repr(transparent) over TVMFFIAny; the callee only reads them.
+        unsafe { self.call_raw(args.as_ptr() as *const TVMFFIAny, args.len()) }
+    }
+
+    /// Calls with raw borrowed arguments.
+    ///
+    /// # Safety
+    /// `args` must point to `len` valid values that stay alive during the call.
+    #[inline]
+    pub unsafe fn call_raw(&self, args: *const TVMFFIAny, len: usize) -> Result<Any> {
+        let mut result = TVMFFIAny::NONE;
+        let Ok(len) = i32::try_from(len) else {
+            return Err(Error::value_error(format!(
+                "too many arguments for one call: {len} (at most {})",
+                i32::MAX
+            )));
+        };
+        let Some(safe_call) = self.0.cell.safe_call else {
+            return Err(Error::runtime_error("function object has no safe_call"));
+        };
+        // SAFETY: the runtime's calling convention: the function object as handle, borrowed
+        // arguments, a zeroed result slot that receives an owned value on success.
+        let rc = unsafe {
+            safe_call(
+                self.0.as_raw().as_ptr() as *mut c_void,
+                args,
+                len,
+                &mut result,
+            )
+        };
+        if rc == 0 {
+            if result.type_index == sys::type_index::kTVMFFIDLTensorPtr {
+                // A borrowed DLTensor* is not an owned value (C++ `Any(AnyView)` copies one
+                // bitwise): it may point into an argument that ends with this call. It holds
+                // no reference, so there is nothing to release.
+                return Err(crate::base::value::borrowed_tensor_error());
+            }
+            // SAFETY: on success the callee wrote an owned value.
+            Ok(unsafe { Any::from_raw(result) })
+        } else {
+            Err(Error::from_return_code(rc))
+        }
+    }
+
+    /// Calls with a tuple of Rust values (or a slice of views/anys).
+    ///
+    /// Borrowed arguments (`&ObjectRef`, `&String`, `&Any`) are passed without reference-count
+    /// traffic; plain values without allocation.
+    #[inline]
+    pub fn call<A: IntoArgs>(&self, args: A) -> Result<Any> {
+        args.with_args(|views| self.call_packed(views))?
+    }
+
+    /// Calls and converts the result to `R` (a `TypeError` if it does not convert).
+    pub fn call_as<R, A>(&self, args: A) -> Result<R>
+    where
+        A: IntoArgs,
+        R: for<'a> FromAny<'a>,
+    {
+        let out = self.call(args)?;
+        out.cast::<R>()
+    }
+
+    /// Looks up a global function.
+    pub fn get_global(name: &str) -> Option<Function> {
+        let _reading = global_table_read();
+        Self::get_global_unlocked(name)
+    }
+
+    /// [`Function::get_global`] for a caller that holds the table lock.
+    fn get_global_unlocked(name: &str) -> Option<Function> {
+        let name = sys::TVMFFIByteArray::from_bytes(name.as_bytes());
+        let mut out: sys::TVMFFIObjectHandle = std::ptr::null_mut();
+        // SAFETY: valid name and output slot.
+        let rc = unsafe { sys::TVMFFIFunctionGetGlobal(&name, &mut out) };
+        if rc != 0 {
+            drop(Error::take_raised());
+            return None;
+        }
+        // SAFETY: a non-null result is an owned function reference.
+        std::ptr::NonNull::new(out as *mut sys::TVMFFIObject)
+            .map(|ptr| Function(unsafe { ObjectRef::from_raw(ptr) }))
+    }
+
+    /// Looks up a global function that must exist; a missing one is the `ValueError` C++'s
+    /// `Function::GetGlobalRequired` raises.
+    pub fn get_global_required(name: &str) -> Result<Function> {
+        Self::get_global(name)
+            .ok_or_else(|| Error::value_error(format!("Function {name} not found")))
+    }
+
+    /// Registers `self` as global `name`. Without `allow_override`, an existing name is an error.
+    pub fn register_global(&self, name: &str, allow_override: bool) -> Result<()> {
+        self.register_global_with_info(name, "", "", allow_override)
+    }
+
+    /// Registers `self` as global `name` with a doc string and metadata JSON
+    /// (`{"type_schema":"..."}`), as C++ `refl::GlobalDef` does. Without `allow_override`, an
+    /// existing name is a `RuntimeError` returned to the caller (as Python's
+    /// `register_global_func` raises it), not printed.
+    pub fn register_global_with_info(
+        &self,
+        name: &str,
+        doc: &str,
+        metadata: &str,
+        allow_override: bool,
+    ) -> Result<()> {
+        let writing = global_table_write();
+        // The function this replaces, released only after the lock: its drop may run any code.
+        let previous = Function::get_global_unlocked(name);
+        // The runtime's own check prints a C++ traceback to stderr before it fails (it is
+        // written for static initialisers, whose errors nobody receives); this caller receives
+        // the error.
+        if !allow_override && previous.is_some() {
+            drop(writing);
+            return Err(Error::runtime_error(format!(
+                "Global Function `{name}` is already registered"
+            )));
+        }
+        let info = sys::TVMFFIMethodInfo {
+            name: sys::TVMFFIByteArray::from_bytes(name.as_bytes()),
+            doc: sys::TVMFFIByteArray::from_bytes(doc.as_bytes()),
+            metadata: sys::TVMFFIByteArray::from_bytes(metadata.as_bytes()),
+            flags: 0,
+            method: crate::base::value::pod(
+                ti::kTVMFFIFunction,
+                sys::TVMFFIAnyValue {
+                    v_obj: self.0.as_raw().as_ptr(),
+                },
+            ),
+        };
+        // SAFETY: valid info; the runtime takes its own reference to the function.
+        let rc =
+            unsafe { sys::TVMFFIFunctionSetGlobalFromMethodInfo(&info, allow_override as c_int) };
+        drop(writing);
+        drop(previous);
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(Error::from_return_code(rc))
+        }
+    }
+
+    /// Names of all registered global functions.
+    pub fn list_global_names() -> Result<Vec<std::string::String>> {
+        static LIST: GlobalCache = GlobalCache::new("ffi.FunctionListGlobalNamesFunctor");
+        let functor: Function = LIST.get()?.call_as(())?;
+        let count: i64 = functor.call_as((-1i64,))?;
+        (0..count)
+            .map(|i| functor.call_as::<std::string::String, _>((i,)))
+            .collect()
+    }
+
+    /// The underlying object reference.
+    pub fn as_object_ref(&self) -> &ObjectRef<FunctionObj> {
+        &self.0
+    }
+    /// Wraps a function object reference.
+    pub fn from_object_ref(obj: ObjectRef<FunctionObj>) -> Function {
+        Function(obj)
+    }
+    /// Unwraps into the object reference.
+    pub fn into_object_ref(self) -> ObjectRef<FunctionObj> {
+        self.0
+    }
+}
+
+/// Rust's accesses to the runtime's global function table. The runtime does not synchronise
+/// the table (a registration may rehash it under a concurrent lookup), so Rust's lookups share
+/// this lock and Rust's registrations hold it alone. It is per library: two Rust libraries, or
+/// C++ and Python code registering functions while Rust looks one up on another thread, are as
+/// unsynchronised as two C++ threads (README, "Soundness").
+static GLOBAL_TABLE: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+fn global_table_read() -> std::sync::RwLockReadGuard<'static, ()> {
+    // No code that could panic runs under the lock: a poisoned lock is still consistent.
+    GLOBAL_TABLE
+        .read()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn global_table_write() -> std::sync::RwLockWriteGuard<'static, ()> {
+    GLOBAL_TABLE
+        .write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl TypeSchema for Function {
+    fn type_str() -> std::string::String {
+        "ffi.Function".into()
+    }
+}
+crate::base::value::object_wrapper_conversions!(Function, FunctionObj);

@@ -1,0 +1,236 @@
+//! [`Array<T>`]: the runtime's immutable `ffi.Array`, typed on the Rust side.
+use super::traits::container_traits;
+use std::marker::PhantomData;
+
+use crate::abi::sys::TVMFFIAny;
+use crate::base::error::Result;
+use crate::base::object::builtin::ArrayObj;
+use crate::base::object::ObjectRef;
+use crate::base::value::{Any, AnyView, FromAny, TryIntoAny};
+use crate::call::function::GlobalCache;
+
+/// An immutable, reference-counted array (`ffi.Array`, Python `list`/`tuple` on the way in).
+///
+/// An array never changes while a reference to it exists (C++ `Array` mutators copy unless
+/// they hold the only reference), so elements are read in place and their types are checked
+/// once, when an array is converted from an `Any` (as C++ does): [`Array::get`] and iteration
+/// cannot fail afterwards.
+///
+/// ```
+/// use tvm_ffi::{Any, Array};
+/// let squares: Array<i64> = (1..=4).map(|x| x * x).collect();
+/// let mut total = 0;
+/// for x in &squares {
+///     total += x;
+/// }
+/// assert_eq!(total, 30);
+/// assert_eq!(squares.get(1), Some(4));
+/// assert_eq!(squares.to_string(), "(1, 4, 9, 16)");
+/// let mixed: Array<Any> = vec![Any::new(1i64), Any::new("two")].into();
+/// assert_eq!(mixed[1].cast::<&str>().unwrap(), "two");
+/// ```
+#[repr(transparent)]
+pub struct Array<T> {
+    obj: ObjectRef<ArrayObj>,
+    _types: PhantomData<fn() -> T>,
+}
+
+impl<T> Array<T> {
+    /// Number of elements.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.obj.seq.size as usize
+    }
+
+    /// Whether the array is empty.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The elements as borrowed views.
+    #[inline]
+    pub fn as_views(&self) -> &[AnyView<'_>] {
+        // SAFETY: ArrayObj's cell points to `size` TVMFFIAny elements owned by the array.
+        unsafe { AnyView::slice_from_raw(self.obj.seq.data as *const TVMFFIAny, self.len()) }
+    }
+
+    /// The underlying object.
+    pub fn as_object_ref(&self) -> &ObjectRef<ArrayObj> {
+        &self.obj
+    }
+    /// Unwraps into the object.
+    pub fn into_object_ref(self) -> ObjectRef<ArrayObj> {
+        self.obj
+    }
+    /// Wraps an array object whose elements are known to convert to `T`.
+    pub(super) fn wrap(obj: ObjectRef<ArrayObj>) -> Self {
+        Array {
+            obj,
+            _types: PhantomData,
+        }
+    }
+}
+
+impl<T: for<'a> FromAny<'a>> Array<T> {
+    /// Wraps an array object, checking that every element converts to `T` (as converting it
+    /// from an `Any` does).
+    ///
+    /// # Panics
+    /// When an element does not convert to `T`; [`Array::try_from_object_ref`] and
+    /// [`Any::cast`] report that as an error.
+    pub fn from_object_ref(obj: ObjectRef<ArrayObj>) -> Self {
+        let array = Array::wrap(obj);
+        if let Some(i) = array.first_mismatch() {
+            panic!(
+                "Array::from_object_ref: element {i} is a `{}`, not a `{}`",
+                array.as_views()[i].type_key(),
+                T::type_str()
+            );
+        }
+        array
+    }
+
+    /// Wraps an array object, or fails with a `TypeError` naming the first element that does
+    /// not convert to `T` (never panics).
+    ///
+    /// ```
+    /// use tvm_ffi::{Any, Array};
+    /// let mixed = Array::<Any>::new([Any::new(1), Any::new("x")]).unwrap();
+    /// let err = Array::<i64>::try_from_object_ref(mixed.into_object_ref()).unwrap_err();
+    /// assert_eq!(err.message(), "Array::try_from_object_ref: element 1 is a `ffi.SmallStr`, not a `int`");
+    /// ```
+    pub fn try_from_object_ref(obj: ObjectRef<ArrayObj>) -> Result<Self> {
+        let array = Array::wrap(obj);
+        match array.first_mismatch() {
+            None => Ok(array),
+            Some(i) => Err(crate::base::error::Error::type_error(format!(
+                "Array::try_from_object_ref: element {i} is a `{}`, not a `{}`",
+                array.as_views()[i].type_key(),
+                T::type_str()
+            ))),
+        }
+    }
+
+    /// The index of the first element that does not convert to `T`.
+    pub(super) fn first_mismatch(&self) -> Option<usize> {
+        if T::ACCEPTS_ANY {
+            return None;
+        }
+        self.as_views()
+            .iter()
+            .position(|v| T::try_cast(v).is_none())
+    }
+}
+
+pub(super) static ARRAY_NEW: GlobalCache = GlobalCache::new("ffi.Array");
+
+impl<T: TryIntoAny> Array<T> {
+    /// Builds an array from Rust values.
+    ///
+    /// ```
+    /// let a = tvm_ffi::Array::new([1i64, 2, 3]).unwrap();
+    /// assert_eq!(a.iter().collect::<Vec<_>>(), vec![1, 2, 3]);
+    /// ```
+    pub fn new(items: impl IntoIterator<Item = T>) -> Result<Self> {
+        let items: Vec<Any> = super::try_collect(items.into_iter(), T::try_into_any)?;
+        let out = ARRAY_NEW.get()?.call(items.as_slice())?;
+        // Each element is a `T` converted into an `Any`, which converts back.
+        Ok(Array::wrap(out.cast::<ObjectRef<ArrayObj>>()?))
+    }
+}
+
+impl<T: for<'a> FromAny<'a>> Array<T> {
+    /// Element `index`, converted; `None` past the end.
+    #[inline]
+    pub fn get(&self, index: usize) -> Option<T> {
+        let view = self.as_views().get(index)?;
+        match T::from_checked(view) {
+            Some(value) => Some(value),
+            None => unchecked_element(),
+        }
+    }
+
+    /// Iterates over converted elements.
+    #[inline]
+    pub fn iter(&self) -> ArrayIter<'_, T> {
+        ArrayIter {
+            views: self.as_views().iter(),
+            _types: PhantomData,
+        }
+    }
+
+    /// All elements, converted.
+    pub fn to_vec(&self) -> Vec<T> {
+        self.iter().collect()
+    }
+}
+
+/// The converted elements of an [`Array`] ([`Array::iter`], `for x in &array`).
+pub struct ArrayIter<'a, T> {
+    views: std::slice::Iter<'a, AnyView<'a>>,
+    _types: PhantomData<fn() -> T>,
+}
+
+/// An element that does not convert: impossible, as every `Array<T>` is checked when made.
+#[cold]
+#[inline(never)]
+fn unchecked_element() -> ! {
+    panic!("element type checked on entry")
+}
+
+impl<T: for<'b> FromAny<'b>> Iterator for ArrayIter<'_, T> {
+    type Item = T;
+    #[inline]
+    fn next(&mut self) -> Option<T> {
+        let view = self.views.next()?;
+        // The element converted when the array was checked, and arrays never change.
+        match T::from_checked(view) {
+            Some(value) => Some(value),
+            None => unchecked_element(),
+        }
+    }
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.views.size_hint()
+    }
+}
+impl<T: for<'b> FromAny<'b>> DoubleEndedIterator for ArrayIter<'_, T> {
+    #[inline]
+    fn next_back(&mut self) -> Option<T> {
+        let view = self.views.next_back()?;
+        match T::from_checked(view) {
+            Some(value) => Some(value),
+            None => unchecked_element(),
+        }
+    }
+}
+impl<T: for<'b> FromAny<'b>> ExactSizeIterator for ArrayIter<'_, T> {}
+
+impl std::ops::Index<usize> for Array<Any> {
+    type Output = Any;
+    /// Element `index`, borrowed in place (an array never changes while shared); panics past
+    /// the end, as slices do. A typed `Array<T>` stores `Any` values, not `T`s, so it has no
+    /// `&T` to lend: use [`Array::get`].
+    #[inline]
+    fn index(&self, index: usize) -> &Any {
+        let views = self.as_views();
+        // SAFETY: Any and AnyView are both repr(transparent) over TVMFFIAny; the element is
+        // owned by the array, which `self` keeps alive and which never changes while shared.
+        unsafe { &*(&views[index] as *const AnyView<'_> as *const Any) }
+    }
+}
+
+impl<T> Array<T> {
+    /// What `{:?}` lists: the elements, read in place.
+    fn debug_entries(&self) -> impl Iterator<Item = &AnyView<'_>> {
+        self.as_views().iter()
+    }
+
+    /// What `{}` prints: the array itself (immutable: no lock is needed).
+    fn repr_object(&self) -> Result<ObjectRef<ArrayObj>> {
+        Ok(self.obj.clone())
+    }
+}
+
+container_traits!(Array<T>, item = T, debug_list, "array", iter = ArrayIter);

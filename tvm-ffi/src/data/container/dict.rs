@@ -1,0 +1,320 @@
+//! [`Dict<K, V>`]: the runtime's mutable, shared `ffi.Dict`.
+use super::traits::container_traits;
+use std::marker::PhantomData;
+
+use super::hash::KeyProbe;
+use super::locked::copy_live;
+use super::map::unless_missing;
+use super::table::Cursor;
+use crate::base::error::{Error, Result};
+use crate::base::object::builtin::DictObj;
+use crate::base::object::{hold_releases, ObjectRef};
+use crate::base::value::{Any, AnyView, FromAny, TryIntoAny};
+use crate::call::function::{GlobalCache, IntoArg};
+use crate::data::lock::with_locked;
+
+pub(super) static DICT_NEW: GlobalCache = GlobalCache::new("ffi.Dict");
+static DICT_GET: GlobalCache = GlobalCache::new("ffi.DictGetItemOrMissing");
+static DICT_SET: GlobalCache = GlobalCache::new("ffi.DictSetItem");
+static DICT_ERASE: GlobalCache = GlobalCache::new("ffi.DictErase");
+static DICT_CLEAR: GlobalCache = GlobalCache::new("ffi.DictClear");
+
+/// A mutable hash map in insertion order, shared by reference with every language that holds
+/// it (C++ `ffi::Dict<K, V>`, Python `tvm_ffi.Dict`).
+///
+/// **Shared mutation.** A `Dict` is one object: Rust, C++ and Python all see every write, and
+/// any of them may write it at any time (a Python callback that Rust calls, for example). So
+/// Rust never hands out references into its storage: each read copies the entry it finds (one
+/// reference count) and each operation reads the table anew, in place, as C++ does. Writes go
+/// through the runtime's own functions (`ffi.DictSetItem`, `ffi.DictErase`, ...), with `&self`,
+/// like a `RefCell`. Element types are checked when a dict is converted from an `Any` (as
+/// C++ does) and again on every read, because a foreign write may since have stored a value
+/// of another type: such a read is a `TypeError`, never a wrong value. An iteration during
+/// which entries are added or removed ends with a `RuntimeError` (as in Python); assigning an
+/// existing key moves it to the end of the runtime's order, where the iteration meets it again. Rust's own operations on one dict never overlap (each holds a process-wide lock for
+/// the dict); the runtime has no lock, so as in C++, code in other languages that writes the
+/// dict from another thread synchronises with Rust itself.
+///
+/// ```
+/// use tvm_ffi::{Dict, String};
+/// let d: Dict<String, i64> = Dict::new([("a".into(), 1)]).unwrap();
+/// let alias = d.clone(); // the same object
+/// alias.insert("b".into(), 2).unwrap();
+/// assert_eq!(d.get("b").unwrap(), Some(2));
+/// assert_eq!(d.len(), 2);
+/// assert_eq!(d.remove("a").unwrap(), Some(1));
+/// let entries: Vec<(String, i64)> = d.iter().collect::<tvm_ffi::Result<_>>().unwrap();
+/// assert_eq!(entries, vec![("b".into(), 2)]);
+/// ```
+#[repr(transparent)]
+pub struct Dict<K = Any, V = Any> {
+    obj: ObjectRef<DictObj>,
+    _types: PhantomData<fn() -> (K, V)>,
+}
+
+/// The key of an operation, prepared once.
+struct Key<Q: IntoArg> {
+    holder: Q::Holder,
+}
+
+impl<Q: IntoArg> Key<Q> {
+    fn new(key: Q) -> Result<Key<Q>> {
+        Ok(Key {
+            holder: key.into_holder()?,
+        })
+    }
+    fn view(&self) -> AnyView<'_> {
+        Q::view(&self.holder)
+    }
+}
+
+impl<K, V> Dict<K, V> {
+    /// Number of entries now.
+    #[inline]
+    pub fn len(&self) -> usize {
+        with_locked(&self.obj, |dict| dict.table().len())
+    }
+    /// Whether the dict is empty now.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The underlying object.
+    pub fn as_object_ref(&self) -> &ObjectRef<DictObj> {
+        &self.obj
+    }
+    /// Unwraps into the object.
+    pub fn into_object_ref(self) -> ObjectRef<DictObj> {
+        self.obj
+    }
+    /// Wraps a dict object without checking entry types (reads check them anyway).
+    pub fn from_object_ref(obj: ObjectRef<DictObj>) -> Self {
+        Dict {
+            obj,
+            _types: PhantomData,
+        }
+    }
+
+    /// Copies of all entries now, in insertion order, unconverted.
+    pub fn snapshot(&self) -> Result<Vec<(Any, Any)>> {
+        // One operation: the steps re-enter the lock, so no Rust write comes in between.
+        with_locked(&self.obj, |_| super::try_collect(self.raw_entries(), Ok))
+    }
+
+    /// Owned copies of the entries, read one at a time.
+    fn raw_entries(&self) -> RawEntries<'_> {
+        with_locked(&self.obj, |dict| RawEntries {
+            dict: &self.obj,
+            cursor: dict.table().first(),
+            shape: dict.table().shape(),
+            changed: false,
+        })
+    }
+
+    /// The value for `key` now, copied, or `None`.
+    fn lookup(&self, key: &AnyView<'_>) -> Result<Option<Any>> {
+        match KeyProbe::new(key) {
+            Some(probe) => Ok(with_locked(&self.obj, |dict| {
+                let entry = dict.table().find(&probe)?;
+                // SAFETY: the entry lives in the dict now; it is copied under the lock, before
+                // any other code runs (nothing, if the runtime is releasing it).
+                unsafe { copy_live(std::ptr::addr_of!((*entry).value)) }
+            })),
+            None => {
+                // The runtime runs the key's hash and equality hooks: a write meanwhile is
+                // refused, as during a write.
+                let f = DICT_GET.get()?;
+                let found =
+                    with_locked(&self.obj, |dict| dict.write(|| f.call((&self.obj, *key))))?;
+                Ok(unless_missing(found))
+            }
+        }
+    }
+
+    /// Whether `key` is present now.
+    pub fn contains_key<Q: IntoArg>(&self, key: Q) -> bool {
+        Key::new(key)
+            .and_then(|key| self.lookup(&key.view()))
+            .is_ok_and(|v| v.is_some())
+    }
+
+    /// Removes every entry (`ffi.DictClear`).
+    pub fn clear(&self) -> Result<()> {
+        let f = DICT_CLEAR.get()?;
+        // The entries, kept until after the lock: their last release (a destructor in any
+        // language; a Python one takes the GIL) never runs under it.
+        let mut keep = Vec::new();
+        let out = with_locked(&self.obj, |dict| {
+            keep = super::try_collect(self.raw_entries(), Ok)?;
+            dict.write(|| f.call((&self.obj,)).map(drop))
+        });
+        drop(keep);
+        out
+    }
+}
+
+impl<K: TryIntoAny, V: TryIntoAny> Dict<K, V> {
+    /// A new dict of the key/value pairs (a later duplicate key wins).
+    pub fn new(entries: impl IntoIterator<Item = (K, V)>) -> Result<Self> {
+        let pairs = super::try_collect(entries.into_iter(), |(k, v)| {
+            Ok([k.try_into_any()?, v.try_into_any()?])
+        })?;
+        let out = DICT_NEW.get()?.call(pairs.as_flattened())?;
+        Ok(Dict::from_object_ref(out.cast::<ObjectRef<DictObj>>()?))
+    }
+
+    /// Sets `key` to `value` (`ffi.DictSetItem`), visible to every holder of the dict.
+    pub fn insert(&self, key: K, value: V) -> Result<()> {
+        let (key, value) = (key.try_into_any()?, value.try_into_any()?);
+        let f = DICT_SET.get()?;
+        // The value replaced, kept until after the lock (see `clear`).
+        let mut keep = None;
+        let out = with_locked(&self.obj, |dict| {
+            keep = self.lookup(key.as_view())?;
+            dict.write(|| f.call((&self.obj, &key, &value)).map(drop))
+        });
+        drop(keep);
+        out
+    }
+}
+
+impl<K, V: for<'a> FromAny<'a>> Dict<K, V> {
+    /// The value for `key` now: `Ok(None)` when absent, a `TypeError` when a foreign write
+    /// stored a value that is not a `V`.
+    pub fn get<Q: IntoArg>(&self, key: Q) -> Result<Option<V>> {
+        let key = Key::new(key)?;
+        match self.lookup(&key.view())? {
+            Some(value) => value.cast::<V>().map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Removes `key` (`ffi.DictErase`) and returns its value, if it was present.
+    pub fn remove<Q: IntoArg>(&self, key: Q) -> Result<Option<V>> {
+        let (key, erase) = (Key::new(key)?, DICT_ERASE.get()?);
+        // The stored key, kept until after the lock (see `clear`); the value is returned.
+        let mut keep = None;
+        // One operation: the lookup re-enters the lock.
+        let value = with_locked(&self.obj, |dict| -> Result<Option<Any>> {
+            let view = key.view();
+            let value = match KeyProbe::new(&view) {
+                Some(probe) => dict.table().find(&probe).and_then(|entry| {
+                    // SAFETY: the entry lives in the dict now, copied under the lock.
+                    unsafe {
+                        keep = copy_live(std::ptr::addr_of!((*entry).key));
+                        copy_live(std::ptr::addr_of!((*entry).value))
+                    }
+                }),
+                // A key with custom hooks: found by the runtime, which keeps its stored key.
+                None => self.lookup(&view)?,
+            };
+            let Some(value) = value else {
+                return Ok(None);
+            };
+            dict.write(|| erase.call((&self.obj, view)))?;
+            Ok(Some(value))
+        });
+        drop(keep);
+        value?.map(|v| v.cast::<V>()).transpose()
+    }
+}
+
+impl<K: for<'a> FromAny<'a>, V: for<'a> FromAny<'a>> Dict<K, V> {
+    /// The entries, converted, in insertion order, read one at a time: a `TypeError` for an
+    /// entry a foreign write gave another type, a `RuntimeError` (then the end) when entries
+    /// were added or removed since the iteration started.
+    pub fn iter(&self) -> DictIter<'_, K, V> {
+        DictIter {
+            entries: self.raw_entries(),
+            reported: false,
+            _types: PhantomData,
+        }
+    }
+
+    /// All entries now, converted, in insertion order.
+    pub fn entries(&self) -> Result<Vec<(K, V)>> {
+        self.iter().collect()
+    }
+}
+
+/// Owned copies of a dict's entries, read in place one at a time; ends (setting `changed`)
+/// when entries were added or removed since it started.
+struct RawEntries<'a> {
+    dict: &'a ObjectRef<DictObj>,
+    cursor: Cursor,
+    shape: [u64; 3],
+    changed: bool,
+}
+
+impl Iterator for RawEntries<'_> {
+    type Item = (Any, Any);
+    fn next(&mut self) -> Option<(Any, Any)> {
+        with_locked(self.dict, |dict| {
+            let table = dict.table();
+            if self.changed || table.shape() != self.shape {
+                self.changed = true;
+                return None;
+            }
+            loop {
+                let entry = table.next(&mut self.cursor)?;
+                // SAFETY: the entry lives in the dict now; both halves are copied before any
+                // other code runs (nothing of a half the runtime is releasing).
+                let (key, value) = unsafe {
+                    (
+                        copy_live(std::ptr::addr_of!((*entry).key)),
+                        copy_live(std::ptr::addr_of!((*entry).value)),
+                    )
+                };
+                match (key, value) {
+                    (Some(key), Some(value)) => return Some((key, value)),
+                    // An entry being released is skipped; the half copied is released after
+                    // the lock (it may have become the last reference).
+                    partial => hold_releases(|| drop(partial)),
+                }
+            }
+        })
+    }
+}
+
+/// The entries of a [`Dict`], converted ([`Dict::iter`], `for entry in &dict`).
+pub struct DictIter<'a, K, V> {
+    entries: RawEntries<'a>,
+    reported: bool,
+    _types: PhantomData<fn() -> (K, V)>,
+}
+
+impl<K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>> Iterator for DictIter<'_, K, V> {
+    type Item = Result<(K, V)>;
+    fn next(&mut self) -> Option<Result<(K, V)>> {
+        match self.entries.next() {
+            Some((k, v)) => Some(k.cast::<K>().and_then(|k| Ok((k, v.cast::<V>()?)))),
+            None if self.entries.changed && !self.reported => {
+                self.reported = true;
+                Some(Err(Error::runtime_error(
+                    "dict changed size during iteration",
+                )))
+            }
+            None => None,
+        }
+    }
+}
+
+impl<K, V> Dict<K, V> {
+    /// What `{:?}` lists: each entry, read under the lock one at a time.
+    fn debug_entries(&self) -> RawEntries<'_> {
+        self.raw_entries()
+    }
+
+    /// What `{}` prints: a copy, printed without the lock (printing runs the entries' repr
+    /// hooks, user code that must not run under it).
+    fn repr_object(&self) -> Result<ObjectRef<DictObj>> {
+        self.snapshot()
+            .and_then(|entries| {
+                let flat: Vec<[Any; 2]> = entries.into_iter().map(|(k, v)| [k, v]).collect();
+                DICT_NEW.get()?.call(flat.as_flattened())
+            })
+            .and_then(|copy| copy.cast::<ObjectRef<DictObj>>())
+    }
+}
+
+container_traits!(Dict<K, V>, item = (K, V), debug_map, "dict", iter = DictIter);

@@ -1,0 +1,291 @@
+//! The runtime's key hash and equality (C++ `AnyHash` / `AnyEqual`, `tvm/ffi/any.h`), bit for
+//! bit, so that Rust finds keys in `ffi.Map` and `ffi.Dict` tables built by any language.
+//!
+//! - strings and bytes hash and compare by content, inline (small) and heap forms alike;
+//! - `ffi.BigInt` by its words (its registered `__any_hash__` / `__any_equal__`);
+//! - every other value by its 16 raw bytes (plain data, or the object pointer), combined with
+//!   its type index.
+//!
+//! An object whose type registers its own `__any_hash__` or `__any_equal__` (other than
+//! `ffi.BigInt`, e.g. `ffi.StructuralKey`) has no inline probe: lookups with such a key go
+//! through the runtime's own function instead.
+use std::sync::atomic::{AtomicPtr, Ordering};
+
+use crate::abi::sys::{self, type_index as ti, TVMFFIAny};
+use crate::base::value::{words_of, AnyView};
+
+/// `StableHashCombine` (`base_detail.h`).
+#[inline]
+pub(crate) fn hash_combine(key: u64, value: u64) -> u64 {
+    key ^ value
+        .wrapping_add(0x9e37_79b9)
+        .wrapping_add(key << 6)
+        .wrapping_add(key >> 2)
+}
+
+/// `StableHashBytes` (`base_detail.h`): 8-byte little-endian chunks, the last one zero-padded,
+/// folded as `(r * 1099511628211 + chunk) % 2147483647` in wrapping 64-bit arithmetic.
+#[inline]
+pub(crate) fn stable_hash_bytes(bytes: &[u8]) -> u64 {
+    const MULTIPLIER: u64 = 1_099_511_628_211;
+    const MODULUS: u64 = 2_147_483_647;
+    let mut chunks = bytes.chunks_exact(8);
+    let mut result = 0u64;
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        result = result
+            .wrapping_mul(MULTIPLIER)
+            .wrapping_add(u64::from_le_bytes(word))
+            % MODULUS;
+    }
+    let tail = chunks.remainder();
+    if !tail.is_empty() {
+        let mut word = [0u8; 8];
+        word[..tail.len()].copy_from_slice(tail);
+        result = result
+            .wrapping_mul(MULTIPLIER)
+            .wrapping_add(u64::from_le_bytes(word))
+            % MODULUS;
+    }
+    result
+}
+
+/// A type attribute column the runtime keeps per attribute name. The column object is stable
+/// once created; its entries are re-read on every use (they move when types register).
+struct Column {
+    name: &'static str,
+    column: AtomicPtr<sys::TVMFFITypeAttrColumn>,
+}
+
+impl Column {
+    const fn new(name: &'static str) -> Column {
+        Column {
+            name,
+            column: AtomicPtr::new(std::ptr::null_mut()),
+        }
+    }
+
+    /// Whether the type `index` has an entry (other than `None`) in the column.
+    fn has_entry(&self, index: i32) -> bool {
+        let mut column = self.column.load(Ordering::Acquire);
+        if column.is_null() {
+            let name = sys::TVMFFIByteArray::from_bytes(self.name.as_bytes());
+            // SAFETY: a valid name; the result is null or a column owned by the registry.
+            column = unsafe { sys::TVMFFIGetTypeAttrColumn(&name) } as *mut _;
+            if column.is_null() {
+                return false;
+            }
+            self.column.store(column, Ordering::Release);
+        }
+        // SAFETY: the registry keeps the column alive for the process; `data` has `size`
+        // entries (read together, as C++ `AnyHash` reads them).
+        unsafe {
+            let column = &*column;
+            let Some(slot) = index.checked_sub(column.begin_index) else {
+                return false;
+            };
+            slot >= 0
+                && slot < column.size
+                && (*column.data.add(slot as usize)).type_index != ti::kTVMFFINone
+        }
+    }
+}
+
+static ANY_HASH: Column = Column::new("__any_hash__");
+static ANY_EQUAL: Column = Column::new("__any_equal__");
+
+/// How a key compares.
+#[derive(Clone, Copy)]
+enum Kind<'a> {
+    /// By its 16 raw bytes (plain data and objects without hooks).
+    Bits,
+    /// A string (`type_index` 65 in hashes): by content, against small and heap strings.
+    Str(&'a [u8]),
+    /// Bytes (66): by content, against small and heap bytes.
+    Bytes(&'a [u8]),
+    /// An `ffi.BigInt`: by its words.
+    BigInt(&'a [i64]),
+}
+
+/// A lookup key with its hash and equality resolved once.
+pub(crate) struct KeyProbe<'a> {
+    raw: TVMFFIAny,
+    kind: Kind<'a>,
+}
+
+/// The content of a small string or bytes value stored in `raw`.
+#[inline]
+fn small_content(raw: &TVMFFIAny) -> &[u8] {
+    // SAFETY: small forms keep `zero_padding <= 7` bytes inline in the value union.
+    unsafe { &raw.value.v_bytes[..(raw.zero_padding as usize).min(7)] }
+}
+
+/// The content of a heap string or bytes object.
+///
+/// # Safety
+/// `raw` holds a live `ffi.String` or `ffi.Bytes` object that outlives `'a`.
+#[inline]
+unsafe fn heap_content<'a>(raw: &TVMFFIAny) -> &'a [u8] {
+    // SAFETY: string and bytes objects are the header followed by a TVMFFIByteArray.
+    unsafe {
+        let cell = (raw.value.v_obj as *const u8).add(std::mem::size_of::<sys::TVMFFIObject>())
+            as *const sys::TVMFFIByteArray;
+        (*cell).as_bytes()
+    }
+}
+
+impl<'a> KeyProbe<'a> {
+    /// The probe of `key`, or `None` when only the runtime can compare it (an object whose
+    /// type registers its own hash or equality, or an rvalue reference).
+    #[inline(always)]
+    pub(crate) fn new(key: &'a AnyView<'a>) -> Option<KeyProbe<'a>> {
+        let raw = *key.as_raw();
+        // Plain values (None, int, bool, float, pointers, DataType, Device) compare by bits.
+        if (0..ti::kTVMFFIRawStr).contains(&raw.type_index) {
+            return Some(KeyProbe {
+                raw,
+                kind: Kind::Bits,
+            });
+        }
+        Self::new_other(key)
+    }
+
+    /// [`KeyProbe::new`] for strings, bytes, big integers and objects.
+    fn new_other(key: &'a AnyView<'a>) -> Option<KeyProbe<'a>> {
+        let raw = *key.as_raw();
+        let kind = match raw.type_index {
+            ti::kTVMFFISmallStr => Kind::Str(small_content(key.as_raw())),
+            ti::kTVMFFISmallBytes => Kind::Bytes(small_content(key.as_raw())),
+            // SAFETY: a live string object borrowed by the view for 'a.
+            ti::kTVMFFIStr => Kind::Str(unsafe { heap_content(&raw) }),
+            // SAFETY: as above.
+            ti::kTVMFFIBytes => Kind::Bytes(unsafe { heap_content(&raw) }),
+            // A borrowed C string or byte array hashes as the String / Bytes C++ makes of it.
+            ti::kTVMFFIRawStr => {
+                // SAFETY: NUL-terminated and borrowed for 'a.
+                Kind::Str(unsafe { std::ffi::CStr::from_ptr(raw.value.v_c_str) }.to_bytes())
+            }
+            // SAFETY: the pointee is borrowed for 'a.
+            ti::kTVMFFIByteArrayPtr => Kind::Bytes(unsafe {
+                (*(raw.value.v_ptr as *const sys::TVMFFIByteArray)).as_bytes()
+            }),
+            ti::kTVMFFIObjectRValueRef => return None,
+            ti::kTVMFFIBigInt => Kind::BigInt(words_of(key)?),
+            index if index >= ti::kTVMFFIStaticObjectBegin => {
+                if ANY_HASH.has_entry(index) || ANY_EQUAL.has_entry(index) {
+                    return None;
+                }
+                Kind::Bits
+            }
+            _ => Kind::Bits,
+        };
+        Some(KeyProbe { raw, kind })
+    }
+
+    /// `AnyHash` of the key.
+    #[inline]
+    pub(crate) fn hash(&self) -> u64 {
+        match self.kind {
+            Kind::Bits => {
+                // SAFETY: every 16-byte value has 8 initialised value bytes (Rust zeroes the
+                // unused ones, as C++ does).
+                hash_combine(self.raw.type_index as u64, unsafe {
+                    self.raw.value.v_uint64
+                })
+            }
+            Kind::Str(bytes) => hash_combine(ti::kTVMFFIStr as u64, stable_hash_bytes(bytes)),
+            Kind::Bytes(bytes) => hash_combine(ti::kTVMFFIBytes as u64, stable_hash_bytes(bytes)),
+            Kind::BigInt(words) => {
+                // SAFETY: the words as their native bytes (any bit pattern is a valid u8).
+                let bytes = unsafe {
+                    std::slice::from_raw_parts(
+                        words.as_ptr() as *const u8,
+                        std::mem::size_of_val(words),
+                    )
+                };
+                hash_combine(ti::kTVMFFIBigInt as u64, stable_hash_bytes(bytes))
+            }
+        }
+    }
+
+    /// `AnyEqual(stored, key)`.
+    ///
+    /// # Safety
+    /// `stored` is a valid value of a live map (an object index holds a live object).
+    #[inline(always)]
+    pub(crate) unsafe fn matches(&self, stored: &TVMFFIAny) -> bool {
+        // SAFETY: both are 16 initialised bytes; compared as two words, as C++ does.
+        let same_bits = unsafe {
+            let a = &*(stored as *const TVMFFIAny as *const [u64; 2]);
+            let b = &*(&self.raw as *const TVMFFIAny as *const [u64; 2]);
+            a == b
+        };
+        // SAFETY: the caller's contract.
+        same_bits || (!matches!(self.kind, Kind::Bits) && unsafe { self.same_content(stored) })
+    }
+
+    /// `AnyEqual` beyond equal bits: strings and bytes by content, big integers by words.
+    ///
+    /// # Safety
+    /// As for [`KeyProbe::matches`].
+    unsafe fn same_content(&self, stored: &TVMFFIAny) -> bool {
+        match self.kind {
+            Kind::Bits => false,
+            Kind::Str(bytes) => match stored.type_index {
+                ti::kTVMFFISmallStr => small_content(stored) == bytes,
+                // SAFETY: a live string object of the map (the caller's contract).
+                ti::kTVMFFIStr => unsafe { heap_content(stored) == bytes },
+                _ => false,
+            },
+            Kind::Bytes(bytes) => match stored.type_index {
+                ti::kTVMFFISmallBytes => small_content(stored) == bytes,
+                // SAFETY: a live bytes object of the map (the caller's contract).
+                ti::kTVMFFIBytes => unsafe { heap_content(stored) == bytes },
+                _ => false,
+            },
+            Kind::BigInt(words) => {
+                stored.type_index == ti::kTVMFFIBigInt && {
+                    // SAFETY: AnyView is repr(transparent) over TVMFFIAny; the object is live.
+                    let view = unsafe { &*(stored as *const TVMFFIAny as *const AnyView<'_>) };
+                    words_of(view) == Some(words)
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base::value::{Any, BigInt};
+
+    fn hash_of(value: Any) -> u64 {
+        KeyProbe::new(value.as_view()).expect("inline probe").hash()
+    }
+
+    #[test]
+    fn hashes_are_the_values_cpp_any_hash_computes() {
+        // Printed by a C++ program calling `AnyHash` (compiled against the wheel's headers).
+        assert_eq!(hash_of(Any::new(5i64)), 2_654_435_839);
+        assert_eq!(hash_of(Any::new("abc")), 2_660_953_131);
+        assert_eq!(hash_of(Any::new("abcdefghij")), 3_873_208_543);
+        assert_eq!(hash_of(Any::new(true)), 2_654_435_896);
+        assert_eq!(hash_of(Any::new(1.5f64)), 4_609_434_221_268_138_618);
+        assert_eq!(hash_of(Any::none()), 2_654_435_769);
+        // Small and heap forms of one content hash alike (the chunk of a short content is its
+        // zero-padded word).
+        assert_eq!(
+            stable_hash_bytes(b"abc"),
+            u64::from_le_bytes(*b"abc\0\0\0\0\0") % 2_147_483_647
+        );
+        // A BigInt hashes its words as bytes.
+        let big = BigInt::from(u128::MAX);
+        let words = big.words().to_vec();
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        assert_eq!(
+            hash_of(Any::new(big)),
+            hash_combine(78, stable_hash_bytes(&bytes))
+        );
+    }
+}

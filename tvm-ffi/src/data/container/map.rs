@@ -1,0 +1,290 @@
+//! [`Map<K, V>`]: the runtime's immutable `ffi.Map` (Python `dict` on the way in), read in
+//! place.
+use super::traits::container_traits;
+use std::marker::PhantomData;
+
+use super::hash::KeyProbe;
+use super::table::{Cursor, RawEntry, Table};
+use crate::abi::sys::TVMFFIAny;
+use crate::base::error::Result;
+use crate::base::object::builtin::MapObj;
+use crate::base::object::ObjectRef;
+use crate::base::value::{Any, AnyView, FromAny, TryIntoAny};
+use crate::call::function::{GlobalCache, IntoArg};
+
+pub(super) static MAP_NEW: GlobalCache = GlobalCache::new("ffi.Map");
+static MAP_GET: GlobalCache = GlobalCache::new("ffi.MapGetItemOrMissing");
+static MISSING_FN: GlobalCache = GlobalCache::new("ffi.GetInvalidObject");
+
+/// The runtime's MISSING sentinel (a singleton object), fetched once rather than per lookup.
+pub(super) fn missing_sentinel() -> Option<&'static Any> {
+    static MISSING: std::sync::OnceLock<Any> = std::sync::OnceLock::new();
+    if let Some(m) = MISSING.get() {
+        return Some(m);
+    }
+    let m = MISSING_FN.get().ok()?.call(()).ok()?;
+    Some(MISSING.get_or_init(|| m))
+}
+
+/// The value `lookup` (`ffi.MapGetItemOrMissing` or `ffi.DictGetItemOrMissing`) returned, or
+/// `None` for the runtime's MISSING sentinel.
+pub(super) fn unless_missing(out: Any) -> Option<Any> {
+    let missing = missing_sentinel()?;
+    let same = out.as_raw().type_index == missing.as_raw().type_index
+        // SAFETY: both hold an object pointer when their indices are object indices.
+        && unsafe { out.as_raw().value.v_obj == missing.as_raw().value.v_obj };
+    (!same).then_some(out)
+}
+
+/// Views a value stored in a table.
+///
+/// # Safety
+/// `raw` is a valid value that outlives `'a` unchanged.
+#[inline]
+pub(super) unsafe fn stored_view<'a>(raw: *const TVMFFIAny) -> &'a AnyView<'a> {
+    // SAFETY: AnyView is repr(transparent) over TVMFFIAny; validity from the caller.
+    unsafe { &*(raw as *const AnyView<'a>) }
+}
+
+/// An immutable, reference-counted hash map in insertion order (C++ `ffi::Map<K, V>`).
+///
+/// Length, lookup and iteration read the runtime's table in place, as C++ does: no call into
+/// the runtime. A lookup hashes and compares the key with the runtime's own `AnyHash` /
+/// `AnyEqual` (strings by content, integers and other plain values by value, objects by
+/// identity, `ffi.BigInt` by value); only a key object whose type registers a custom
+/// `__any_hash__` (e.g. `ffi.StructuralKey`) is looked up through `ffi.MapGetItemOrMissing`.
+///
+/// A `Map` never changes while a reference to it exists: C++ `Map` mutators copy unless they
+/// hold the only reference (copy-on-write), Python's `Map` is immutable and `ffi.Map` builds
+/// new maps. So entries are read without copies and key and value types are checked once,
+/// when a map is converted from an `Any`.
+///
+/// ```
+/// use tvm_ffi::{Map, String};
+/// let m: Map<String, i64> = [("a".into(), 1), ("b".into(), 2)].into_iter().collect();
+/// assert_eq!(m.get("b"), Some(2));
+/// assert_eq!(m.len(), 2);
+/// let mut total = 0;
+/// for (key, value) in &m {
+///     total += value;
+///     assert!(key == "a" || key == "b");
+/// }
+/// assert_eq!(total, 3);
+/// assert_eq!(m.to_string(), r#"{"a": 1, "b": 2}"#);
+/// ```
+#[repr(transparent)]
+pub struct Map<K, V> {
+    obj: ObjectRef<MapObj>,
+    _types: PhantomData<fn() -> (K, V)>,
+}
+
+impl<K, V> Map<K, V> {
+    #[inline]
+    fn table(&self) -> Table<'_> {
+        // SAFETY: `self` keeps the map alive, and a shared map is never written (see the type
+        // docs).
+        unsafe { Table::new(self.obj.as_raw()) }
+    }
+
+    /// Number of entries.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.table().len()
+    }
+    /// Whether the map is empty.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The underlying object.
+    pub fn as_object_ref(&self) -> &ObjectRef<MapObj> {
+        &self.obj
+    }
+    /// Unwraps into the object.
+    pub fn into_object_ref(self) -> ObjectRef<MapObj> {
+        self.obj
+    }
+    /// Wraps a map object without checking entry types.
+    pub fn from_object_ref(obj: ObjectRef<MapObj>) -> Self {
+        Map {
+            obj,
+            _types: PhantomData,
+        }
+    }
+
+    /// All entries as borrowed views, in insertion order.
+    pub fn iter_views(&self) -> MapViews<'_> {
+        MapViews {
+            table: self.table(),
+            cursor: self.table().first(),
+            remaining: self.len(),
+            _map: PhantomData,
+        }
+    }
+
+    /// All entries as owned values, in insertion order.
+    pub fn entries_any(&self) -> Result<Vec<(Any, Any)>> {
+        super::try_collect(self.iter_views(), |(k, v)| {
+            Ok((k.to_owned()?, v.to_owned()?))
+        })
+    }
+
+    /// The stored value for `key`, viewed in place; `Err(key)` when only the runtime can
+    /// compare the key.
+    #[inline]
+    fn find_view<'s>(
+        &'s self,
+        key: &AnyView<'_>,
+    ) -> Option<std::result::Result<&'s AnyView<'s>, ()>> {
+        match KeyProbe::new(key) {
+            Some(probe) => {
+                let entry = self.table().find(&probe)?;
+                // SAFETY: the entry lives in the map, which `self` keeps alive and unchanged.
+                Some(Ok(unsafe {
+                    stored_view(std::ptr::addr_of!((*entry).value))
+                }))
+            }
+            None => Some(Err(())),
+        }
+    }
+
+    /// The value for a key of a type with a custom hash, through the runtime.
+    #[cold]
+    fn get_by_runtime(&self, key: &AnyView<'_>) -> Option<Any> {
+        let out = MAP_GET.get().ok()?.call((&self.obj, *key)).ok()?;
+        unless_missing(out)
+    }
+
+    /// Whether `key` is present.
+    pub fn contains_key<Q: IntoArg>(&self, key: Q) -> bool {
+        let Ok(holder) = key.into_holder() else {
+            return false;
+        };
+        let key = Q::view(&holder);
+        match self.find_view(&key) {
+            Some(Ok(_)) => true,
+            Some(Err(())) => self.get_by_runtime(&key).is_some(),
+            None => false,
+        }
+    }
+}
+
+impl<K: TryIntoAny, V: TryIntoAny> Map<K, V> {
+    /// Builds a map from key/value pairs (a later duplicate key wins).
+    ///
+    /// ```
+    /// let m = tvm_ffi::Map::new([("a", 1i64), ("b", 2)]).unwrap();
+    /// assert_eq!(m.get("b"), Some(2));
+    /// ```
+    pub fn new(entries: impl IntoIterator<Item = (K, V)>) -> Result<Self> {
+        let pairs = super::try_collect(entries.into_iter(), |(k, v)| {
+            Ok([k.try_into_any()?, v.try_into_any()?])
+        })?;
+        let args = pairs.as_flattened();
+        let out = MAP_NEW.get()?.call(args)?;
+        Ok(Map::from_object_ref(out.cast::<ObjectRef<MapObj>>()?))
+    }
+}
+
+impl<K, V: for<'a> FromAny<'a>> Map<K, V> {
+    /// The value for `key`, if present.
+    #[inline]
+    pub fn get<Q: IntoArg>(&self, key: Q) -> Option<V> {
+        let holder = key.into_holder().ok()?;
+        let key = Q::view(&holder);
+        match self.find_view(&key)? {
+            Ok(value) => V::try_cast(value),
+            Err(()) => self.get_by_runtime(&key)?.try_cast::<V>(),
+        }
+    }
+}
+
+impl<K: for<'a> FromAny<'a>, V: for<'a> FromAny<'a>> Map<K, V> {
+    /// The entries, converted, in insertion order (C++'s order: a small map keeps a
+    /// re-assigned key in place, a dense one moves it to the end).
+    pub fn iter(&self) -> MapIter<'_, K, V> {
+        MapIter {
+            views: self.iter_views(),
+            _types: PhantomData,
+        }
+    }
+
+    /// The keys, in insertion order.
+    pub fn keys(&self) -> impl Iterator<Item = K> + '_ {
+        self.iter().map(|(k, _)| k)
+    }
+
+    /// The values, in insertion order.
+    pub fn values(&self) -> impl Iterator<Item = V> + '_ {
+        self.iter().map(|(_, v)| v)
+    }
+
+    /// All entries, converted, in insertion order.
+    pub fn entries(&self) -> Vec<(K, V)> {
+        self.iter().collect()
+    }
+}
+
+/// The entries of a [`Map`] as views of its storage ([`Map::iter_views`]).
+pub struct MapViews<'a> {
+    table: Table<'a>,
+    cursor: Cursor,
+    remaining: usize,
+    _map: PhantomData<&'a ObjectRef<MapObj>>,
+}
+
+impl<'a> Iterator for MapViews<'a> {
+    type Item = (AnyView<'a>, AnyView<'a>);
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        let entry: *const RawEntry = self.table.next(&mut self.cursor)?;
+        self.remaining = self.remaining.saturating_sub(1);
+        // SAFETY: the entry lives in the map, borrowed for 'a and never written while shared.
+        unsafe {
+            Some((
+                *stored_view(std::ptr::addr_of!((*entry).key)),
+                *stored_view(std::ptr::addr_of!((*entry).value)),
+            ))
+        }
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.remaining, Some(self.remaining))
+    }
+}
+impl ExactSizeIterator for MapViews<'_> {}
+
+/// The converted entries of a [`Map`] ([`Map::iter`], `for (k, v) in &map`).
+pub struct MapIter<'a, K, V> {
+    views: MapViews<'a>,
+    _types: PhantomData<fn() -> (K, V)>,
+}
+
+impl<K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>> Iterator for MapIter<'_, K, V> {
+    type Item = (K, V);
+    #[inline]
+    fn next(&mut self) -> Option<(K, V)> {
+        let (k, v) = self.views.next()?;
+        Some((
+            K::try_cast(&k).expect("key type checked on entry"),
+            V::try_cast(&v).expect("value type checked on entry"),
+        ))
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.views.size_hint()
+    }
+}
+impl<K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>> ExactSizeIterator for MapIter<'_, K, V> {}
+
+impl<K, V> Map<K, V> {
+    /// What `{:?}` lists: the entries, read in place.
+    fn debug_entries(&self) -> MapViews<'_> {
+        self.iter_views()
+    }
+
+    /// What `{}` prints: the map itself (immutable: no lock is needed).
+    fn repr_object(&self) -> Result<ObjectRef<MapObj>> {
+        Ok(self.obj.clone())
+    }
+}
+
+container_traits!(Map<K, V>, item = (K, V), debug_map, "map", iter = MapIter);

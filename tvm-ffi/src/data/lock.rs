@@ -1,0 +1,627 @@
+//! The striped locks of Rust's shared mutable storage, one module for both users: the lock
+//! around Rust's operations on a `List` or `Dict` (container stripes: reentrant, owner-tracked)
+//! and the lock of non-scalar `Rw<T>` fields (field stripes: never re-entered, with readers
+//! counted so that a replaced value outlives their snapshots). Both kinds park waiters and
+//! live in one process-wide table with one cross-library publication.
+//!
+//! The runtime does not synchronise its mutable containers (neither does C++): a write may move
+//! a list's elements or a dict's table while another thread reads them. Safe Rust code can share
+//! a `List` between threads, so every operation Rust performs on one (a read, a write through
+//! the runtime's function, one step of an iteration, printing) holds the lock of the object,
+//! and the storage is reachable only through [`with_locked`]: Rust's operations on one container
+//! never overlap. Foreign code does not take it (C++ and Python writes racing a Rust operation
+//! on another thread are as unsynchronised as between two C++ threads). What a locked list or
+//! dict reads in place is written next to the containers (`container::locked`).
+//!
+//! The locks are not stored in the objects but in a small process-wide table indexed by
+//! address, shared by every Rust library of the process: the first one publishes its table
+//! (while it loads) as an object of a type only this SDK creates, stored in a type attribute
+//! of that type (no function is called to find it, and what is found is validated before use;
+//! a forgery is refused with a warning, and the library then uses a table of its own).
+//!
+//! **No user code runs while a stripe is held** (it could take another stripe: a deadlock):
+//! payload drops of Rust objects that a runtime write releases are queued and run after the
+//! lock is released; reads copy a value (a reference count, or a bit copy) under the lock and
+//! convert or compare it afterwards. What remains: the runtime itself runs a key's custom
+//! `__any_hash__`/equality hooks and Python `__del__` inside a write; such code may read the
+//! container (the lock re-enters on the same thread) but not write it (refused with an
+//! error). A thread waiting for a stripe parks (a futex on Linux) after a short spin.
+use std::ffi::c_void;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering};
+use std::sync::OnceLock;
+
+use crate::abi::sys::{self, TVMFFIAny, TVMFFIObject};
+use crate::base::error::{Error, Result};
+use crate::base::object::builtin::Object;
+use crate::base::object::{
+    alloc_object, hold_releases, run_held_releases, type_index_of, ObjectRef, ObjectType,
+};
+
+const STRIPES: usize = 64;
+
+/// One lock, one cache line. Shared between libraries (possibly built by other compilers):
+/// plain atomics in a fixed C layout, versioned by [`LAYOUT`].
+#[repr(C)]
+pub(crate) struct Stripe {
+    /// 0 free, 1 locked, 2 locked and a thread may be parked on it (the futex word).
+    state: AtomicU32,
+    _reserved: AtomicU32,
+    /// The thread holding it (`pthread_self`), 0 when free: a container lock re-enters.
+    owner: AtomicUsize,
+    /// The container a runtime write holding this stripe is changing now (0: none).
+    writing: AtomicUsize,
+    /// Field stripes: readers copying a value outside the lock (the count), and
+    /// `HAS_GRAVES` while `graveyard` is not empty (one word: a reader's exit sees both).
+    readers: AtomicUsize,
+    /// Field stripes: values replaced while readers copied them, dropped by the last reader.
+    graveyard: AtomicPtr<Grave>,
+    _pad: [AtomicUsize; 3],
+}
+
+/// A value waiting for the readers of its stripe: the head of a larger allocation that `bury`
+/// made in some library, which `free` (that library's code) drops and deallocates.
+#[repr(C)]
+pub(crate) struct Grave {
+    next: *mut Grave,
+    free: unsafe extern "C" fn(*mut Grave),
+}
+
+/// The flag of `Stripe::readers` telling that values wait in the graveyard.
+const HAS_GRAVES: usize = 1 << (usize::BITS - 1);
+
+#[allow(clippy::declare_interior_mutable_const)]
+const FREE_STRIPE: Stripe = Stripe {
+    state: AtomicU32::new(0),
+    _reserved: AtomicU32::new(0),
+    owner: AtomicUsize::new(0),
+    writing: AtomicUsize::new(0),
+    readers: AtomicUsize::new(0),
+    graveyard: AtomicPtr::new(std::ptr::null_mut()),
+    _pad: [
+        AtomicUsize::new(0),
+        AtomicUsize::new(0),
+        AtomicUsize::new(0),
+    ],
+};
+
+/// The table every Rust library of the process uses: the payload of the published object.
+#[repr(C)]
+pub(crate) struct SharedLocks {
+    magic: u64,
+    layout: u64,
+    containers: [Stripe; STRIPES],
+    fields: [Stripe; STRIPES],
+}
+
+const MAGIC: u64 = 0x7476_6d5f_6c6f_636b; // "tvm_lock"
+/// The layout version (high half) and size (low half) of [`SharedLocks`].
+const LAYOUT: u64 = (2 << 32) | std::mem::size_of::<SharedLocks>() as u64;
+/// The type of the published object: only this SDK's code creates objects of it (it has no
+/// creator, fields or metadata, so neither Python nor a derived Rust type can).
+const TYPE_KEY: &str = "tvm_ffi_rs.StripedLocks.v2";
+/// The type attribute (of that type) holding the published object.
+const ATTR_NAME: &str = "__tvm_ffi_rs_striped_locks__";
+
+impl SharedLocks {
+    const fn new() -> SharedLocks {
+        SharedLocks {
+            magic: MAGIC,
+            layout: LAYOUT,
+            containers: [FREE_STRIPE; STRIPES],
+            fields: [FREE_STRIPE; STRIPES],
+        }
+    }
+}
+
+/// This library's table, used only when no table can be shared (see [`shared_locks`]).
+static LOCAL_LOCKS: SharedLocks = SharedLocks::new();
+
+static LOCKS: OnceLock<&'static SharedLocks> = OnceLock::new();
+
+/// The process-wide table: the published one, or this library's own, published now.
+#[inline(always)]
+fn shared_locks() -> &'static SharedLocks {
+    match LOCKS.get() {
+        Some(locks) => locks,
+        None => init_shared_locks(),
+    }
+}
+
+/// Finds or publishes the table now: called while the library loads, when nothing else runs
+/// (registering a type attribute is not thread-safe in the runtime).
+pub(crate) fn publish_at_load() {
+    shared_locks();
+}
+
+#[cold]
+#[inline(never)]
+fn init_shared_locks() -> &'static SharedLocks {
+    LOCKS.get_or_init(|| {
+        find_or_publish().unwrap_or_else(|why| {
+            crate::abi::warn(format_args!(
+                "the lock table of Rust containers and fields is not shared with other Rust \
+                 libraries of this process ({why}); this library uses its own"
+            ));
+            &LOCAL_LOCKS
+        })
+    })
+}
+
+/// The index of [`TYPE_KEY`], if the key is this SDK's: a root type without metadata,
+/// fields or methods (a type defined anywhere else has at least metadata).
+fn lock_type_index() -> std::result::Result<i32, String> {
+    let key = sys::TVMFFIByteArray::from_bytes(TYPE_KEY.as_bytes());
+    // SAFETY: a valid key (copied by the runtime); a final root type.
+    let index = unsafe {
+        sys::TVMFFITypeGetOrAllocIndex(&key, -1, 1, 0, 0, sys::type_index::kTVMFFIObject)
+    };
+    if index < 0 {
+        crate::base::object::type_info::discard_raised_error();
+        return Err(format!("cannot allocate the type `{TYPE_KEY}`"));
+    }
+    let info = crate::base::object::type_info::type_info(index)
+        .ok_or_else(|| format!("the type `{TYPE_KEY}` has no registry entry"))?;
+    // SAFETY: `type_ancestors` has `type_depth` entries.
+    let parent = (info.type_depth == 1).then(|| unsafe { (**info.type_ancestors).type_index });
+    if parent != Some(sys::type_index::kTVMFFIObject)
+        || !info.metadata.is_null()
+        || info.num_fields != 0
+        || info.num_methods != 0
+    {
+        return Err(format!(
+            "the type key `{TYPE_KEY}` is taken by another definition"
+        ));
+    }
+    Ok(index)
+}
+
+/// The table published in the type attribute, validated; `Ok(None)` when none is.
+fn read_published(index: i32) -> std::result::Result<Option<&'static SharedLocks>, String> {
+    let name = sys::TVMFFIByteArray::from_bytes(ATTR_NAME.as_bytes());
+    // SAFETY: a valid name; the column (if any) lives in the registry.
+    let Some(column) = (unsafe { sys::TVMFFIGetTypeAttrColumn(&name).as_ref() }) else {
+        return Ok(None);
+    };
+    let Some(slot) = index
+        .checked_sub(column.begin_index)
+        .filter(|&i| i < column.size)
+    else {
+        return Ok(None);
+    };
+    // SAFETY: `slot` is within the column's `size` values.
+    let raw = unsafe { column.data.add(slot as usize).read() };
+    if raw.type_index == sys::type_index::kTVMFFINone {
+        return Ok(None);
+    }
+    let forged = || format!("`{ATTR_NAME}` of `{TYPE_KEY}` holds a value this SDK did not publish");
+    if raw.type_index != index {
+        return Err(forged());
+    }
+    // SAFETY: a value of an object type index holds an object pointer.
+    let obj = NonNull::new(unsafe { raw.value.v_obj }).ok_or_else(forged)?;
+    // SAFETY: the registry holds a reference to the object; only this SDK makes objects of
+    // this type (checked by `lock_type_index`), all `ObjectCell<SharedLocks>`: the header
+    // check and the magic and layout words guard against a foreign object anyway.
+    unsafe {
+        if type_index_of(obj) != index {
+            return Err(forged());
+        }
+        let payload = (obj.as_ptr() as *const u8).add(std::mem::size_of::<TVMFFIObject>())
+            as *const SharedLocks;
+        if std::ptr::addr_of!((*payload).magic).read() != MAGIC
+            || std::ptr::addr_of!((*payload).layout).read() != LAYOUT
+        {
+            return Err(forged());
+        }
+        // Kept alive for the rest of the process: this library's reference is never released.
+        crate::base::object::inc_ref(obj);
+        Ok(Some(&*payload))
+    }
+}
+
+fn find_or_publish() -> std::result::Result<&'static SharedLocks, String> {
+    let index = lock_type_index()?;
+    if let Some(found) = read_published(index)? {
+        return Ok(found);
+    }
+    // SAFETY: `index` is the SDK's lock-table type, whose objects are `SharedLocks` payloads.
+    let obj = unsafe { alloc_object(SharedLocks::new(), index, 0) };
+    // SAFETY: a new object of which we own the one reference.
+    let ours = unsafe { ObjectRef::<Object>::from_raw(obj) };
+    let name = sys::TVMFFIByteArray::from_bytes(ATTR_NAME.as_bytes());
+    let value = TVMFFIAny {
+        type_index: index,
+        zero_padding: 0,
+        value: sys::TVMFFIAnyValue {
+            v_obj: obj.as_ptr(),
+        },
+    };
+    // SAFETY: valid name and value; the runtime takes its own reference on success.
+    if unsafe { sys::TVMFFITypeRegisterAttr(index, &name, &value) } != 0 {
+        // Another library published first: use its table.
+        crate::base::object::type_info::discard_raised_error();
+        return read_published(index)?.ok_or_else(|| "cannot publish the table".to_string());
+    }
+    // SAFETY: the payload of our object, which the registry keeps alive for the process.
+    let table = unsafe {
+        &*((obj.as_ptr() as *const u8).add(std::mem::size_of::<TVMFFIObject>())
+            as *const SharedLocks)
+    };
+    // This library's reference is kept too (the registry's is enough, but costs nothing).
+    std::mem::forget(ours);
+    Ok(table)
+}
+
+extern "C" {
+    /// The calling thread's identity, the same in every library of the process (unlike the
+    /// address of a thread-local, which each library has its own of).
+    fn pthread_self() -> usize;
+}
+
+#[inline]
+fn this_thread() -> usize {
+    // SAFETY: pthread_self has no preconditions.
+    unsafe { pthread_self() }.max(1)
+}
+
+/// Parking a thread on a stripe's state word.
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+mod park {
+    use std::ffi::{c_int, c_long};
+    use std::sync::atomic::AtomicU32;
+
+    extern "C" {
+        fn syscall(number: c_long, ...) -> c_long;
+    }
+    #[cfg(target_arch = "x86_64")]
+    const SYS_FUTEX: c_long = 202;
+    #[cfg(target_arch = "aarch64")]
+    const SYS_FUTEX: c_long = 98;
+    const FUTEX_WAIT_PRIVATE: c_int = 128;
+    const FUTEX_WAKE_PRIVATE: c_int = 129;
+
+    /// Sleeps while `word` holds `expected` (or until woken; spurious returns are fine).
+    pub(super) fn wait(word: &AtomicU32, expected: u32) {
+        // SAFETY: FUTEX_WAIT on a valid, aligned u32 with no timeout.
+        unsafe {
+            syscall(
+                SYS_FUTEX,
+                word.as_ptr(),
+                FUTEX_WAIT_PRIVATE,
+                expected,
+                std::ptr::null::<u8>(),
+            )
+        };
+    }
+
+    /// Wakes one thread sleeping on `word`.
+    pub(super) fn wake_one(word: &AtomicU32) {
+        // SAFETY: FUTEX_WAKE on a valid, aligned u32.
+        unsafe { syscall(SYS_FUTEX, word.as_ptr(), FUTEX_WAKE_PRIVATE, 1 as c_int) };
+    }
+}
+
+/// Parking without futexes: a short sleep, then the waiter looks again.
+#[cfg(not(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+)))]
+mod park {
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    pub(super) fn wait(word: &AtomicU32, expected: u32) {
+        if word.load(Ordering::Relaxed) == expected {
+            std::thread::sleep(std::time::Duration::from_micros(50));
+        }
+    }
+
+    pub(super) fn wake_one(_word: &AtomicU32) {}
+}
+
+impl Stripe {
+    #[inline(always)]
+    fn lock_raw(&self) {
+        if self
+            .state
+            .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            self.lock_contended();
+        }
+    }
+
+    /// A short spin, then parking (the futex mutex of std and of Drepper's "Futexes Are
+    /// Tricky": state 2 tells the holder to wake a waiter).
+    #[cold]
+    fn lock_contended(&self) {
+        let mut state = self.spin();
+        if state == 0 {
+            match self
+                .state
+                .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
+            {
+                Ok(_) => return,
+                Err(now) => state = now,
+            }
+        }
+        loop {
+            if state != 2 && self.state.swap(2, Ordering::Acquire) == 0 {
+                return;
+            }
+            park::wait(&self.state, 2);
+            state = self.spin();
+        }
+    }
+
+    fn spin(&self) -> u32 {
+        let mut spins = 100;
+        loop {
+            let state = self.state.load(Ordering::Relaxed);
+            if state != 1 || spins == 0 {
+                return state;
+            }
+            std::hint::spin_loop();
+            spins -= 1;
+        }
+    }
+
+    #[inline(always)]
+    fn unlock_raw(&self) {
+        if self.state.swap(0, Ordering::Release) == 2 {
+            park::wake_one(&self.state);
+        }
+    }
+}
+
+thread_local! {
+    /// Container stripes this thread holds (re-entries not counted).
+    static HELD: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Holds a container stripe, or re-enters one this thread holds.
+struct ReentrantGuard {
+    stripe: &'static Stripe,
+    reentered: bool,
+}
+
+impl ReentrantGuard {
+    #[inline]
+    fn lock(stripe: &'static Stripe) -> ReentrantGuard {
+        let me = this_thread();
+        // Only this thread stores its own identity: equal means it holds the lock already.
+        if stripe.owner.load(Ordering::Relaxed) == me {
+            return ReentrantGuard {
+                stripe,
+                reentered: true,
+            };
+        }
+        stripe.lock_raw();
+        stripe.owner.store(me, Ordering::Relaxed);
+        let _ = HELD.try_with(|held| held.set(held.get() + 1));
+        ReentrantGuard {
+            stripe,
+            reentered: false,
+        }
+    }
+}
+
+impl Drop for ReentrantGuard {
+    #[inline]
+    fn drop(&mut self) {
+        if self.reentered {
+            return;
+        }
+        self.stripe.owner.store(0, Ordering::Relaxed);
+        self.stripe.unlock_raw();
+        let last = HELD
+            .try_with(|held| {
+                held.set(held.get() - 1);
+                held.get() == 0
+            })
+            .unwrap_or(true);
+        if last {
+            // The payload drops a write queued run now, with no stripe held.
+            run_held_releases();
+        }
+    }
+}
+
+/// An object whose stripe this thread holds: the only way to a container's storage.
+pub(crate) struct Locked<'a, O: ObjectType> {
+    obj: &'a ObjectRef<O>,
+    stripe: &'static Stripe,
+}
+
+/// Runs `f` with the lock of `obj` held (re-entered if this thread holds it).
+#[inline]
+pub(crate) fn with_locked<O: ObjectType, R>(
+    obj: &ObjectRef<O>,
+    f: impl FnOnce(&Locked<'_, O>) -> R,
+) -> R {
+    let stripe = &shared_locks().containers[(obj.as_raw().as_ptr() as usize >> 4) % STRIPES];
+    let guard = ReentrantGuard::lock(stripe);
+    let out = f(&Locked { obj, stripe });
+    drop(guard);
+    out
+}
+
+impl<O: ObjectType> Locked<'_, O> {
+    /// The locked object.
+    #[inline]
+    pub(crate) fn object(&self) -> &ObjectRef<O> {
+        self.obj
+    }
+
+    /// Runs `write`, a call of the runtime that changes this container. Payload drops of Rust
+    /// objects it releases run after the lock is released. Code that the runtime runs meanwhile
+    /// on this thread (a key's hash hook, a Python `__del__`) may read the container but not
+    /// write it: such a write is refused with a `RuntimeError`.
+    pub(crate) fn write<R>(&self, write: impl FnOnce() -> Result<R>) -> Result<R> {
+        let me = self.obj.as_raw().as_ptr() as usize;
+        let outer = self.stripe.writing.load(Ordering::Relaxed);
+        if outer == me {
+            return Err(reentrant_write());
+        }
+        struct Restore<'s>(&'s AtomicUsize, usize);
+        impl Drop for Restore<'_> {
+            fn drop(&mut self) {
+                self.0.store(self.1, Ordering::Relaxed);
+            }
+        }
+        // Only the holder of the stripe touches `writing`.
+        self.stripe.writing.store(me, Ordering::Relaxed);
+        let _restore = Restore(&self.stripe.writing, outer);
+        hold_releases(write)
+    }
+}
+
+#[cold]
+pub(crate) fn reentrant_write() -> Error {
+    Error::runtime_error(
+        "cannot write a container while the runtime is changing it (a write from a hook or \
+         destructor that the change runs)",
+    )
+}
+
+/// Holds a field stripe (no re-entry: no code but a bit copy or swap runs under it).
+pub(crate) struct FieldGuard(&'static Stripe);
+
+impl FieldGuard {
+    /// Locks the stripe of the field at `addr`.
+    #[inline]
+    pub(crate) fn lock(addr: *const c_void) -> FieldGuard {
+        // Fields are at least 4-byte aligned and usually 8: drop the low bits before hashing.
+        let stripe = &shared_locks().fields[((addr as usize) >> 3) % STRIPES];
+        stripe.lock_raw();
+        FieldGuard(stripe)
+    }
+
+    /// Counts a reader that copies a value of this stripe after the lock is released.
+    #[inline]
+    pub(crate) fn enter_reader(&self) -> ReaderToken {
+        // Entered under the lock only, so a writer holding it sees every reader.
+        self.0.readers.fetch_add(1, Ordering::Relaxed);
+        ReaderToken(self.0)
+    }
+
+    /// Whether readers copy values of this stripe now (a replaced value must then wait).
+    #[inline]
+    pub(crate) fn has_readers(&self) -> bool {
+        self.0.readers.load(Ordering::Acquire) & !HAS_GRAVES != 0
+    }
+
+    /// Leaves `value`, just replaced under this lock, to the last reader of this stripe if
+    /// readers copy values now (they may copy this one); else hands it back to be dropped
+    /// once the lock is released.
+    #[inline]
+    pub(crate) fn bury_if_read<T>(&self, value: T) -> Option<T> {
+        // The flag is set in the same step that sees the readers: a reader leaving after it
+        // finds the flag (and the last one frees the graves); one that left before is not seen.
+        let before = self.0.readers.fetch_or(HAS_GRAVES, Ordering::AcqRel);
+        if before & !HAS_GRAVES == 0 {
+            if before & HAS_GRAVES == 0 {
+                self.0.readers.fetch_and(!HAS_GRAVES, Ordering::Relaxed);
+            }
+            return Some(value);
+        }
+        self.push_grave(Grave::new(value));
+        None
+    }
+
+    /// Leaves `value` to the last reader of this stripe; the caller is counted as a reader
+    /// (so the flag set here is seen by a reader leaving later).
+    #[inline]
+    pub(crate) fn bury<T>(&self, value: T, _reader: &ReaderToken) {
+        self.0.readers.fetch_or(HAS_GRAVES, Ordering::Relaxed);
+        self.push_grave(Grave::new(value));
+    }
+
+    fn push_grave(&self, grave: *mut Grave) {
+        // SAFETY: a new grave, owned by the stripe from now on; the graveyard is only touched
+        // with the lock held.
+        unsafe { (*grave).next = self.0.graveyard.load(Ordering::Relaxed) };
+        self.0.graveyard.store(grave, Ordering::Relaxed);
+    }
+}
+
+impl Drop for FieldGuard {
+    #[inline]
+    fn drop(&mut self) {
+        self.0.unlock_raw();
+    }
+}
+
+/// A reader of a field stripe, counted until it is dropped; the last reader frees what was
+/// buried meanwhile (after releasing the lock).
+pub(crate) struct ReaderToken(&'static Stripe);
+
+impl Drop for ReaderToken {
+    #[inline]
+    fn drop(&mut self) {
+        // Release: this reader's use of its snapshot happens before a writer, seeing no
+        // reader, drops the value.
+        if self.0.readers.fetch_sub(1, Ordering::Release) == HAS_GRAVES | 1 {
+            self.0.free_graves();
+        }
+    }
+}
+
+impl Stripe {
+    /// Frees the graveyard if no reader is left (the last one left just now; another may
+    /// have come since: it frees them when it leaves). Graves are buried under the lock while
+    /// readers are counted, and readers are counted under it, so with the lock held and no
+    /// reader counted, no snapshot of a buried value exists.
+    #[cold]
+    fn free_graves(&self) {
+        self.lock_raw();
+        let graves = if self.readers.load(Ordering::Acquire) == HAS_GRAVES {
+            self.readers.fetch_and(!HAS_GRAVES, Ordering::Relaxed);
+            self.graveyard.swap(std::ptr::null_mut(), Ordering::Relaxed)
+        } else {
+            std::ptr::null_mut()
+        };
+        self.unlock_raw();
+        let mut grave = graves;
+        while !grave.is_null() {
+            // SAFETY: buried by `bury`, no reader left; `free` releases the whole allocation.
+            unsafe {
+                let next = (*grave).next;
+                ((*grave).free)(grave);
+                grave = next;
+            }
+        }
+    }
+}
+
+impl Grave {
+    /// A grave for `value`, released by `free_grave::<T>` (this library's code).
+    pub(crate) fn new<T>(value: T) -> *mut Grave {
+        Box::into_raw(Box::new(GraveOf {
+            grave: Grave {
+                next: std::ptr::null_mut(),
+                free: free_grave::<T>,
+            },
+            value,
+        })) as *mut Grave
+    }
+}
+
+#[repr(C)]
+struct GraveOf<T> {
+    grave: Grave,
+    value: T,
+}
+
+unsafe extern "C" fn free_grave<T>(grave: *mut Grave) {
+    // A panic in the value's Drop must not unwind into another library's frame.
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        // SAFETY: made by `Grave::new::<T>` (the first field of a `GraveOf<T>`).
+        drop(unsafe { Box::from_raw(grave as *mut GraveOf<T>) });
+    }));
+}
+
+const _: () = assert!(std::mem::size_of::<Stripe>() == 64);

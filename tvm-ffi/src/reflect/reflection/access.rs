@@ -1,0 +1,210 @@
+//! Fields and methods of any object by name, through the runtime's reflection tables: for
+//! objects whose types are defined elsewhere (C++, Python, another Rust library) and never
+//! declared in Rust. As C++'s `reflection::FieldGetter`/`FieldSetter`/`GetMethod`, extended to
+//! inherited members: a name is looked up in the object's own type, then in its ancestors,
+//! child first.
+//!
+//! ```
+//! use tvm_ffi::{ffi_methods, Object, ObjectRef};
+//!
+//! #[derive(Object)]
+//! #[ffi_type(key = "doc_example.Pair")]
+//! #[repr(C)]
+//! pub struct Pair { pub a: i64, pub b: i64 }
+//!
+//! #[ffi_methods]
+//! impl Pair {
+//!     pub fn sum(&self) -> i64 { self.a + self.b }
+//! }
+//!
+//! // Type-erased, as an object of a C++ or Python type arrives.
+//! let pair = ObjectRef::new(Pair { a: 1, b: 2 }).into_object();
+//! let a: i64 = pair.get_field("a").unwrap();
+//! let sum: i64 = pair.call_method("sum", ()).unwrap();
+//! assert_eq!((a, sum), (1, 3));
+//! assert_eq!(pair.get_field::<i64>("c").unwrap_err().kind(), "AttributeError");
+//! ```
+use crate::abi::sys::{self, field_flags, TVMFFIAny};
+use crate::base::error::{Error, Result};
+use crate::base::object::type_info::{self, methods, type_info};
+use crate::base::object::{ObjectRef, ObjectType};
+use crate::base::value::{Any, AnyView, FromAny};
+use crate::call::function::{object_view, Function, IntoArg, IntoArgs};
+
+/// The type indices to search for a member of objects of type `index`: the type, then its
+/// ancestors from the direct parent up (the root `ffi.Object` has no members).
+fn search_order(index: i32) -> Vec<i32> {
+    let mut order = vec![index];
+    if let Some(info) = type_info(index) {
+        for depth in (1..info.type_depth.max(0) as usize).rev() {
+            // SAFETY: `type_ancestors` has `type_depth` valid entries.
+            order.push(unsafe { (**info.type_ancestors.add(depth)).type_index });
+        }
+    }
+    order
+}
+
+fn name_of(bytes: &sys::TVMFFIByteArray) -> &[u8] {
+    // SAFETY: registry strings live for the process.
+    unsafe { bytes.as_bytes() }
+}
+
+fn find_field(index: i32, name: &str) -> Option<sys::TVMFFIFieldInfo> {
+    search_order(index).into_iter().find_map(|ty| {
+        type_info::fields(ty)
+            .into_iter()
+            .find(|f| name_of(&f.name) == name.as_bytes())
+    })
+}
+
+fn find_method(index: i32, name: &str) -> Option<sys::TVMFFIMethodInfo> {
+    search_order(index).into_iter().find_map(|ty| {
+        methods(ty)
+            .into_iter()
+            .find(|m| name_of(&m.name) == name.as_bytes())
+    })
+}
+
+fn no_member(what: &str, name: &str, index: i32) -> Error {
+    Error::new(
+        "AttributeError",
+        format!(
+            "Cannot find {what} `{name}` in {}",
+            type_info::type_key_of_index(index)
+        ),
+    )
+}
+
+/// The address of a field at `offset` bytes from the object header.
+fn field_address<T: ObjectType>(obj: &ObjectRef<T>, offset: i64) -> Result<*mut std::ffi::c_void> {
+    let offset = usize::try_from(offset)
+        .map_err(|_| Error::runtime_error(format!("a field has the negative offset {offset}")))?;
+    Ok((obj.as_raw().as_ptr() as *mut u8).wrapping_add(offset) as *mut std::ffi::c_void)
+}
+
+impl<T: ObjectType> ObjectRef<T> {
+    /// The value of the reflected field `name` (own or inherited), converted to `V`: for
+    /// objects of any language, without declaring their layout. A missing field raises
+    /// `AttributeError`; a value that does not convert raises `TypeError`.
+    pub fn get_field<V: for<'a> FromAny<'a>>(&self, name: &str) -> Result<V> {
+        self.get_field_any(name)?.cast()
+    }
+
+    /// The value of the reflected field `name`, as the getter returns it.
+    pub fn get_field_any(&self, name: &str) -> Result<Any> {
+        let index = self.type_index();
+        let field = find_field(index, name).ok_or_else(|| no_member("field", name, index))?;
+        let getter = field
+            .getter
+            .ok_or_else(|| Error::runtime_error(format!("the field `{name}` has no getter")))?;
+        let mut out = TVMFFIAny::NONE;
+        // SAFETY: the field's own getter, called with the field's address in this live object
+        // (offsets are relative to the header) and a writable result slot.
+        let rc = unsafe { getter(field_address(self, field.offset)?, &mut out) };
+        if rc != 0 {
+            return Err(Error::from_return_code(rc));
+        }
+        if out.type_index == sys::type_index::kTVMFFIDLTensorPtr {
+            // Not an owned value (C++ `Any(AnyView)` copies a borrowed DLTensor* bitwise): it
+            // may point into an argument of a call that has ended. It holds no reference.
+            return Err(crate::base::value::borrowed_tensor_error());
+        }
+        // SAFETY: on success the getter wrote one owned value.
+        Ok(unsafe { Any::from_raw(out) })
+    }
+
+    /// Sets the reflected field `name` through its setter (which converts and checks the
+    /// value as the defining language does). A missing field raises `AttributeError`, a value
+    /// the setter refuses its error (a read-only field of a Rust-defined object that Rust has
+    /// used raises `AttributeError`).
+    ///
+    /// # Safety
+    /// No other thread may read or write the field meanwhile unless its setter synchronises:
+    /// the setters of Rust-defined types do (an `Rw` field is written under its lock, a
+    /// read-only one is refused once Rust uses the object), but those of C++ types and of the
+    /// runtime's Python-defined classes write the field's memory unsynchronised, as C++ code
+    /// writing a field does.
+    pub unsafe fn set_field<V: IntoArg>(&self, name: &str, value: V) -> Result<()> {
+        let index = self.type_index();
+        let field = find_field(index, name).ok_or_else(|| no_member("field", name, index))?;
+        let address = field_address(self, field.offset)?;
+        let holder = value.into_holder()?;
+        let view = V::view(&holder);
+        if view.type_index() == sys::type_index::kTVMFFIDLTensorPtr {
+            // A field stores an owned value; a borrowed DLTensor* would outlive its call.
+            return Err(crate::base::value::borrowed_tensor_error());
+        }
+        let rc = if field.flags & field_flags::kTVMFFIFieldFlagBitSetterIsFunctionObj != 0 {
+            // A setter function object takes (field address, value).
+            let mut args = [TVMFFIAny::NONE, *view.as_raw()];
+            args[0].type_index = sys::type_index::kTVMFFIOpaquePtr;
+            args[0].value.v_ptr = address;
+            let mut result = TVMFFIAny::NONE;
+            // SAFETY: `setter` is a live function object of the registry; the arguments are
+            // valid borrowed views; `result` is a writable slot, dropped below.
+            let rc = unsafe {
+                sys::TVMFFIFunctionCall(
+                    field.setter as sys::TVMFFIObjectHandle,
+                    args.as_mut_ptr(),
+                    2,
+                    &mut result,
+                )
+            };
+            if rc == 0 {
+                // SAFETY: on success the call wrote one owned value.
+                drop(unsafe { Any::from_raw(result) });
+            }
+            rc
+        } else {
+            // SAFETY: without the flag, `setter` is a `TVMFFIFieldSetter` function pointer
+            // (never null for a registered field).
+            let setter: sys::TVMFFIFieldSetter = unsafe { std::mem::transmute(field.setter) };
+            // SAFETY: the field's own setter with the field's address and a borrowed value.
+            unsafe { setter(address, view.as_raw()) }
+        };
+        if rc != 0 {
+            return Err(Error::from_return_code(rc));
+        }
+        Ok(())
+    }
+
+    /// The reflected method `name` (own or inherited) as a function; an instance method takes
+    /// the object as its first argument. A missing method raises `AttributeError`.
+    pub fn method(&self, name: &str) -> Result<Function> {
+        self.find_method(name).map(|(f, _)| f)
+    }
+
+    /// Calls the reflected method `name` on this object (an instance method receives the
+    /// object first, a static method only `args`) and converts the result to `R`.
+    pub fn call_method<R: for<'a> FromAny<'a>>(
+        &self,
+        name: &str,
+        args: impl IntoArgs,
+    ) -> Result<R> {
+        let (method, is_static) = self.find_method(name)?;
+        let this = object_view(self);
+        let out = args.with_args(|views| {
+            if is_static {
+                method.call(views)
+            } else {
+                let mut all: Vec<AnyView<'_>> = Vec::with_capacity(views.len() + 1);
+                all.push(this);
+                all.extend_from_slice(views);
+                method.call(&all[..])
+            }
+        })??;
+        out.cast()
+    }
+
+    fn find_method(&self, name: &str) -> Result<(Function, bool)> {
+        let index = self.type_index();
+        let info = find_method(index, name).ok_or_else(|| no_member("method", name, index))?;
+        // SAFETY: the method is a borrowed view of a registry-owned function.
+        let view = unsafe { &*(&info.method as *const TVMFFIAny as *const AnyView<'_>) };
+        let method: Function = view.cast()?;
+        Ok((
+            method,
+            info.flags & field_flags::kTVMFFIFieldFlagBitMaskIsStaticMethod != 0,
+        ))
+    }
+}

@@ -1,0 +1,19 @@
+//! Type attributes (`TVMFFITypeRegisterAttr`): the per-type table of hooks and values such as
+//! `__ffi_init__` and `__ffi_shallow_copy__`.
+use crate::abi::sys;
+use crate::base::value::{Any, AnyView};
+
+/// A type attribute (`__ffi_init__`, `__ffi_shallow_copy__`, ...) registered for exactly
+/// this type index.
+pub fn type_attr(index: i32, name: &str) -> Option<Any> {
+    let name = sys::TVMFFIByteArray::from_bytes(name.as_bytes());
+    // SAFETY: valid name; the column (if any) lives in the registry.
+    let column = unsafe { sys::TVMFFIGetTypeAttrColumn(&name).as_ref() }?;
+    let slot = index.checked_sub(column.begin_index)?;
+    if slot < 0 || slot >= column.size {
+        return None;
+    }
+    // SAFETY: `data` has `size` entries; AnyView is repr(transparent) over TVMFFIAny.
+    let view = unsafe { &*(column.data.add(slot as usize) as *const AnyView<'static>) };
+    (!view.is_none()).then(|| view.to_owned().unwrap_or_default())
+}

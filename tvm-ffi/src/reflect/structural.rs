@@ -1,0 +1,100 @@
+//! The runtime's structural operations on values, typed: structural equality and hashing (with
+//! and without free-variable mapping), the first structural mismatch, deep copy.
+//!
+//! Structural equality follows each type's `structural` kind and field flags (see
+//! `#[ffi_type(structural = ..)]` and `#[ffi(structural = ..)]`) and its `__s_equal__` /
+//! `__s_hash__` hooks; a type without a kind raises `TypeError`, as for C++ types.
+//!
+//! ```
+//! use tvm_ffi::{structural, Array};
+//! let a = Array::new([1i64, 2, 3]).unwrap();
+//! let b = Array::new([1i64, 2, 3]).unwrap();
+//! assert!(structural::equal(&a, &b).unwrap());
+//! assert_eq!(structural::hash(&a).unwrap(), structural::hash(&b).unwrap());
+//! let c = Array::new([1i64, 2, 4]).unwrap();
+//! let mismatch = structural::first_mismatch(&a, &c).unwrap().unwrap();
+//! assert_eq!(mismatch.lhs_path, "<root>[2]");
+//! ```
+use crate::base::error::Result;
+use crate::base::object::{ObjectRef, ObjectType};
+use crate::base::value::Any;
+use crate::call::function::{GlobalCache, IntoArg};
+
+static EQUAL: GlobalCache = GlobalCache::new("ffi.StructuralEqual");
+static HASH: GlobalCache = GlobalCache::new("ffi.StructuralHash");
+static MISMATCH: GlobalCache = GlobalCache::new("ffi.GetFirstStructuralMismatch");
+static DEEP_COPY: GlobalCache = GlobalCache::new("ffi.DeepCopy");
+
+/// Whether `lhs` and `rhs` are structurally equal (free variables must be the same objects).
+pub fn equal<A: IntoArg, B: IntoArg>(lhs: A, rhs: B) -> Result<bool> {
+    EQUAL.get()?.call_as((lhs, rhs, false, false))
+}
+
+/// Whether `lhs` and `rhs` are equal up to a consistent renaming of their free variables
+/// (objects of `structural = "free-var"` types): `map_free_vars` of the runtime.
+pub fn equal_map_free_vars<A: IntoArg, B: IntoArg>(lhs: A, rhs: B) -> Result<bool> {
+    EQUAL.get()?.call_as((lhs, rhs, true, false))
+}
+
+/// The structural hash of `value` (free variables hashed by identity).
+pub fn hash<A: IntoArg>(value: A) -> Result<u64> {
+    HASH.get()?
+        .call_as::<i64, _>((value, false, false))
+        .map(|h| h as u64)
+}
+
+/// The structural hash of `value` with free variables hashed by their position of
+/// definition, so that [`equal_map_free_vars`] values hash alike.
+pub fn hash_map_free_vars<A: IntoArg>(value: A) -> Result<u64> {
+    HASH.get()?
+        .call_as::<i64, _>((value, true, false))
+        .map(|h| h as u64)
+}
+
+/// Where two values first differ structurally: the access paths into each, as the runtime
+/// prints them (`<root>.field[2]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mismatch {
+    /// The path into the left value.
+    pub lhs_path: std::string::String,
+    /// The path into the right value.
+    pub rhs_path: std::string::String,
+}
+
+/// The first structural mismatch between `lhs` and `rhs`, or `None` when they are equal.
+pub fn first_mismatch<A: IntoArg, B: IntoArg>(lhs: A, rhs: B) -> Result<Option<Mismatch>> {
+    first_mismatch_with(lhs, rhs, false)
+}
+
+/// [`first_mismatch`] up to a renaming of free variables.
+pub fn first_mismatch_map_free_vars<A: IntoArg, B: IntoArg>(
+    lhs: A,
+    rhs: B,
+) -> Result<Option<Mismatch>> {
+    first_mismatch_with(lhs, rhs, true)
+}
+
+fn first_mismatch_with<A: IntoArg, B: IntoArg>(
+    lhs: A,
+    rhs: B,
+    map_free_vars: bool,
+) -> Result<Option<Mismatch>> {
+    let out: Option<crate::data::container::Array<Any>> =
+        MISMATCH.get()?.call_as((lhs, rhs, map_free_vars, false))?;
+    Ok(out.map(|paths| {
+        let path = |i: usize| paths.get(i).map(|p| format!("{p:?}")).unwrap_or_default();
+        Mismatch {
+            lhs_path: path(0),
+            rhs_path: path(1),
+        }
+    }))
+}
+
+impl<T: ObjectType> ObjectRef<T> {
+    /// A deep copy (`ffi.DeepCopy`, what `copy.deepcopy` does in Python): every reachable
+    /// object of a copyable type is copied once, sharing preserved; strings, shapes and enum
+    /// singletons are shared. A type without `__ffi_shallow_copy__` (not `Clone`) raises.
+    pub fn deep_copy(&self) -> Result<ObjectRef<T>> {
+        DEEP_COPY.get()?.call_as((self,))
+    }
+}
