@@ -219,3 +219,7 @@ pub fn run_program(program: &std::path::Path, args: &[&std::path::Path]) -> (Str
     );
     (stdout, stderr)
 }
+
+/// The examples of `docs/hooks.md`, run as doctests (`cargo test -p tvm-ffi-tests --doc`).
+#[doc = include_str!("../../docs/hooks.md")]
+mod hook_docs {}
