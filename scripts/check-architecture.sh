@@ -15,7 +15,7 @@ echo "==> paths in the expansion of examples/point"
 expanded="$(RUSTC_BOOTSTRAP=1 cargo rustc -q -p tvm-ffi-example-point --lib -- -Zunpretty=expanded)"
 paths="$(grep -oE '::tvm_ffi::[A-Za-z_]+' <<<"$expanded" | sort | uniq -c)"
 echo "$paths"
-allowed='^::tvm_ffi::(__private|Any|AnyView|Result|Error|Function|ObjectRef|String|Bytes|Array|Map|Tensor|DataType|Device)$'
+allowed='^::tvm_ffi::(__private|Any|AnyView|Result|Error|Function|ObjectRef|String|Bytes|Array|Map|Tensor|DataType|Device|FromAny|IntoAny)$'
 if grep -oE '::tvm_ffi::[A-Za-z_]+' <<<"$expanded" | sort -u | grep -vE "$allowed"; then
   echo "error: the expansion names runtime items outside __private and the public value types" >&2
   exit 1
