@@ -71,7 +71,14 @@ fn a_key_hook_that_writes_the_dict_being_written_is_refused() {
     for v in 0..20 {
         dict.insert(key(v), v.into_any()).unwrap();
     }
-    assert_eq!(dict.get(key(3)).unwrap().unwrap().cast::<i64>().unwrap(), 3);
+    assert_eq!(
+        dict.try_get(key(3))
+            .unwrap()
+            .unwrap()
+            .cast::<i64>()
+            .unwrap(),
+        3
+    );
     assert_eq!(
         dict.remove(key(4)).unwrap().unwrap().cast::<i64>().unwrap(),
         4

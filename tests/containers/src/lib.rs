@@ -101,7 +101,7 @@ pub fn dict_set(d: Dict<String, i64>, key: &str, value: i64) -> Result<()> {
 /// `d[key]`, or `None`.
 #[ffi_func(name = "rs_containers.dict_get")]
 pub fn dict_get(d: Dict<String, i64>, key: &str) -> Result<Option<i64>> {
-    d.get(key)
+    d.try_get(key)
 }
 
 /// Removes `key` from the caller's dict; returns its value.
@@ -141,7 +141,7 @@ pub fn map_keys(m: Map<Any, Any>) -> Array<Any> {
 /// `d[key]` looked up in place by Rust, or `None` when absent.
 #[ffi_func(name = "rs_containers.dict_lookup")]
 pub fn dict_lookup(d: Dict, key: AnyView) -> Result<Option<Any>> {
-    d.get(key)
+    d.try_get(key)
 }
 
 /// The number of entries of `m` and of `d`, read in place.

@@ -91,7 +91,7 @@ fn main() {
                 for i in 0..500 {
                     list.push(t * 1000 + i).unwrap();
                     dict.insert(t * 1000 + i, i).unwrap();
-                    assert_eq!(dict.get(t * 1000 + i).unwrap(), Some(i));
+                    assert_eq!(dict.try_get(t * 1000 + i).unwrap(), Some(i));
                     field.set(tvm_ffi::String::from(format!(
                         "a string longer than {t}/{i}"
                     )));

@@ -151,6 +151,13 @@ impl<T: for<'a> FromAny<'a>> Array<T> {
         }
     }
 
+    /// [`Array::get`] in the shape of [`List::try_get`](crate::List::try_get) (an array's
+    /// elements are checked when it is made, so this never fails).
+    #[inline]
+    pub fn try_get(&self, index: usize) -> Result<Option<T>> {
+        Ok(self.get(index))
+    }
+
     /// Iterates over converted elements.
     #[inline]
     pub fn iter(&self) -> ArrayIter<'_, T> {
@@ -170,6 +177,23 @@ impl<T: for<'a> FromAny<'a>> Array<T> {
 pub struct ArrayIter<'a, T> {
     views: std::slice::Iter<'a, AnyView<'a>>,
     _types: PhantomData<fn() -> T>,
+}
+
+impl<T> Clone for ArrayIter<'_, T> {
+    fn clone(&self) -> Self {
+        ArrayIter {
+            views: self.views.clone(),
+            _types: PhantomData,
+        }
+    }
+}
+
+impl<T> std::fmt::Debug for ArrayIter<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ArrayIter")
+            .field("remaining", &self.views.len())
+            .finish()
+    }
 }
 
 /// An element that does not convert: impossible, as every `Array<T>` is checked when made.

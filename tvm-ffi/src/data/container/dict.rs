@@ -40,7 +40,7 @@ static DICT_CLEAR: GlobalCache = GlobalCache::new("ffi.DictClear");
 /// let d: Dict<String, i64> = Dict::new([("a".into(), 1)]).unwrap();
 /// let alias = d.clone(); // the same object
 /// alias.insert("b".into(), 2).unwrap();
-/// assert_eq!(d.get("b").unwrap(), Some(2));
+/// assert_eq!(d.get("b"), Some(2));
 /// assert_eq!(d.len(), 2);
 /// assert_eq!(d.remove("a").unwrap(), Some(1));
 /// let entries: Vec<(String, i64)> = d.iter().collect::<tvm_ffi::Result<_>>().unwrap();
@@ -179,9 +179,20 @@ impl<K: TryIntoAny, V: TryIntoAny> Dict<K, V> {
 }
 
 impl<K, V: for<'a> FromAny<'a>> Dict<K, V> {
+    /// The value for `key` now, if present and a `V` (a foreign write may have stored another
+    /// type: [`Dict::try_get`] tells which).
+    ///
+    /// ```
+    /// let dict = tvm_ffi::Dict::<tvm_ffi::String, i64>::new([("a".into(), 1)]).unwrap();
+    /// assert_eq!((dict.get("a"), dict.get("b")), (Some(1), None));
+    /// ```
+    pub fn get<Q: IntoArg>(&self, key: Q) -> Option<V> {
+        self.try_get(key).ok().flatten()
+    }
+
     /// The value for `key` now: `Ok(None)` when absent, a `TypeError` when a foreign write
     /// stored a value that is not a `V`.
-    pub fn get<Q: IntoArg>(&self, key: Q) -> Result<Option<V>> {
+    pub fn try_get<Q: IntoArg>(&self, key: Q) -> Result<Option<V>> {
         let key = Key::new(key)?;
         match self.lookup(&key.view())? {
             Some(value) => value.cast::<V>().map(Some),
@@ -239,6 +250,7 @@ impl<K: for<'a> FromAny<'a>, V: for<'a> FromAny<'a>> Dict<K, V> {
 
 /// Owned copies of a dict's entries, read in place one at a time; ends (setting `changed`)
 /// when entries were added or removed since it started.
+#[derive(Clone)]
 struct RawEntries<'a> {
     dict: &'a ObjectRef<DictObj>,
     cursor: Cursor,
@@ -281,6 +293,24 @@ pub struct DictIter<'a, K, V> {
     entries: RawEntries<'a>,
     reported: bool,
     _types: PhantomData<fn() -> (K, V)>,
+}
+
+impl<K, V> Clone for DictIter<'_, K, V> {
+    fn clone(&self) -> Self {
+        DictIter {
+            entries: self.entries.clone(),
+            reported: self.reported,
+            _types: PhantomData,
+        }
+    }
+}
+
+impl<K, V> std::fmt::Debug for DictIter<'_, K, V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DictIter")
+            .field("changed", &self.entries.changed)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>> Iterator for DictIter<'_, K, V> {

@@ -2,7 +2,7 @@
 use super::traits::container_traits;
 use std::marker::PhantomData;
 
-use crate::base::error::{Error, Result};
+use crate::base::error::Result;
 use crate::base::object::builtin::ListObj;
 use crate::base::object::ObjectRef;
 use crate::base::value::{Any, FromAny, TryIntoAny};
@@ -38,7 +38,7 @@ static LIST_CLEAR: GlobalCache = GlobalCache::new("ffi.ListClear");
 /// alias.push(3).unwrap();
 /// assert_eq!(list.len(), 3);
 /// assert_eq!(list.get(2).unwrap(), 3);
-/// assert_eq!(list.get(5).unwrap_err().message(), "Index 5 out of bounds 3");
+/// assert_eq!(list.get(5), None);
 /// let total: i64 = list.iter().sum::<tvm_ffi::Result<i64>>().unwrap();
 /// assert_eq!(total, 6);
 /// assert_eq!(list.to_string(), "[1, 2, 3]");
@@ -128,12 +128,6 @@ impl<T> List<T> {
     }
 }
 
-/// C++'s `IndexError` for an index past the end (`seq_base.h`).
-#[cold]
-fn out_of_bounds(index: usize, size: usize) -> Error {
-    Error::index_error(format!("Index {index} out of bounds {size}"))
-}
-
 impl<T: TryIntoAny> List<T> {
     /// A new list of `items` (`ffi.List`).
     pub fn new(items: impl IntoIterator<Item = T>) -> Result<Self> {
@@ -166,21 +160,34 @@ impl<T: TryIntoAny> List<T> {
 }
 
 impl<T: for<'a> FromAny<'a>> List<T> {
-    /// Element `index` now: an `IndexError` past the end (C++'s message), a `TypeError` when a
-    /// foreign write stored a value that is not a `T`.
-    pub fn get(&self, index: usize) -> Result<T> {
-        match self.get_any(index) {
-            Some(value) => value.cast::<T>(),
-            None => Err(out_of_bounds(index, self.len())),
-        }
+    /// Element `index` now, if there is one and it is a `T` (a foreign write may have stored
+    /// another type: [`List::try_get`] tells which).
+    ///
+    /// ```
+    /// let list = tvm_ffi::List::new([1i64, 2]).unwrap();
+    /// assert_eq!((list.get(1), list.get(2)), (Some(2), None));
+    /// ```
+    pub fn get(&self, index: usize) -> Option<T> {
+        self.try_get(index).ok().flatten()
     }
 
-    /// Removes element `index` and returns it (`ffi.ListPop`; `IndexError` past the end).
-    pub fn remove(&self, index: usize) -> Result<T> {
+    /// Element `index` now: `Ok(None)` past the end, a `TypeError` when a foreign write stored
+    /// a value that is not a `T`.
+    pub fn try_get(&self, index: usize) -> Result<Option<T>> {
+        self.get_any(index)
+            .map(|value| value.cast::<T>())
+            .transpose()
+    }
+
+    /// Removes element `index` and returns it (`ffi.ListPop`); `None` past the end.
+    pub fn remove(&self, index: usize) -> Result<Option<T>> {
         let f = LIST_POP.get()?;
         // The runtime returns the element it removes: its release comes after the lock.
-        let value = self.write(|_, _| f.call((&self.obj, index)))?;
-        value.cast::<T>()
+        let value = self.write(|list, _| match list.seq().1 {
+            n if index >= n => Ok(None),
+            _ => f.call((&self.obj, index)).map(Some),
+        })?;
+        value.map(|v| v.cast::<T>()).transpose()
     }
 
     /// Removes the last element and returns it; `None` when the list is empty.
@@ -219,6 +226,24 @@ impl<T: for<'a> FromAny<'a>> List<T> {
 pub struct ListIter<'a, T> {
     list: &'a List<T>,
     next: usize,
+}
+
+impl<T> Clone for ListIter<'_, T> {
+    fn clone(&self) -> Self {
+        ListIter {
+            list: self.list,
+            next: self.next,
+        }
+    }
+}
+
+impl<T> std::fmt::Debug for ListIter<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ListIter")
+            .field("next", &self.next)
+            .field("len", &self.list.len())
+            .finish()
+    }
 }
 
 impl<T: for<'b> FromAny<'b>> Iterator for ListIter<'_, T> {

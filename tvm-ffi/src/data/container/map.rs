@@ -199,6 +199,20 @@ impl<K, V: for<'a> FromAny<'a>> Map<K, V> {
     }
 }
 
+impl<K, V: for<'a> FromAny<'a>> Map<K, V> {
+    /// [`Map::get`] in the shape of [`Dict::try_get`](crate::Dict::try_get): `Ok(None)` when
+    /// absent; an error only when the key cannot be passed to the runtime.
+    pub fn try_get<Q: IntoArg>(&self, key: Q) -> Result<Option<V>> {
+        let holder = key.into_holder()?;
+        let key = Q::view(&holder);
+        Ok(match self.find_view(&key) {
+            None => None,
+            Some(Ok(value)) => V::try_cast(value),
+            Some(Err(())) => self.get_by_runtime(&key).and_then(|v| v.try_cast::<V>()),
+        })
+    }
+}
+
 impl<K: for<'a> FromAny<'a>, V: for<'a> FromAny<'a>> Map<K, V> {
     /// The entries, converted, in insertion order (C++'s order: a small map keeps a
     /// re-assigned key in place, a dense one moves it to the end).
@@ -226,11 +240,43 @@ impl<K: for<'a> FromAny<'a>, V: for<'a> FromAny<'a>> Map<K, V> {
 }
 
 /// The entries of a [`Map`] as views of its storage ([`Map::iter_views`]).
+#[derive(Clone)]
 pub struct MapViews<'a> {
     table: Table<'a>,
     cursor: Cursor,
     remaining: usize,
     _map: PhantomData<&'a ObjectRef<MapObj>>,
+}
+
+// SAFETY: a `MapViews` only reads an immutable `ffi.Map` that its borrow keeps alive, as `&Map`
+// does (`Map` is `Send + Sync`); the views it yields borrow the map the same way.
+unsafe impl Send for MapViews<'_> {}
+// SAFETY: as above: shared reads of an immutable map.
+unsafe impl Sync for MapViews<'_> {}
+
+impl std::fmt::Debug for MapViews<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MapViews")
+            .field("remaining", &self.remaining)
+            .finish()
+    }
+}
+
+impl<K, V> Clone for MapIter<'_, K, V> {
+    fn clone(&self) -> Self {
+        MapIter {
+            views: self.views.clone(),
+            _types: PhantomData,
+        }
+    }
+}
+
+impl<K, V> std::fmt::Debug for MapIter<'_, K, V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MapIter")
+            .field("remaining", &self.views.remaining)
+            .finish()
+    }
 }
 
 impl<'a> Iterator for MapViews<'a> {
