@@ -3,7 +3,8 @@
 # 1. the runtime's top-level modules only use lower layers (tvm-ffi/tests/layers.rs prints the
 #    dependency table);
 # 2. the macro expansion of examples/point names the runtime only through
-#    `::tvm_ffi::__private::...` and the public value types.
+#    `::tvm_ffi::__private::...` and the public value types;
+# 3. that expansion stays within its size budget (scripts/expansion-size.py).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -19,3 +20,5 @@ if grep -oE '::tvm_ffi::[A-Za-z_]+' <<<"$expanded" | sort -u | grep -vE "$allowe
   echo "error: the expansion names runtime items outside __private and the public value types" >&2
   exit 1
 fi
+echo "==> size of the expansion of examples/point's Point (scripts/expansion-size.py)"
+python3 scripts/expansion-size.py

@@ -1,6 +1,6 @@
-//! The one implementation of a callable shared by `#[ffi_func]` and `#[ffi_methods]`: a
-//! signature, and an `__tvm_ffi_invoke` function that checks and converts the arguments with the
-//! runtime's generic helpers, calls the user's function and converts its result.
+//! The one implementation of a callable shared by `#[ffi_func]` and `#[ffi_methods]`: the
+//! parameters' descriptions, and an invoke function that checks and converts the arguments
+//! with the runtime's generic helpers, calls the user's function and converts its result.
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
@@ -21,12 +21,10 @@ pub struct Callable {
     pub params: Params,
     /// The call: uses `__tvm_ffi_arg0`, `__tvm_ffi_arg1`, ... (typed) or `__tvm_ffi_args` (packed).
     pub call: TokenStream,
-    /// Type whose `FfiReturn::DESC` describes the result.
+    /// The result's `TypeDesc` (`FfiReturn::DESC`).
     pub ret_desc: TokenStream,
     /// A function path `fn(value) -> tvm_ffi::Result<Any>` applied to the call's value.
     pub convert: TokenStream,
-    /// User metadata entries `(key, MetadataValue)` registered after the `type_schema`.
-    pub metadata: Vec<TokenStream>,
 }
 
 /// The names of the argument variables used in [`Callable::call`].
@@ -36,21 +34,32 @@ pub fn arg_idents(count: usize) -> Vec<syn::Ident> {
         .collect()
 }
 
-/// Generates `const fn __tvm_ffi_signature(name)`, `fn __tvm_ffi_invoke(sig, args)` and `fn __tvm_ffi_metadata()`.
-pub fn generate(callable: &Callable) -> TokenStream {
-    let Callable {
-        krate,
-        params,
-        call,
-        ret_desc,
-        convert,
-        metadata: extra,
-    } = callable;
-    let (descs, invoke, metadata) = match params {
+/// `&[TypeDesc::of::<P0>(), ..]`: the parameters' descriptions (none for a packed function).
+pub fn param_descs(callable: &Callable) -> TokenStream {
+    let krate = &callable.krate;
+    match &callable.params {
         Params::Typed(params) => {
             let descs = params.iter().map(|ty| {
                 quote_spanned! {ty.span()=> #krate::__private::TypeDesc::of::<#ty>() }
             });
+            quote!(&[#(#descs),*])
+        }
+        Params::Packed => quote!(&[]),
+    }
+}
+
+/// `fn <name>(sig, args)`: checks and converts the arguments with the runtime's generic
+/// helpers, calls the user's function and converts its result.
+pub fn invoke_fn(callable: &Callable, name: &syn::Ident) -> TokenStream {
+    let Callable {
+        krate,
+        params,
+        call,
+        convert,
+        ..
+    } = callable;
+    let body = match params {
+        Params::Typed(params) => {
             let args = arg_idents(params.len());
             // Last argument first, as the C++ runtime (built with GCC, which evaluates call
             // arguments right to left) converts them: with several wrong arguments, the error
@@ -59,44 +68,23 @@ pub fn generate(callable: &Callable) -> TokenStream {
                 let a = &args[i];
                 quote_spanned! {ty.span()=> let #a = __tvm_ffi_sig.arg::<#ty>(__tvm_ffi_args, #i)?; }
             });
-            (
-                quote!(#(#descs),*),
-                quote! {
-                    __tvm_ffi_sig.check_arity(__tvm_ffi_args)?;
-                    #(#conversions)*
-                    #convert(#call)
-                },
-                quote!(__tvm_ffi_signature(#krate::__private::std::borrow::Cow::Borrowed("")).metadata_with(&[#(#extra),*])),
-            )
-        }
-        Params::Packed => (
-            quote!(),
             quote! {
-                let _ = __tvm_ffi_sig;
+                __tvm_ffi_sig.check_arity(__tvm_ffi_args)?;
+                #(#conversions)*
                 #convert(#call)
-            },
-            quote!(#krate::__private::packed_metadata(&[#(#extra),*])),
-        ),
-    };
-    quote! {
-        const __tvm_ffi_PARAMS: &[#krate::__private::TypeDesc] = &[#descs];
-        const fn __tvm_ffi_signature(
-            name: #krate::__private::std::borrow::Cow<'static, str>,
-        ) -> #krate::__private::FnSignature {
-            #krate::__private::FnSignature {
-                name,
-                params: #krate::__private::std::borrow::Cow::Borrowed(__tvm_ffi_PARAMS),
-                ret: #ret_desc,
             }
         }
-        fn __tvm_ffi_invoke<'a>(
+        Params::Packed => quote! {
+            let _ = __tvm_ffi_sig;
+            #convert(#call)
+        },
+    };
+    quote! {
+        fn #name<'a>(
             __tvm_ffi_sig: &#krate::__private::FnSignature,
             __tvm_ffi_args: &'a [#krate::AnyView<'a>],
         ) -> #krate::Result<#krate::Any> {
-            #invoke
-        }
-        fn __tvm_ffi_metadata() -> #krate::__private::std::string::String {
-            #metadata
+            #body
         }
     }
 }

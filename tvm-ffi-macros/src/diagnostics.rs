@@ -31,7 +31,7 @@ impl Diagnostics {
 }
 
 /// Reports every identifier in `tokens` that starts with `__tvm_ffi`: the generated items next
-/// to the user's code are all named so (`__tvm_ffi_make`, `__tvm_ffi_FieldSlot0`, ...), and a
+/// to the user's code are all named so (`__tvm_ffi_FIELDS`, `__tvm_ffi_invoke_0`, ...), and a
 /// user's item of such a name would be shadowed by them wherever the generated code names it
 /// (a field type, a default, the function a registration calls). `tokens` are what the
 /// generated code repeats: the item's signature, types and attributes, not function bodies.

@@ -30,7 +30,7 @@ pub fn generate(model: &FuncModel) -> TokenStream {
         }
         Params::Packed => quote!(#ident(__tvm_ffi_args)),
     };
-    let callable = crate::callable::generate(&crate::callable::Callable {
+    let callable = crate::callable::Callable {
         krate: krate.clone(),
         params: match &model.params {
             Params::Typed(params) => Params::Typed(params.clone()),
@@ -39,8 +39,32 @@ pub fn generate(model: &FuncModel) -> TokenStream {
         call,
         ret_desc,
         convert: ret_convert,
-        metadata: crate::object::metadata_values(krate, &model.metadata),
-    });
+    };
+    let invoke_fn = crate::callable::invoke_fn(&callable, &format_ident!("__tvm_ffi_invoke"));
+    let params = crate::callable::param_descs(&callable);
+    let ret_desc = &callable.ret_desc;
+    let extra = crate::object::metadata_values(krate, &model.metadata);
+    let metadata = match &model.params {
+        Params::Typed(_) => {
+            quote!(__tvm_ffi_signature("").metadata_with(&[#(#extra),*]))
+        }
+        Params::Packed => quote!(#krate::__private::packed_metadata(&[#(#extra),*])),
+    };
+    let callable = quote! {
+        const __tvm_ffi_PARAMS: &[#krate::__private::TypeDesc] = #params;
+        const fn __tvm_ffi_signature(name: &'static str) -> #krate::__private::FnSignature {
+            #krate::__private::FnSignature {
+                owner: "",
+                name: #krate::__private::std::borrow::Cow::Borrowed(name),
+                params: #krate::__private::std::borrow::Cow::Borrowed(__tvm_ffi_PARAMS),
+                ret: #ret_desc,
+            }
+        }
+        #invoke_fn
+        fn __tvm_ffi_metadata() -> #krate::__private::std::string::String {
+            #metadata
+        }
+    };
 
     let global = model.name.as_ref().map(|lit| {
         let name = lit.value();
@@ -58,7 +82,7 @@ pub fn generate(model: &FuncModel) -> TokenStream {
         quote! {
             #claim
             static __tvm_ffi_GLOBAL: #krate::__private::FnSignature =
-                __tvm_ffi_signature(#krate::__private::std::borrow::Cow::Borrowed(#name));
+                __tvm_ffi_signature(#name);
             fn __tvm_ffi_make() -> #krate::Function {
                 #krate::__private::function_from_invoke(&__tvm_ffi_GLOBAL, __tvm_ffi_invoke)
             }
@@ -103,7 +127,7 @@ pub fn generate(model: &FuncModel) -> TokenStream {
         // compile. A duplicate export ("symbol ... is already defined") points at the attribute.
         quote! {
             static __tvm_ffi_EXPORT: #krate::__private::FnSignature =
-                __tvm_ffi_signature(#krate::__private::std::borrow::Cow::Borrowed(#name));
+                __tvm_ffi_signature(#name);
             #[no_mangle]
             pub unsafe extern "C" fn #call_symbol(
                 _self: *mut #krate::__private::std::ffi::c_void,

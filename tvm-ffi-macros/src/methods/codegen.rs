@@ -1,6 +1,7 @@
-//! Code generation for `#[ffi_methods]`: per method, the shared callable (`crate::callable`),
-//! a member constant that makes a repeated name a compile error, and the registration
-//! descriptor, inside `const _: () = { .. };`.
+//! Code generation for `#[ffi_methods]`: per method, the shared invoke function
+//! (`crate::callable`), a `Member` impl that makes a repeated name a compile error, and the
+//! registration entry with its static signature; one slice of entries per block, inside
+//! `const _: () = { .. };`.
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
@@ -8,23 +9,64 @@ use syn::spanned::Spanned;
 use super::model::{MethodModel, Receiver};
 use crate::callable::{arg_idents, Callable, Params};
 
-/// `const <name>_reflected_member_name_used_twice: () = ();`, emitted for every reflected field
-/// and method: a second member of that name is an E0592 error spanned on the second one.
-pub fn member_name_const(name: &str, span: Span) -> TokenStream {
-    let ident = if name == "__ffi_init__" {
-        syn::Ident::new("two_ffi_init_constructors_for_this_type", span)
-    } else {
-        syn::Ident::new(&format!("{name}_reflected_member_name_used_twice"), span)
-    };
-    quote_spanned! {span=> #[doc(hidden)] const #ident: () = (); }
+/// `impl Member<'n', 'a', 'm', 'e'> for Type {}`, emitted for every reflected field and
+/// method: a second member of that name is a conflicting-implementations error spanned on the
+/// second one. The runtime's `Member` spells 24 characters; a longer name's rest is hashed.
+pub fn member_impl(
+    krate: &TokenStream,
+    self_ty: &TokenStream,
+    name: &str,
+    span: Span,
+) -> TokenStream {
+    const SPELLED: usize = 24;
+    let chars: Vec<char> = name.chars().collect();
+    let spelled = chars.iter().take(SPELLED);
+    let rest = (chars.len() > SPELLED).then(|| {
+        // 64-bit FNV-1a.
+        let hash = chars[SPELLED..]
+            .iter()
+            .collect::<String>()
+            .bytes()
+            .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+                (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
+            });
+        quote!(, #hash)
+    });
+    quote_spanned! {span=>
+        impl #krate::__private::Member<#(#spelled),* #rest> for #self_ty {}
+    }
 }
 
-pub fn generate(
+/// The registrations of an `#[ffi_methods]` block: per method, its `Member` impl, invoke
+/// function, `make` and entry; one slice of entries for the block.
+pub fn generate(krate: &TokenStream, self_ty: &syn::Type, methods: &[MethodModel]) -> TokenStream {
+    let p = quote!(#krate::__private);
+    let mut items = Vec::new();
+    let mut entries = Vec::new();
+    for (index, m) in methods.iter().enumerate() {
+        let (item, entry) = method(krate, self_ty, m, index);
+        items.push(item);
+        entries.push(entry);
+    }
+    let count = entries.len();
+    quote! {
+        const _: () = {
+            #(#items)*
+            static __tvm_ffi_METHODS: [#p::MethodEntry; #count] = [#(#entries),*];
+            #[#p::linkme::distributed_slice(#p::METHODS)]
+            #[linkme(crate = #p::linkme)]
+            static __tvm_ffi_BLOCK: &[#p::MethodEntry] = &__tvm_ffi_METHODS;
+        };
+    }
+}
+
+/// One method's items (its `Member` impl, invoke function and `make`) and its entry.
+fn method(
     krate: &TokenStream,
     self_ty: &syn::Type,
     m: &MethodModel,
     index: usize,
-) -> TokenStream {
+) -> (TokenStream, TokenStream) {
     let ident = &m.ident;
     let method_name = &m.name;
     let doc = &m.doc;
@@ -69,50 +111,46 @@ pub fn generate(
     } else {
         quote!(Instance)
     };
-    let callable = crate::callable::generate(&Callable {
+    let callable = Callable {
         krate: krate.clone(),
         params: Params::Typed(params),
         call,
         ret_desc,
         convert,
-        metadata: crate::object::metadata_values(krate, &m.metadata),
-    });
-    let index = index as u32;
+    };
+    let invoke = quote::format_ident!("__tvm_ffi_invoke_{}", index);
+    let make = quote::format_ident!("__tvm_ffi_make_{}", index);
+    let invoke_fn = crate::callable::invoke_fn(&callable, &invoke);
+    let params = crate::callable::param_descs(&callable);
+    let ret_desc = &callable.ret_desc;
+    let metadata = crate::object::metadata_values(krate, &m.metadata);
+    let member = member_impl(krate, &quote!(#self_ty), method_name, m.ident.span());
+    let position = index as u32;
     // The impl block's place: methods register in source order (block by block, then by
     // position in the block).
-    let order = quote_spanned! {self_ty.span()=> (#krate::__private::core::file!(), #krate::__private::core::line!(), #index) };
-    let member = member_name_const(method_name, m.ident.span());
-    quote! {
-        const _: () = {
-            #[allow(non_upper_case_globals, dead_code)]
-            impl #self_ty {
-                #member
-            }
-            #callable
-            fn __tvm_ffi_make() -> #krate::Function {
-                // Named `<type key>.<method>` as C++ names methods in its messages; the key is
-                // an associated const, so the name is built once, at registration.
-                let name = #krate::__private::std::format!(
-                    "{}.{}",
-                    <#self_ty as #krate::__private::ObjectType>::TYPE_KEY,
-                    #method_name
-                );
-                let signature: &'static #krate::__private::FnSignature = #krate::__private::std::boxed::Box::leak(
-                    #krate::__private::std::boxed::Box::new(__tvm_ffi_signature(#krate::__private::std::borrow::Cow::Owned(name))),
-                );
-                #krate::__private::function_from_invoke(signature, __tvm_ffi_invoke)
-            }
-            #[#krate::__private::linkme::distributed_slice(#krate::__private::METHODS)]
-            #[linkme(crate = #krate::__private::linkme)]
-            static __tvm_ffi_ENTRY: #krate::__private::MethodEntry = #krate::__private::MethodEntry {
-                type_key: <#self_ty as #krate::__private::ObjectType>::TYPE_KEY,
-                name: #method_name,
-                doc: #doc,
-                kind: #krate::__private::MethodKind::#kind,
-                make: __tvm_ffi_make,
-                metadata: __tvm_ffi_metadata,
-                order: #order,
-            };
-        };
-    }
+    let order = quote_spanned! {self_ty.span()=> (#krate::__private::core::file!(), #krate::__private::core::line!(), #position) };
+    let p = quote!(#krate::__private);
+    let item = quote! {
+        #member
+        #invoke_fn
+        fn #make() -> #krate::Function {
+            #p::function_from_invoke(&__tvm_ffi_METHODS[#index].signature, #invoke)
+        }
+    };
+    let entry = quote! {
+        #p::MethodEntry {
+            signature: #p::FnSignature {
+                owner: <#self_ty as #p::ObjectType>::TYPE_KEY,
+                name: #p::std::borrow::Cow::Borrowed(#method_name),
+                params: #p::std::borrow::Cow::Borrowed(#params),
+                ret: #ret_desc,
+            },
+            doc: #doc,
+            kind: #p::MethodKind::#kind,
+            make: #make,
+            metadata: &[#(#metadata),*],
+            order: #order,
+        }
+    };
+    (item, entry)
 }

@@ -11,7 +11,7 @@ mod codegen;
 mod model;
 mod parse;
 
-pub use codegen::member_name_const;
+pub use codegen::member_impl;
 pub use model::HOOKS;
 
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
@@ -53,12 +53,8 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     strip_ffi_attrs(&mut imp);
     match result {
         Ok(methods) => {
-            let self_ty = &*imp.self_ty;
-            let registrations = methods
-                .iter()
-                .enumerate()
-                .map(|(index, m)| codegen::generate(&krate, self_ty, m, index));
-            quote! { #imp #(#registrations)* }
+            let registrations = codegen::generate(&krate, &imp.self_ty, &methods);
+            quote! { #imp #registrations }
         }
         Err(err) => with_original(err, quote!(#imp)),
     }

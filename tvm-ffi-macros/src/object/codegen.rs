@@ -23,9 +23,7 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
     let before_deref = (!model.external).then(|| {
         quote! {
             #[inline(always)]
-            unsafe fn before_deref(
-                object: #krate::__private::core::ptr::NonNull<#krate::__private::sys::TVMFFIObject>,
-            ) {
+            unsafe fn before_deref(object: #krate::__private::core::ptr::NonNull<#krate::__private::sys::TVMFFIObject>) {
                 // SAFETY: the caller passes a live instance of `Self`.
                 unsafe { #krate::__private::seal::<Self>(object) }
             }
@@ -41,17 +39,9 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
         None => quote!(#krate::__private::structural::UNSUPPORTED),
     };
 
-    let base_check = model.base.as_ref().map(|(base_ident, base_ty)| {
+    let base_check = model.base.as_ref().map(|(_, base_ty)| {
         let krate = &crate::crate_path::respan(krate, base_ty.span());
         quote_spanned! {base_ty.span()=>
-            const _: () = #krate::__private::core::assert!(
-                #krate::__private::core::mem::offset_of!(#ident, #base_ident) == 0,
-                "the `#[ffi(base)]` field must be at offset 0"
-            );
-            const _: fn() = || {
-                fn __tvm_ffi_parent_is_an_object<P: #krate::__private::Reflected>() {}
-                __tvm_ffi_parent_is_an_object::<#base_ty>();
-            };
             const _: () = #krate::__private::core::assert!(
                 !<#base_ty as #krate::__private::Reflected>::IS_FINAL,
                 "the `#[ffi(base)]` type is `final` and cannot have subtypes"
@@ -67,75 +57,40 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
         }
     });
 
+    let p = quote!(#krate::__private);
+    let offset_of = |field: &syn::Ident| quote!(#p::core::mem::offset_of!(#ident, #field));
     let mut field_checks = Vec::new();
-    let mut entries = Vec::new();
-    let mut defaults = Vec::new();
-    // `Reflected`'s field-by-field parts: initialise, find an unset field, drop what is set.
-    let mut inits = Vec::new();
-    let mut unset_checks = Vec::new();
-    let mut open_drops = Vec::new();
-    // The Rust-level layout, compared when another library registered the same key.
-    let mut layout_parts = Vec::new();
-    let mut foreign_compatible = vec![quote!(true)];
+    // The parent's payload and the Rust-only fields (`Reflected::PARTS`).
+    let mut parts = Vec::new();
     if let Some((base_ident, base_ty)) = &model.base {
-        let reflected = quote!(<#base_ty as #krate::__private::Reflected>);
-        inits.push(quote! {
-            #reflected::init_empty(#krate::__private::core::ptr::addr_of_mut!((*payload).#base_ident));
+        let name = base_ident.to_string();
+        let offset = offset_of(base_ident);
+        // Spanned at the parent type: a parent that is no object type, or not at offset 0,
+        // is reported there.
+        let at_ty = crate::crate_path::respan(krate, base_ty.span());
+        parts.push(quote_spanned! {base_ty.span()=>
+            #at_ty::__private::base_part::<#base_ty, { #offset }>(#name)
         });
-        unset_checks.push(quote! {
-            if let #krate::__private::core::option::Option::Some(field) =
-                #reflected::unset_required_field(#krate::__private::core::ptr::addr_of!((*payload).#base_ident))
-            {
-                return #krate::__private::core::option::Option::Some(field);
-            }
-        });
-        open_drops.push(quote! {
-            #reflected::drop_open(#krate::__private::core::ptr::addr_of_mut!((*payload).#base_ident));
-        });
-        foreign_compatible.push(quote!(#reflected::FOREIGN_COMPATIBLE));
-        layout_parts.push(quote! {
-            #krate::__private::std::format!("base={};", <#base_ty as #krate::__private::ObjectType>::TYPE_KEY)
+        let krate = &crate::crate_path::respan(krate, base_ty.span());
+        field_checks.push(quote_spanned! {base_ty.span()=>
+            const _: () = #krate::__private::core::assert!(#offset == 0, "the `#[ffi(base)]` field must be at offset 0");
         });
     }
-    if !model.skipped.is_empty() {
-        // Rust-only fields cannot be described: their type's name and size say nothing of its
-        // shape, which another build (another version of the crate) may have changed. So the
-        // layout of a type with such fields names its build, and is shared only between copies
-        // of one build (the same library loaded from two paths).
-        let build = format!("build={:016x};", build_nonce(&model.key));
-        layout_parts.push(quote!(#build));
-    }
+    // Rust-only fields cannot be described: their type's name and size say nothing of its
+    // shape, which another build (another version of the crate) may have changed. So the
+    // layout of a type with such fields names its build, and is shared only between copies of
+    // one build (the same library loaded from two paths).
+    let build = format!("{:016x}", build_nonce(&model.key));
     for (skipped, ty) in &model.skipped {
         let name = skipped.to_string();
-        inits.push(quote! {
-            #krate::__private::core::ptr::addr_of_mut!((*payload).#skipped).write(#krate::__private::core::default::Default::default());
-        });
-        open_drops.push(quote! {
-            #krate::__private::core::ptr::drop_in_place(#krate::__private::core::ptr::addr_of_mut!((*payload).#skipped));
-        });
-        // Rust-only memory that an instance allocated outside Rust never initialises.
-        foreign_compatible.push(quote!(false));
-        layout_parts.push(quote! {
-            #krate::__private::std::format!(
-                "skip {}@{}:{}:{};",
-                #name,
-                #krate::__private::core::mem::offset_of!(#ident, #skipped),
-                #krate::__private::core::mem::size_of::<#ty>(),
-                #krate::__private::core::any::type_name::<#ty>(),
-            )
-        });
-        // Reflected fields are `Send + Sync` through `FieldValue`; skipped ones are checked
-        // here, so the error points at the field rather than at the derive.
-        let spanned_krate = crate::crate_path::respan(krate, ty.span());
-        let krate = &spanned_krate;
-        field_checks.push(quote_spanned! {ty.span()=>
-            const _: fn() = || {
-                fn __tvm_ffi_shared_between_threads<T: ?#krate::__private::core::marker::Sized + #krate::__private::core::marker::Send + #krate::__private::core::marker::Sync>() {}
-                __tvm_ffi_shared_between_threads::<#ty>();
-            };
-        });
+        let offset = offset_of(skipped);
+        // Spanned at the field's type: a type that is not `Default + Send + Sync` is reported
+        // there.
+        let at_ty = crate::crate_path::respan(krate, ty.span());
+        parts.push(quote_spanned! {ty.span()=> #at_ty::__private::skipped_part::<#ty, { #offset }>(#name, #build) });
     }
-    for (i, field) in model.fields.iter().enumerate() {
+    let mut entries = Vec::new();
+    for field in &model.fields {
         let fident = &field.ident;
         let ty = &field.ty;
         let name = &field.name;
@@ -144,113 +99,47 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
             .flags
             .iter()
             .map(|name| syn::Ident::new(name, proc_macro2::Span::call_site()));
-        let flags = quote!(0 #(| #krate::__private::field_flags::#flag_names)*);
-        // The one place that requires `FieldValue` of the field's type (spanned at it): an
-        // unsupported type is one error, not one per use. Every use below names the storage
-        // through the slot.
-        let slot = quote::format_ident!("__tvm_ffi_FieldSlot{}", i);
-        field_checks.push(quote_spanned! {ty.span()=>
-            #[allow(non_camel_case_types)]
-            struct #slot;
-            impl #krate::__private::FieldSlot for #slot {
-                type Storage = #ty;
-            }
-        });
-        let user_ty = ty;
-        let info = quote!(<#slot as #krate::__private::SlotInfo>);
-        // `Rw<Rw<T>>`: a read would take the same lock stripe twice and never return. And the
-        // storage's static type index is checked against its size (evaluated here first, so
-        // that a mismatch points at the field).
-        let spanned_krate = crate::crate_path::respan(krate, ty.span());
-        let spanned_slot = syn::Ident::new(&slot.to_string(), ty.span());
-        field_checks.push(quote_spanned! {ty.span()=>
-            const _: i32 = <#spanned_slot as #spanned_krate::__private::SlotInfo>::STATIC_TYPE_INDEX;
-            const _: () = #spanned_krate::__private::core::assert!(
-                !#info::NESTED_INTERIOR_MUTABILITY,
-                "a field cannot be `Rw<Rw<T>>`: reading it would take the same lock twice; declare it `Rw<T>`"
-            );
-        });
+        let flags = quote!(0 #(| #p::field_flags::#flag_names)*);
         if model.external {
-            field_checks.push(quote_spanned! {user_ty.span()=>
-                const _: () = #krate::__private::assert_foreign_field::<#user_ty>();
+            field_checks.push(quote_spanned! {ty.span()=>
+                const _: () = #krate::__private::assert_foreign_field::<#ty>();
             });
         }
         if let Some(rw) = field.rw {
             field_checks.push(quote_spanned! {rw=>
-                const _: () = #krate::__private::assert_writable::<#user_ty>();
+                const _: () = #krate::__private::assert_writable::<#ty>();
             });
         }
-        inits.push(quote! {
-            #krate::__private::init_empty_field::<#slot>(#krate::__private::core::ptr::addr_of_mut!((*payload).#fident));
-        });
-        unset_checks.push(quote! {
-            if #krate::__private::is_unset_field::<#slot>(#krate::__private::core::ptr::addr_of!((*payload).#fident)) {
-                return #krate::__private::core::option::Option::Some(#name);
-            }
-        });
-        open_drops.push(quote! {
-            #krate::__private::drop_open_field::<#slot>(#krate::__private::core::ptr::addr_of_mut!((*payload).#fident));
-        });
-        layout_parts.push(quote! {
-            #krate::__private::std::format!(
-                "{}@{}:{}:{}:{};",
-                #name,
-                #krate::__private::core::mem::offset_of!(#ident, #fident),
-                #krate::__private::core::mem::size_of::<#user_ty>(),
-                if #info::INTERIOR_MUTABLE { "rw" } else { "ro" },
-                #info::type_schema(),
-            )
-        });
-        let offset = quote! {
-            #krate::__private::header_offset::<#ident>(#krate::__private::core::mem::offset_of!(#ident, #fident))
-        };
         let default = match &field.default {
-            None => quote!(#krate::__private::core::option::Option::None),
-            Some(value) => {
-                let fn_name = quote::format_ident!("__tvm_ffi_default_{}", i);
-                let body = match value {
-                    DefaultValue::Expr(expr) => quote_spanned! {expr.span()=>
-                        #krate::__private::default_value::<#user_ty>(#expr)
-                    },
-                    DefaultValue::Factory(path) => quote_spanned! {path.span()=>
-                        #krate::__private::default_factory::<#user_ty>(#path)
-                    },
-                };
-                defaults.push(quote! { fn #fn_name() -> #krate::Any { #body } });
-                quote!(#krate::__private::core::option::Option::Some(#fn_name))
+            None => quote!(None),
+            Some(DefaultValue::Expr(expr)) => {
+                quote_spanned! {expr.span()=> Some(|| #p::default_value::<#ty>(#expr)) }
+            }
+            Some(DefaultValue::Factory(path)) => {
+                quote_spanned! {path.span()=> Some(|| #p::default_factory::<#ty>(#path)) }
             }
         };
         let metadata = metadata_values(krate, &field.metadata);
-        entries.push(quote! {
-            #krate::__private::FieldEntry {
-                name: #name,
-                doc: #fdoc,
-                flags: #flags,
-                offset: #offset,
-                size: #krate::__private::core::mem::size_of::<#user_ty>(),
-                alignment: #krate::__private::core::mem::align_of::<#user_ty>(),
-                static_type_index: #info::STATIC_TYPE_INDEX,
-                getter: #krate::__private::field_getter::<#slot, { #offset }>,
-                setter: #krate::__private::field_setter::<#ident, #slot, { #offset }>,
-                type_schema: #info::type_schema,
-                default: #default,
-                metadata: &[#(#metadata),*],
-            }
+        // The header offset (the payload starts right after the 24-byte header, checked
+        // below). Spanned at the field's type: an unsupported type (no `FieldValue`) and a
+        // refused storage (`Rw<Rw<T>>`) are reported there.
+        let offset = offset_of(fident);
+        // The call is spanned at the field's type from its first token to its last, so that
+        // an evaluation error (a refused storage) points there.
+        let at_ty = crate::crate_path::respan(krate, ty.span());
+        entries.push(quote_spanned! {ty.span()=>
+            #at_ty::__private::field::<#ident, #ty, { 24 + #offset }>(#name, #fdoc, #flags, #default, &[#(#metadata),*])
         });
     }
     let rust_object = (!model.external).then(|| {
         quote! {
             // SAFETY: allocated by Rust with `ObjectCell<Self>`; dropped by the Rust deleter,
             // which skips the unset fields of an abandoned, half-constructed object.
-            unsafe impl #krate::__private::RustObject for #ident {
-                const INITIAL_PADDING: u32 = #krate::__private::SEALED;
-                #[inline(always)]
-                unsafe fn drop_payload(
-                    object: #krate::__private::core::ptr::NonNull<#krate::__private::sys::TVMFFIObject>,
-                    payload: *mut Self,
-                ) {
+            unsafe impl #p::RustObject for #ident {
+                const INITIAL_PADDING: u32 = #p::SEALED;
+                unsafe fn drop_payload(object: #p::core::ptr::NonNull<#p::sys::TVMFFIObject>, payload: *mut Self) {
                     // SAFETY: the caller's contract (the deleter protocol).
-                    unsafe { #krate::__private::drop_payload::<Self>(object, payload) }
+                    unsafe { #p::drop_payload::<Self>(object, payload) }
                 }
             }
         }
@@ -258,35 +147,32 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
     // A Rust-defined type always has a creator (C++'s `UnsafeInit` creator for types with
     // required references): its required references start unset.
     let (creator, new_object) = if model.external || !model.creator {
-        (
-            quote!(#krate::__private::core::option::Option::None),
-            quote!(#krate::__private::core::option::Option::None),
-        )
+        (quote!(None), quote!(None))
     } else {
         (
-            quote!(#krate::__private::core::option::Option::Some(#krate::__private::create_object::<#ident>)),
-            quote!(#krate::__private::core::option::Option::Some(#krate::__private::new_function::<#ident>)),
+            quote!(Some(#p::create_object::<#ident>)),
+            quote!(Some(#p::new_function::<#ident>)),
         )
     };
     let shallow_copy = if model.external {
-        quote!(#krate::__private::core::option::Option::None)
+        quote!(|| None)
     } else {
-        quote! {{
-            #[allow(unused_imports)]
-            use #krate::__private::{ShallowCopyByClone as _, ShallowCopyUnsupported as _};
-            (&&#krate::__private::ShallowCopyProbe::<#ident>::new()).shallow_copy()
-        }}
+        quote!(|| {
+            use #p::{ShallowCopyByClone as _, ShallowCopyUnsupported as _};
+            (&&#p::ShallowCopyProbe::<#ident>::new()).shallow_copy()
+        })
     };
-    let init_empty = if model.external {
-        // A declaration: no `Default` of the defining library to take values from.
-        quote! { __tvm_ffi_init_fields(payload) }
-    } else {
-        quote! {{
-            #[allow(unused_imports)]
-            use #krate::__private::{InitByDefault as _, InitByFields as _};
-            (&&#krate::__private::InitProbe::<Self>::new()).init(payload, __tvm_ffi_init_fields)
-        }}
-    };
+    // A declaration has no `Default` of the defining library to take values from: the
+    // trait's table-driven `init_empty` serves it.
+    let init_empty = (!model.external).then(|| {
+        quote! {
+            unsafe fn init_empty(payload: *mut Self) {
+                use #p::{InitByDefault as _, InitByFields as _};
+                // SAFETY: the caller's contract.
+                unsafe { (&&#p::InitProbe::<Self>::new()).init(payload) }
+            }
+        }
+    });
     let spanned_krate = crate::crate_path::respan(krate, ident.span());
     let payload_offset_check = quote_spanned! {ident.span()=>
         const _: () = #spanned_krate::__private::core::assert!(
@@ -307,9 +193,9 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
         }
     });
     let seal_check = if model.external {
-        quote!(#krate::__private::core::option::Option::None)
+        quote!(None)
     } else {
-        quote!(#krate::__private::core::option::Option::Some(#krate::__private::seal_check::<#ident>))
+        quote!(Some(#p::seal_check::<#ident>))
     };
     let field_count = entries.len();
     let type_attrs = model.type_attrs.iter().map(|(name, lit)| {
@@ -318,33 +204,34 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
     });
     let auto_init = model.auto_init;
     let convert = if model.convert {
-        quote!(#krate::__private::core::option::Option::Some(#krate::__private::convert_function::<#ident>))
+        quote!(Some(#p::convert_function::<#ident>))
     } else {
-        quote!(#krate::__private::core::option::Option::None)
+        quote!(None)
     };
-    // One associated const per reflected name: a method of the same name (see #[ffi_methods])
-    // is then a compile error at the method, instead of Python silently hiding it.
-    let member_names = model
+    // One `Member` impl per reflected name: a method of the same name (see #[ffi_methods]) is
+    // then a compile error at the method, instead of Python silently hiding it.
+    let members = model
         .fields
         .iter()
-        .map(|f| crate::methods::member_name_const(&f.name, f.ident.span()));
+        .map(|f| crate::methods::member_impl(krate, &quote!(#ident), &f.name, f.ident.span()));
     quote! {
         const _: () = {
-            static __tvm_ffi_SLOT: #krate::__private::TypeSlot = #krate::__private::TypeSlot::new();
+            use #p::core::option::Option::{None, Some};
+            static __tvm_ffi_SLOT: #p::TypeSlot = #p::TypeSlot::new();
             #key_claim
 
             // SAFETY: `#[repr(C)]` with the parent payload first (checked below); reached only
             // through shared references; fields are Send + Sync (FieldValue).
-            unsafe impl #krate::__private::ObjectType for #ident {
+            unsafe impl #p::ObjectType for #ident {
                 const TYPE_KEY: &'static str = #key;
                 #[inline]
-                fn runtime_type() -> #krate::__private::RuntimeType {
+                fn runtime_type() -> #p::RuntimeType {
                     __tvm_ffi_SLOT.resolve(#key)
                 }
                 #before_deref
             }
             // SAFETY: the parent payload is the first field, at offset 0 (checked below).
-            unsafe impl #krate::__private::DerivedObject for #ident {
+            unsafe impl #p::DerivedObject for #ident {
                 type Parent = #parent_ty;
             }
             #rust_object
@@ -354,88 +241,42 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
             #base_check
             #external_check
             #(#field_checks)*
+            #(#members)*
 
-            unsafe fn __tvm_ffi_init_fields(payload: *mut #ident) {
-                // SAFETY: `payload` is uninitialised memory for the type; every field is
-                // written once, valid or (a required reference) unset.
-                unsafe { #(#inits)* }
-            }
-
-            // SAFETY: field by field from the registered fields' types; the payload is
-            // foreign-compatible only without Rust-only (`skip`) fields, in it or its parents.
-            unsafe impl #krate::__private::Reflected for #ident {
+            // SAFETY: the tables list every field and part of the struct at its offset, with
+            // its type; the payload offset is checked above.
+            unsafe impl #p::Reflected for #ident {
                 const IS_FINAL: bool = #is_final;
-                const FOREIGN_COMPATIBLE: bool = #(#foreign_compatible)&&*;
-                unsafe fn init_empty(payload: *mut Self) {
-                    // SAFETY: the caller's contract.
-                    unsafe { #init_empty }
-                }
-                unsafe fn unset_required_field(
-                    payload: *const Self,
-                ) -> #krate::__private::core::option::Option<&'static str> {
-                    // SAFETY: the caller's contract: each field valid or unset.
-                    unsafe { #(#unset_checks)* }
-                    #krate::__private::core::option::Option::None
-                }
-                unsafe fn drop_open(payload: *mut Self) {
-                    // SAFETY: the caller's contract: each field valid or unset, unreachable.
-                    unsafe { #(#open_drops)* }
-                }
+                const FIELDS: &'static [#p::FieldEntry] = &__tvm_ffi_FIELDS;
+                const PARTS: &'static [#p::PayloadPart] = &[#(#parts),*];
+                #init_empty
             }
 
-            #(#defaults)*
+            static __tvm_ffi_FIELDS: [#p::FieldEntry; #field_count] = [#(#entries),*];
 
-            #[allow(non_upper_case_globals, dead_code)]
-            impl #ident {
-                #(#member_names)*
-                /// The registry key of this type.
-                pub fn type_key() -> &'static str {
-                    #key
-                }
-                /// The runtime type index of this type (assigned when the library loaded).
-                pub fn type_index() -> i32 {
-                    <Self as #krate::__private::ObjectType>::runtime_type().index
-                }
-            }
-
-            static __tvm_ffi_FIELDS: [#krate::__private::FieldEntry; #field_count] = [#(#entries),*];
-
-            fn __tvm_ffi_shallow_copy() -> #krate::__private::core::option::Option<#krate::Function> {
-                #shallow_copy
-            }
-
-            fn __tvm_ffi_layout() -> #krate::__private::std::string::String {
-                let mut layout = #krate::__private::std::format!(
-                    "size={};",
-                    #krate::__private::ObjectCell::<#ident>::TOTAL_SIZE
-                );
-                #(layout.push_str(&#layout_parts);)*
-                layout
-            }
-
-            #[#krate::__private::linkme::distributed_slice(#krate::__private::TYPES)]
-            #[linkme(crate = #krate::__private::linkme)]
-            static __tvm_ffi_TYPE: #krate::__private::TypeEntry = #krate::__private::TypeEntry {
+            #[#p::linkme::distributed_slice(#p::TYPES)]
+            #[linkme(crate = #p::linkme)]
+            static __tvm_ffi_TYPE: #p::TypeEntry = #p::TypeEntry {
                 key: #key,
-                parent_key: <#parent_ty as #krate::__private::ObjectType>::TYPE_KEY,
+                parent_key: <#parent_ty as #p::ObjectType>::TYPE_KEY,
                 origin: #origin,
                 doc: #doc,
                 slot: &__tvm_ffi_SLOT,
                 is_final: #is_final,
-                total_size: #krate::__private::ObjectCell::<#ident>::TOTAL_SIZE,
+                total_size: #p::ObjectCell::<#ident>::TOTAL_SIZE,
                 structural: #structural,
                 creator: #creator,
                 new_object: #new_object,
                 auto_init: #auto_init,
                 convert: #convert,
                 fields: &__tvm_ffi_FIELDS,
-                shallow_copy: __tvm_ffi_shallow_copy,
-                layout: __tvm_ffi_layout,
+                parts: <#ident as #p::Reflected>::PARTS,
+                shallow_copy: #shallow_copy,
                 type_attrs: &[#(#type_attrs),*],
                 seal_check: #seal_check,
                 // SAFETY: generated from the struct definition itself, with every layout
                 // fact checked at compile time above.
-                trusted: unsafe { #krate::__private::Trusted::new() },
+                trusted: unsafe { #p::Trusted::new() },
             };
         };
     }

@@ -63,6 +63,7 @@ mod tests {
     use crate::function::signature::{FnSignature, TypeDesc};
 
     static SIG: FnSignature = FnSignature {
+        owner: "",
         name: Cow::Borrowed("demo.twice"),
         params: Cow::Borrowed(&[TypeDesc::of::<i64>()]),
         ret: TypeDesc::of::<i64>(),

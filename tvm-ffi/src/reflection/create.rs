@@ -6,7 +6,8 @@ use std::marker::PhantomData;
 use std::ptr::NonNull;
 
 use super::construction;
-use super::field::{FieldSlot, FieldValue};
+use super::field::FieldValue;
+use super::field_table::{self, FieldEntry, PayloadPart};
 use crate::error::panic::{catch, raise_panic};
 use crate::error::{Error, Result};
 use crate::function::Function;
@@ -16,13 +17,13 @@ use crate::sys::{self, TVMFFIObject};
 use crate::value::{Any, Bytes, String, TryIntoAny};
 
 /// A Rust-defined object type with reflected fields (or a declaration of a type defined
-/// elsewhere); implemented by `#[derive(Object)]`.
+/// elsewhere); implemented by `#[derive(Object)]` from its field table.
 ///
 /// # Safety
-/// `init_empty` must leave every field valid or (for `MAY_BE_UNSET` storage) unset;
-/// `unset_required_field` must find every unset field; `drop_open` must drop every field that
-/// is set and no other; `FOREIGN_COMPATIBLE` may only be true when every byte of the payload
-/// is a reflected field whose all-zero pattern is valid or unset.
+/// `FIELDS` and `PARTS` must describe the payload exactly: every reflected field (with its
+/// offset from the header and its storage type) and every other part (the parent's payload,
+/// Rust-only fields), each once. `init_empty` must leave every field valid or (for
+/// `MAY_BE_UNSET` storage) unset.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a TVM-FFI object type",
     label = "`#[ffi(base)]` needs a `#[derive(Object)]` struct (or an `external` declaration)",
@@ -31,32 +32,45 @@ use crate::value::{Any, Bytes, String, TryIntoAny};
 pub unsafe trait Reflected: ObjectType {
     /// `final`: no subtypes allowed.
     const IS_FINAL: bool;
+    /// The reflected fields, in declaration order.
+    const FIELDS: &'static [FieldEntry];
+    /// The parent's payload and the Rust-only fields.
+    const PARTS: &'static [PayloadPart];
     /// Whether the payload consists of reflected fields only, so that an instance allocated
     /// outside Rust (a Python subclass) is a valid payload once its required fields are set.
-    const FOREIGN_COMPATIBLE: bool;
+    const FOREIGN_COMPATIBLE: bool = field_table::foreign_compatible(Self::PARTS);
     /// Writes the payload of a fresh object the runtime is about to fill: `Default` when the
     /// type implements it (so `init = false` fields keep the author's values), else each
     /// field's empty value, with required references unset.
     ///
     /// # Safety
     /// `payload` points to uninitialised memory for `Self`.
-    unsafe fn init_empty(payload: *mut Self);
+    unsafe fn init_empty(payload: *mut Self) {
+        // SAFETY: the caller's contract; the tables describe the payload (the trait's).
+        unsafe { field_table::init_fields(payload) }
+    }
     /// The name of the first required field that is unset, if any.
     ///
     /// # Safety
     /// `payload` points to a payload whose fields are each valid or unset.
-    unsafe fn unset_required_field(payload: *const Self) -> Option<&'static str>;
+    unsafe fn unset_required_field(payload: *const Self) -> Option<&'static str> {
+        // SAFETY: the caller's contract; the tables describe the payload (the trait's).
+        unsafe { field_table::first_unset(payload) }
+    }
     /// Drops the fields that are set.
     ///
     /// # Safety
     /// `payload` points to a payload whose fields are each valid or unset, and which no one
     /// can reach any more.
-    unsafe fn drop_open(payload: *mut Self);
+    unsafe fn drop_open(payload: *mut Self) {
+        // SAFETY: as above.
+        unsafe { field_table::drop_fields(payload) }
+    }
 }
 
 /// Writes `payload` (see [`Reflected::init_empty`]) by autoref specialisation: a `Default` type
 /// is written as its default, any other field by field (`fields`). Used as
-/// `(&&InitProbe::<T>::new()).init(payload, fields)`.
+/// `(&&InitProbe::<T>::new()).init(payload)`.
 pub struct InitProbe<T>(PhantomData<T>);
 impl<T> InitProbe<T> {
     /// A probe for `T`.
@@ -75,11 +89,11 @@ pub trait InitByDefault<T> {
     ///
     /// # Safety
     /// `payload` points to uninitialised memory for `T`.
-    unsafe fn init(&self, payload: *mut T, fields: unsafe fn(*mut T));
+    unsafe fn init(&self, payload: *mut T);
 }
 impl<T: Default> InitByDefault<T> for &InitProbe<T> {
     #[inline]
-    unsafe fn init(&self, payload: *mut T, _fields: unsafe fn(*mut T)) {
+    unsafe fn init(&self, payload: *mut T) {
         // SAFETY: the caller's contract.
         unsafe { payload.write(T::default()) }
     }
@@ -90,51 +104,13 @@ pub trait InitByFields<T> {
     ///
     /// # Safety
     /// `payload` points to uninitialised memory for `T`.
-    unsafe fn init(&self, payload: *mut T, fields: unsafe fn(*mut T));
+    unsafe fn init(&self, payload: *mut T);
 }
-impl<T> InitByFields<T> for InitProbe<T> {
+impl<T: Reflected> InitByFields<T> for InitProbe<T> {
     #[inline]
-    unsafe fn init(&self, payload: *mut T, fields: unsafe fn(*mut T)) {
-        // SAFETY: the caller's contract.
-        unsafe { fields(payload) }
-    }
-}
-
-/// Writes field `F` of a fresh payload: its empty value, or unset for a required reference.
-///
-/// # Safety
-/// `field` points to uninitialised storage for `F`.
-#[inline]
-pub unsafe fn init_empty_field<S: FieldSlot>(field: *mut S::Storage) {
-    match <S::Storage as FieldValue>::empty() {
-        // SAFETY: the caller's contract.
-        Some(value) => unsafe { field.write(value) },
-        // SAFETY: a required reference (`empty` is `None` only for `MAY_BE_UNSET` storage).
-        None => unsafe { <S::Storage as FieldValue>::write_unset(field) },
-    }
-}
-
-/// Whether field `F` is unset.
-///
-/// # Safety
-/// `field` points to storage for `F` that is valid or unset.
-#[inline]
-pub unsafe fn is_unset_field<S: FieldSlot>(field: *const S::Storage) -> bool {
-    type F<S> = <S as FieldSlot>::Storage;
-    // SAFETY: the caller's contract.
-    <F<S>>::MAY_BE_UNSET && unsafe { <F<S>>::is_unset(field) }
-}
-
-/// Drops field `F` unless it is unset.
-///
-/// # Safety
-/// `field` points to storage for `F` that is valid or unset, reachable by no one else.
-#[inline]
-pub unsafe fn drop_open_field<S: FieldSlot>(field: *mut S::Storage) {
-    // SAFETY: the caller's contract.
-    if !unsafe { is_unset_field::<S>(field) } {
-        // SAFETY: a set field is a valid `F`.
-        unsafe { std::ptr::drop_in_place(field) }
+    unsafe fn init(&self, payload: *mut T) {
+        // SAFETY: the caller's contract; `T`'s tables describe its payload.
+        unsafe { field_table::init_fields(payload) }
     }
 }
 
