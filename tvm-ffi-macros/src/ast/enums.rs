@@ -1,8 +1,9 @@
-//! The validated model of a `#[derive(Enum)]` enum.
+//! The model of a `#[derive(Enum)]` enum; building it reports an item of the wrong shape and
+//! values that do not fit the enum's kind.
 use proc_macro2::TokenStream;
 
-use super::parse::{EnumAttrs, VariantAttrs};
-use crate::diagnostics::Diagnostics;
+use crate::attr::enums::{EnumAttrs, VariantAttrs};
+use crate::ctxt::Ctxt;
 
 /// Which runtime base the enum derives from.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -50,15 +51,15 @@ fn int_literal(expr: &syn::Expr) -> Option<i64> {
     }
 }
 
-pub fn build(
+fn build(
     item: &syn::DeriveInput,
     attrs: EnumAttrs,
     variants: Vec<(&syn::Variant, VariantAttrs)>,
-    diag: &mut Diagnostics,
+    cx: &Ctxt,
 ) -> EnumModel {
     let kind = match (attrs.int.is_set(), attrs.str.is_set()) {
         (true, true) => {
-            diag.error(&item.ident, "an enum is `int` or `str`, not both");
+            cx.error(&item.ident, "an enum is `int` or `str`, not both");
             Kind::Int
         }
         (true, false) => Kind::Int,
@@ -76,7 +77,7 @@ pub fn build(
         let (int_index, str_index) = match kind {
             Kind::Plain => {
                 if let Some(value) = vattrs.value.get() {
-                    diag.error(value, "only an `int` or `str` enum has values: mark the enum `#[ffi_type(.., int)]` or `#[ffi_type(.., str)]`, or remove `value`");
+                    cx.error(value, "only an `int` or `str` enum has values: mark the enum `#[ffi_type(.., int)]` or `#[ffi_type(.., str)]`, or remove `value`");
                 }
                 (Some(ordinal as i64), name)
             }
@@ -85,7 +86,7 @@ pub fn build(
                 // previous one plus one), which the compiler computes.
                 let value = vattrs.value.get().map(|expr| {
                     int_literal(expr).unwrap_or_else(|| {
-                        diag.error(
+                        cx.error(
                             expr,
                             "an `int` enum's value is an integer literal: `value = 10`",
                         );
@@ -101,7 +102,7 @@ pub fn build(
                         ..
                     })) => s.value(),
                     Some(expr) => {
-                        diag.error(
+                        cx.error(
                             expr,
                             "a `str` enum's value is a string literal: `value = \"+\"`",
                         );
@@ -127,8 +128,49 @@ pub fn build(
             .unwrap_or_else(crate::crate_path::default_crate),
         ident: item.ident.clone(),
         key: attrs.key.get().map(|k| k.value()).unwrap_or_default(),
-        doc: crate::docs::collect(&item.attrs),
+        doc: crate::attr::docs::collect(&item.attrs),
         kind,
         variants: models,
+    }
+}
+
+/// The model of `item`, with its attributes parsed.
+pub fn from_ast(item: &syn::DeriveInput, cx: &Ctxt) -> EnumModel {
+    let variants = item_shape(item, cx);
+    let attrs = crate::attr::enums::enum_attrs(item, cx);
+    let parsed: Vec<_> = variants
+        .iter()
+        .map(|v| (*v, crate::attr::enums::variant_attrs(v, cx)))
+        .collect();
+    build(item, attrs, parsed, cx)
+}
+
+/// The enum's variants, if it is an enum of unit variants without generics.
+pub fn item_shape<'a>(item: &'a syn::DeriveInput, cx: &Ctxt) -> Vec<&'a syn::Variant> {
+    if !item.generics.params.is_empty() {
+        cx.error(
+            &item.generics,
+            "a TVM-FFI enum cannot be generic: the runtime registers one set of singletons per type key",
+        );
+    }
+    match &item.data {
+        syn::Data::Enum(e) => {
+            if e.variants.is_empty() {
+                cx.error(&item.ident, "a TVM-FFI enum needs at least one variant");
+            }
+            for v in &e.variants {
+                if !matches!(v.fields, syn::Fields::Unit) {
+                    cx.error(&v.fields, "a TVM-FFI enum has unit variants only (each is a singleton object); carry data in an object type with `#[derive(Object)]`");
+                }
+            }
+            e.variants.iter().collect()
+        }
+        _ => {
+            cx.error(
+                &item.ident,
+                "#[derive(Enum)] applies to enums; derive `Object` for structs",
+            );
+            Vec::new()
+        }
     }
 }

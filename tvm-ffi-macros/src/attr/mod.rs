@@ -1,10 +1,19 @@
-//! The shared attribute layer: every macro reads its options (`#[ffi_type(..)]`, `#[ffi(..)]`,
-//! `#[ffi_func(..)]`, `#[ffi_methods(..)]`) through [`Attr`], which remembers the first value
+//! The parse stage: one attribute parser per item kind (`object`, `methods`, `func`, `enums`,
+//! `variant`, and `docs` for `///` comments), all built on this shared layer. Every macro
+//! reads its options (`#[ffi_type(..)]`, `#[ffi(..)]`, `#[ffi_func(..)]`,
+//! `#[ffi_methods(..)]`) through [`Attr`], which remembers the first value
 //! and reports a repeated option as an error (as serde's `Attr::set` does), and through the
 //! value parsers below, whose messages say what the option takes.
 use syn::meta::ParseNestedMeta;
 
-use crate::diagnostics::Diagnostics;
+use crate::ctxt::Ctxt;
+
+pub mod docs;
+pub mod enums;
+pub mod func;
+pub mod methods;
+pub mod object;
+pub mod variant;
 
 /// One option of an attribute: absent, or set once.
 pub struct Attr<T> {
@@ -37,9 +46,9 @@ impl<T> Attr<T> {
 
     /// Records the option just parsed by `meta`. A repeat is an error spanning the repeated
     /// option (its name and value); the first value stays.
-    pub fn set(&mut self, meta: &ParseNestedMeta<'_>, value: T, diag: &mut Diagnostics) {
+    pub fn set(&mut self, meta: &ParseNestedMeta<'_>, value: T, cx: &Ctxt) {
         if self.value.is_some() {
-            diag.push(meta.error(format!("duplicate `{}` option", self.name)));
+            cx.push(meta.error(format!("duplicate `{}` option", self.name)));
         } else {
             self.value = Some(value);
         }
@@ -81,9 +90,9 @@ pub fn off(meta: &ParseNestedMeta<'_>, key: &str) -> syn::Result<bool> {
 }
 
 /// A flag written alone (`final`); a value after it is reported and skipped.
-pub fn flag(meta: &ParseNestedMeta<'_>, key: &str, diag: &mut Diagnostics) -> syn::Result<()> {
+pub fn flag(meta: &ParseNestedMeta<'_>, key: &str, cx: &Ctxt) -> syn::Result<()> {
     if meta.input.peek(syn::Token![=]) || meta.input.peek(syn::token::Paren) {
-        diag.push(meta.error(format!("`{key}` takes no value: write `{key}` alone")));
+        cx.push(meta.error(format!("`{key}` takes no value: write `{key}` alone")));
         skip_value(meta)?;
     }
     Ok(())
@@ -91,18 +100,13 @@ pub fn flag(meta: &ParseNestedMeta<'_>, key: &str, diag: &mut Diagnostics) -> sy
 
 /// Reports an unknown option (listing the valid ones) and skips its value, so that parsing
 /// goes on with the next option and every mistake is reported at once.
-pub fn unknown(
-    meta: &ParseNestedMeta<'_>,
-    what: &str,
-    valid: &str,
-    diag: &mut Diagnostics,
-) -> syn::Result<()> {
+pub fn unknown(meta: &ParseNestedMeta<'_>, what: &str, valid: &str, cx: &Ctxt) -> syn::Result<()> {
     let name = meta
         .path
         .get_ident()
         .map(|i| i.to_string())
         .unwrap_or_default();
-    diag.push(meta.error(format!(
+    cx.push(meta.error(format!(
         "unknown {what} option `{name}`; valid options: {valid}"
     )));
     skip_value(meta)
@@ -130,7 +134,7 @@ pub fn crate_path(meta: &ParseNestedMeta<'_>) -> syn::Result<proc_macro2::TokenS
 pub fn literal_list(
     meta: &ParseNestedMeta<'_>,
     what: &str,
-    diag: &mut Diagnostics,
+    cx: &Ctxt,
 ) -> syn::Result<Vec<(String, syn::Lit)>> {
     let mut entries: Vec<(String, syn::Lit)> = Vec::new();
     meta.parse_nested_meta(|entry| {
@@ -142,13 +146,13 @@ pub fn literal_list(
         let lit: syn::Lit = entry.value()?.parse()?;
         match &lit {
             syn::Lit::Int(_) | syn::Lit::Bool(_) | syn::Lit::Str(_) => {}
-            _ => diag.error(
+            _ => cx.error(
                 &lit,
                 format!("{what} values are integer, bool or string literals"),
             ),
         }
         if what == "metadata" && key == "type_schema" {
-            diag.error(
+            cx.error(
                 &entry.path,
                 "`type_schema` is written by the SDK from the field's type; choose another key",
             );
@@ -156,9 +160,9 @@ pub fn literal_list(
             .then(|| reserved_type_attr(&key))
             .flatten()
         {
-            diag.error(&entry.path, why);
+            cx.error(&entry.path, why);
         } else if entries.iter().any(|(k, _)| *k == key) {
-            diag.error(&entry.path, format!("duplicate {what} key `{key}`"));
+            cx.error(&entry.path, format!("duplicate {what} key `{key}`"));
         }
         entries.push((key, lit));
         Ok(())
@@ -173,7 +177,7 @@ pub fn literal_list(
 /// read by the runtime and the SDK, which trust what they find (a creator that returns a
 /// smaller object makes the runtime write past its end).
 pub fn reserved_type_attr(name: &str) -> Option<String> {
-    if let Some(hook) = crate::methods::HOOKS.iter().find(|h| h.attr == name) {
+    if let Some(hook) = methods::HOOKS.iter().find(|h| h.attr == name) {
         return Some(format!(
             "`{name}` is a runtime hook with a fixed signature: register it with `#[ffi({})]` on the method instead of `type_attr`",
             hook.option
@@ -201,8 +205,8 @@ pub struct TypeKeyOptions {
 pub fn ffi_type_options(
     attrs: &[syn::Attribute],
     example: &str,
-    diag: &mut Diagnostics,
-    mut option: impl FnMut(&ParseNestedMeta<'_>, &mut Diagnostics) -> syn::Result<()>,
+    cx: &Ctxt,
+    mut option: impl FnMut(&ParseNestedMeta<'_>, &Ctxt) -> syn::Result<()>,
 ) -> TypeKeyOptions {
     let mut out = TypeKeyOptions {
         present: false,
@@ -211,7 +215,7 @@ pub fn ffi_type_options(
     };
     for attr in attrs.iter().filter(|a| a.path().is_ident("ffi_type")) {
         if out.present {
-            diag.error(
+            cx.error(
                 attr,
                 "duplicate #[ffi_type]: merge the options into one attribute",
             );
@@ -225,7 +229,7 @@ pub fn ffi_type_options(
                     &format!("`key` takes a string literal: `key = \"{example}\"`"),
                 )?;
                 if !valid_type_key(&lit.value()) {
-                    diag.error(
+                    cx.error(
                         &lit,
                         format!(
                             "invalid type key `{}`: use dot-separated identifiers such as `{example}`",
@@ -233,18 +237,18 @@ pub fn ffi_type_options(
                         ),
                     );
                 }
-                out.key.set(&meta, lit, diag);
+                out.key.set(&meta, lit, cx);
                 Ok(())
             } else if meta.path.is_ident("crate") {
                 let path = crate_path(&meta)?;
-                out.krate.set(&meta, path, diag);
+                out.krate.set(&meta, path, cx);
                 Ok(())
             } else {
-                option(&meta, diag)
+                option(&meta, cx)
             }
         });
         if let Err(err) = result {
-            diag.push(err);
+            cx.push(err);
         }
     }
     out

@@ -1,21 +1,39 @@
 //! Checks of an `#[ffi_methods]` block: the impl itself, each signature, receivers,
 //! constructors and the registered names.
-use proc_macro2::Span;
+use crate::ast::methods::{MethodModel, Receiver};
+use crate::attr::methods::TypeAttr;
+use crate::ctxt::Ctxt;
 
-use super::model::{MethodModel, Receiver};
-use super::parse::TypeAttr;
-use crate::diagnostics::Diagnostics;
+/// Every check of a block and its registered methods.
+pub fn check(imp: &syn::ItemImpl, methods: &[MethodModel], cx: &Ctxt) {
+    block(imp, cx);
+    for model in methods {
+        signature(&model.sig, cx);
+        for input in &model.sig.inputs {
+            if let syn::FnArg::Receiver(r) = input {
+                receiver(r, cx);
+            }
+        }
+        if model.init_span.is_some() {
+            constructor(model, cx);
+        }
+        if model.type_attr_kind.is_some() {
+            type_attr(model, cx);
+        }
+    }
+    names(methods, cx);
+}
 
 /// An inherent, non-generic impl.
-pub fn block(imp: &syn::ItemImpl, diag: &mut Diagnostics) {
+fn block(imp: &syn::ItemImpl, cx: &Ctxt) {
     if let Some((_, path, _)) = &imp.trait_ {
-        diag.error(
+        cx.error(
             path,
             "#[ffi_methods] applies to an inherent impl (`impl Point`), not a trait impl",
         );
     }
     if !imp.generics.params.is_empty() {
-        diag.error(
+        cx.error(
             &imp.generics,
             "#[ffi_methods] cannot register a generic impl: the runtime needs concrete types",
         );
@@ -23,54 +41,50 @@ pub fn block(imp: &syn::ItemImpl, diag: &mut Diagnostics) {
 }
 
 /// The signature rules shared with `#[ffi_func]` (synchronous, not generic, not variadic).
-pub fn signature(f: &syn::ImplItemFn, diag: &mut Diagnostics) {
-    crate::callable::check_signature(
-        &f.sig,
+fn signature(sig: &syn::Signature, cx: &Ctxt) {
+    crate::check::signature(
+        sig,
         "method",
         "mark it `#[ffi(skip)]` or write a wrapper per type",
-        diag,
+        cx,
     );
 }
 
 /// `&self` only: objects are shared between languages.
-pub fn receiver(r: &syn::Receiver, diag: &mut Diagnostics) {
+fn receiver(r: &syn::Receiver, cx: &Ctxt) {
     if r.colon_token.is_some() {
-        diag.error(
+        cx.error(
             r,
             "use `&self`, or take the reference as `this: &ObjectRef<Self>`",
         );
     } else if r.reference.is_none() {
-        diag.error(
+        cx.error(
             r,
             "an FFI method cannot take `self` by value: the object is shared; take `&self`",
         );
     } else if r.mutability.is_some() {
-        diag.error(r, "an FFI method cannot take `&mut self`: objects are shared between languages; take `&self` and keep mutable state in `tvm_ffi::Rw<T>` fields");
+        cx.error(r, "an FFI method cannot take `&mut self`: objects are shared between languages; take `&self` and keep mutable state in `tvm_ffi::Rw<T>` fields");
     }
 }
 
 /// An `#[ffi(init)]` constructor has no receiver and returns the new object.
-pub fn constructor(model: &MethodModel, sig: &syn::Signature, init: Span, diag: &mut Diagnostics) {
+fn constructor(model: &MethodModel, cx: &Ctxt) {
+    let (sig, init) = (&model.sig, model.init_span.expect("a constructor"));
     if model.receiver != Receiver::Static {
-        diag.push(syn::Error::new(init, "an `#[ffi(init)]` constructor has no receiver: it is an associated function returning `Self`, `ObjectRef<Self>` or a `Result` of either"));
+        cx.push(syn::Error::new(init, "an `#[ffi(init)]` constructor has no receiver: it is an associated function returning `Self`, `ObjectRef<Self>` or a `Result` of either"));
     }
     if matches!(sig.output, syn::ReturnType::Default) {
-        diag.push(syn::Error::new(sig.ident.span(), "an `#[ffi(init)]` constructor returns the new object: `-> Self`, `-> ObjectRef<Self>` or a `Result` of either"));
+        cx.push(syn::Error::new(sig.ident.span(), "an `#[ffi(init)]` constructor returns the new object: `-> Self`, `-> ObjectRef<Self>` or a `Result` of either"));
     }
 }
 
 /// A hook takes what the runtime passes: the receiver (or none) and its parameters. Other
 /// options do not combine with it.
-pub fn type_attr(
-    model: &MethodModel,
-    kind: &TypeAttr,
-    span: Span,
-    init: bool,
-    renamed: bool,
-    diag: &mut Diagnostics,
-) {
-    if init || renamed {
-        diag.push(syn::Error::new(
+fn type_attr(model: &MethodModel, cx: &Ctxt) {
+    let (span, kind) = model.type_attr_kind.as_ref().expect("a type attribute");
+    let span = *span;
+    if model.init || model.renamed {
+        cx.push(syn::Error::new(
             span,
             "a type attribute is named by its option: remove `init` and `name`",
         ));
@@ -84,7 +98,7 @@ pub fn type_attr(
     };
     let expected = expected.replace("(&self, )", "(&self)");
     if has_receiver != hook.receiver || model.params.len() != hook.params.len() {
-        diag.push(syn::Error::new(
+        cx.push(syn::Error::new(
             span,
             format!(
                 "`#[ffi({})]` registers `{}`, which the runtime calls as `{}`: give the function exactly these parameters",
@@ -95,19 +109,19 @@ pub fn type_attr(
 }
 
 /// Registered names are unique in the block and not reserved. (Across blocks, and against
-/// field names, the generated member constants make a repeat a compile error.)
-pub fn names(methods: &[(&syn::ImplItemFn, MethodModel)], diag: &mut Diagnostics) {
+/// field names, the generated `Member` impls make a repeat a compile error.)
+fn names(methods: &[MethodModel], cx: &Ctxt) {
     let mut names = std::collections::HashSet::new();
-    for (f, model) in methods {
+    for model in methods {
         if !names.insert(model.name.clone()) {
             if model.init {
-                diag.error(
-                    &f.sig.ident,
+                cx.error(
+                    &model.sig.ident,
                     "a type has one `#[ffi(init)]` constructor; remove this one or mark it `#[ffi(skip)]`",
                 );
             } else {
-                diag.error(
-                    &f.sig.ident,
+                cx.error(
+                    &model.sig.ident,
                     format!(
                         "duplicate method name `{}`; rename one with `#[ffi(name = \"..\")]`",
                         model.name
@@ -115,8 +129,8 @@ pub fn names(methods: &[(&syn::ImplItemFn, MethodModel)], diag: &mut Diagnostics
                 );
             }
         } else if !model.init && !model.type_attr && model.name.starts_with("__ffi") {
-            diag.error(
-                &f.sig.ident,
+            cx.error(
+                &model.sig.ident,
                 format!(
                     "`{}` is reserved: names starting with `__ffi` are the runtime's hooks; use `#[ffi(init)]` for the constructor, or rename the method",
                     model.name

@@ -1,41 +1,16 @@
 //! Code generation for `#[ffi_methods]`: per method, the shared invoke function
-//! (`crate::callable`), a `Member` impl that makes a repeated name a compile error, and the
+//! (`super::shared`), a `Member` impl that makes a repeated name a compile error, and the
 //! registration entry with its static signature; one slice of entries per block, inside
 //! `const _: () = { .. };`.
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use super::model::{MethodModel, Receiver};
-use crate::callable::{arg_idents, Callable, Params};
-
-/// `impl Member<'n', 'a', 'm', 'e'> for Type {}`, emitted for every reflected field and
-/// method: a second member of that name is a conflicting-implementations error spanned on the
-/// second one. The runtime's `Member` spells 24 characters; a longer name's rest is hashed.
-pub fn member_impl(
-    krate: &TokenStream,
-    self_ty: &TokenStream,
-    name: &str,
-    span: Span,
-) -> TokenStream {
-    const SPELLED: usize = 24;
-    let chars: Vec<char> = name.chars().collect();
-    let spelled = chars.iter().take(SPELLED);
-    let rest = (chars.len() > SPELLED).then(|| {
-        // 64-bit FNV-1a.
-        let hash = chars[SPELLED..]
-            .iter()
-            .collect::<String>()
-            .bytes()
-            .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
-                (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
-            });
-        quote!(, #hash)
-    });
-    quote_spanned! {span=>
-        impl #krate::__private::Member<#(#spelled),* #rest> for #self_ty {}
-    }
-}
+use crate::ast::methods::{MethodModel, Receiver};
+use crate::ast::Params;
+use crate::codegen::shared::{
+    arg_idents, invoke_fn, member_impl, metadata_values, param_descs, Callable,
+};
 
 /// The registrations of an `#[ffi_methods]` block: per method, its `Member` impl, invoke
 /// function, `make` and entry; one slice of entries for the block.
@@ -120,10 +95,10 @@ fn method(
     };
     let invoke = quote::format_ident!("__tvm_ffi_invoke_{}", index);
     let make = quote::format_ident!("__tvm_ffi_make_{}", index);
-    let invoke_fn = crate::callable::invoke_fn(&callable, &invoke);
-    let params = crate::callable::param_descs(&callable);
+    let invoke_fn = invoke_fn(&callable, &invoke);
+    let params = param_descs(&callable);
     let ret_desc = &callable.ret_desc;
-    let metadata = crate::object::metadata_values(krate, &m.metadata);
+    let metadata = metadata_values(krate, &m.metadata);
     let member = member_impl(krate, &quote!(#self_ty), method_name, m.ident.span());
     let position = index as u32;
     // The impl block's place: methods register in source order (block by block, then by

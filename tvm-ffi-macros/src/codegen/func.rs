@@ -1,6 +1,6 @@
 //! Code generation for `#[ffi_func]`, deliberately thin: one `__tvm_ffi_invoke` function (the only
 //! per-signature code: arity check, one conversion per argument, the call, the result
-//! conversion, shared with `#[ffi_methods]` through `crate::callable`) and descriptors and
+//! conversion, shared with `#[ffi_methods]` through `super::shared`) and descriptors and
 //! one-line `extern "C"` shims that hand `__tvm_ffi_invoke` to the runtime's generic helpers (the
 //! global's function object, the module export's trampoline). Both entry points therefore share
 //! one argument/return implementation.
@@ -8,8 +8,9 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use super::model::FuncModel;
-use crate::callable::Params;
+use crate::ast::func::FuncModel;
+use crate::ast::Params;
+use crate::codegen::shared::{arg_idents, invoke_fn, param_descs, Callable};
 
 pub fn generate(model: &FuncModel) -> TokenStream {
     let krate = &model.krate;
@@ -25,12 +26,12 @@ pub fn generate(model: &FuncModel) -> TokenStream {
     // descriptors and calls into the runtime.
     let call = match &model.params {
         Params::Typed(params) => {
-            let args = crate::callable::arg_idents(params.len());
+            let args = arg_idents(params.len());
             quote!(#ident(#(#args),*))
         }
         Params::Packed => quote!(#ident(__tvm_ffi_args)),
     };
-    let callable = crate::callable::Callable {
+    let callable = Callable {
         krate: krate.clone(),
         params: match &model.params {
             Params::Typed(params) => Params::Typed(params.clone()),
@@ -40,10 +41,10 @@ pub fn generate(model: &FuncModel) -> TokenStream {
         ret_desc,
         convert: ret_convert,
     };
-    let invoke_fn = crate::callable::invoke_fn(&callable, &format_ident!("__tvm_ffi_invoke"));
-    let params = crate::callable::param_descs(&callable);
+    let invoke_fn = invoke_fn(&callable, &format_ident!("__tvm_ffi_invoke"));
+    let params = param_descs(&callable);
     let ret_desc = &callable.ret_desc;
-    let extra = crate::object::metadata_values(krate, &model.metadata);
+    let extra = crate::codegen::shared::metadata_values(krate, &model.metadata);
     let metadata = match &model.params {
         Params::Typed(_) => {
             quote!(__tvm_ffi_signature("").metadata_with(&[#(#extra),*]))

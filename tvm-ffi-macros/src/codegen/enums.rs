@@ -3,7 +3,7 @@
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 
-use super::model::{EnumModel, Kind};
+use crate::ast::enums::{EnumModel, Kind};
 
 pub fn generate(model: &EnumModel) -> TokenStream {
     let krate = &model.krate;
@@ -58,7 +58,7 @@ pub fn generate(model: &EnumModel) -> TokenStream {
         .zip(&int_values)
         .map(|(v, int_index)| {
             let str_index = &v.str_index;
-            let attrs = crate::object::metadata_values(krate, &v.attrs);
+            let attrs = crate::codegen::shared::metadata_values(krate, &v.attrs);
             quote! {
                 #krate::__private::EnumVariant {
                     int_index: #int_index,

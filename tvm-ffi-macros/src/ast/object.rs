@@ -1,8 +1,11 @@
-//! The validated model of a `#[derive(Object)]` struct: what code generation needs, nothing
-//! about how the user spelled it.
+//! The model of a `#[derive(Object)]` struct: what the checks and code generation need,
+//! nothing about how the user spelled it; building it reports an item of the wrong shape and
+//! field options that exclude each other.
 use proc_macro2::{Span, TokenStream};
 
-pub use super::parse::DefaultValue;
+use quote::quote;
+
+pub use crate::attr::object::DefaultValue;
 
 /// A validated `#[derive(Object)]` struct.
 pub struct ObjectModel {
@@ -16,6 +19,8 @@ pub struct ObjectModel {
     pub structural: Option<syn::Ident>,
     /// The `#[ffi(base)]` field: the parent payload.
     pub base: Option<(syn::Ident, syn::Type)>,
+    /// Each `#[ffi(base)]` field's position and option (one, first, is expected).
+    pub base_options: Vec<(usize, Span)>,
     pub fields: Vec<FieldModel>,
     /// Fields not reflected (`#[ffi(skip)]`): default-initialised by the creator.
     pub skipped: Vec<(syn::Ident, syn::Type)>,
@@ -45,8 +50,8 @@ pub struct FieldModel {
     pub metadata: Vec<(String, syn::Lit)>,
 }
 
-use super::parse::{FieldAttrs, TypeAttrs};
-use crate::diagnostics::Diagnostics;
+use crate::attr::object::{FieldAttrs, TypeAttrs};
+use crate::ctxt::Ctxt;
 
 /// What a field is, from its options.
 pub enum FieldRole {
@@ -59,22 +64,22 @@ pub enum FieldRole {
 }
 
 /// A field's role and model; option combinations that make no sense are reported.
-pub fn field(field: &syn::Field, attrs: FieldAttrs, diag: &mut Diagnostics) -> FieldRole {
+pub fn field(field: &syn::Field, attrs: FieldAttrs, cx: &Ctxt) -> FieldRole {
     let ident = field.ident.clone().expect("named field");
     if let (Some(base), Some(_)) = (
         attrs.base.get(),
         attrs.skip.get().or(attrs.first_reflection_option.as_ref()),
     ) {
-        diag.push(syn::Error::new(*base, "`#[ffi(base)]` takes no other options: the parent's fields are reflected by the parent"));
+        cx.push(syn::Error::new(*base, "`#[ffi(base)]` takes no other options: the parent's fields are reflected by the parent"));
     }
     if let (Some(skip), Some(_)) = (attrs.skip.get(), attrs.first_reflection_option) {
-        diag.push(syn::Error::new(
+        cx.push(syn::Error::new(
             *skip,
             "`#[ffi(skip)]` fields are not reflected: remove the other options",
         ));
     }
     if let (Some(_), Some((span, _))) = (attrs.default.get(), attrs.default_factory.get()) {
-        diag.push(syn::Error::new(
+        cx.push(syn::Error::new(
             *span,
             "a field has one default: give either `default` or `default_factory`",
         ));
@@ -115,7 +120,7 @@ pub fn field(field: &syn::Field, attrs: FieldAttrs, diag: &mut Diagnostics) -> F
         ident,
         ty: field.ty.clone(),
         name,
-        doc: crate::docs::collect(&field.attrs),
+        doc: crate::attr::docs::collect(&field.attrs),
         rw: attrs.rw.get().copied(),
         flags,
         default,
@@ -130,12 +135,14 @@ pub fn object(
     fields: Vec<(&syn::Field, FieldRole)>,
 ) -> ObjectModel {
     let mut base = None;
+    let mut base_options = Vec::new();
     let mut models = Vec::new();
     let mut skipped = Vec::new();
-    for (field, role) in fields {
+    for (position, (field, role)) in fields.into_iter().enumerate() {
         let ident = field.ident.clone().expect("named field");
         match role {
-            FieldRole::Base(_) => {
+            FieldRole::Base(span) => {
+                base_options.push((position, span));
                 base.get_or_insert((ident, field.ty.clone()));
             }
             FieldRole::Skip => skipped.push((ident, field.ty.clone())),
@@ -149,11 +156,12 @@ pub fn object(
             .unwrap_or_else(crate::crate_path::default_crate),
         ident: item.ident.clone(),
         key: attrs.key.get().map(|k| k.value()).unwrap_or_default(),
-        doc: crate::docs::collect(&item.attrs),
+        doc: crate::attr::docs::collect(&item.attrs),
         is_final: attrs.is_final.is_set(),
         external: attrs.external.is_set(),
         structural: attrs.structural.into_inner(),
         base,
+        base_options,
         fields: models,
         skipped,
         // C++ registers the reflection constructor only for types with a creator.
@@ -162,5 +170,106 @@ pub fn object(
         creator: !attrs.creator_off.get().copied().unwrap_or(false),
         convert: attrs.convert.is_set(),
         type_attrs: attrs.type_attrs.into_inner().unwrap_or_default(),
+    }
+}
+
+/// The model of `item`, with its attributes parsed; `None` when it is no struct with named
+/// fields.
+pub fn from_ast(item: &syn::DeriveInput, cx: &Ctxt) -> Option<ObjectModel> {
+    let fields = item_shape(item, cx);
+    let type_attrs = crate::attr::object::type_attrs(item, cx);
+    let fields = fields?;
+    let roles: Vec<_> = fields
+        .named
+        .iter()
+        .map(|f| (f, field(f, crate::attr::object::field_attrs(f, cx), cx)))
+        .collect();
+    Some(object(item, type_attrs, roles))
+}
+
+/// The struct's named fields, if it is a struct with named fields; also checks that it is not
+/// generic and is `#[repr(C)]`.
+pub fn item_shape<'a>(item: &'a syn::DeriveInput, cx: &Ctxt) -> Option<&'a syn::FieldsNamed> {
+    let fields = match &item.data {
+        syn::Data::Struct(syn::DataStruct {
+            fields: syn::Fields::Named(named),
+            ..
+        }) => Some(named),
+        syn::Data::Struct(s) => {
+            // A unit struct has no field tokens to point at: point at its name.
+            let at = match &s.fields {
+                syn::Fields::Unit => {
+                    let ident = &item.ident;
+                    quote!(#ident)
+                }
+                fields => quote!(#fields),
+            };
+            cx.error(
+                at,
+                "#[derive(Object)] needs a struct with named fields: `struct Point { x: i64 }`",
+            );
+            None
+        }
+        syn::Data::Enum(e) => {
+            cx.error(
+                e.enum_token,
+                "#[derive(Object)] applies to structs; an enum cannot be a TVM-FFI object",
+            );
+            None
+        }
+        syn::Data::Union(u) => {
+            cx.error(
+                u.union_token,
+                "#[derive(Object)] applies to structs; a union cannot be a TVM-FFI object",
+            );
+            None
+        }
+    };
+    if !item.generics.params.is_empty() {
+        cx.error(
+            &item.generics,
+            "a TVM-FFI object type cannot be generic: the runtime registers one layout per type key; define one struct per instantiation",
+        );
+    }
+    match repr_kind(&item.attrs) {
+        Repr::C => {}
+        Repr::Missing => cx.error(
+            &item.ident,
+            "a TVM-FFI object needs a C-compatible layout: add `#[repr(C)]` to the struct",
+        ),
+        Repr::Conflicting(tokens) => cx.error(
+            tokens,
+            "a TVM-FFI object is laid out as `#[repr(C)]` with natural alignment (the runtime reads fields at their offsets): remove `packed`/`transparent`",
+        ),
+    }
+    fields
+}
+
+enum Repr {
+    C,
+    Missing,
+    Conflicting(proc_macro2::TokenStream),
+}
+
+fn repr_kind(attrs: &[syn::Attribute]) -> Repr {
+    let mut found_c = false;
+    for attr in attrs.iter().filter(|a| a.path().is_ident("repr")) {
+        let mut conflicting = None;
+        let _ = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("C") {
+                found_c = true;
+            } else if meta.path.is_ident("packed") || meta.path.is_ident("transparent") {
+                conflicting = Some(quote!(#attr));
+            }
+            crate::attr::skip_value(&meta)
+        });
+        if let Some(tokens) = conflicting {
+            return Repr::Conflicting(tokens);
+        }
+    }
+    if found_c {
+        Repr::C
+    } else {
+        Repr::Missing
     }
 }

@@ -4,7 +4,7 @@ use proc_macro2::TokenStream;
 use syn::parse::Parser;
 
 use crate::attr::{self, Attr};
-use crate::diagnostics::Diagnostics;
+use crate::ctxt::Ctxt;
 
 const OPTIONS: &str = "`name = \"pkg.func\"`, `export = \"c_identifier\"`, `metadata(key = <literal>, ..)`, `crate = \"path\"`";
 
@@ -18,7 +18,7 @@ pub struct FuncAttrs {
     pub metadata: Attr<Vec<(String, syn::Lit)>>,
 }
 
-pub fn func_attrs(attr: TokenStream, diag: &mut Diagnostics) -> FuncAttrs {
+pub fn func_attrs(attr: TokenStream, cx: &Ctxt) -> FuncAttrs {
     let mut out = FuncAttrs {
         krate: Attr::none("crate"),
         name: Attr::none("name"),
@@ -28,40 +28,47 @@ pub fn func_attrs(attr: TokenStream, diag: &mut Diagnostics) -> FuncAttrs {
     let parser = syn::meta::parser(|meta| {
         if meta.path.is_ident("crate") {
             let path = attr::crate_path(&meta)?;
-            out.krate.set(&meta, path, diag);
+            out.krate.set(&meta, path, cx);
         } else if meta.path.is_ident("name") {
             out.name.mark_written();
             let lit = attr::string(
                 &meta,
                 "`name` takes a string literal, e.g. `name = \"my_ext.add\"`",
             )?;
-            out.name.set(&meta, lit, diag);
+            out.name.set(&meta, lit, cx);
         } else if meta.path.is_ident("export") {
             out.export.mark_written();
             let lit = attr::string(
                 &meta,
                 "`export` takes a string literal, e.g. `export = \"add_one\"`",
             )?;
-            out.export.set(&meta, lit, diag);
+            out.export.set(&meta, lit, cx);
         } else if meta.path.is_ident("metadata") {
-            let entries = attr::literal_list(&meta, "metadata", diag)?;
-            out.metadata.set(&meta, entries, diag);
+            let entries = attr::literal_list(&meta, "metadata", cx)?;
+            out.metadata.set(&meta, entries, cx);
         } else {
-            attr::unknown(&meta, "#[ffi_func]", OPTIONS, diag)?;
+            attr::unknown(&meta, "#[ffi_func]", OPTIONS, cx)?;
         }
         Ok(())
     });
     if let Err(err) = parser.parse2(attr) {
-        diag.push(err);
+        cx.push(err);
+    }
+    // A global name, a module export, or both.
+    if !out.name.is_written() && !out.export.is_written() {
+        cx.push(syn::Error::new(
+            proc_macro2::Span::call_site(),
+            "#[ffi_func] needs a global name, a module export, or both: `#[ffi_func(name = \"my_ext.add\")]`, `#[ffi_func(export = \"add\")]`",
+        ));
     }
     if let Some(lit) = out.name.get() {
         if !valid_global_name(&lit.value()) {
-            diag.error(lit, format!("invalid global function name `{}`: use dot-separated identifiers such as `my_ext.add`", lit.value()));
+            cx.error(lit, format!("invalid global function name `{}`: use dot-separated identifiers such as `my_ext.add`", lit.value()));
         }
     }
     if let Some(lit) = out.export.get() {
         if let Err(why) = check_export_name(&lit.value()) {
-            diag.error(lit, why);
+            cx.error(lit, why);
         }
     }
     out

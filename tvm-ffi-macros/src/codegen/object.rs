@@ -6,7 +6,9 @@ use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use super::model::{DefaultValue, ObjectModel};
+use crate::ast::object::ObjectModel;
+use crate::attr::object::DefaultValue;
+use crate::codegen::shared::{member_impl, metadata_value, metadata_values};
 
 pub fn generate(model: &ObjectModel) -> TokenStream {
     let krate = &model.krate;
@@ -213,7 +215,7 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
     let members = model
         .fields
         .iter()
-        .map(|f| crate::methods::member_impl(krate, &quote!(#ident), &f.name, f.ident.span()));
+        .map(|f| member_impl(krate, &quote!(#ident), &f.name, f.ident.span()));
     quote! {
         const _: () = {
             use #p::core::option::Option::{None, Some};
@@ -294,24 +296,4 @@ fn build_nonce(key: &str) -> u64 {
         now.as_nanos().hash(&mut hasher);
     }
     hasher.finish()
-}
-
-/// A metadata literal as the runtime's `MetadataValue`.
-fn metadata_value(krate: &TokenStream, lit: &syn::Lit) -> TokenStream {
-    match lit {
-        syn::Lit::Int(v) => quote!(#krate::__private::MetadataValue::Int(#v)),
-        syn::Lit::Bool(v) => quote!(#krate::__private::MetadataValue::Bool(#v)),
-        other => quote!(#krate::__private::MetadataValue::Str(#other)),
-    }
-}
-
-/// `key = literal` pairs as `(key, MetadataValue)` tokens.
-pub fn metadata_values(krate: &TokenStream, entries: &[(String, syn::Lit)]) -> Vec<TokenStream> {
-    entries
-        .iter()
-        .map(|(k, lit)| {
-            let value = metadata_value(krate, lit);
-            quote!((#k, #value))
-        })
-        .collect()
 }

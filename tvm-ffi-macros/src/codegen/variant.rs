@@ -4,7 +4,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::model::VariantModel;
+use crate::ast::variant::VariantModel;
 
 pub fn generate(model: &VariantModel) -> TokenStream {
     let krate = &model.krate;

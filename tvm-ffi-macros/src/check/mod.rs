@@ -1,132 +1,82 @@
-//! The one implementation of a callable shared by `#[ffi_func]` and `#[ffi_methods]`: the
-//! parameters' descriptions, and an invoke function that checks and converts the arguments
-//! with the runtime's generic helpers, calls the user's function and converts its result.
+//! The checks stage: what the finished models must satisfy, reported into the shared
+//! [`Ctxt`] after parsing and model building, before any code is generated. One module per
+//! item kind; here the rules several kinds share (reserved names, callable signatures).
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote, quote_spanned};
-use syn::spanned::Spanned;
 
-/// How the arguments reach the user's function.
-pub enum Params {
-    /// Converted one by one (`FnSignature::arg`), after an arity check.
-    Typed(Vec<syn::Type>),
-    /// `&[AnyView]`: all arguments as they came (a packed, variadic function).
-    Packed,
-}
+use crate::ctxt::Ctxt;
 
-/// One callable to generate.
-pub struct Callable {
-    /// Path of the runtime crate (`::tvm_ffi` unless renamed).
-    pub krate: TokenStream,
-    /// The parameters, in argument order (after `Self` substitution).
-    pub params: Params,
-    /// The call: uses `__tvm_ffi_arg0`, `__tvm_ffi_arg1`, ... (typed) or `__tvm_ffi_args` (packed).
-    pub call: TokenStream,
-    /// The result's `TypeDesc` (`FfiReturn::DESC`).
-    pub ret_desc: TokenStream,
-    /// A function path `fn(value) -> tvm_ffi::Result<Any>` applied to the call's value.
-    pub convert: TokenStream,
-}
+pub mod enums;
+pub mod func;
+pub mod methods;
+pub mod object;
+pub mod variant;
 
-/// The names of the argument variables used in [`Callable::call`].
-pub fn arg_idents(count: usize) -> Vec<syn::Ident> {
-    (0..count)
-        .map(|i| format_ident!("__tvm_ffi_arg{}", i))
-        .collect()
-}
-
-/// `&[TypeDesc::of::<P0>(), ..]`: the parameters' descriptions (none for a packed function).
-pub fn param_descs(callable: &Callable) -> TokenStream {
-    let krate = &callable.krate;
-    match &callable.params {
-        Params::Typed(params) => {
-            let descs = params.iter().map(|ty| {
-                quote_spanned! {ty.span()=> #krate::__private::TypeDesc::of::<#ty>() }
-            });
-            quote!(&[#(#descs),*])
-        }
-        Params::Packed => quote!(&[]),
-    }
-}
-
-/// `fn <name>(sig, args)`: checks and converts the arguments with the runtime's generic
-/// helpers, calls the user's function and converts its result.
-pub fn invoke_fn(callable: &Callable, name: &syn::Ident) -> TokenStream {
-    let Callable {
-        krate,
-        params,
-        call,
-        convert,
-        ..
-    } = callable;
-    let body = match params {
-        Params::Typed(params) => {
-            let args = arg_idents(params.len());
-            // Last argument first, as the C++ runtime (built with GCC, which evaluates call
-            // arguments right to left) converts them: with several wrong arguments, the error
-            // names the same one C++ names.
-            let conversions = params.iter().enumerate().rev().map(|(i, ty)| {
-                let a = &args[i];
-                quote_spanned! {ty.span()=> let #a = __tvm_ffi_sig.arg::<#ty>(__tvm_ffi_args, #i)?; }
-            });
-            quote! {
-                __tvm_ffi_sig.check_arity(__tvm_ffi_args)?;
-                #(#conversions)*
-                #convert(#call)
+/// Reports every identifier in `tokens` that starts with `__tvm_ffi`: the generated items next
+/// to the user's code are all named so (`__tvm_ffi_FIELDS`, `__tvm_ffi_invoke_0`, ...), and a
+/// user's item of such a name would be shadowed by them wherever the generated code names it
+/// (a field type, a default, the function a registration calls). `tokens` are what the
+/// generated code repeats: the item's signature, types and attributes, not function bodies.
+pub fn reserved_prefix(tokens: TokenStream, cx: &Ctxt) {
+    for token in tokens {
+        match token {
+            proc_macro2::TokenTree::Ident(ident)
+                if ident
+                    .to_string()
+                    .trim_start_matches("r#")
+                    .starts_with("__tvm_ffi") =>
+            {
+                cx.error(
+                    &ident,
+                    format!("`{ident}`: names starting with `__tvm_ffi` are reserved for the code the tvm-ffi macros generate next to this item; rename it"),
+                );
             }
-        }
-        Params::Packed => quote! {
-            let _ = __tvm_ffi_sig;
-            #convert(#call)
-        },
-    };
-    quote! {
-        fn #name<'a>(
-            __tvm_ffi_sig: &#krate::__private::FnSignature,
-            __tvm_ffi_args: &'a [#krate::AnyView<'a>],
-        ) -> #krate::Result<#krate::Any> {
-            #body
+            proc_macro2::TokenTree::Group(group) => reserved_prefix(group.stream(), cx),
+            _ => {}
         }
     }
+}
+
+/// What the generated code of a derive repeats of the item: everything but the
+/// `#[ffi_type(..)]` attribute (whose names become strings).
+pub fn repeated_tokens(item: &syn::DeriveInput) -> TokenStream {
+    let mut item = item.clone();
+    item.attrs.retain(|a| !a.path().is_ident("ffi_type"));
+    quote::ToTokens::to_token_stream(&item)
 }
 
 /// The signature rules shared by functions and methods: synchronous, not generic, not C
 /// variadic. `what` is "function" or "method"; `generic_hint` says how to get around it.
-pub fn check_signature(
-    sig: &syn::Signature,
-    what: &str,
-    generic_hint: &str,
-    diag: &mut crate::diagnostics::Diagnostics,
-) {
+pub fn signature(sig: &syn::Signature, what: &str, generic_hint: &str, cx: &Ctxt) {
     if let Some(a) = &sig.asyncness {
-        diag.error(a, format!("an `async fn` cannot be an FFI {what}: callers expect the result on return; make it synchronous"));
+        cx.error(a, format!("an `async fn` cannot be an FFI {what}: callers expect the result on return; make it synchronous"));
     }
     if !sig.generics.params.is_empty() {
-        diag.error(
+        cx.error(
             &sig.generics,
             format!("an FFI {what} cannot be generic: the runtime needs one concrete signature; {generic_hint}"),
         );
     }
     if let Some(v) = &sig.variadic {
-        diag.error(
+        cx.error(
             v,
             format!("C variadics are not supported; take `&[AnyView]` for a variadic {what}"),
         );
     }
     for input in &sig.inputs {
         if let syn::FnArg::Typed(pat) = input {
-            check_param_type(&pat.ty, what, diag);
+            check_param_type(&pat.ty, what, cx);
         }
     }
     if let syn::ReturnType::Type(_, ty) = &sig.output {
-        check_result_type(ty, what, diag);
+        check_result_type(ty, what, cx);
     }
 }
 
 /// What a new user writes for a callback or a list argument, reported with what to write
 /// instead (the trait errors these would otherwise produce name no alternative).
-fn check_param_type(ty: &syn::Type, what: &str, diag: &mut crate::diagnostics::Diagnostics) {
+fn check_param_type(ty: &syn::Type, what: &str, cx: &Ctxt) {
     if let Some(callable) = closure_type(ty) {
-        diag.error(
+        cx.error(
             ty,
             format!(
                 "an FFI {what} cannot take {callable}: take a `tvm_ffi::Function` (a Python \
@@ -136,7 +86,7 @@ fn check_param_type(ty: &syn::Type, what: &str, diag: &mut crate::diagnostics::D
         );
     } else if let Some(elem) = vec_of_non_bytes(ty) {
         let elem = quote::ToTokens::to_token_stream(elem);
-        diag.error(
+        cx.error(
             ty,
             format!(
                 "an FFI {what} takes a list as `tvm_ffi::Array<{elem}>` (Python lists and \
@@ -148,11 +98,11 @@ fn check_param_type(ty: &syn::Type, what: &str, diag: &mut crate::diagnostics::D
 
 /// Results that cannot cross the boundary but have an equivalent that can (inside `Result`
 /// too).
-fn check_result_type(ty: &syn::Type, what: &str, diag: &mut crate::diagnostics::Diagnostics) {
+fn check_result_type(ty: &syn::Type, what: &str, cx: &Ctxt) {
     let ty = result_ok_type(ty).unwrap_or(ty);
     if let Some(elem) = vec_of_non_bytes(ty) {
         let elem = quote::ToTokens::to_token_stream(elem);
-        diag.error(
+        cx.error(
             ty,
             format!(
                 "an FFI {what} returns a list as `tvm_ffi::Array<{elem}>`, not `Vec<{elem}>`: \
@@ -161,7 +111,7 @@ fn check_result_type(ty: &syn::Type, what: &str, diag: &mut crate::diagnostics::
         );
     } else if let syn::Type::Tuple(tuple) = strip_groups(ty) {
         if !tuple.elems.is_empty() {
-            diag.error(
+            cx.error(
                 ty,
                 format!(
                     "a tuple cannot cross the TVM-FFI boundary: an FFI {what} returns \
@@ -241,45 +191,4 @@ fn closure_type(ty: &syn::Type) -> Option<&'static str> {
             .find_map(|name| generic_args(other, name))
             .and_then(|args| args.first().and_then(|t| closure_type(t))),
     }
-}
-
-/// `&[AnyView]` (any lifetimes, any path to `AnyView`): the packed form.
-pub fn is_packed_args(ty: &syn::Type) -> bool {
-    let syn::Type::Reference(r) = ty else {
-        return false;
-    };
-    if r.mutability.is_some() {
-        return false;
-    }
-    let syn::Type::Slice(slice) = &*r.elem else {
-        return false;
-    };
-    match &*slice.elem {
-        syn::Type::Path(p) => {
-            p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "AnyView")
-        }
-        _ => false,
-    }
-}
-
-/// Replaces `Self` in a type by the impl's self type (generated code lives outside the impl).
-pub struct ReplaceSelf<'a>(pub &'a syn::Type);
-
-impl syn::visit_mut::VisitMut for ReplaceSelf<'_> {
-    fn visit_type_mut(&mut self, ty: &mut syn::Type) {
-        if let syn::Type::Path(p) = ty {
-            if p.qself.is_none() && p.path.is_ident("Self") {
-                *ty = self.0.clone();
-                return;
-            }
-        }
-        syn::visit_mut::visit_type_mut(self, ty);
-    }
-}
-
-/// `ty` with `Self` replaced by `self_ty`.
-pub fn replace_self(ty: &syn::Type, self_ty: &syn::Type) -> syn::Type {
-    let mut ty = ty.clone();
-    syn::visit_mut::VisitMut::visit_type_mut(&mut ReplaceSelf(self_ty), &mut ty);
-    ty
 }

@@ -1,19 +1,18 @@
 //! Attribute parsing of `#[derive(Object)]`: `#[ffi_type(..)]` on the struct and `#[ffi(..)]`
 //! on each field, into raw options. Each value is checked for its own form here (a type key, a
-//! structural kind, a metadata literal); how options combine is `super::check`'s business.
+//! structural kind, a metadata literal); how options combine is the
+//! model's and the checks' business.
 use proc_macro2::{Span, TokenStream};
 use syn::spanned::Spanned;
 
 use crate::attr::{self, Attr};
-use crate::diagnostics::Diagnostics;
+use crate::ctxt::Ctxt;
 
 const TYPE_OPTIONS: &str = "`key = \"pkg.Name\"`, `final`, `structural = \"tree\"|\"dag\"|\"const-tree\"|\"free-var\"|\"unique\"`, `init = false`, `creator = false`, `convert`, `type_attr(name = <literal>, ..)`, `external`, `crate = \"path\"`";
 const FIELD_OPTIONS: &str = "`base`, `skip`, `rw`, `name = \"..\"`, `default = <expr>`, `default_factory = <path>`, `kw_only`, `init = false`, `repr = false`, `compare = false`, `hash = false`, `structural = \"ignore\"|\"def\"`, `metadata(key = <literal>, ..)`";
 
 /// The options of `#[ffi_type(..)]`.
 pub struct TypeAttrs {
-    /// Whether the struct has an `#[ffi_type]` attribute at all.
-    pub present: bool,
     pub krate: Attr<TokenStream>,
     pub key: Attr<syn::LitStr>,
     pub is_final: Attr<()>,
@@ -88,8 +87,9 @@ impl FieldAttrs {
     }
 }
 
-/// Parses every `#[ffi_type(..)]` of the struct (one is expected; a second is an error).
-pub fn type_attrs(attrs: &[syn::Attribute], diag: &mut Diagnostics) -> TypeAttrs {
+/// Parses every `#[ffi_type(..)]` of the struct (one, with a `key`, is expected).
+pub fn type_attrs(item: &syn::DeriveInput, cx: &Ctxt) -> TypeAttrs {
+    let attrs = &item.attrs;
     let mut is_final = Attr::none("final");
     let mut external = Attr::none("external");
     let mut structural = Attr::none("structural");
@@ -97,13 +97,13 @@ pub fn type_attrs(attrs: &[syn::Attribute], diag: &mut Diagnostics) -> TypeAttrs
     let mut creator_off = Attr::none("creator");
     let mut convert = Attr::none("convert");
     let mut type_attrs = Attr::none("type_attr");
-    let common = attr::ffi_type_options(attrs, "my_ext.Point", diag, |meta, diag| {
+    let common = attr::ffi_type_options(attrs, "my_ext.Point", cx, |meta, cx| {
         if meta.path.is_ident("final") {
-            attr::flag(meta, "final", diag)?;
-            is_final.set(meta, (), diag);
+            attr::flag(meta, "final", cx)?;
+            is_final.set(meta, (), cx);
         } else if meta.path.is_ident("external") {
-            attr::flag(meta, "external", diag)?;
-            external.set(meta, (), diag);
+            attr::flag(meta, "external", cx)?;
+            external.set(meta, (), cx);
         } else if meta.path.is_ident("structural") {
             let lit: syn::LitStr = meta.value()?.parse()?;
             let kind = match lit.value().as_str() {
@@ -113,30 +113,40 @@ pub fn type_attrs(attrs: &[syn::Attribute], diag: &mut Diagnostics) -> TypeAttrs
                 "free-var" => "FREE_VAR",
                 "unique" => "UNIQUE",
                 other => {
-                    diag.error(&lit, format!("unknown structural kind `{other}`; use \"tree\", \"dag\", \"const-tree\", \"free-var\" or \"unique\""));
+                    cx.error(&lit, format!("unknown structural kind `{other}`; use \"tree\", \"dag\", \"const-tree\", \"free-var\" or \"unique\""));
                     "UNSUPPORTED"
                 }
             };
-            structural.set(meta, syn::Ident::new(kind, lit.span()), diag);
+            structural.set(meta, syn::Ident::new(kind, lit.span()), cx);
         } else if meta.path.is_ident("init") {
             let off = attr::off(meta, "init")?;
-            init_off.set(meta, off, diag);
+            init_off.set(meta, off, cx);
         } else if meta.path.is_ident("creator") {
             let off = attr::off(meta, "creator")?;
-            creator_off.set(meta, off, diag);
+            creator_off.set(meta, off, cx);
         } else if meta.path.is_ident("convert") {
-            attr::flag(meta, "convert", diag)?;
-            convert.set(meta, (), diag);
+            attr::flag(meta, "convert", cx)?;
+            convert.set(meta, (), cx);
         } else if meta.path.is_ident("type_attr") {
-            let entries = attr::literal_list(meta, "type_attr", diag)?;
-            type_attrs.set(meta, entries, diag);
+            let entries = attr::literal_list(meta, "type_attr", cx)?;
+            type_attrs.set(meta, entries, cx);
         } else {
-            attr::unknown(meta, "#[ffi_type]", TYPE_OPTIONS, diag)?;
+            attr::unknown(meta, "#[ffi_type]", TYPE_OPTIONS, cx)?;
         }
         Ok(())
     });
+    if !common.present {
+        cx.error(
+            &item.ident,
+            "#[derive(Object)] needs the type key: add `#[ffi_type(key = \"my_ext.Name\")]`",
+        );
+    } else if !common.key.is_written() {
+        cx.error(
+            &item.ident,
+            "#[ffi_type] needs `key = \"my_ext.Name\"`: the type's registry key",
+        );
+    }
     TypeAttrs {
-        present: common.present,
         krate: common.krate,
         key: common.key,
         is_final,
@@ -150,50 +160,50 @@ pub fn type_attrs(attrs: &[syn::Attribute], diag: &mut Diagnostics) -> TypeAttrs
 }
 
 /// Parses a field's `#[ffi(..)]` attributes (any number of them; options may not repeat).
-pub fn field_attrs(field: &syn::Field, diag: &mut Diagnostics) -> FieldAttrs {
+pub fn field_attrs(field: &syn::Field, cx: &Ctxt) -> FieldAttrs {
     let mut out = FieldAttrs::new();
     for attr in field.attrs.iter().filter(|a| a.path().is_ident("ffi")) {
         let result = attr.parse_nested_meta(|meta| {
             let span = meta.path.span();
             if meta.path.is_ident("base") {
-                out.base.set(&meta, span, diag);
+                out.base.set(&meta, span, cx);
                 return Ok(());
             }
             if meta.path.is_ident("skip") {
-                out.skip.set(&meta, span, diag);
+                out.skip.set(&meta, span, cx);
                 return Ok(());
             }
             out.first_reflection_option.get_or_insert(span);
             if meta.path.is_ident("rw") {
-                out.rw.set(&meta, span, diag);
+                out.rw.set(&meta, span, cx);
             } else if meta.path.is_ident("name") {
                 let lit: syn::LitStr = meta.value()?.parse()?;
                 if syn::parse_str::<syn::Ident>(&lit.value()).is_err() {
-                    diag.error(&lit, format!("invalid field name `{}`: use an identifier", lit.value()));
+                    cx.error(&lit, format!("invalid field name `{}`: use an identifier", lit.value()));
                 }
-                out.name.set(&meta, lit, diag);
+                out.name.set(&meta, lit, cx);
             } else if meta.path.is_ident("default") {
                 let expr: syn::Expr = meta.value()?.parse()?;
-                out.default.set(&meta, (span, expr), diag);
+                out.default.set(&meta, (span, expr), cx);
             } else if meta.path.is_ident("default_factory") {
                 let factory: syn::Path = meta.value()?.parse().map_err(|e| {
                     syn::Error::new(e.span(), "`default_factory` takes a function path: `default_factory = make_label`")
                 })?;
-                out.default_factory.set(&meta, (span, factory), diag);
+                out.default_factory.set(&meta, (span, factory), cx);
             } else if meta.path.is_ident("kw_only") {
-                out.kw_only.set(&meta, (), diag);
+                out.kw_only.set(&meta, (), cx);
             } else if meta.path.is_ident("init") {
                 let off = attr::off(&meta, "init")?;
-                out.init_off.set(&meta, off, diag);
+                out.init_off.set(&meta, off, cx);
             } else if meta.path.is_ident("repr") {
                 let off = attr::off(&meta, "repr")?;
-                out.repr_off.set(&meta, off, diag);
+                out.repr_off.set(&meta, off, cx);
             } else if meta.path.is_ident("compare") {
                 let off = attr::off(&meta, "compare")?;
-                out.compare_off.set(&meta, off, diag);
+                out.compare_off.set(&meta, off, cx);
             } else if meta.path.is_ident("hash") {
                 let off = attr::off(&meta, "hash")?;
-                out.hash_off.set(&meta, off, diag);
+                out.hash_off.set(&meta, off, cx);
             } else if meta.path.is_ident("structural") {
                 let lit: syn::LitStr = meta.value()?.parse()?;
                 let flag = match lit.value().as_str() {
@@ -202,21 +212,21 @@ pub fn field_attrs(field: &syn::Field, diag: &mut Diagnostics) -> FieldAttrs {
                     // `def` is C++'s historical `SEqHashDef` bit, now the pattern region.
                     "def-pattern" | "def" => "kTVMFFIFieldFlagBitMaskSEqHashDefPattern",
                     other => {
-                        diag.error(&lit, format!("unknown structural field flag `{other}`; use \"ignore\", \"def-simple\" (the field defines a variable) or \"def-pattern\" (the field's value and type are matched as a pattern)"));
+                        cx.error(&lit, format!("unknown structural field flag `{other}`; use \"ignore\", \"def-simple\" (the field defines a variable) or \"def-pattern\" (the field's value and type are matched as a pattern)"));
                         return Ok(());
                     }
                 };
-                out.structural.set(&meta, flag, diag);
+                out.structural.set(&meta, flag, cx);
             } else if meta.path.is_ident("metadata") {
-                let entries = attr::literal_list(&meta, "metadata", diag)?;
-                out.metadata.set(&meta, entries, diag);
+                let entries = attr::literal_list(&meta, "metadata", cx)?;
+                out.metadata.set(&meta, entries, cx);
             } else {
-                attr::unknown(&meta, "#[ffi] field", FIELD_OPTIONS, diag)?;
+                attr::unknown(&meta, "#[ffi] field", FIELD_OPTIONS, cx)?;
             }
             Ok(())
         });
         if let Err(err) = result {
-            diag.push(err);
+            cx.push(err);
         }
     }
     out
