@@ -210,7 +210,7 @@ unsafe fn base_drop_open<P: Reflected>(part: *mut u8) {
 }
 
 /// A Rust-only field of type `S` at payload offset `OFFSET`, written as `S::default()` in a
-/// fresh payload. `build` names the expansion (see [`PartKind::Skipped`]).
+/// fresh payload. `build` names the expansion (see `PartKind::Skipped`).
 pub const fn skipped_part<S: Default + Send + Sync + 'static, const OFFSET: usize>(
     name: &'static str,
     build: &'static str,
