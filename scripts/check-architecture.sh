@@ -4,7 +4,8 @@
 #    files of one folder use each other in a circle (tvm-ffi/tests/layers.rs prints the
 #    dependency table);
 # 2. the macro expansion of examples/point names the runtime only through
-#    `::tvm_ffi::__private::...` and the public value types.
+#    `::tvm_ffi::__private::...` and the public value types;
+# 3. that expansion stays within its size budget (scripts/expansion-size.py).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -20,3 +21,5 @@ if grep -oE '::tvm_ffi::[A-Za-z_]+' <<<"$expanded" | sort -u | grep -vE "$allowe
   echo "error: the expansion names runtime items outside __private and the public value types" >&2
   exit 1
 fi
+echo "==> size of the expansion of examples/point's Point (scripts/expansion-size.py)"
+python3 scripts/expansion-size.py

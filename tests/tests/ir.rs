@@ -2,7 +2,7 @@
 //! without mapping free variables), find the first mismatch, deep-copy, serialize to a JSON
 //! graph and back, evaluate; and the guarantee that Rust never sees a node whose required
 //! children are unset.
-use tvm_ffi::{reflection, serialization, structural, Function, ObjectRef};
+use tvm_ffi::{reflection, serialization, structural, Function, ObjectRef, ObjectType};
 use tvm_ffi_example_ir::{add, evaluate, let_in, mul, Add, Const, Expr, Var};
 
 #[test]

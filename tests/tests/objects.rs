@@ -6,7 +6,7 @@ use std::ffi::c_void;
 use tvm_ffi::builtin::Object as RootObject;
 use tvm_ffi::reflection;
 use tvm_ffi::sys;
-use tvm_ffi::{Any, AnyView, Array, Function, Map, ObjectRef, Rw};
+use tvm_ffi::{Any, AnyView, Array, Function, Map, ObjectRef, ObjectType, Rw};
 
 // The child is defined (in file order) before its parent, in another module, and the parent's
 // methods are split over two modules: registration must not care.

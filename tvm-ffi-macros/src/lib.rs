@@ -1,26 +1,31 @@
 //! Procedural macros of `tvm-ffi`; use them through the `tvm_ffi` re-exports.
 //!
-//! Each macro (`object`, `methods`, `func`) runs the same stages, one file each:
-//! `parse` reads the attributes through the shared attribute layer (`attr`, which reports a
-//! repeated option), `model` builds the validated model, `check` reports what no single option
-//! can (every error is collected, none stops the others), and `codegen` emits code that names
-//! the runtime only through `::tvm_ffi::__private` (no semver guarantee; `tvm-ffi` pins this
-//! crate exactly) and the public value types, with helper items inside `const _: () = { .. };`.
+//! One front end serves every macro, in stages that run one way, one folder each:
+//! `attr` parses the attributes (one parser per item kind on a shared layer that reports a
+//! repeated option), `ast` builds the item's model with its attributes attached, `check`
+//! reports what the finished model must satisfy, and `codegen` emits code per item kind
+//! (`object`, `methods`, `func`, `enums`, `variant`, with the helpers they share in
+//! `codegen::shared`). Every stage reports into one error context (`ctxt::Ctxt`), which must
+//! be checked before code is generated: every error is reported at once, none is lost. A
+//! stage only uses earlier ones. Generated code names the runtime only through
+//! `::tvm_ffi::__private` (no semver guarantee; `tvm-ffi` pins this crate exactly) and the
+//! public value types, with helper items inside `const _: () = { .. };`.
 //! ABI constants (field flags, structural kinds) are named, never copied: the generated code
 //! refers to the runtime's own constants. On error the user's item is re-emitted unchanged
 //! next to the errors, so one mistake does not cascade.
 use proc_macro::TokenStream;
 
+use proc_macro2::Span;
+use quote::quote;
+
+use ctxt::Ctxt;
+
+mod ast;
 mod attr;
-mod callable;
+mod check;
+mod codegen;
 mod crate_path;
-mod diagnostics;
-mod docs;
-mod enums;
-mod func;
-mod methods;
-mod object;
-mod variant;
+mod ctxt;
 
 /// Makes a Rust function a TVM-FFI function: a global registered when the library loads
 /// (`name = "pkg.func"`, like C++ `refl::GlobalDef().def`), a module export
@@ -59,7 +64,7 @@ mod variant;
 /// the package).
 #[proc_macro_attribute]
 pub fn ffi_func(attr: TokenStream, item: TokenStream) -> TokenStream {
-    func::expand(attr.into(), item.into()).into()
+    expand_func(attr.into(), item.into()).into()
 }
 
 /// Makes a `#[repr(C)]` struct a TVM-FFI object type, registered with the runtime (key,
@@ -94,7 +99,14 @@ pub fn ffi_func(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// [Stubs](../tvm_ffi/index.html#stubs) (the Python class tvm-ffi-stubgen writes for the type).
 #[proc_macro_derive(Object, attributes(ffi_type, ffi))]
 pub fn derive_object(input: TokenStream) -> TokenStream {
-    object::expand(input.into()).into()
+    expand_derive(input.into(), |item, cx| {
+        let model = ast::object::from_ast(item, cx);
+        if let Some(model) = &model {
+            check::object::check(model, cx);
+        }
+        move || codegen::object::generate(&model.expect("checked"))
+    })
+    .into()
 }
 
 /// Makes a Rust enum of unit variants a TVM-FFI enum (C++ `refl::EnumDef`): a final child of
@@ -120,7 +132,12 @@ pub fn derive_object(input: TokenStream) -> TokenStream {
 /// name), `attr(key = literal, ..)`.
 #[proc_macro_derive(Enum, attributes(ffi_type, ffi))]
 pub fn derive_enum(input: TokenStream) -> TokenStream {
-    enums::expand(input.into()).into()
+    expand_derive(input.into(), |item, cx| {
+        let model = ast::enums::from_ast(item, cx);
+        check::enums::check(&model, cx);
+        move || codegen::enums::generate(&model)
+    })
+    .into()
 }
 
 /// Makes a Rust enum of alternatives a TVM-FFI `Variant` (C++ `ffi::Variant<A, B, ..>`): each
@@ -137,7 +154,12 @@ pub fn derive_enum(input: TokenStream) -> TokenStream {
 /// ```
 #[proc_macro_derive(Variant, attributes(ffi))]
 pub fn derive_variant(input: TokenStream) -> TokenStream {
-    variant::expand(input.into()).into()
+    expand_derive(input.into(), |item, cx| {
+        let model = ast::variant::from_ast(item, cx);
+        check::variant::check(&model, cx);
+        move || codegen::variant::generate(&model)
+    })
+    .into()
 }
 
 /// Registers the functions of an inherent impl block as methods of a `#[derive(Object)]`
@@ -155,5 +177,113 @@ pub fn derive_variant(input: TokenStream) -> TokenStream {
 /// **Methods** and **Constructors**.
 #[proc_macro_attribute]
 pub fn ffi_methods(attr: TokenStream, item: TokenStream) -> TokenStream {
-    methods::expand(attr.into(), item.into()).into()
+    expand_methods(attr.into(), item.into()).into()
+}
+
+/// A derive: parse and model (`front`, which also runs the checks and returns the code
+/// generation to run), then code generation once the context is checked. Names reserved for
+/// generated items are refused in what the generated code repeats of the item.
+fn expand_derive<G: FnOnce() -> proc_macro2::TokenStream>(
+    input: proc_macro2::TokenStream,
+    front: impl FnOnce(&syn::DeriveInput, &Ctxt) -> G,
+) -> proc_macro2::TokenStream {
+    let item: syn::DeriveInput = match syn::parse2(input) {
+        Ok(item) => item,
+        Err(err) => return err.to_compile_error(),
+    };
+    let cx = Ctxt::new();
+    check::reserved_prefix(check::repeated_tokens(&item), &cx);
+    let generate = front(&item, &cx);
+    match cx.check() {
+        Ok(()) => generate(),
+        Err(err) => err.to_compile_error(),
+    }
+}
+
+/// `#[ffi_func]`: the function is emitted unchanged, followed by its registration.
+fn expand_func(
+    attr: proc_macro2::TokenStream,
+    item: proc_macro2::TokenStream,
+) -> proc_macro2::TokenStream {
+    let func: syn::ItemFn = match syn::parse2(item.clone()) {
+        Ok(f) => f,
+        Err(_) => {
+            let err = syn::Error::new(
+                Span::call_site(),
+                "#[ffi_func] applies to a free function: `fn name(args) -> R { ... }`",
+            );
+            return with_original(err, item);
+        }
+    };
+    let cx = Ctxt::new();
+    let attrs = attr::func::func_attrs(attr, &cx);
+    // The signature: the generated code calls the function by name and names its types.
+    let sig = &func.sig;
+    check::reserved_prefix(quote!(#sig), &cx);
+    let model = ast::func::func(attrs, &func);
+    check::func::check(&model, &cx);
+    match cx.check() {
+        Ok(()) => {
+            let generated = codegen::func::generate(&model);
+            quote! { #func #generated }
+        }
+        Err(err) => with_original(err, item),
+    }
+}
+
+/// `#[ffi_methods]`: the impl is emitted unchanged (minus the `#[ffi(..)]` attributes),
+/// followed by the registrations of its methods.
+fn expand_methods(
+    attr: proc_macro2::TokenStream,
+    item: proc_macro2::TokenStream,
+) -> proc_macro2::TokenStream {
+    let mut imp: syn::ItemImpl = match syn::parse2(item.clone()) {
+        Ok(imp) => imp,
+        Err(_) => {
+            let err = syn::Error::new(
+                Span::call_site(),
+                "#[ffi_methods] applies to an inherent impl block: `impl Point { .. }`",
+            );
+            return with_original(err, item);
+        }
+    };
+    let cx = Ctxt::new();
+    let krate = attr::methods::block_attrs(attr, &cx)
+        .into_inner()
+        .unwrap_or_else(crate_path::default_crate);
+    let self_ty = &*imp.self_ty;
+    check::reserved_prefix(quote!(#self_ty), &cx);
+    let mut methods = Vec::new();
+    for item in &imp.items {
+        let syn::ImplItem::Fn(f) = item else { continue };
+        let attrs = attr::methods::method_attrs(f, &cx);
+        if attrs.skip.is_set() {
+            continue;
+        }
+        // The signature: the generated code names the parameter and result types.
+        let sig = &f.sig;
+        check::reserved_prefix(quote!(#sig), &cx);
+        methods.extend(ast::methods::method(f, attrs, self_ty));
+    }
+    check::methods::check(&imp, &methods, &cx);
+    let result = cx.check();
+    for item in &mut imp.items {
+        if let syn::ImplItem::Fn(f) = item {
+            f.attrs.retain(|a| !a.path().is_ident("ffi"));
+        }
+    }
+    match result {
+        Ok(()) => {
+            let registrations = codegen::methods::generate(&krate, &imp.self_ty, &methods);
+            quote! { #imp #registrations }
+        }
+        Err(err) => with_original(err, quote!(#imp)),
+    }
+}
+
+/// The errors followed by the user's item unchanged, so that the item itself still exists and
+/// its other uses do not produce follow-on errors.
+fn with_original(err: syn::Error, original: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
+    let errors = err.to_compile_error();
+    quote! { #errors #original }
 }

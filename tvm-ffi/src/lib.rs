@@ -35,7 +35,7 @@
 //! reflected fields, constructor) when the library or executable loads:
 //!
 //! ```
-//! use tvm_ffi::{ffi_methods, Any, Object, ObjectRef, Rw};
+//! use tvm_ffi::{ffi_methods, Any, Object, ObjectRef, ObjectType, Rw};
 //!
 //! /// A counter.
 //! #[derive(Object, Clone)]
@@ -181,15 +181,17 @@ pub mod __private {
 
     pub use crate::reflect::reflection::construction::{drop_payload, seal, seal_check, SEALED};
     pub use crate::reflect::reflection::create::{
-        convert_function, create_object, default_factory, default_value, drop_open_field,
-        init_empty_field, init_into_any, is_unset_field, new_function, InitByDefault, InitByFields,
-        InitProbe, InitResult, IntoDefault, ShallowCopyByClone, ShallowCopyProbe,
-        ShallowCopyUnsupported,
+        convert_function, create_object, default_factory, default_value, init_into_any,
+        new_function, InitByDefault, InitByFields, InitProbe, InitResult, IntoDefault,
+        ShallowCopyByClone, ShallowCopyProbe, ShallowCopyUnsupported,
     };
     pub use crate::reflect::reflection::field::{
-        assert_foreign_field, assert_writable, field_getter, field_setter, header_offset,
-        FieldSlot, FieldValue, ForeignField, NullablePointer, SlotInfo, WritableField,
+        assert_foreign_field, assert_writable, FieldValue, ForeignField, NullablePointer,
+        WritableField,
     };
+    pub use crate::reflect::reflection::field_table::{base_part, field, skipped_part};
+    pub use crate::reflect::reflection::member::Member;
+    pub use crate::reflect::reflection::reflected::PayloadPart;
     pub use crate::reflect::reflection::reflected::Reflected;
 
     pub use crate::call::function::metadata::MetadataValue;

@@ -51,19 +51,17 @@ const RUNTIME: CrateLayers = CrateLayers {
 /// The procedural macros: shared front-end modules below the per-item code generation.
 const MACROS: CrateLayers = CrateLayers {
     src: "tvm-ffi-macros/src",
+    // serde_derive's shape: one front end (attributes parsed into an AST, checked), then code
+    // generation per item kind; the stages run one way.
     layers: &[
-        &["crate_path", "diagnostics", "docs"],
-        &["callable"],
-        // `attr` belongs to the front end, below the items, once it stops naming `methods`.
-        &["attr", "enums", "func", "methods", "object", "variant"],
+        &["crate_path", "ctxt"],
+        &["attr"],
+        &["ast"],
+        &["check"],
+        &["codegen"],
     ],
     root_macros: &[],
-    // Stages and shared helpers that call each other both ways; the macro front-end rework
-    // (issue 19, section 2) removes them.
-    known_cycles: &[
-        ("", &["attr.rs", "methods", "object"]),
-        ("methods", &["check.rs", "model.rs", "parse.rs"]),
-    ],
+    known_cycles: &[],
 };
 
 #[test]

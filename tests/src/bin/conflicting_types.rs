@@ -5,7 +5,7 @@
 //!
 //! stderr: the runtime's diagnostics, one `tvm-ffi: ...` line per load error. stdout: one line
 //! per fact the test checks.
-use tvm_ffi::{reflection, Rw};
+use tvm_ffi::{reflection, ObjectType, Rw};
 
 // A clash with a built-in type: a load error naming the key, while everything else in this
 // binary registers. (Two definitions of one key in one crate are a compile error; two libraries

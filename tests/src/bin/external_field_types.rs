@@ -7,7 +7,7 @@
 //! `Any` holding a string frees it twice, a non-null reference over a null one is a null
 //! `ObjectRef`.
 use tvm_ffi::builtin::Object;
-use tvm_ffi::{reflection, BigInt, Function, ObjectRef, Rw};
+use tvm_ffi::{reflection, BigInt, Function, ObjectRef, ObjectType, Rw};
 
 /// `testing.TestObjectBase`, declared correctly.
 #[derive(tvm_ffi::Object)]

@@ -2,7 +2,7 @@
 //! `methods_on_external_types_are_load_errors` (tests/tests/external_methods.rs) runs this binary
 //! and asserts on what it prints, so the load error it provokes is checked instead of printed
 //! into the test suite's output.
-use tvm_ffi::{ffi_methods, Object};
+use tvm_ffi::{ffi_methods, Object, ObjectType};
 
 /// The runtime's own `ffi.Shape`, declared (no fields are needed to refer to it).
 #[derive(Object)]

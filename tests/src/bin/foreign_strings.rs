@@ -3,7 +3,7 @@
 //! `&str` (invalid sequences replaced), never a `&str` over the raw bytes. The test
 //! `foreign_strings_are_valid_utf8_in_rust` (tests/tests/objects.rs) runs this binary and
 //! checks what it prints.
-use tvm_ffi::{reflection, Any, Function, ObjectRef, Rw};
+use tvm_ffi::{reflection, Any, Function, ObjectRef, ObjectType, Rw};
 
 /// `testing.TestObjectBase` of libtvm_ffi_testing, which this binary links.
 #[derive(tvm_ffi::Object)]

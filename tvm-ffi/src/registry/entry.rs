@@ -5,8 +5,8 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 use crate::abi::sys;
 use crate::base::object::RuntimeType;
-use crate::base::value::Any;
 use crate::call::function::metadata::MetadataValue;
+use crate::call::function::signature::FnSignature;
 use crate::call::function::Function;
 
 /// The [`RuntimeType`] of a type defined or declared by this library, assigned when the
@@ -80,37 +80,11 @@ pub static FUNCTIONS: [FunctionEntry];
 #[linkme::distributed_slice]
 pub static TYPES: [TypeEntry];
 
-/// All methods and constructors (`#[ffi_methods]`) of the artifact.
+/// All methods and constructors (`#[ffi_methods]`) of the artifact, one slice per impl block.
 #[linkme::distributed_slice]
-pub static METHODS: [MethodEntry];
+pub static METHODS: [&'static [MethodEntry]];
 
-/// A reflected field, as registered with `TVMFFITypeRegisterField`.
-pub struct FieldEntry {
-    /// Name seen by Python and C++ (the Rust name unless renamed).
-    pub name: &'static str,
-    /// Doc string.
-    pub doc: &'static str,
-    /// `kTVMFFIFieldFlagBitMask*` flags.
-    pub flags: i64,
-    /// Offset from the start of the header.
-    pub offset: usize,
-    /// Size of the storage.
-    pub size: usize,
-    /// Alignment of the storage.
-    pub alignment: usize,
-    /// The runtime's `field_static_type_index`.
-    pub static_type_index: i32,
-    /// The reflected getter.
-    pub getter: sys::TVMFFIFieldGetter,
-    /// The reflected setter.
-    pub setter: sys::TVMFFIFieldSetter,
-    /// The field's `type_schema` JSON.
-    pub type_schema: fn() -> std::string::String,
-    /// The default value, or the factory function when `flags` has `DefaultFromFactory`.
-    pub default: Option<fn() -> Any>,
-    /// Extra metadata keys.
-    pub metadata: &'static [(&'static str, MetadataValue)],
-}
+pub use crate::reflect::reflection::reflected::{FieldEntry, PayloadPart};
 
 /// `structural = "..."`: how `structural_equal`/`structural_hash` treat the type.
 pub mod structural {
@@ -185,9 +159,9 @@ pub struct TypeEntry {
     pub fields: &'static [FieldEntry],
     /// `__ffi_shallow_copy__`, when the payload is `Clone`.
     pub shallow_copy: fn() -> Option<Function>,
-    /// The Rust-level layout (every field, reflected or not, with offsets, sizes and
-    /// mutability), compared when another library registered the same key.
-    pub layout: fn() -> std::string::String,
+    /// The parent's payload and the Rust-only fields: with `fields`, the Rust-level layout
+    /// compared when another library registered the same key.
+    pub parts: &'static [PayloadPart],
     /// Constant type attributes (`#[ffi_type(type_attr(name = value))]`).
     pub type_attrs: &'static [(&'static str, MetadataValue)],
     /// The check sealing runs on objects of this type, whatever type they are dereferenced
@@ -195,6 +169,17 @@ pub struct TypeEntry {
     pub seal_check: Option<crate::reflect::reflection::construction::SealCheck>,
     /// The statement that all of the above is true.
     pub trusted: Trusted,
+}
+
+impl TypeEntry {
+    /// The Rust-level layout fingerprint, built from the tables.
+    pub(crate) fn layout(&self) -> std::string::String {
+        crate::reflect::reflection::reflected::layout_fingerprint(
+            self.total_size,
+            self.fields,
+            self.parts,
+        )
+    }
 }
 
 /// What a [`MethodEntry`] registers.
@@ -212,21 +197,31 @@ pub enum MethodKind {
 
 /// A method collected from `#[ffi_methods]`.
 pub struct MethodEntry {
-    /// Key of the type the method belongs to.
-    pub type_key: &'static str,
-    /// Name seen by Python and C++.
-    pub name: &'static str,
+    /// The signature: its owner is the key of the type the method belongs to, its name the
+    /// name seen by Python and C++.
+    pub signature: FnSignature,
     /// Doc string.
     pub doc: &'static str,
     /// Instance, static, constructor or type attribute.
     pub kind: MethodKind,
-    /// Creates the function object.
+    /// Creates the function object (from `signature`).
     pub make: fn() -> Function,
-    /// The metadata JSON (`{"type_schema":"..."}` and the user's keys).
-    pub metadata: fn() -> std::string::String,
+    /// The user's metadata keys (after the `type_schema`).
+    pub metadata: &'static [(&'static str, MetadataValue)],
     /// Where the method is written (the impl block's file and line, the method's index in
     /// it): methods register in source order, as C++ registers them in code order.
     pub order: (&'static str, u32, u32),
+}
+
+impl MethodEntry {
+    /// Key of the type the method belongs to.
+    pub fn type_key(&self) -> &'static str {
+        self.signature.owner
+    }
+    /// Name seen by Python and C++.
+    pub fn name(&self) -> &str {
+        &self.signature.name
+    }
 }
 
 /// An enum collected from `#[derive(tvm_ffi::Enum)]`.

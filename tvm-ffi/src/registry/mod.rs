@@ -198,30 +198,30 @@ fn register_types() {
         })
         .collect();
     // In source order (C++ registers methods in code order; stubs list them so).
-    let mut methods: Vec<&'static MethodEntry> = METHODS.iter().collect();
+    let mut methods: Vec<&'static MethodEntry> = METHODS.iter().copied().flatten().collect();
     methods.sort_by_key(|m| m.order);
     for method in methods {
-        match registered.get(method.type_key).or_else(|| {
+        match registered.get(method.type_key()).or_else(|| {
             TYPES
                 .iter()
-                .find(|e| e.key == method.type_key)
+                .find(|e| e.key == method.type_key())
                 .and_then(|e| states.get(&entry_id(e)))
         }) {
             Some(TypeState::Registered(ty)) => {
                 let outcome = match method.kind {
                     MethodKind::TypeAttr => {
-                        register_attr(*ty, method.name, Any::new((method.make)()))
+                        register_attr(*ty, method.name(), Any::new((method.make)()))
                     }
                     // The constructor's attribute comes with the other attributes (phase 3);
                     // two constructors are reported there.
-                    MethodKind::Init if explicit_inits(method.type_key).count() != 1 => Ok(()),
+                    MethodKind::Init if explicit_inits(method.type_key()).count() != 1 => Ok(()),
                     _ => register_method(*ty, method),
                 };
                 if let Err(err) = outcome {
                     report(format!(
                         "cannot register method `{}.{}`: {}",
-                        method.type_key,
-                        method.name,
+                        method.type_key(),
+                        method.name(),
                         err.message()
                     ));
                 }
@@ -230,11 +230,11 @@ fn register_types() {
             Some(TypeState::Shared(_))
                 if TYPES
                     .iter()
-                    .any(|e| e.key == method.type_key && e.origin == TypeOrigin::External) =>
+                    .any(|e| e.key == method.type_key() && e.origin == TypeOrigin::External) =>
             {
                 report(format!(
                     "cannot register method `{}.{}`: the type is declared `external` (defined elsewhere); add methods to a Rust subtype or register a global function instead",
-                    method.type_key, method.name
+                    method.type_key(), method.name()
                 ))
             }
             // Another copy of this library registered the type (and its methods) first, or the
@@ -242,7 +242,7 @@ fn register_types() {
             Some(_) => {}
             None => report(format!(
                 "cannot register method `{}.{}`: the type is not defined by `#[derive(Object)]` in this library",
-                method.type_key, method.name
+                method.type_key(), method.name()
             )),
         }
     }
@@ -335,11 +335,11 @@ fn define_type(entry: &'static TypeEntry, parent: RuntimeType) -> Result<TypeSta
             match crate::reflect::reflection::type_attr(existing.index, LAYOUT_ATTR)
                 .and_then(|layout| layout.try_cast::<std::string::String>())
             {
-                Some(theirs) if theirs == (entry.layout)() => None,
+                Some(theirs) if theirs == entry.layout() => None,
                 Some(theirs) => Some(format!(
                     "another Rust library defines it with the layout `{theirs}`, this one with \
                      `{}`",
-                    (entry.layout)()
+                    entry.layout()
                 )),
                 None => Some("another library defines it, not a copy of this Rust type".into()),
             }
@@ -419,7 +419,7 @@ fn register_field(ty: RuntimeType, field: &FieldEntry) -> Result<()> {
 
 fn register_method(ty: RuntimeType, method: &MethodEntry) -> Result<()> {
     let function = (method.make)();
-    let metadata = (method.metadata)();
+    let metadata = method.signature.metadata_with(method.metadata);
     let flags = match method.kind {
         MethodKind::Instance | MethodKind::TypeAttr => 0,
         MethodKind::Static | MethodKind::Init => {
@@ -427,7 +427,7 @@ fn register_method(ty: RuntimeType, method: &MethodEntry) -> Result<()> {
         }
     };
     let info = sys::TVMFFIMethodInfo {
-        name: byte_array(method.name),
+        name: byte_array(method.name()),
         doc: byte_array(method.doc),
         metadata: byte_array(&metadata),
         flags,
@@ -445,7 +445,7 @@ fn finish_type(entry: &'static TypeEntry, ty: RuntimeType) -> Result<()> {
     let explicit_init = explicit_inits(entry.key).collect::<Vec<_>>();
     // Type attributes first, as C++'s `ObjectDef` registers them before the reflection
     // constructor (which reads `__ffi_new__` when a type has no creator).
-    register_attr(ty, LAYOUT_ATTR, Any::new((entry.layout)()))?;
+    register_attr(ty, LAYOUT_ATTR, Any::new(entry.layout()))?;
     if let Some(copy) = (entry.shallow_copy)() {
         register_attr(ty, "__ffi_shallow_copy__", Any::new(copy))?;
     }
@@ -475,7 +475,8 @@ fn finish_type(entry: &'static TypeEntry, ty: RuntimeType) -> Result<()> {
         [first, second, ..] => {
             return Err(Error::runtime_error(format!(
                 "two `#[ffi(init)]` constructors (`{}` and `{}`); keep one",
-                first.name, second.name
+                first.name(),
+                second.name()
             )))
         }
     }
@@ -486,10 +487,12 @@ fn finish_type(entry: &'static TypeEntry, ty: RuntimeType) -> Result<()> {
 fn explicit_inits(key: &str) -> impl Iterator<Item = &'static MethodEntry> + '_ {
     METHODS
         .iter()
-        .filter(move |m| m.type_key == key && m.kind == MethodKind::Init)
+        .copied()
+        .flatten()
+        .filter(move |m| m.type_key() == key && m.kind == MethodKind::Init)
 }
 
-/// The type attribute holding a Rust-defined type's layout ([`TypeEntry::layout`]).
+/// The type attribute holding a Rust-defined type's layout (`TypeEntry::layout`).
 pub(crate) const LAYOUT_ATTR: &str = "__tvm_ffi_rs_layout__";
 
 fn register_function(entry: &FunctionEntry) {

@@ -1,6 +1,6 @@
 //! The runtime crate renamed in Cargo.toml (`my_tvm = { package = "tvm-ffi", .. }`): every
 //! macro takes `crate = "my_tvm"`.
-use my_tvm::{ffi_methods, Object, ObjectRef};
+use my_tvm::{ffi_methods, Object, ObjectRef, ObjectType};
 
 #[derive(Object)]
 #[ffi_type(key = "ui_pass.Renamed", crate = "my_tvm")]

@@ -64,6 +64,7 @@ mod tests {
     use crate::call::function::Function;
 
     static SIG: FnSignature = FnSignature {
+        owner: "",
         name: Cow::Borrowed("demo.twice"),
         params: Cow::Borrowed(&[TypeDesc::of::<i64>()]),
         ret: TypeDesc::of::<i64>(),

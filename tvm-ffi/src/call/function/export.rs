@@ -44,7 +44,7 @@ where
 {
     // SAFETY: the caller's contract, passed on unchanged.
     unsafe {
-        boundary::enter(&signature.name, args, num_args, result, |args| {
+        boundary::enter(&signature.full_name(), args, num_args, result, |args| {
             invoke(signature, args)
         })
     }

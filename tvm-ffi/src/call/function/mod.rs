@@ -121,7 +121,7 @@ impl Function {
     where
         F: for<'a> Fn(&FnSignature, &'a [AnyView<'a>]) -> Result<Any> + Send + Sync + 'static,
     {
-        Function::from_packed_named(signature.name.clone(), move |args| invoke(signature, args))
+        Function::from_packed_named(signature.full_name(), move |args| invoke(signature, args))
     }
 
     /// Calls with borrowed arguments.

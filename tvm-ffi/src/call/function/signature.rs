@@ -29,7 +29,9 @@ impl TypeDesc {
 /// The signature of a typed function, used to build C++-style error messages (only on the
 /// error path) and the `type_schema` metadata.
 pub struct FnSignature {
-    /// Registered name (`"my_ext.add"`, `"my_ext.Point.scale"`, or empty for anonymous).
+    /// The type key of a method's type (`"my_ext.Point"`), empty for a function.
+    pub owner: &'static str,
+    /// Registered name (`"my_ext.add"`, a method's `"scale"`, or empty for anonymous).
     pub name: Cow<'static, str>,
     /// Parameter types, in order (including `self` for methods).
     pub params: Cow<'static, [TypeDesc]>,
@@ -38,6 +40,15 @@ pub struct FnSignature {
 }
 
 impl FnSignature {
+    /// The name messages show: `owner.name` for a method (as C++ names methods), else `name`.
+    pub fn full_name(&self) -> Cow<'static, str> {
+        if self.owner.is_empty() {
+            self.name.clone()
+        } else {
+            Cow::Owned(format!("{}.{}", self.owner, self.name))
+        }
+    }
+
     /// `name(0: int, 1: str) -> int`, as C++ prints it (`void` for no result).
     pub fn text(&self) -> std::string::String {
         let params: Vec<_> = self
@@ -52,7 +63,7 @@ impl FnSignature {
         } else {
             ret
         };
-        format!("{}({}) -> {}", self.name, params.join(", "), ret)
+        format!("{}({}) -> {}", self.full_name(), params.join(", "), ret)
     }
 
     /// `{"type":"ffi.Function","named_args":{"return":[R],"params":[P...]}}`.
@@ -180,6 +191,7 @@ macro_rules! impl_typed_closure {
         {
             fn signature(name: &'static str) -> FnSignature {
                 FnSignature {
+                    owner: "",
                     name: Cow::Borrowed(name),
                     params: Cow::Owned(vec![$(TypeDesc::of::<$arg>()),*]),
                     ret: Ret::DESC,

@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 use std::ptr::NonNull;
 
 use super::construction;
-use super::field::{FieldSlot, FieldValue};
+use super::field::FieldValue;
 use super::reflected::Reflected;
 use crate::abi::sys::{self, TVMFFIObject};
 use crate::base::error::panic::{catch, raise_panic};
@@ -18,7 +18,7 @@ use crate::call::function::Function;
 
 /// Writes `payload` (see [`Reflected::init_empty`]) by autoref specialisation: a `Default` type
 /// is written as its default, any other field by field (`fields`). Used as
-/// `(&&InitProbe::<T>::new()).init(payload, fields)`.
+/// `(&&InitProbe::<T>::new()).init(payload)`.
 pub struct InitProbe<T>(PhantomData<T>);
 impl<T> InitProbe<T> {
     /// A probe for `T`.
@@ -37,11 +37,11 @@ pub trait InitByDefault<T> {
     ///
     /// # Safety
     /// `payload` points to uninitialised memory for `T`.
-    unsafe fn init(&self, payload: *mut T, fields: unsafe fn(*mut T));
+    unsafe fn init(&self, payload: *mut T);
 }
 impl<T: Default> InitByDefault<T> for &InitProbe<T> {
     #[inline]
-    unsafe fn init(&self, payload: *mut T, _fields: unsafe fn(*mut T)) {
+    unsafe fn init(&self, payload: *mut T) {
         // SAFETY: the caller's contract.
         unsafe { payload.write(T::default()) }
     }
@@ -52,51 +52,13 @@ pub trait InitByFields<T> {
     ///
     /// # Safety
     /// `payload` points to uninitialised memory for `T`.
-    unsafe fn init(&self, payload: *mut T, fields: unsafe fn(*mut T));
+    unsafe fn init(&self, payload: *mut T);
 }
-impl<T> InitByFields<T> for InitProbe<T> {
+impl<T: Reflected> InitByFields<T> for InitProbe<T> {
     #[inline]
-    unsafe fn init(&self, payload: *mut T, fields: unsafe fn(*mut T)) {
-        // SAFETY: the caller's contract.
-        unsafe { fields(payload) }
-    }
-}
-
-/// Writes field `F` of a fresh payload: its empty value, or unset for a required reference.
-///
-/// # Safety
-/// `field` points to uninitialised storage for `F`.
-#[inline]
-pub unsafe fn init_empty_field<S: FieldSlot>(field: *mut S::Storage) {
-    match <S::Storage as FieldValue>::empty() {
-        // SAFETY: the caller's contract.
-        Some(value) => unsafe { field.write(value) },
-        // SAFETY: a required reference (`empty` is `None` only for `MAY_BE_UNSET` storage).
-        None => unsafe { <S::Storage as FieldValue>::write_unset(field) },
-    }
-}
-
-/// Whether field `F` is unset.
-///
-/// # Safety
-/// `field` points to storage for `F` that is valid or unset.
-#[inline]
-pub unsafe fn is_unset_field<S: FieldSlot>(field: *const S::Storage) -> bool {
-    type F<S> = <S as FieldSlot>::Storage;
-    // SAFETY: the caller's contract.
-    <F<S>>::MAY_BE_UNSET && unsafe { <F<S>>::is_unset(field) }
-}
-
-/// Drops field `F` unless it is unset.
-///
-/// # Safety
-/// `field` points to storage for `F` that is valid or unset, reachable by no one else.
-#[inline]
-pub unsafe fn drop_open_field<S: FieldSlot>(field: *mut S::Storage) {
-    // SAFETY: the caller's contract.
-    if !unsafe { is_unset_field::<S>(field) } {
-        // SAFETY: a set field is a valid `F`.
-        unsafe { std::ptr::drop_in_place(field) }
+    unsafe fn init(&self, payload: *mut T) {
+        // SAFETY: the caller's contract; `T`'s tables describe its payload.
+        unsafe { super::reflected::init_fields(payload) }
     }
 }
 

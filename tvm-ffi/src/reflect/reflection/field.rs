@@ -30,7 +30,7 @@ use super::rw::Rw;
 use crate::abi::sys::{self, type_index as ti, TVMFFIAny, TVMFFIObject};
 use crate::base::error::panic::{catch, raise_panic};
 use crate::base::error::{Error, Result};
-use crate::base::object::{ObjectCell, ObjectRef, ObjectType};
+use crate::base::object::{ObjectRef, ObjectType};
 use crate::base::value::any::cast_error_named;
 use crate::base::value::{
     Any, AnyView, BigInt, Bytes, DataType, Device, FromAny, IntoAny, Optional, String, TryIntoAny,
@@ -93,46 +93,6 @@ pub unsafe trait FieldValue: Send + Sync + Sized + 'static {
     /// `field` points to uninitialised storage for `Self`.
     unsafe fn write_unset(_field: *mut Self) {
         unreachable!("a field without an unset state")
-    }
-}
-
-/// Names a field's storage type for generated code, which requires `FieldValue` of it in one
-/// place (the slot's impl), so an unsupported field type is a single error spanned at the
-/// field. Everything generated code does with a field goes through the slot type.
-pub trait FieldSlot {
-    /// The field's type.
-    type Storage: FieldValue;
-}
-
-/// What generated code reads of a field's storage, through its [`FieldSlot`].
-pub trait SlotInfo: FieldSlot {
-    /// [`FieldValue::STATIC_TYPE_INDEX`], checked against the storage's size: "any" (`-1`)
-    /// exactly for a 16-byte `Any`, since the runtime and Python subclasses copy and destroy a
-    /// field of index `-1` as one (evaluating it for a storage that breaks this is a compile
-    /// error).
-    const STATIC_TYPE_INDEX: i32;
-    /// [`FieldValue::INTERIOR_MUTABLE`].
-    const INTERIOR_MUTABLE: bool;
-    /// [`FieldValue::NESTED_INTERIOR_MUTABILITY`].
-    const NESTED_INTERIOR_MUTABILITY: bool;
-    /// The `type_schema` JSON of the field's value.
-    fn type_schema() -> std::string::String;
-}
-
-impl<S: FieldSlot> SlotInfo for S {
-    const STATIC_TYPE_INDEX: i32 = {
-        let index = <S::Storage as FieldValue>::STATIC_TYPE_INDEX;
-        let is_any = std::mem::size_of::<S::Storage>() == std::mem::size_of::<TVMFFIAny>();
-        assert!(
-            (index == ti::kTVMFFIAny) == is_any,
-            "a field storage reports the static type index -1 (\"any\") exactly when it is a 16-byte `Any`: the runtime copies and destroys such fields as one"
-        );
-        index
-    };
-    const INTERIOR_MUTABLE: bool = <S::Storage as FieldValue>::INTERIOR_MUTABLE;
-    const NESTED_INTERIOR_MUTABILITY: bool = <S::Storage as FieldValue>::NESTED_INTERIOR_MUTABILITY;
-    fn type_schema() -> std::string::String {
-        <<S::Storage as FieldValue>::Value as TypeSchema>::type_schema()
     }
 }
 
@@ -397,11 +357,6 @@ impl<T> ForeignField for Rw<T> {}
 /// Compile-time check used by generated code for the fields of `external` declarations.
 pub const fn assert_foreign_field<F: ForeignField + ?Sized>() {}
 
-/// Offset of a payload field from the start of the object header.
-pub const fn header_offset<T>(payload_offset: usize) -> usize {
-    ObjectCell::<T>::PAYLOAD_OFFSET + payload_offset
-}
-
 /// The header of the object owning the field at `field` (`OFFSET` bytes into it).
 #[inline]
 unsafe fn owner_of<const OFFSET: usize>(field: *mut c_void) -> NonNull<TVMFFIObject> {
@@ -423,18 +378,17 @@ pub(super) fn raise(err: Error) -> c_int {
 /// # Safety
 /// Called by the runtime with the address of such a field of a live object and a writable
 /// `out`.
-pub unsafe extern "C" fn field_getter<S: FieldSlot, const OFFSET: usize>(
+pub unsafe extern "C" fn field_getter<F: FieldValue, const OFFSET: usize>(
     field: *mut c_void,
     out: *mut TVMFFIAny,
 ) -> c_int {
-    type F<S> = <S as FieldSlot>::Storage;
-    let field = field as *mut F<S>;
+    let field = field as *mut F;
     // SAFETY: `field` points to this field of a live object; it is read only when set, and
     // `F` values are shared-readable (`Rw` locks inside).
     let read = || unsafe { &*field }.load().try_into_any();
     let read_open = || {
         // SAFETY: as above; the construction lock keeps setters out meanwhile.
-        if <F<S>>::MAY_BE_UNSET && unsafe { <F<S>>::is_unset(field) } {
+        if F::MAY_BE_UNSET && unsafe { F::is_unset(field) } {
             Ok(Any::none())
         } else {
             read()
@@ -476,11 +430,11 @@ pub unsafe extern "C" fn field_getter<S: FieldSlot, const OFFSET: usize>(
 /// # Safety
 /// Called by the runtime with the address of such a field of a live object and a valid
 /// borrowed `value`.
-pub unsafe extern "C" fn field_setter<T: ObjectType, S: FieldSlot, const OFFSET: usize>(
+pub unsafe extern "C" fn field_setter<T: ObjectType, F: FieldValue, const OFFSET: usize>(
     field: *mut c_void,
     value: *const TVMFFIAny,
 ) -> c_int {
-    setter::<T, S::Storage, OFFSET>(field, value)
+    setter::<T, F, OFFSET>(field, value)
 }
 
 /// [`field_setter`], for the field's storage type `F`.

@@ -6,6 +6,7 @@
 //! - the construction state that keeps the runtime's setters away from objects Rust has seen
 //!   (`construction`);
 //! - the field storage types and the generic getter and setter (`field`);
+//! - the field table generated code declares, and what is derived from it (`field_table`);
 //! - the creator, defaults, explicit constructors and shallow copy (`create`).
 //!
 //! The generic functions are instantiated by generated code through `tvm_ffi::__private`;
@@ -19,6 +20,8 @@ mod access;
 pub(crate) mod construction;
 pub(crate) mod create;
 pub(crate) mod field;
+pub(crate) mod field_table;
+pub(crate) mod member;
 pub(crate) mod reflected;
 mod rw;
 mod type_attr;

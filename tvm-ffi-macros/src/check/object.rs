@@ -1,0 +1,69 @@
+//! Checks of a `#[derive(Object)]` struct that no single option can make: where the base
+//! field is, reserved and duplicate names, and options that contradict each other. Type-level facts the macro cannot see (a field type's
+//! support, the parent being an object, `Send + Sync`) are checked by the compiler through the
+//! generated code, with errors spanned at the user's tokens.
+use crate::ast::object::ObjectModel;
+use crate::ctxt::Ctxt;
+
+/// Every check of a struct's model.
+pub fn check(model: &ObjectModel, cx: &Ctxt) {
+    bases(model, cx);
+    names(model, cx);
+    object(model, cx);
+}
+
+/// The base field comes first and alone.
+fn bases(model: &ObjectModel, cx: &Ctxt) {
+    let mut base_seen = false;
+    for (position, span) in &model.base_options {
+        let (position, span) = (*position, span);
+        {
+            {
+                if position != 0 && !base_seen {
+                    cx.push(syn::Error::new(*span, "the `#[ffi(base)]` field must be the first field: the parent's payload comes right after the object header"));
+                }
+                if base_seen {
+                    cx.push(syn::Error::new(
+                        *span,
+                        "only one `#[ffi(base)]` field: TVM-FFI has single inheritance",
+                    ));
+                }
+                base_seen = true;
+            }
+        }
+    }
+}
+
+/// Reflected names are unique and not reserved.
+fn names(model: &ObjectModel, cx: &Ctxt) {
+    let mut names = std::collections::HashSet::<String>::new();
+    for model in &model.fields {
+        {
+            {
+                let ident = &model.ident;
+                if model.name.starts_with("__ffi") || model.name.starts_with("__tvm_ffi") {
+                    cx.error(ident, format!("`{}` is reserved: names starting with `__ffi` are the runtime's hooks (`__ffi_init__`, ...); rename the field or use `#[ffi(name = \"..\")]`", model.name));
+                }
+                if !names.insert(model.name.clone()) {
+                    cx.error(ident, format!("duplicate reflected field name `{}`; rename one with `#[ffi(name = \"..\")]`", model.name));
+                }
+            }
+        }
+    }
+}
+
+/// Options of the whole type that contradict each other.
+fn object(model: &ObjectModel, cx: &Ctxt) {
+    if model.external && !model.skipped.is_empty() {
+        cx.error(
+            &model.ident,
+            "an `external` declaration mirrors a type defined elsewhere field by field: `#[ffi(skip)]` fields have no place in it",
+        );
+    }
+    if model.external && !model.creator {
+        cx.error(&model.ident, "an `external` declaration has no creator of its own (the defining library's is used): remove `creator = false`");
+    }
+    if model.is_final && model.external {
+        cx.error(&model.ident, "an `external` declaration describes a type defined elsewhere; `final` is decided by its definition, remove it");
+    }
+}

@@ -1,0 +1,133 @@
+//! Code generation every item kind shares: the callable of `#[ffi_func]` and `#[ffi_methods]`
+//! (the parameters' descriptions, and an invoke function that checks and converts the
+//! arguments with the runtime's generic helpers, calls the user's function and converts its
+//! result), metadata literals, and the `Member` impl of a reflected name.
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+
+use crate::ast::Params;
+
+/// One callable to generate.
+pub struct Callable {
+    /// Path of the runtime crate (`::tvm_ffi` unless renamed).
+    pub krate: TokenStream,
+    /// The parameters, in argument order (after `Self` substitution).
+    pub params: Params,
+    /// The call: uses `__tvm_ffi_arg0`, `__tvm_ffi_arg1`, ... (typed) or `__tvm_ffi_args` (packed).
+    pub call: TokenStream,
+    /// The result's `TypeDesc` (`FfiReturn::DESC`).
+    pub ret_desc: TokenStream,
+    /// A function path `fn(value) -> tvm_ffi::Result<Any>` applied to the call's value.
+    pub convert: TokenStream,
+}
+
+/// The names of the argument variables used in [`Callable::call`].
+pub fn arg_idents(count: usize) -> Vec<syn::Ident> {
+    (0..count)
+        .map(|i| format_ident!("__tvm_ffi_arg{}", i))
+        .collect()
+}
+
+/// `&[TypeDesc::of::<P0>(), ..]`: the parameters' descriptions (none for a packed function).
+pub fn param_descs(callable: &Callable) -> TokenStream {
+    let krate = &callable.krate;
+    match &callable.params {
+        Params::Typed(params) => {
+            let descs = params.iter().map(|ty| {
+                quote_spanned! {ty.span()=> #krate::__private::TypeDesc::of::<#ty>() }
+            });
+            quote!(&[#(#descs),*])
+        }
+        Params::Packed => quote!(&[]),
+    }
+}
+
+/// `fn <name>(sig, args)`: checks and converts the arguments with the runtime's generic
+/// helpers, calls the user's function and converts its result.
+pub fn invoke_fn(callable: &Callable, name: &syn::Ident) -> TokenStream {
+    let Callable {
+        krate,
+        params,
+        call,
+        convert,
+        ..
+    } = callable;
+    let body = match params {
+        Params::Typed(params) => {
+            let args = arg_idents(params.len());
+            // Last argument first, as the C++ runtime (built with GCC, which evaluates call
+            // arguments right to left) converts them: with several wrong arguments, the error
+            // names the same one C++ names.
+            let conversions = params.iter().enumerate().rev().map(|(i, ty)| {
+                let a = &args[i];
+                quote_spanned! {ty.span()=> let #a = __tvm_ffi_sig.arg::<#ty>(__tvm_ffi_args, #i)?; }
+            });
+            quote! {
+                __tvm_ffi_sig.check_arity(__tvm_ffi_args)?;
+                #(#conversions)*
+                #convert(#call)
+            }
+        }
+        Params::Packed => quote! {
+            let _ = __tvm_ffi_sig;
+            #convert(#call)
+        },
+    };
+    quote! {
+        fn #name<'a>(
+            __tvm_ffi_sig: &#krate::__private::FnSignature,
+            __tvm_ffi_args: &'a [#krate::AnyView<'a>],
+        ) -> #krate::Result<#krate::Any> {
+            #body
+        }
+    }
+}
+
+/// A metadata literal as the runtime's `MetadataValue`.
+pub fn metadata_value(krate: &TokenStream, lit: &syn::Lit) -> TokenStream {
+    match lit {
+        syn::Lit::Int(v) => quote!(#krate::__private::MetadataValue::Int(#v)),
+        syn::Lit::Bool(v) => quote!(#krate::__private::MetadataValue::Bool(#v)),
+        other => quote!(#krate::__private::MetadataValue::Str(#other)),
+    }
+}
+
+/// `key = literal` pairs as `(key, MetadataValue)` tokens.
+pub fn metadata_values(krate: &TokenStream, entries: &[(String, syn::Lit)]) -> Vec<TokenStream> {
+    entries
+        .iter()
+        .map(|(k, lit)| {
+            let value = metadata_value(krate, lit);
+            quote!((#k, #value))
+        })
+        .collect()
+}
+
+/// `impl Member<'n', 'a', 'm', 'e'> for Type {}`, emitted for every reflected field and
+/// method: a second member of that name is a conflicting-implementations error spanned on the
+/// second one. The runtime's `Member` spells 24 characters; a longer name's rest is hashed.
+pub fn member_impl(
+    krate: &TokenStream,
+    self_ty: &TokenStream,
+    name: &str,
+    span: Span,
+) -> TokenStream {
+    const SPELLED: usize = 24;
+    let chars: Vec<char> = name.chars().collect();
+    let spelled = chars.iter().take(SPELLED);
+    let rest = (chars.len() > SPELLED).then(|| {
+        // 64-bit FNV-1a.
+        let hash = chars[SPELLED..]
+            .iter()
+            .collect::<String>()
+            .bytes()
+            .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+                (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
+            });
+        quote!(, #hash)
+    });
+    quote_spanned! {span=>
+        impl #krate::__private::Member<#(#spelled),* #rest> for #self_ty {}
+    }
+}
