@@ -263,16 +263,14 @@ impl<A: KernelArgs> Kernel<A> {
             }
             if config.non_portable_cluster_size && !loaded.non_portable_cluster_size {
                 // SAFETY: a function of a loaded module; the attribute takes 0 or 1.
-                driver.check(
-                    "cuFuncSetAttribute(NON_PORTABLE_CLUSTER_SIZE_ALLOWED)",
-                    unsafe {
-                        (driver.api.cu_func_set_attribute)(
-                            loaded.function.0,
-                            function_attribute::NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
-                            1,
-                        )
-                    },
-                )?;
+                let rc = unsafe {
+                    (driver.api.cu_func_set_attribute)(
+                        loaded.function.0,
+                        function_attribute::NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
+                        1,
+                    )
+                };
+                driver.check("cuFuncSetAttribute(NON_PORTABLE_CLUSTER_SIZE_ALLOWED)", rc)?;
                 loaded.non_portable_cluster_size = true;
             }
             let mut params = args.param_pointers();
@@ -339,16 +337,14 @@ fn set_max_dynamic_shared_memory(
         .map_err(|_| Error::value_error(format!("{bytes} B of shared memory is out of range")))?;
     // SAFETY: a function of a loaded module and a byte count; the driver refuses values the
     // device cannot provide with an error code.
-    driver.check(
-        "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)",
-        unsafe {
-            (driver.api.cu_func_set_attribute)(
-                loaded.function.0,
-                function_attribute::MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                value,
-            )
-        },
-    )?;
+    let rc = unsafe {
+        (driver.api.cu_func_set_attribute)(
+            loaded.function.0,
+            function_attribute::MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            value,
+        )
+    };
+    driver.check("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", rc)?;
     loaded.max_dynamic_shared_memory = bytes;
     Ok(())
 }
