@@ -1,5 +1,5 @@
 //! Element types a kernel dispatches over: the numbers of `tvm_ffi` (`f32`, `f64`, integers,
-//! [`f16`], [`bf16`]) and the fp8 kinds as byte-sized types, with [`dispatch_dtype!`]
+//! [`f16`](struct@f16), [`bf16`]) and the fp8 kinds as byte-sized types, with [`dispatch_dtype!`]
 //! choosing the kernel instance for a tensor's dtype.
 //!
 //! [`dispatch_dtype!`]: crate::dispatch_dtype
