@@ -141,6 +141,10 @@ def test_unsupported_arguments_are_refused_naming_the_argument(lib):
 def test_empty_inputs_do_nothing(lib):
     out = np.zeros((0, 8), np.float32)
     lib.rmsnorm(out, np.zeros((0, 8), np.float32), np.ones(8, np.float32), 1e-6, False)
+    rows_of_nothing = np.zeros((3, 0), np.float32)
+    lib.rmsnorm(rows_of_nothing, np.zeros((3, 0), np.float32), np.ones(0, np.float32), 1e-6, False)
+    lib.fused_add_rmsnorm(np.zeros((3, 0), np.float32), np.zeros((3, 0), np.float32),
+                          np.ones(0, np.float32), 1e-6, False)
 
 
 @pytest.fixture(scope="module")

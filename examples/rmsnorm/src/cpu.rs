@@ -77,6 +77,10 @@ pub unsafe fn rmsnorm<T: Float>(
     eps: f32,
     mut inv_rms_out: Option<&mut [f32]>,
 ) -> Result<()> {
+    if x_rows.hidden == 0 {
+        // Nothing to normalise (and an empty tensor's data pointer may be null).
+        return Ok(());
+    }
     for r in 0..x_rows.rows {
         let (xp, op) = (
             row_ptr::<T>(x, x_rows, r, "x")?,
@@ -115,6 +119,9 @@ pub unsafe fn fused_add_rmsnorm<T: Float>(
     weight: &[T],
     eps: f32,
 ) -> Result<()> {
+    if x_rows.hidden == 0 {
+        return Ok(());
+    }
     for r in 0..x_rows.rows {
         let xp = row_ptr::<T>(x, x_rows, r, "x")?;
         let rp = row_ptr::<T>(residual, residual_rows, r, "residual")?;
