@@ -24,7 +24,8 @@ export RUSTDOCFLAGS="-Zsanitizer=address"
 export ASAN_OPTIONS="detect_leaks=0:allocator_may_return_null=1:abort_on_error=0"
 export TVM_FFI_SANITIZE=address
 packages=()
-for crate in tvm-ffi-sys tvm-ffi tests examples/point examples/kernels examples/cuda examples/ir \
+for crate in tvm-ffi-sys tvm-ffi tvm-ffi-kernels tests examples/point examples/kernels examples/cuda \
+  examples/rmsnorm examples/ir \
   tests/layout-variants tests/testing-twins tests/peer tests/containers tests/hook-docs; do
   packages+=(-p "$(sed -n 's/^name = "\(.*\)"/\1/p' "$crate/Cargo.toml" | head -1)")
 done

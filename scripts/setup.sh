@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets up everything on a fresh machine: a project-local Python environment (.venv) with the
-# pinned apache-tvm-ffi wheel, pytest and numpy, then the cargo build of the workspace.
+# pinned apache-tvm-ffi wheel, pytest, numpy and JAX, then the cargo build of the workspace.
 # Idempotent: a second run only checks that everything is in place.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -11,7 +11,7 @@ if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv
 fi
 if ! .venv/bin/python -m pip freeze 2>/dev/null | grep -qx "apache-tvm-ffi==0.1.15.post2" \
-   || ! .venv/bin/python -c "import pytest, numpy, hypothesis, mypy, pyright" 2>/dev/null; then
+   || ! .venv/bin/python -c "import pytest, numpy, hypothesis, mypy, pyright, importlib.util as u; assert u.find_spec('jax_tvm_ffi')" 2>/dev/null; then
   echo "==> installing python-requirements.txt into .venv"
   .venv/bin/python -m pip install --disable-pip-version-check -q -r python-requirements.txt
 fi

@@ -140,6 +140,5 @@ fn without_a_driver_every_function_raises_a_clear_error() {
     ] {
         assert_eq!(err.kind().as_str(), "RuntimeError");
         assert!(err.message().starts_with(prefix), "{}", err.message());
-        assert!(err.message().contains("libcuda.so.1"), "{}", err.message());
     }
 }
