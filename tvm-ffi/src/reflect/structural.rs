@@ -53,6 +53,16 @@ pub fn hash_map_free_vars<A: IntoArg>(value: A) -> Result<u64> {
 
 /// Where two values first differ structurally: the access paths into each, as the runtime
 /// prints them (`<root>.field[2]`).
+///
+/// ```
+/// use tvm_ffi::structural::{self, Mismatch};
+/// use tvm_ffi::Array;
+/// let a = Array::new([1i64, 2, 3]).unwrap();
+/// let b = Array::new([1i64, 5, 3]).unwrap();
+/// assert_eq!(structural::first_mismatch(&a, &a).unwrap(), None);
+/// let mismatch: Mismatch = structural::first_mismatch(&a, &b).unwrap().unwrap();
+/// assert_eq!((mismatch.lhs_path.as_str(), mismatch.rhs_path.as_str()), ("<root>[1]", "<root>[1]"));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mismatch {
     /// The path into the left value.

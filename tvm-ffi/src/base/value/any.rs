@@ -18,12 +18,34 @@ use crate::base::error::{Error, Result};
 use crate::base::object::{self, type_info, ObjectRef, ObjectType};
 
 /// An owning value of any FFI type; releases its object reference on drop.
+///
+/// ```
+/// use tvm_ffi::Any;
+/// let value = Any::new(3i64);
+/// assert_eq!(value.type_key(), "int");
+/// assert_eq!(value.cast::<i64>().unwrap(), 3);
+/// assert_eq!(value.try_cast::<f64>(), Some(3.0)); // int converts to float
+/// assert_eq!(value.as_exact::<f64>(), None); // but is not one
+/// let err = value.cast::<&str>().unwrap_err();
+/// assert_eq!(err.to_string(), "TypeError: Cannot convert from type `int` to `str`");
+/// ```
 #[repr(transparent)]
 pub struct Any {
     pub(super) raw: TVMFFIAny,
 }
 
 /// A borrowed value of any FFI type: copying it never touches reference counts.
+///
+/// ```
+/// use tvm_ffi::{Any, AnyView};
+/// let owned = Any::new("a string longer than seven bytes");
+/// let view: AnyView<'_> = owned.view(); // borrows `owned`
+/// let copy = view; // a plain copy
+/// assert_eq!(view.cast::<&str>().unwrap(), copy.cast::<&str>().unwrap());
+/// assert!(AnyView::none().is_none() && !copy.is_none());
+/// let again: Any = copy.to_owned().unwrap(); // a new reference
+/// assert_eq!(again.cast::<std::string::String>().unwrap(), "a string longer than seven bytes");
+/// ```
 #[repr(transparent)]
 #[derive(Clone, Copy)]
 pub struct AnyView<'a> {
@@ -392,6 +414,14 @@ pub(crate) fn cast_error_named<'a, T: FromAny<'a>>(view: &AnyView<'_>, target: &
 }
 
 /// Static description of a Rust type as the runtime sees it.
+///
+/// ```
+/// use tvm_ffi::{Array, TypeSchema};
+/// assert_eq!(i64::type_str(), "int");
+/// assert_eq!(<Array<f64>>::type_str(), "Array<float>");
+/// assert_eq!(<Option<bool>>::type_str(), "Optional<bool>");
+/// assert_eq!(<Option<i64>>::type_schema(), r#"{"type":"Optional","args":[{"type":"int"}]}"#);
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a TVM-FFI value type",
     label = "this type cannot cross the TVM-FFI boundary",
@@ -407,6 +437,18 @@ pub trait TypeSchema {
 }
 
 /// Infallible conversion into an owning [`Any`].
+///
+/// ```
+/// use tvm_ffi::{Any, IntoAny};
+/// assert_eq!(2.5f64.into_any().type_key(), "float");
+/// assert!(None::<i64>.into_any().is_none());
+/// // A type of your own crosses as the value it wraps.
+/// struct Meters(f64);
+/// impl IntoAny for Meters {
+///     fn into_any(self) -> Any { self.0.into_any() }
+/// }
+/// assert_eq!(Any::new(Meters(1.5)).cast::<f64>().unwrap(), 1.5);
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be converted into a TVM-FFI `Any`",
     note = "supported: integers, BigInt, f32/f64, bool, (), &str/String/tvm_ffi::String, &[u8]/Vec<u8>/Bytes, Option<T>, ObjectRef<T>, Array<T>, Map<K, V>, List<T>, Dict<K, V>, Shape, Function, Any/AnyView, DataType, Device, Tensor/TensorView"
@@ -418,6 +460,15 @@ pub trait IntoAny {
 
 /// Conversion into an owning [`Any`] that may fail: what containers and fields require of their
 /// elements (every [`IntoAny`] type implements it).
+///
+/// ```
+/// use tvm_ffi::{Any, TryIntoAny};
+/// assert_eq!(7i64.try_into_any().unwrap().cast::<i64>().unwrap(), 7); // every `IntoAny` type
+/// // A view converts when what it borrows can be owned (a new reference to the string).
+/// let owned = Any::new("a string longer than seven bytes");
+/// let again = owned.view().try_into_any().unwrap();
+/// assert_eq!(again.cast::<&str>().unwrap(), "a string longer than seven bytes");
+/// ```
 pub trait TryIntoAny {
     /// Moves the value into an `Any`, or fails with a `ValueError`.
     fn try_into_any(self) -> Result<Any>;
@@ -432,6 +483,17 @@ impl<T: IntoAny> TryIntoAny for T {
 
 /// Conversion out of a borrowed value; `'a` is how long the source is borrowed, so borrowed
 /// targets (`&str`, `&[u8]`, `&ObjectRef<T>`, `AnyView`) need no copy and no reference count.
+///
+/// ```
+/// use tvm_ffi::{Any, AnyView, FromAny};
+/// fn read<'a, T: FromAny<'a>>(view: &'a AnyView<'a>) -> Option<T> {
+///     view.try_cast()
+/// }
+/// let text = Any::new("a string longer than seven bytes");
+/// let borrowed: &str = read(text.as_view()).unwrap(); // points into the string object
+/// assert_eq!(borrowed.len(), 32);
+/// assert_eq!(read::<i64>(text.as_view()), None);
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be converted from a TVM-FFI value",
     label = "not a TVM-FFI argument type",

@@ -7,6 +7,16 @@ use crate::abi::sys::{self, type_index as ti, DLDataType, DLDevice, TVMFFIAnyVal
 use crate::base::error::{Error, Result};
 
 /// A tensor element type (`DLDataType`): `int32`, `float16`, `bool`, `float32x4` ...
+///
+/// ```
+/// use tvm_ffi::DataType;
+/// let f16: DataType = "float16".parse().unwrap();
+/// assert_eq!(f16, DataType::FLOAT16);
+/// assert_eq!((f16.bits(), f16.size_in_bytes()), (16, 2));
+/// let vector = DataType::float(32).with_lanes(4);
+/// assert_eq!(vector.to_string(), "float32x4");
+/// assert!("float33x".parse::<DataType>().is_err());
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(transparent)]
 pub struct DataType(pub DLDataType);
@@ -238,6 +248,14 @@ impl Default for DataType {
 }
 
 /// A device (`DLDevice`): `cpu:0`, `cuda:1` ...
+///
+/// ```
+/// use tvm_ffi::Device;
+/// let gpu: Device = "cuda:1".parse().unwrap();
+/// assert_eq!(gpu, Device::cuda(1));
+/// assert_eq!((gpu.type_name(), gpu.device_id()), ("cuda", 1));
+/// assert_eq!(Device::cpu().to_string(), "cpu:0");
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(transparent)]
 pub struct Device(pub DLDevice);

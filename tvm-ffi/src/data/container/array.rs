@@ -174,6 +174,18 @@ impl<T: for<'a> FromAny<'a>> Array<T> {
 }
 
 /// The converted elements of an [`Array`] ([`Array::iter`], `for x in &array`).
+///
+/// ```
+/// use tvm_ffi::Array;
+/// let array = Array::new([1i64, 2, 3]).unwrap();
+/// let doubled: Vec<i64> = array.iter().map(|x| 2 * x).collect();
+/// assert_eq!(doubled, [2, 4, 6]);
+/// let mut sum = 0;
+/// for x in &array {
+///     sum += x;
+/// }
+/// assert_eq!(sum, 6);
+/// ```
 pub struct ArrayIter<'a, T> {
     views: std::slice::Iter<'a, AnyView<'a>>,
     _types: PhantomData<fn() -> T>,

@@ -289,6 +289,15 @@ impl Iterator for RawEntries<'_> {
 }
 
 /// The entries of a [`Dict`], converted ([`Dict::iter`], `for entry in &dict`).
+///
+/// ```
+/// use tvm_ffi::Dict;
+/// let dict: Dict<String, i64> = Dict::new([("a".to_string(), 1), ("b".to_string(), 2)]).unwrap();
+/// // Each entry is a `Result`: any language may store a value of another type meanwhile.
+/// let mut entries = dict.iter().collect::<tvm_ffi::Result<Vec<_>>>().unwrap();
+/// entries.sort();
+/// assert_eq!(entries, [("a".to_string(), 1), ("b".to_string(), 2)]);
+/// ```
 pub struct DictIter<'a, K, V> {
     entries: RawEntries<'a>,
     reported: bool,

@@ -223,6 +223,15 @@ impl<T: for<'a> FromAny<'a>> List<T> {
 }
 
 /// The elements of a [`List`], converted ([`List::iter`], `for item in &list`).
+///
+/// ```
+/// use tvm_ffi::List;
+/// let list = List::new([1i64, 2]).unwrap();
+/// list.push(3).unwrap();
+/// // Each item is a `Result`: any language may store a value of another type meanwhile.
+/// let items: Vec<i64> = list.iter().collect::<tvm_ffi::Result<_>>().unwrap();
+/// assert_eq!(items, [1, 2, 3]);
+/// ```
 pub struct ListIter<'a, T> {
     list: &'a List<T>,
     next: usize,
