@@ -65,6 +65,13 @@ impl Module {
     /// metadata: nothing checks them. The caller must trust the file at `path` to be a
     /// well-formed TVM-FFI library (as for `libloading::Library::new`), and that it is not
     /// replaced between the check and the load.
+    ///
+    /// ```
+    /// use tvm_ffi::Module;
+    /// // SAFETY: the file does not exist, so nothing is loaded.
+    /// let err = unsafe { Module::load_from_file("/no/such/library.so") }.unwrap_err();
+    /// assert!(err.message().contains("/no/such/library.so"), "{err}");
+    /// ```
     pub unsafe fn load_from_file(path: impl AsRef<Path>) -> Result<Module> {
         let path = path.as_ref();
         let text = path.to_str().ok_or_else(|| {

@@ -61,7 +61,8 @@ pub fn hash_map_free_vars<A: IntoArg>(value: A) -> Result<u64> {
 /// let b = Array::new([1i64, 5, 3]).unwrap();
 /// assert_eq!(structural::first_mismatch(&a, &a).unwrap(), None);
 /// let mismatch: Mismatch = structural::first_mismatch(&a, &b).unwrap().unwrap();
-/// assert_eq!((mismatch.lhs_path.as_str(), mismatch.rhs_path.as_str()), ("<root>[1]", "<root>[1]"));
+/// assert_eq!(mismatch.lhs_path, "<root>[1]");
+/// assert_eq!(mismatch.rhs_path, "<root>[1]");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mismatch {
@@ -104,6 +105,18 @@ impl<T: ObjectType> ObjectRef<T> {
     /// A deep copy (`ffi.DeepCopy`, what `copy.deepcopy` does in Python): every reachable
     /// object of a copyable type is copied once, sharing preserved; strings, shapes and enum
     /// singletons are shared. A type without `__ffi_shallow_copy__` (not `Clone`) raises.
+    ///
+    /// ```
+    /// use tvm_ffi::{ObjectRef, Rw};
+    /// #[derive(tvm_ffi::Object, Clone)]
+    /// #[ffi_type(key = "doc_examples.DeepCopy")]
+    /// #[repr(C)]
+    /// pub struct Cell { pub value: Rw<i64> }
+    /// let a = ObjectRef::new(Cell { value: Rw::new(1) });
+    /// let b = a.deep_copy().unwrap();
+    /// b.value.set(2);
+    /// assert_eq!((a.value.get(), b.value.get()), (1, 2));
+    /// ```
     pub fn deep_copy(&self) -> Result<ObjectRef<T>> {
         DEEP_COPY.get()?.call_as((self,))
     }

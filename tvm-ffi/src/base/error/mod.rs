@@ -65,6 +65,13 @@ pub struct Error {
 
 impl Error {
     /// Creates an error with an empty backtrace; `kind` is an [`ErrorKind`] or its name.
+    ///
+    /// ```
+    /// use tvm_ffi::{Error, ErrorKind};
+    /// let err = Error::new(ErrorKind::Key, "no entry `x`");
+    /// assert_eq!((err.kind(), err.message()), (ErrorKind::Key, "no entry `x`"));
+    /// assert_eq!(Error::new("MyCustomError", "?").kind().as_str(), "MyCustomError"); // a name
+    /// ```
     pub fn new(kind: impl Into<ErrorKind>, message: impl AsRef<str>) -> Error {
         Error::with_backtrace(kind, message.as_ref(), "")
     }

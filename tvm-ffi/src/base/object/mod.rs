@@ -91,6 +91,16 @@ impl<T: RustObject> ObjectRef<T> {
     /// One allocation: the header and the payload share one block. Out of memory, it unwinds
     /// with an [`AllocFailure`](crate::AllocFailure) payload, which the FFI boundary
     /// raises as a `MemoryError`; [`ObjectRef::try_new`] returns that error instead.
+    ///
+    /// ```
+    /// use tvm_ffi::ObjectRef;
+    /// #[derive(tvm_ffi::Object)]
+    /// #[ffi_type(key = "doc_examples.ObjectRefNew")]
+    /// #[repr(C)]
+    /// pub struct Pair { pub a: i64, pub b: i64 }
+    /// let pair = ObjectRef::new(Pair { a: 1, b: 2 });
+    /// assert_eq!((pair.a, pair.b, pair.strong_count()), (1, 2, 1));
+    /// ```
     pub fn new(payload: T) -> Self {
         // SAFETY: the payload is written in full; its type index is `T`'s.
         let ptr = unsafe {
@@ -224,6 +234,14 @@ impl<T: ObjectType> ObjectRef<T> {
     }
 
     /// A new reference typed as `U` when the object is an instance of `U`.
+    ///
+    /// ```
+    /// use tvm_ffi::builtin::{ArrayObj, MapObj, Object};
+    /// use tvm_ffi::{Array, ObjectRef};
+    /// let root: ObjectRef<Object> = Array::new([1i64]).unwrap().into_object_ref().into();
+    /// assert!(root.downcast::<ArrayObj>().is_some());
+    /// assert!(root.downcast::<MapObj>().is_none());
+    /// ```
     pub fn downcast<U: ObjectType>(&self) -> Option<ObjectRef<U>> {
         if self.is_instance::<U>() {
             Some(self.clone().cast_unchecked())
@@ -243,6 +261,14 @@ impl<T: ObjectType> ObjectRef<T> {
     }
 
     /// Upcasts to an ancestor type (checked at compile time, free at run time).
+    ///
+    /// ```
+    /// use tvm_ffi::builtin::{ArrayObj, Object};
+    /// use tvm_ffi::{Array, ObjectRef};
+    /// let array: ObjectRef<ArrayObj> = Array::new([1i64]).unwrap().into_object_ref();
+    /// let root: ObjectRef<Object> = array.upcast(); // `ObjectRef<MapObj>` would not compile
+    /// assert_eq!(root.type_key(), "ffi.Array");
+    /// ```
     #[inline]
     pub fn upcast<U: ObjectType, I>(self) -> ObjectRef<U>
     where

@@ -97,7 +97,8 @@ pub unsafe trait ObjectType: Sized + Send + Sync + 'static {
 /// pub struct Dog { #[ffi(base)] pub base: Animal, pub age: i64 }
 /// fn parent_key<T: DerivedObject>() -> &'static str { T::Parent::type_key() }
 /// assert_eq!(parent_key::<Dog>(), "doc_examples.DerivedObjectBase");
-/// let animal: ObjectRef<Animal> = ObjectRef::new(Dog { base: Animal { legs: 4 }, age: 3 }).upcast();
+/// let dog = ObjectRef::new(Dog { base: Animal { legs: 4 }, age: 3 });
+/// let animal: ObjectRef<Animal> = dog.upcast();
 /// assert_eq!(animal.legs, 4);
 /// ```
 pub unsafe trait DerivedObject: ObjectType {

@@ -85,6 +85,13 @@ impl Any {
     }
 
     /// Converts a Rust value.
+    ///
+    /// ```
+    /// use tvm_ffi::Any;
+    /// assert_eq!(Any::new(1.5f64).type_key(), "float");
+    /// assert_eq!(Any::new("text").cast::<String>().unwrap(), "text");
+    /// assert!(Any::new(None::<i64>).is_none());
+    /// ```
     pub fn new<T: IntoAny>(value: T) -> Any {
         value.into_any()
     }
@@ -182,17 +189,39 @@ impl Any {
     }
 
     /// Converts to `T` or fails with a `TypeError` in the runtime's words.
+    ///
+    /// ```
+    /// use tvm_ffi::{Any, ErrorKind};
+    /// let value = Any::new(7i64);
+    /// assert_eq!(value.cast::<i64>().unwrap(), 7);
+    /// assert_eq!(value.cast::<u8>().unwrap(), 7); // in range
+    /// let err = Any::new(300i64).cast::<u8>().unwrap_err(); // never truncated
+    /// assert_eq!(err.kind(), ErrorKind::Type);
+    /// ```
     #[inline]
     pub fn cast<'a, T: FromAny<'a>>(&'a self) -> Result<T> {
         self.as_view().cast()
     }
 
     /// Converts to `T` with the documented coercions, or `None`.
+    ///
+    /// ```
+    /// use tvm_ffi::Any;
+    /// assert_eq!(Any::new(true).try_cast::<i64>(), Some(1)); // bool to int
+    /// assert_eq!(Any::new(2i64).try_cast::<f64>(), Some(2.0)); // int to float
+    /// assert_eq!(Any::new(2.5f64).try_cast::<i64>(), None); // never float to int
+    /// ```
     pub fn try_cast<'a, T: FromAny<'a>>(&'a self) -> Option<T> {
         T::try_cast(self.as_view())
     }
 
     /// `Some` only when the stored type is exactly `T` (no conversion).
+    ///
+    /// ```
+    /// use tvm_ffi::Any;
+    /// assert_eq!(Any::new(2i64).as_exact::<i64>(), Some(2));
+    /// assert_eq!(Any::new(2i64).as_exact::<f64>(), None); // no int to float here
+    /// ```
     pub fn as_exact<'a, T: FromAny<'a>>(&'a self) -> Option<T> {
         T::try_as(self.as_view())
     }
@@ -364,6 +393,15 @@ impl<'a> AnyView<'a> {
     }
 
     /// Converts to `T` or fails with a `TypeError` in the runtime's words.
+    ///
+    /// ```
+    /// use tvm_ffi::Any;
+    /// let owned = Any::new("a string longer than seven bytes");
+    /// let view = owned.view();
+    /// let text: &str = view.cast().unwrap(); // borrows the string object
+    /// assert_eq!(text.len(), 32);
+    /// assert!(view.cast::<f64>().is_err());
+    /// ```
     #[inline]
     pub fn cast<T: FromAny<'a>>(&'a self) -> Result<T> {
         match T::try_cast(self) {

@@ -52,6 +52,13 @@ impl DataType {
     }
     /// A data type from its DLPack type code (`kDLFloat8_e4m3fn`, ...), bits per lane and lane
     /// count.
+    ///
+    /// ```
+    /// use tvm_ffi::{sys, DataType};
+    /// let fp8 = DataType::new(sys::kDLFloat8_e4m3fn, 8, 1);
+    /// assert_eq!(fp8, DataType::FLOAT8_E4M3FN);
+    /// assert_eq!(fp8.to_string(), "float8_e4m3fn");
+    /// ```
     pub const fn new(code: u8, bits: u8, lanes: u16) -> Self {
         DataType(DLDataType { code, bits, lanes })
     }
@@ -288,6 +295,12 @@ const DEVICE_NAMES: &[(i32, &str)] = &[
 
 impl Device {
     /// A device of `device_type` (a `kDL*` constant) and id.
+    ///
+    /// ```
+    /// use tvm_ffi::{sys, Device};
+    /// let rocm = Device::new(sys::kDLROCM, 1);
+    /// assert_eq!((rocm.to_string(), rocm.device_id()), ("rocm:1".to_string(), 1));
+    /// ```
     pub const fn new(device_type: i32, device_id: i32) -> Self {
         Device(DLDevice {
             device_type,

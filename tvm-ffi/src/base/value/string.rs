@@ -265,6 +265,11 @@ impl String {
     ///
     /// Out of memory, it unwinds with an [`AllocFailure`] payload, which the FFI boundary
     /// raises as a `MemoryError`; [`String::try_new`] returns that error instead.
+    ///
+    /// ```
+    /// let s = tvm_ffi::String::new("héllo");
+    /// assert_eq!((s.as_str(), s.len()), ("héllo", 6));
+    /// ```
     pub fn new(s: &str) -> Self {
         Self::from_content(s.as_bytes())
     }
@@ -297,6 +302,11 @@ impl Bytes {
     }
 
     /// Creates a byte string (inline when at most 7 bytes).
+    ///
+    /// ```
+    /// let b = tvm_ffi::Bytes::new(&[0, 1, 2]);
+    /// assert_eq!(b.as_bytes(), &[0, 1, 2]);
+    /// ```
     pub fn new(bytes: &[u8]) -> Self {
         Self::from_content(bytes)
     }

@@ -142,6 +142,11 @@ impl<T: TryIntoAny> Array<T> {
 
 impl<T: for<'a> FromAny<'a>> Array<T> {
     /// Element `index`, converted; `None` past the end.
+    ///
+    /// ```
+    /// let array = tvm_ffi::Array::new([10i64, 20]).unwrap();
+    /// assert_eq!((array.get(1), array.get(2)), (Some(20), None));
+    /// ```
     #[inline]
     pub fn get(&self, index: usize) -> Option<T> {
         let view = self.as_views().get(index)?;

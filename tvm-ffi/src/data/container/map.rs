@@ -188,6 +188,11 @@ impl<K: TryIntoAny, V: TryIntoAny> Map<K, V> {
 
 impl<K, V: for<'a> FromAny<'a>> Map<K, V> {
     /// The value for `key`, if present.
+    ///
+    /// ```
+    /// let map = tvm_ffi::Map::<tvm_ffi::String, i64>::new([("a".into(), 1)]).unwrap();
+    /// assert_eq!((map.get("a"), map.get("b")), (Some(1), None));
+    /// ```
     #[inline]
     pub fn get<Q: IntoArg>(&self, key: Q) -> Option<V> {
         let holder = key.into_holder().ok()?;
