@@ -18,6 +18,7 @@ without one and the count; exits 1 when any is missing outside ALLOWED.
 import json
 import re
 import sys
+from pathlib import Path
 
 # Items exempt for now, each with why. Everything else public needs an example.
 ALLOWED = {
@@ -64,8 +65,9 @@ def has_doctest(docs):
 
 
 def main():
-    path = sys.argv[1] if len(sys.argv) > 1 else "target/public-api/doc/tvm_ffi.json"
-    index = json.load(open(path))["index"]
+    default = Path(__file__).resolve().parent.parent / "target/public-api/doc/tvm_ffi.json"
+    doc = json.load(open(sys.argv[1] if len(sys.argv) > 1 else default))
+    index = doc["index"]
     found = {}  # id -> the paths it is reachable by
 
     def walk(item_id, prefix, seen):
@@ -97,8 +99,7 @@ def main():
             elif c.get("name"):
                 walk(child, f"{prefix}::{c['name']}", seen)
 
-    root = json.load(open(path))["root"]
-    walk(root, "tvm_ffi", frozenset())
+    walk(doc["root"], "tvm_ffi", frozenset())
 
     def covered(item):
         if has_doctest(item.get("docs")):
