@@ -23,6 +23,16 @@ pub use tvm_ffi_sys as sys;
 
 /// The payload of the panic that an infallible constructor raises when memory runs out; the
 /// FFI boundary turns it into a `MemoryError` naming the size.
+///
+/// ```
+/// use tvm_ffi::{AllocFailure, Error, ErrorKind};
+/// let failure = AllocFailure { bytes: 64 };
+/// assert_eq!(failure.to_string(), "cannot allocate 64 bytes: out of memory");
+/// // `ObjectRef::try_new` returns it; `?` makes it a `MemoryError`.
+/// let error = Error::from(failure);
+/// assert_eq!(error.kind(), ErrorKind::Memory);
+/// assert!(error.message().contains("64 bytes"), "{}", error.message());
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AllocFailure {
     /// The size of the allocation that failed, in bytes.

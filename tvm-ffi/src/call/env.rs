@@ -30,10 +30,27 @@ use crate::base::value::Device;
 /// A device stream (`TVMFFIStreamHandle`): a `cudaStream_t` / `CUstream` for CUDA, a
 /// `hipStream_t` for ROCm. Null is the device's default stream (the legacy default stream for
 /// CUDA).
+///
+/// ```
+/// use tvm_ffi::env::{self, StreamHandle};
+/// use tvm_ffi::Device;
+/// let stream = 0x10 as StreamHandle; // a `cudaStream_t` in real code
+/// let previous = env::set_stream(Device::cuda(0), stream).unwrap();
+/// assert!(previous.is_null()); // the default stream
+/// assert_eq!(env::set_stream(Device::cuda(0), previous).unwrap(), stream);
+/// ```
 pub type StreamHandle = sys::TVMFFIStreamHandle;
 
 /// The DLPack tensor allocator of the environment (`DLPackManagedTensorAllocator`), `None`
 /// when none is set.
+///
+/// ```
+/// use tvm_ffi::env::{self, DLPackAllocator};
+/// // In a Rust host nothing installs one (tvm_ffi installs PyTorch's around calls from
+/// // Python), so `TensorMut::empty` allocates on the Rust heap.
+/// let current: DLPackAllocator = env::dlpack_allocator();
+/// assert!(current.is_none());
+/// ```
 pub type DLPackAllocator = sys::DLPackManagedTensorAllocator;
 
 /// The error kind meaning "the error is already set in the frontend" (C++
@@ -91,6 +108,21 @@ pub fn set_stream(device: Device, stream: StreamHandle) -> Result<StreamHandle> 
 ///
 /// Not `Send`: the stream table is per thread, so the guard must be dropped on the thread that
 /// made it.
+///
+/// ```
+/// use tvm_ffi::env::{self, StreamHandle};
+/// use tvm_ffi::Device;
+/// let gpu = Device::cuda(0);
+/// let outer = env::use_stream(gpu, 0x10 as StreamHandle).unwrap();
+/// assert!(outer.previous().is_null() && outer.device() == gpu);
+/// {
+///     let inner = env::use_stream(gpu, 0x20 as StreamHandle).unwrap();
+///     assert_eq!(inner.previous(), 0x10 as StreamHandle);
+/// }
+/// assert_eq!(env::current_stream(gpu), 0x10 as StreamHandle); // the inner guard restored it
+/// drop(outer);
+/// assert!(env::current_stream(gpu).is_null());
+/// ```
 #[must_use = "the stream is restored as soon as the guard is dropped"]
 pub struct StreamGuard {
     device: Device,
@@ -183,6 +215,28 @@ pub unsafe fn use_dlpack_allocator(allocator: DLPackAllocator) -> Result<Allocat
 
 /// Restores this thread's previous DLPack allocator when dropped; made by
 /// [`use_dlpack_allocator`]. Not `Send`, as the allocator slot is per thread.
+///
+/// ```
+/// use std::ffi::{c_char, c_void};
+/// use tvm_ffi::sys::{DLManagedTensorVersioned, DLTensor};
+/// use tvm_ffi::{env, DataType, Device, TensorMut};
+/// /// Refuses every request, with an error.
+/// unsafe extern "C" fn refuse(
+///     _: *mut DLTensor, _: *mut *mut DLManagedTensorVersioned, ctx: *mut c_void,
+///     set_error: Option<unsafe extern "C" fn(*mut c_void, *const c_char, *const c_char)>,
+/// ) -> i32 {
+///     // SAFETY: the runtime's error callback, with its own context.
+///     unsafe { set_error.unwrap()(ctx, c"MemoryError".as_ptr(), c"refused".as_ptr()) };
+///     -1
+/// }
+/// {
+///     // SAFETY: `refuse` keeps the contract: it returns -1 after setting an error.
+///     let _guard = unsafe { env::use_dlpack_allocator(Some(refuse)) }.unwrap();
+///     let err = TensorMut::empty(&[2], DataType::FLOAT32, Device::cpu()).unwrap_err();
+///     assert_eq!(err.message(), "refused");
+/// }
+/// assert!(TensorMut::empty(&[2], DataType::FLOAT32, Device::cpu()).is_ok()); // restored
+/// ```
 #[must_use = "the allocator is restored as soon as the guard is dropped"]
 pub struct AllocatorGuard {
     previous: DLPackAllocator,

@@ -36,6 +36,17 @@ static KEEP_ALIVE: GlobalCache = GlobalCache::new("ffi.ModuleGlobalsAdd");
 /// A loaded module (`ffi.Module`): look up and call its functions, read their metadata and
 /// docs. Lookups search the module, then its imports, as C++ and Python search them.
 /// `==` and `Hash` are identity (the same module object), as for [`ObjectRef`].
+///
+/// ```
+/// use tvm_ffi::{Function, Module};
+/// // The process's own symbols as a module (`ffi.SystemLib`); shared libraries load with
+/// // `Module::load_from_file` (see the module docs).
+/// let system: Module = Function::get_global("ffi.SystemLib").unwrap().call_as(()).unwrap();
+/// assert_eq!(system.kind().unwrap().as_str(), "library");
+/// assert!(!system.implements_function("no_such_function").unwrap());
+/// assert!(system.get_function("no_such_function").unwrap().is_none());
+/// assert!(system.function("no_such_function").is_err());
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[repr(transparent)]
 pub struct Module(ObjectRef<ModuleObj>);
@@ -54,6 +65,13 @@ impl Module {
     /// metadata: nothing checks them. The caller must trust the file at `path` to be a
     /// well-formed TVM-FFI library (as for `libloading::Library::new`), and that it is not
     /// replaced between the check and the load.
+    ///
+    /// ```
+    /// use tvm_ffi::Module;
+    /// // SAFETY: the file does not exist, so nothing is loaded.
+    /// let err = unsafe { Module::load_from_file("/no/such/library.so") }.unwrap_err();
+    /// assert!(err.message().contains("/no/such/library.so"), "{err}");
+    /// ```
     pub unsafe fn load_from_file(path: impl AsRef<Path>) -> Result<Module> {
         let path = path.as_ref();
         let text = path.to_str().ok_or_else(|| {

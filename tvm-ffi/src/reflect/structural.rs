@@ -53,6 +53,17 @@ pub fn hash_map_free_vars<A: IntoArg>(value: A) -> Result<u64> {
 
 /// Where two values first differ structurally: the access paths into each, as the runtime
 /// prints them (`<root>.field[2]`).
+///
+/// ```
+/// use tvm_ffi::structural::{self, Mismatch};
+/// use tvm_ffi::Array;
+/// let a = Array::new([1i64, 2, 3]).unwrap();
+/// let b = Array::new([1i64, 5, 3]).unwrap();
+/// assert_eq!(structural::first_mismatch(&a, &a).unwrap(), None);
+/// let mismatch: Mismatch = structural::first_mismatch(&a, &b).unwrap().unwrap();
+/// assert_eq!(mismatch.lhs_path, "<root>[1]");
+/// assert_eq!(mismatch.rhs_path, "<root>[1]");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mismatch {
     /// The path into the left value.
@@ -94,6 +105,18 @@ impl<T: ObjectType> ObjectRef<T> {
     /// A deep copy (`ffi.DeepCopy`, what `copy.deepcopy` does in Python): every reachable
     /// object of a copyable type is copied once, sharing preserved; strings, shapes and enum
     /// singletons are shared. A type without `__ffi_shallow_copy__` (not `Clone`) raises.
+    ///
+    /// ```
+    /// use tvm_ffi::{ObjectRef, Rw};
+    /// #[derive(tvm_ffi::Object, Clone)]
+    /// #[ffi_type(key = "doc_examples.DeepCopy")]
+    /// #[repr(C)]
+    /// pub struct Cell { pub value: Rw<i64> }
+    /// let a = ObjectRef::new(Cell { value: Rw::new(1) });
+    /// let b = a.deep_copy().unwrap();
+    /// b.value.set(2);
+    /// assert_eq!((a.value.get(), b.value.get()), (1, 2));
+    /// ```
     pub fn deep_copy(&self) -> Result<ObjectRef<T>> {
         DEEP_COPY.get()?.call_as((self,))
     }

@@ -15,6 +15,15 @@ pub use kind::ErrorKind;
 pub use panic::report_caught_panics;
 
 /// `Result` with [`Error`] as the default error type.
+///
+/// ```
+/// use tvm_ffi::{Error, Result};
+/// fn parse(text: &str) -> Result<i64> {
+///     text.parse().map_err(|_| Error::value_error(format!("not a number: {text:?}")))
+/// }
+/// assert_eq!(parse("42").unwrap(), 42);
+/// assert_eq!(parse("x").unwrap_err().to_string(), r#"ValueError: not a number: "x""#);
+/// ```
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// An error backed by the runtime's `ffi.Error` object.
@@ -56,6 +65,13 @@ pub struct Error {
 
 impl Error {
     /// Creates an error with an empty backtrace; `kind` is an [`ErrorKind`] or its name.
+    ///
+    /// ```
+    /// use tvm_ffi::{Error, ErrorKind};
+    /// let err = Error::new(ErrorKind::Key, "no entry `x`");
+    /// assert_eq!((err.kind(), err.message()), (ErrorKind::Key, "no entry `x`"));
+    /// assert_eq!(Error::new("MyCustomError", "?").kind().as_str(), "MyCustomError"); // a name
+    /// ```
     pub fn new(kind: impl Into<ErrorKind>, message: impl AsRef<str>) -> Error {
         Error::with_backtrace(kind, message.as_ref(), "")
     }

@@ -2,12 +2,24 @@
 //!
 //! These are the `T` in `ObjectRef<T>` for objects the runtime itself defines; the friendly
 //! wrappers (`String`, `Function`, `Array` ...) of the higher layers are built on them.
+//!
+//! ```
+//! use tvm_ffi::builtin::{ArrayObj, Object, StringObj};
+//! use tvm_ffi::{Array, ObjectRef, ObjectType};
+//! assert_eq!(ArrayObj::TYPE_KEY, "ffi.Array");
+//! let array: ObjectRef<ArrayObj> = Array::new([1i64, 2, 3]).unwrap().into_object_ref();
+//! assert_eq!(array.type_index(), ArrayObj::type_index());
+//! let root: ObjectRef<Object> = array.into();
+//! assert!(root.is_instance::<ArrayObj>() && !root.is_instance::<StringObj>());
+//! ```
 use super::types::{DerivedObject, ObjectType, RuntimeType};
 use crate::abi::sys;
 
 macro_rules! builtin_object {
     ($(#[$meta:meta])* $name:ident { $($field:ident : $ty:ty),* } = $key:literal, $index:path) => {
         $(#[$meta])*
+        #[doc = ""]
+        #[doc = "An example is in the [module docs](self)."]
         #[repr(C)]
         pub struct $name {
             $(#[doc = concat!("The `", stringify!($field), "` cell of the runtime's layout.")]
@@ -36,6 +48,8 @@ macro_rules! builtin_object {
 }
 
 /// The root of the object hierarchy, `ffi.Object` (payload: nothing beyond the header).
+///
+/// An example is in the [module docs](self).
 #[repr(C)]
 #[derive(Debug)]
 pub struct Object {
@@ -65,6 +79,8 @@ builtin_object!(
 /// Payload of `ffi.Error`. Read it through [`Error`](crate::Error): the runtime rewrites the
 /// backtrace of a shared error in place, without synchronisation, whenever Python re-raises it,
 /// so the cell is not exposed (a safe read of it could race with that rewrite).
+///
+/// An example is in the [module docs](self).
 #[repr(C)]
 pub struct ErrorObj {
     /// The runtime's error cell; the backtrace and its update function change behind shared

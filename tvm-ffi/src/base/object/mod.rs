@@ -6,6 +6,19 @@
 //! or registration. Types defined in Rust hook into it through two hidden items of their
 //! [`ObjectType`] / [`RustObject`] impls (the header state they start in and what happens
 //! before the first dereference), which `#[derive(Object)]` fills in.
+//!
+//! An upcast names its path up the parent chain with [`Here`] and [`There`]; it is inferred,
+//! and spelled out here only to show it:
+//!
+//! ```
+//! use tvm_ffi::builtin::{ArrayObj, Object};
+//! use tvm_ffi::object::{Here, There};
+//! use tvm_ffi::{Array, ObjectRef};
+//! let array: ObjectRef<ArrayObj> = Array::new([1i64]).unwrap().into_object_ref();
+//! let same: ObjectRef<ArrayObj> = array.clone().upcast::<ArrayObj, Here>();
+//! let root: ObjectRef<Object> = array.upcast::<Object, There<Here>>(); // one step up
+//! assert!(root.ptr_eq(&same) && root.is_instance::<ArrayObj>());
+//! ```
 use std::fmt;
 use std::marker::PhantomData;
 use std::mem::ManuallyDrop;
@@ -45,6 +58,21 @@ pub(crate) unsafe fn strong_count_of(ptr: NonNull<TVMFFIObject>) -> u32 {
 ///
 /// Pointer-sized and layout-compatible with C++ `ObjectRef`: a non-null pointer to the header.
 /// Clone and drop are inline atomic operations on the header.
+///
+/// ```
+/// use tvm_ffi::{builtin::Object, ObjectRef};
+/// #[derive(tvm_ffi::Object)]
+/// #[ffi_type(key = "doc_examples.ObjectRef")]
+/// #[repr(C)]
+/// pub struct Point { pub x: i64, pub y: i64 }
+/// let p = ObjectRef::new(Point { x: 1, y: 2 });
+/// assert_eq!(p.x + p.y, 3); // derefs to the payload
+/// let q = p.clone(); // the same object, one more reference
+/// assert!(q.ptr_eq(&p) && p.strong_count() == 2);
+/// let root: ObjectRef<Object> = q.into();
+/// assert_eq!(root.type_key(), "doc_examples.ObjectRef");
+/// assert_eq!(root.downcast::<Point>().unwrap().y, 2);
+/// ```
 #[repr(transparent)]
 pub struct ObjectRef<T: ObjectType> {
     ptr: NonNull<TVMFFIObject>,
@@ -63,6 +91,16 @@ impl<T: RustObject> ObjectRef<T> {
     /// One allocation: the header and the payload share one block. Out of memory, it unwinds
     /// with an [`AllocFailure`](crate::AllocFailure) payload, which the FFI boundary
     /// raises as a `MemoryError`; [`ObjectRef::try_new`] returns that error instead.
+    ///
+    /// ```
+    /// use tvm_ffi::ObjectRef;
+    /// #[derive(tvm_ffi::Object)]
+    /// #[ffi_type(key = "doc_examples.ObjectRefNew")]
+    /// #[repr(C)]
+    /// pub struct Pair { pub a: i64, pub b: i64 }
+    /// let pair = ObjectRef::new(Pair { a: 1, b: 2 });
+    /// assert_eq!((pair.a, pair.b, pair.strong_count()), (1, 2, 1));
+    /// ```
     pub fn new(payload: T) -> Self {
         // SAFETY: the payload is written in full; its type index is `T`'s.
         let ptr = unsafe {
@@ -196,6 +234,14 @@ impl<T: ObjectType> ObjectRef<T> {
     }
 
     /// A new reference typed as `U` when the object is an instance of `U`.
+    ///
+    /// ```
+    /// use tvm_ffi::builtin::{ArrayObj, MapObj, Object};
+    /// use tvm_ffi::{Array, ObjectRef};
+    /// let root: ObjectRef<Object> = Array::new([1i64]).unwrap().into_object_ref().into();
+    /// assert!(root.downcast::<ArrayObj>().is_some());
+    /// assert!(root.downcast::<MapObj>().is_none());
+    /// ```
     pub fn downcast<U: ObjectType>(&self) -> Option<ObjectRef<U>> {
         if self.is_instance::<U>() {
             Some(self.clone().cast_unchecked())
@@ -215,6 +261,14 @@ impl<T: ObjectType> ObjectRef<T> {
     }
 
     /// Upcasts to an ancestor type (checked at compile time, free at run time).
+    ///
+    /// ```
+    /// use tvm_ffi::builtin::{ArrayObj, Object};
+    /// use tvm_ffi::{Array, ObjectRef};
+    /// let array: ObjectRef<ArrayObj> = Array::new([1i64]).unwrap().into_object_ref();
+    /// let root: ObjectRef<Object> = array.upcast(); // `ObjectRef<MapObj>` would not compile
+    /// assert_eq!(root.type_key(), "ffi.Array");
+    /// ```
     #[inline]
     pub fn upcast<U: ObjectType, I>(self) -> ObjectRef<U>
     where
@@ -327,6 +381,20 @@ impl<T: DerivedObject> From<ObjectRef<T>> for ObjectRef<builtin::Object> {
 }
 
 /// A weak reference: keeps the memory, not the payload, alive.
+///
+/// ```
+/// use tvm_ffi::ObjectRef;
+/// #[derive(tvm_ffi::Object)]
+/// #[ffi_type(key = "doc_examples.WeakRef")]
+/// #[repr(C)]
+/// pub struct Node { pub value: i64 }
+/// let node = ObjectRef::new(Node { value: 7 });
+/// let weak = node.downgrade();
+/// assert_eq!(weak.upgrade().unwrap().value, 7);
+/// drop(node);
+/// assert!(weak.upgrade().is_none());
+/// assert_eq!(weak.strong_count(), 0);
+/// ```
 pub struct WeakRef<T: ObjectType> {
     ptr: NonNull<TVMFFIObject>,
     _marker: PhantomData<T>,

@@ -28,6 +28,12 @@ pub fn type_key_of_index(index: i32) -> &'static str {
 }
 
 /// Looks a type up by key.
+///
+/// ```
+/// use tvm_ffi::{builtin::StringObj, reflection, ObjectType};
+/// assert_eq!(reflection::lookup_type("ffi.String"), Some(StringObj::runtime_type()));
+/// assert_eq!(reflection::lookup_type("no_such.Type"), None);
+/// ```
 pub fn lookup_type(key: &str) -> Option<RuntimeType> {
     let index = index_of_key(key)?;
     let info = type_info(index)?;

@@ -9,6 +9,15 @@ use super::header::DropPayload;
 use crate::abi::sys::TVMFFIObject;
 
 /// Index and inheritance depth of a type in the runtime's registry.
+///
+/// ```
+/// use tvm_ffi::builtin::{Object, StringObj};
+/// use tvm_ffi::ObjectType;
+/// assert_eq!(Object::runtime_type().depth, 0);
+/// let string = StringObj::runtime_type();
+/// assert_eq!(string.depth, 1);
+/// assert_eq!(tvm_ffi::reflection::lookup_type("ffi.String"), Some(string));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RuntimeType {
     /// The type index stored in every object header.
@@ -28,6 +37,17 @@ pub struct RuntimeType {
 /// `Send + Sync` field by field, so the error points at the offending field); the built-in
 /// payloads are in [`builtin`](super::builtin).
 /// (A declaration of a type defined elsewhere also implements [`ExternalType`].)
+///
+/// ```
+/// use tvm_ffi::ObjectType;
+/// #[derive(tvm_ffi::Object)]
+/// #[ffi_type(key = "doc_examples.ObjectType")]
+/// #[repr(C)]
+/// pub struct Point { pub x: i64 }
+/// assert_eq!(Point::type_key(), "doc_examples.ObjectType");
+/// // The index is assigned when the defining library loads; the runtime knows it by the key.
+/// assert_eq!(tvm_ffi::reflection::type_key_of_index(Point::type_index()), Point::TYPE_KEY);
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a TVM-FFI object type",
     label = "not an object type",
@@ -63,6 +83,24 @@ pub unsafe trait ObjectType: Sized + Send + Sync + 'static {
 /// runtime must register this type as a child of `Parent`: [`ObjectRef::upcast`](super::ObjectRef::upcast) trusts it.
 /// `#[derive(Object)]` implements it from the `#[ffi(base)]` field, which it checks to be the
 /// first field at offset 0.
+///
+/// ```
+/// use tvm_ffi::object::DerivedObject;
+/// use tvm_ffi::{ObjectRef, ObjectType};
+/// #[derive(tvm_ffi::Object)]
+/// #[ffi_type(key = "doc_examples.DerivedObjectBase")]
+/// #[repr(C)]
+/// pub struct Animal { pub legs: i64 }
+/// #[derive(tvm_ffi::Object)]
+/// #[ffi_type(key = "doc_examples.DerivedObject")]
+/// #[repr(C)]
+/// pub struct Dog { #[ffi(base)] pub base: Animal, pub age: i64 }
+/// fn parent_key<T: DerivedObject>() -> &'static str { T::Parent::type_key() }
+/// assert_eq!(parent_key::<Dog>(), "doc_examples.DerivedObjectBase");
+/// let dog = ObjectRef::new(Dog { base: Animal { legs: 4 }, age: 3 });
+/// let animal: ObjectRef<Animal> = dog.upcast();
+/// assert_eq!(animal.legs, 4);
+/// ```
 pub unsafe trait DerivedObject: ObjectType {
     /// The parent type; its payload is a prefix of this type's payload.
     type Parent: ObjectType;
@@ -73,6 +111,18 @@ pub unsafe trait DerivedObject: ObjectType {
 ///
 /// # Safety
 /// The runtime must be able to destroy such objects with the Rust deleter alone.
+///
+/// ```
+/// use tvm_ffi::object::RustObject;
+/// use tvm_ffi::ObjectRef;
+/// #[derive(tvm_ffi::Object)]
+/// #[ffi_type(key = "doc_examples.RustObject")]
+/// #[repr(C)]
+/// pub struct Counter { pub n: i64 }
+/// fn boxed<T: RustObject>(payload: T) -> ObjectRef<T> { ObjectRef::new(payload) }
+/// let counter = boxed(Counter { n: 3 });
+/// assert_eq!((counter.n, counter.strong_count()), (3, 1));
+/// ```
 pub unsafe trait RustObject: ObjectType {
     /// The header's padding word of a new object (the construction state of Rust-defined
     /// types). Not part of the public API.
@@ -106,8 +156,10 @@ impl<T: RustObject> DropPayload<T> for DropRustObject {
 }
 
 /// Marker for the position of an ancestor in the parent chain (see [`IsA`]).
+/// An example is in the [module docs](crate::object).
 pub struct Here;
 /// Marker for an ancestor further up the parent chain (see [`IsA`]).
+/// An example is in the [module docs](crate::object).
 pub struct There<I>(PhantomData<I>);
 
 /// `Self` is `U` or derives from it. `I` is inferred; it encodes the path up the parent chain so
@@ -116,6 +168,22 @@ pub struct There<I>(PhantomData<I>);
 /// # Safety
 /// Only the two blanket implementations in this crate exist; they are sound because every
 /// [`DerivedObject`] payload starts with its parent's payload.
+///
+/// ```
+/// use tvm_ffi::{IsA, ObjectRef};
+/// #[derive(tvm_ffi::Object)]
+/// #[ffi_type(key = "doc_examples.IsABase")]
+/// #[repr(C)]
+/// pub struct Shape { pub sides: i64 }
+/// #[derive(tvm_ffi::Object)]
+/// #[ffi_type(key = "doc_examples.IsA")]
+/// #[repr(C)]
+/// pub struct Square { #[ffi(base)] pub base: Shape, pub side: i64 }
+/// // Accepts a `Shape` or any of its subtypes; `I` is inferred.
+/// fn sides<T: IsA<Shape, I>, I>(shape: ObjectRef<T>) -> i64 { shape.upcast::<Shape, I>().sides }
+/// assert_eq!(sides(ObjectRef::new(Square { base: Shape { sides: 4 }, side: 2 })), 4);
+/// assert_eq!(sides(ObjectRef::new(Shape { sides: 3 })), 3);
+/// ```
 #[diagnostic::on_unimplemented(
     message = "cannot upcast `{Self}` to `{U}`: `{U}` is not an ancestor of `{Self}`",
     label = "`upcast` goes from a type to itself or one of its ancestors only",
@@ -155,6 +223,23 @@ where
 /// containers never do), a reference declared `Option<..>` and written `None` by Rust must be
 /// one the defining code tolerates null in, and a `type_schema` the defining code registered
 /// must describe what it stores (C++ `def_ro`/`def_rw` derive it from the field's type).
+///
+/// ```
+/// use tvm_ffi::{Any, Array, ObjectRef};
+/// /// The runtime's `ffi.Array`, declared from Rust.
+/// #[derive(tvm_ffi::Object)]
+/// #[ffi_type(key = "ffi.Array", external)]
+/// #[repr(C)]
+/// pub struct ArrayDecl {}
+/// // SAFETY: `ffi.Array` registers no fields, and this declaration mirrors none.
+/// unsafe impl tvm_ffi::ExternalType for ArrayDecl {}
+///
+/// let array: ObjectRef<ArrayDecl> = Any::new(Array::new([1i64, 2]).unwrap()).cast().unwrap();
+/// assert_eq!(array.type_key(), "ffi.Array");
+/// ```
+///
+/// A declaration of a C++ class with fields (from `libtvm_ffi_testing`, which this crate
+/// does not link):
 ///
 /// ```ignore
 /// #[derive(tvm_ffi::Object)]

@@ -18,12 +18,34 @@ use crate::base::error::{Error, Result};
 use crate::base::object::{self, type_info, ObjectRef, ObjectType};
 
 /// An owning value of any FFI type; releases its object reference on drop.
+///
+/// ```
+/// use tvm_ffi::Any;
+/// let value = Any::new(3i64);
+/// assert_eq!(value.type_key(), "int");
+/// assert_eq!(value.cast::<i64>().unwrap(), 3);
+/// assert_eq!(value.try_cast::<f64>(), Some(3.0)); // int converts to float
+/// assert_eq!(value.as_exact::<f64>(), None); // but is not one
+/// let err = value.cast::<&str>().unwrap_err();
+/// assert_eq!(err.to_string(), "TypeError: Cannot convert from type `int` to `str`");
+/// ```
 #[repr(transparent)]
 pub struct Any {
     pub(super) raw: TVMFFIAny,
 }
 
 /// A borrowed value of any FFI type: copying it never touches reference counts.
+///
+/// ```
+/// use tvm_ffi::{Any, AnyView};
+/// let owned = Any::new("a string longer than seven bytes");
+/// let view: AnyView<'_> = owned.view(); // borrows `owned`
+/// let copy = view; // a plain copy
+/// assert_eq!(view.cast::<&str>().unwrap(), copy.cast::<&str>().unwrap());
+/// assert!(AnyView::none().is_none() && !copy.is_none());
+/// let again: Any = copy.to_owned().unwrap(); // a new reference
+/// assert_eq!(again.cast::<std::string::String>().unwrap(), "a string longer than seven bytes");
+/// ```
 #[repr(transparent)]
 #[derive(Clone, Copy)]
 pub struct AnyView<'a> {
@@ -63,6 +85,13 @@ impl Any {
     }
 
     /// Converts a Rust value.
+    ///
+    /// ```
+    /// use tvm_ffi::Any;
+    /// assert_eq!(Any::new(1.5f64).type_key(), "float");
+    /// assert_eq!(Any::new("text").cast::<String>().unwrap(), "text");
+    /// assert!(Any::new(None::<i64>).is_none());
+    /// ```
     pub fn new<T: IntoAny>(value: T) -> Any {
         value.into_any()
     }
@@ -160,17 +189,39 @@ impl Any {
     }
 
     /// Converts to `T` or fails with a `TypeError` in the runtime's words.
+    ///
+    /// ```
+    /// use tvm_ffi::{Any, ErrorKind};
+    /// let value = Any::new(7i64);
+    /// assert_eq!(value.cast::<i64>().unwrap(), 7);
+    /// assert_eq!(value.cast::<u8>().unwrap(), 7); // in range
+    /// let err = Any::new(300i64).cast::<u8>().unwrap_err(); // never truncated
+    /// assert_eq!(err.kind(), ErrorKind::Type);
+    /// ```
     #[inline]
     pub fn cast<'a, T: FromAny<'a>>(&'a self) -> Result<T> {
         self.as_view().cast()
     }
 
     /// Converts to `T` with the documented coercions, or `None`.
+    ///
+    /// ```
+    /// use tvm_ffi::Any;
+    /// assert_eq!(Any::new(true).try_cast::<i64>(), Some(1)); // bool to int
+    /// assert_eq!(Any::new(2i64).try_cast::<f64>(), Some(2.0)); // int to float
+    /// assert_eq!(Any::new(2.5f64).try_cast::<i64>(), None); // never float to int
+    /// ```
     pub fn try_cast<'a, T: FromAny<'a>>(&'a self) -> Option<T> {
         T::try_cast(self.as_view())
     }
 
     /// `Some` only when the stored type is exactly `T` (no conversion).
+    ///
+    /// ```
+    /// use tvm_ffi::Any;
+    /// assert_eq!(Any::new(2i64).as_exact::<i64>(), Some(2));
+    /// assert_eq!(Any::new(2i64).as_exact::<f64>(), None); // no int to float here
+    /// ```
     pub fn as_exact<'a, T: FromAny<'a>>(&'a self) -> Option<T> {
         T::try_as(self.as_view())
     }
@@ -342,6 +393,15 @@ impl<'a> AnyView<'a> {
     }
 
     /// Converts to `T` or fails with a `TypeError` in the runtime's words.
+    ///
+    /// ```
+    /// use tvm_ffi::Any;
+    /// let owned = Any::new("a string longer than seven bytes");
+    /// let view = owned.view();
+    /// let text: &str = view.cast().unwrap(); // borrows the string object
+    /// assert_eq!(text.len(), 32);
+    /// assert!(view.cast::<f64>().is_err());
+    /// ```
     #[inline]
     pub fn cast<T: FromAny<'a>>(&'a self) -> Result<T> {
         match T::try_cast(self) {
@@ -392,6 +452,14 @@ pub(crate) fn cast_error_named<'a, T: FromAny<'a>>(view: &AnyView<'_>, target: &
 }
 
 /// Static description of a Rust type as the runtime sees it.
+///
+/// ```
+/// use tvm_ffi::{Array, TypeSchema};
+/// assert_eq!(i64::type_str(), "int");
+/// assert_eq!(<Array<f64>>::type_str(), "Array<float>");
+/// assert_eq!(<Option<bool>>::type_str(), "Optional<bool>");
+/// assert_eq!(<Option<i64>>::type_schema(), r#"{"type":"Optional","args":[{"type":"int"}]}"#);
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a TVM-FFI value type",
     label = "this type cannot cross the TVM-FFI boundary",
@@ -407,6 +475,18 @@ pub trait TypeSchema {
 }
 
 /// Infallible conversion into an owning [`Any`].
+///
+/// ```
+/// use tvm_ffi::{Any, IntoAny};
+/// assert_eq!(2.5f64.into_any().type_key(), "float");
+/// assert!(None::<i64>.into_any().is_none());
+/// // A type of your own crosses as the value it wraps.
+/// struct Meters(f64);
+/// impl IntoAny for Meters {
+///     fn into_any(self) -> Any { self.0.into_any() }
+/// }
+/// assert_eq!(Any::new(Meters(1.5)).cast::<f64>().unwrap(), 1.5);
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be converted into a TVM-FFI `Any`",
     note = "supported: integers, BigInt, f32/f64, bool, (), &str/String/tvm_ffi::String, &[u8]/Vec<u8>/Bytes, Option<T>, ObjectRef<T>, Array<T>, Map<K, V>, List<T>, Dict<K, V>, Shape, Function, Any/AnyView, DataType, Device, Tensor/TensorView"
@@ -418,6 +498,15 @@ pub trait IntoAny {
 
 /// Conversion into an owning [`Any`] that may fail: what containers and fields require of their
 /// elements (every [`IntoAny`] type implements it).
+///
+/// ```
+/// use tvm_ffi::{Any, TryIntoAny};
+/// assert_eq!(7i64.try_into_any().unwrap().cast::<i64>().unwrap(), 7); // every `IntoAny` type
+/// // A view converts when what it borrows can be owned (a new reference to the string).
+/// let owned = Any::new("a string longer than seven bytes");
+/// let again = owned.view().try_into_any().unwrap();
+/// assert_eq!(again.cast::<&str>().unwrap(), "a string longer than seven bytes");
+/// ```
 pub trait TryIntoAny {
     /// Moves the value into an `Any`, or fails with a `ValueError`.
     fn try_into_any(self) -> Result<Any>;
@@ -432,6 +521,17 @@ impl<T: IntoAny> TryIntoAny for T {
 
 /// Conversion out of a borrowed value; `'a` is how long the source is borrowed, so borrowed
 /// targets (`&str`, `&[u8]`, `&ObjectRef<T>`, `AnyView`) need no copy and no reference count.
+///
+/// ```
+/// use tvm_ffi::{Any, AnyView, FromAny};
+/// fn read<'a, T: FromAny<'a>>(view: &'a AnyView<'a>) -> Option<T> {
+///     view.try_cast()
+/// }
+/// let text = Any::new("a string longer than seven bytes");
+/// let borrowed: &str = read(text.as_view()).unwrap(); // points into the string object
+/// assert_eq!(borrowed.len(), 32);
+/// assert_eq!(read::<i64>(text.as_view()), None);
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be converted from a TVM-FFI value",
     label = "not a TVM-FFI argument type",

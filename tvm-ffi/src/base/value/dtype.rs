@@ -7,6 +7,16 @@ use crate::abi::sys::{self, type_index as ti, DLDataType, DLDevice, TVMFFIAnyVal
 use crate::base::error::{Error, Result};
 
 /// A tensor element type (`DLDataType`): `int32`, `float16`, `bool`, `float32x4` ...
+///
+/// ```
+/// use tvm_ffi::DataType;
+/// let f16: DataType = "float16".parse().unwrap();
+/// assert_eq!(f16, DataType::FLOAT16);
+/// assert_eq!((f16.bits(), f16.size_in_bytes()), (16, 2));
+/// let vector = DataType::float(32).with_lanes(4);
+/// assert_eq!(vector.to_string(), "float32x4");
+/// assert!("float33x".parse::<DataType>().is_err());
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(transparent)]
 pub struct DataType(pub DLDataType);
@@ -42,6 +52,13 @@ impl DataType {
     }
     /// A data type from its DLPack type code (`kDLFloat8_e4m3fn`, ...), bits per lane and lane
     /// count.
+    ///
+    /// ```
+    /// use tvm_ffi::{sys, DataType};
+    /// let fp8 = DataType::new(sys::kDLFloat8_e4m3fn, 8, 1);
+    /// assert_eq!(fp8, DataType::FLOAT8_E4M3FN);
+    /// assert_eq!(fp8.to_string(), "float8_e4m3fn");
+    /// ```
     pub const fn new(code: u8, bits: u8, lanes: u16) -> Self {
         DataType(DLDataType { code, bits, lanes })
     }
@@ -238,6 +255,14 @@ impl Default for DataType {
 }
 
 /// A device (`DLDevice`): `cpu:0`, `cuda:1` ...
+///
+/// ```
+/// use tvm_ffi::Device;
+/// let gpu: Device = "cuda:1".parse().unwrap();
+/// assert_eq!(gpu, Device::cuda(1));
+/// assert_eq!((gpu.type_name(), gpu.device_id()), ("cuda", 1));
+/// assert_eq!(Device::cpu().to_string(), "cpu:0");
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(transparent)]
 pub struct Device(pub DLDevice);
@@ -270,6 +295,12 @@ const DEVICE_NAMES: &[(i32, &str)] = &[
 
 impl Device {
     /// A device of `device_type` (a `kDL*` constant) and id.
+    ///
+    /// ```
+    /// use tvm_ffi::{sys, Device};
+    /// let rocm = Device::new(sys::kDLROCM, 1);
+    /// assert_eq!((rocm.to_string(), rocm.device_id()), ("rocm:1".to_string(), 1));
+    /// ```
     pub const fn new(device_type: i32, device_id: i32) -> Self {
         Device(DLDevice {
             device_type,

@@ -224,10 +224,32 @@ bytes_like!(
     ///
     /// Strings of up to 7 bytes are stored inline; longer ones in a reference-counted
     /// `ffi.String` object, so clones are cheap.
+    ///
+    /// ```
+    /// use tvm_ffi::{Any, String};
+    /// let short = String::from("hi");
+    /// assert!(short.is_inline());
+    /// let long = String::new("longer than seven bytes");
+    /// assert!(!long.is_inline() && long.starts_with("longer")); // derefs to `str`
+    /// let any = Any::new(long.clone());
+    /// assert_eq!(any.type_key(), "ffi.String");
+    /// assert_eq!(any.cast::<String>().unwrap(), long);
+    /// assert_eq!(any.cast::<&str>().unwrap(), "longer than seven bytes"); // borrowed, no copy
+    /// ```
     String, ti::kTVMFFISmallStr, ti::kTVMFFIStr, "str", r#"{"type":"ffi.String"}"#
 );
 bytes_like!(
     /// An immutable byte string shared with C++ (`ffi::Bytes`) and Python (`bytes`).
+    ///
+    /// ```
+    /// use tvm_ffi::{Any, Bytes};
+    /// let bytes = Bytes::new(b"\x00\xffnot UTF-8");
+    /// assert_eq!(&bytes[..2], &[0, 255]); // derefs to `[u8]`
+    /// let any = Any::new(bytes.clone());
+    /// assert_eq!(any.type_key(), "ffi.Bytes");
+    /// assert_eq!(any.cast::<Vec<u8>>().unwrap(), bytes.as_bytes());
+    /// assert!(any.try_cast::<tvm_ffi::String>().is_none()); // bytes are not a string
+    /// ```
     Bytes, ti::kTVMFFISmallBytes, ti::kTVMFFIBytes, "bytes", r#"{"type":"ffi.Bytes"}"#
 );
 
@@ -243,6 +265,11 @@ impl String {
     ///
     /// Out of memory, it unwinds with an [`AllocFailure`] payload, which the FFI boundary
     /// raises as a `MemoryError`; [`String::try_new`] returns that error instead.
+    ///
+    /// ```
+    /// let s = tvm_ffi::String::new("héllo");
+    /// assert_eq!((s.as_str(), s.len()), ("héllo", 6));
+    /// ```
     pub fn new(s: &str) -> Self {
         Self::from_content(s.as_bytes())
     }
@@ -275,6 +302,11 @@ impl Bytes {
     }
 
     /// Creates a byte string (inline when at most 7 bytes).
+    ///
+    /// ```
+    /// let b = tvm_ffi::Bytes::new(&[0, 1, 2]);
+    /// assert_eq!(b.as_bytes(), &[0, 1, 2]);
+    /// ```
     pub fn new(bytes: &[u8]) -> Self {
         Self::from_content(bytes)
     }

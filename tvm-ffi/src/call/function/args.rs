@@ -201,6 +201,16 @@ impl<T: IntoArg> IntoArg for Option<T> {
 
 /// An argument list for [`Function::call`]: a tuple of [`IntoArg`] values (up to 12), or a
 /// slice of [`AnyView`]s or [`Any`]s.
+///
+/// ```
+/// use tvm_ffi::{Any, Function, IntoArgs};
+/// let add = Function::from_typed(|a: i64, b: i64| a + b);
+/// assert_eq!(add.call_as::<i64, _>((1, 2)).unwrap(), 3); // a tuple
+/// let args = vec![Any::new(3i64), Any::new(4i64)]; // built at run time
+/// assert_eq!(add.call_as::<i64, _>(&args).unwrap(), 7);
+/// let count = (1i64, "two", 3.0).with_args(|views| views.len()).unwrap();
+/// assert_eq!(count, 3);
+/// ```
 pub trait IntoArgs {
     /// Prepares the arguments and runs `body` with their views.
     fn with_args<R>(self, body: impl FnOnce(&[AnyView<'_>]) -> R) -> Result<R>;

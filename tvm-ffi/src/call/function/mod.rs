@@ -175,12 +175,28 @@ impl Function {
     ///
     /// Borrowed arguments (`&ObjectRef`, `&String`, `&Any`) are passed without reference-count
     /// traffic; plain values without allocation.
+    ///
+    /// ```
+    /// use tvm_ffi::{Any, Function};
+    /// let scale = Function::from_typed(|x: f64, by: f64| x * by);
+    /// let out: Any = scale.call((1.5, 2.0)).unwrap();
+    /// assert_eq!(out.cast::<f64>().unwrap(), 3.0);
+    /// assert!(scale.call((1.5,)).is_err()); // wrong arity: a TypeError
+    /// ```
     #[inline]
     pub fn call<A: IntoArgs>(&self, args: A) -> Result<Any> {
         args.with_args(|views| self.call_packed(views))?
     }
 
     /// Calls and converts the result to `R` (a `TypeError` if it does not convert).
+    ///
+    /// ```
+    /// use tvm_ffi::{ErrorKind, Function};
+    /// let add = Function::from_typed(|a: i64, b: i64| a + b);
+    /// assert_eq!(add.call_as::<i64, _>((2, 3)).unwrap(), 5);
+    /// let err = add.call_as::<String, _>((2, 3)).unwrap_err(); // the result is an int
+    /// assert_eq!(err.kind(), ErrorKind::Type);
+    /// ```
     pub fn call_as<R, A>(&self, args: A) -> Result<R>
     where
         A: IntoArgs,
@@ -191,6 +207,14 @@ impl Function {
     }
 
     /// Looks up a global function.
+    ///
+    /// ```
+    /// use tvm_ffi::{Array, Function};
+    /// let make_array = Function::get_global("ffi.Array").unwrap(); // a global of the runtime
+    /// let array: Array<i64> = make_array.call_as((1i64, 2i64)).unwrap();
+    /// assert_eq!(array.to_vec(), [1, 2]);
+    /// assert!(Function::get_global("no_such.function").is_none());
+    /// ```
     pub fn get_global(name: &str) -> Option<Function> {
         let _reading = global_table_read();
         Self::get_global_unlocked(name)
@@ -219,6 +243,15 @@ impl Function {
     }
 
     /// Registers `self` as global `name`. Without `allow_override`, an existing name is an error.
+    ///
+    /// ```
+    /// use tvm_ffi::Function;
+    /// let square = Function::from_typed(|x: i64| x * x);
+    /// square.register_global("doc_examples.square", false).unwrap();
+    /// let found = Function::get_global("doc_examples.square").unwrap(); // from any language
+    /// assert_eq!(found.call_as::<i64, _>((4,)).unwrap(), 16);
+    /// assert!(square.register_global("doc_examples.square", false).is_err()); // taken
+    /// ```
     pub fn register_global(&self, name: &str, allow_override: bool) -> Result<()> {
         self.register_global_with_info(name, "", "", allow_override)
     }

@@ -142,6 +142,11 @@ impl<T: TryIntoAny> Array<T> {
 
 impl<T: for<'a> FromAny<'a>> Array<T> {
     /// Element `index`, converted; `None` past the end.
+    ///
+    /// ```
+    /// let array = tvm_ffi::Array::new([10i64, 20]).unwrap();
+    /// assert_eq!((array.get(1), array.get(2)), (Some(20), None));
+    /// ```
     #[inline]
     pub fn get(&self, index: usize) -> Option<T> {
         let view = self.as_views().get(index)?;
@@ -174,6 +179,18 @@ impl<T: for<'a> FromAny<'a>> Array<T> {
 }
 
 /// The converted elements of an [`Array`] ([`Array::iter`], `for x in &array`).
+///
+/// ```
+/// use tvm_ffi::Array;
+/// let array = Array::new([1i64, 2, 3]).unwrap();
+/// let doubled: Vec<i64> = array.iter().map(|x| 2 * x).collect();
+/// assert_eq!(doubled, [2, 4, 6]);
+/// let mut sum = 0;
+/// for x in &array {
+///     sum += x;
+/// }
+/// assert_eq!(sum, 6);
+/// ```
 pub struct ArrayIter<'a, T> {
     views: std::slice::Iter<'a, AnyView<'a>>,
     _types: PhantomData<fn() -> T>,

@@ -155,6 +155,12 @@ impl<K, V> Dict<K, V> {
 
 impl<K: TryIntoAny, V: TryIntoAny> Dict<K, V> {
     /// A new dict of the key/value pairs (a later duplicate key wins).
+    ///
+    /// ```
+    /// use tvm_ffi::{Dict, String};
+    /// let dict = Dict::<String, i64>::new([("a".into(), 1), ("a".into(), 2)]).unwrap();
+    /// assert_eq!((dict.len(), dict.get("a")), (1, Some(2)));
+    /// ```
     pub fn new(entries: impl IntoIterator<Item = (K, V)>) -> Result<Self> {
         let pairs = super::try_collect(entries.into_iter(), |(k, v)| {
             Ok([k.try_into_any()?, v.try_into_any()?])
@@ -164,6 +170,14 @@ impl<K: TryIntoAny, V: TryIntoAny> Dict<K, V> {
     }
 
     /// Sets `key` to `value` (`ffi.DictSetItem`), visible to every holder of the dict.
+    ///
+    /// ```
+    /// use tvm_ffi::{Dict, String};
+    /// let dict = Dict::<String, i64>::new([]).unwrap();
+    /// let shared = dict.clone(); // the same dict, as another language would hold it
+    /// dict.insert("a".into(), 1).unwrap();
+    /// assert_eq!(shared.get("a"), Some(1));
+    /// ```
     pub fn insert(&self, key: K, value: V) -> Result<()> {
         let (key, value) = (key.try_into_any()?, value.try_into_any()?);
         let f = DICT_SET.get()?;
@@ -289,6 +303,15 @@ impl Iterator for RawEntries<'_> {
 }
 
 /// The entries of a [`Dict`], converted ([`Dict::iter`], `for entry in &dict`).
+///
+/// ```
+/// use tvm_ffi::Dict;
+/// let dict: Dict<String, i64> = Dict::new([("a".to_string(), 1), ("b".to_string(), 2)]).unwrap();
+/// // Each entry is a `Result`: any language may store a value of another type meanwhile.
+/// let mut entries = dict.iter().collect::<tvm_ffi::Result<Vec<_>>>().unwrap();
+/// entries.sort();
+/// assert_eq!(entries, [("a".to_string(), 1), ("b".to_string(), 2)]);
+/// ```
 pub struct DictIter<'a, K, V> {
     entries: RawEntries<'a>,
     reported: bool,

@@ -130,6 +130,11 @@ impl<T> List<T> {
 
 impl<T: TryIntoAny> List<T> {
     /// A new list of `items` (`ffi.List`).
+    ///
+    /// ```
+    /// let list = tvm_ffi::List::new(["a", "b"]).unwrap();
+    /// assert_eq!(list.len(), 2);
+    /// ```
     pub fn new(items: impl IntoIterator<Item = T>) -> Result<Self> {
         let items: Vec<Any> = super::try_collect(items.into_iter(), T::try_into_any)?;
         let out = LIST_NEW.get()?.call(items.as_slice())?;
@@ -137,6 +142,13 @@ impl<T: TryIntoAny> List<T> {
     }
 
     /// Appends `value` (`ffi.ListAppend`), visible to every holder of the list.
+    ///
+    /// ```
+    /// let list = tvm_ffi::List::<i64>::new([]).unwrap();
+    /// let shared = list.clone(); // the same list, as another language would hold it
+    /// list.push(1).unwrap();
+    /// assert_eq!(shared.to_vec().unwrap(), [1]);
+    /// ```
     pub fn push(&self, value: T) -> Result<()> {
         let (value, f) = (value.try_into_any()?, LIST_APPEND.get()?);
         self.write(|_, _| f.call((&self.obj, &value)).map(drop))
@@ -223,6 +235,15 @@ impl<T: for<'a> FromAny<'a>> List<T> {
 }
 
 /// The elements of a [`List`], converted ([`List::iter`], `for item in &list`).
+///
+/// ```
+/// use tvm_ffi::List;
+/// let list = List::new([1i64, 2]).unwrap();
+/// list.push(3).unwrap();
+/// // Each item is a `Result`: any language may store a value of another type meanwhile.
+/// let items: Vec<i64> = list.iter().collect::<tvm_ffi::Result<_>>().unwrap();
+/// assert_eq!(items, [1, 2, 3]);
+/// ```
 pub struct ListIter<'a, T> {
     list: &'a List<T>,
     next: usize,

@@ -188,6 +188,11 @@ impl<K: TryIntoAny, V: TryIntoAny> Map<K, V> {
 
 impl<K, V: for<'a> FromAny<'a>> Map<K, V> {
     /// The value for `key`, if present.
+    ///
+    /// ```
+    /// let map = tvm_ffi::Map::<tvm_ffi::String, i64>::new([("a".into(), 1)]).unwrap();
+    /// assert_eq!((map.get("a"), map.get("b")), (Some(1), None));
+    /// ```
     #[inline]
     pub fn get<Q: IntoArg>(&self, key: Q) -> Option<V> {
         let holder = key.into_holder().ok()?;
@@ -240,6 +245,16 @@ impl<K: for<'a> FromAny<'a>, V: for<'a> FromAny<'a>> Map<K, V> {
 }
 
 /// The entries of a [`Map`] as views of its storage ([`Map::iter_views`]).
+///
+/// ```
+/// use tvm_ffi::Map;
+/// let map: Map<i64, f64> = Map::new([(1, 0.5), (2, 1.5)]).unwrap();
+/// // Views borrow the map's storage: nothing is converted, no reference count changes.
+/// let keys: Vec<&str> = map.iter_views().map(|(k, _)| k.type_key()).collect();
+/// assert_eq!(keys, ["int", "int"]);
+/// let (k, v) = map.iter_views().next().unwrap();
+/// assert_eq!((k.cast::<i64>().unwrap(), v.cast::<f64>().unwrap()), (1, 0.5));
+/// ```
 #[derive(Clone)]
 pub struct MapViews<'a> {
     table: Table<'a>,
@@ -300,6 +315,15 @@ impl<'a> Iterator for MapViews<'a> {
 impl ExactSizeIterator for MapViews<'_> {}
 
 /// The converted entries of a [`Map`] ([`Map::iter`], `for (k, v) in &map`).
+///
+/// ```
+/// use tvm_ffi::Map;
+/// let map: Map<String, i64> = Map::new([("x".to_string(), 1), ("y".to_string(), 2)]).unwrap();
+/// let entries: Vec<(String, i64)> = map.iter().collect(); // in insertion order
+/// assert_eq!(entries, [("x".to_string(), 1), ("y".to_string(), 2)]);
+/// let total: i64 = (&map).into_iter().map(|(_, v)| v).sum();
+/// assert_eq!(total, 3);
+/// ```
 pub struct MapIter<'a, K, V> {
     views: MapViews<'a>,
     _types: PhantomData<fn() -> (K, V)>,

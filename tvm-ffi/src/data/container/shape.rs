@@ -44,6 +44,11 @@ pub struct Shape {
 impl Shape {
     /// A new shape of `dims`. Fails only when memory runs out, which raises `MemoryError` at
     /// the FFI boundary (as `ObjectRef::new` does).
+    ///
+    /// ```
+    /// let shape = tvm_ffi::Shape::new(&[2, 3]);
+    /// assert_eq!(&*shape, &[2, 3]);
+    /// ```
     #[inline]
     pub fn new(dims: &[i64]) -> Shape {
         // SAFETY: the payload is a cell pointing at the `dims.len()` elements that follow it,

@@ -9,6 +9,16 @@ use crate::abi::sys::DLManagedTensorVersioned;
 /// it calls its deleter. [`Tensor::to_dlpack`](super::Tensor::to_dlpack) makes one,
 /// [`Tensor::from_dlpack`](super::Tensor::from_dlpack) takes one,
 /// [`into_raw`](Self::into_raw) hands it to a C consumer.
+///
+/// ```
+/// use tvm_ffi::{DLPackTensor, Tensor};
+/// let tensor = Tensor::from_slice(&[1.0f32, 2.0, 3.0], &[3]).unwrap();
+/// let exchanged: DLPackTensor = tensor.to_dlpack().unwrap(); // shares the data
+/// assert_eq!(exchanged.version().0, 1);
+/// assert_eq!(exchanged.view().shape(), &[3]);
+/// let back = Tensor::from_dlpack(exchanged).unwrap();
+/// assert_eq!(back.as_slice::<f32>().unwrap(), &[1.0, 2.0, 3.0]);
+/// ```
 pub struct DLPackTensor {
     ptr: NonNull<DLManagedTensorVersioned>,
 }

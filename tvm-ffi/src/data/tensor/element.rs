@@ -13,6 +13,16 @@ use crate::base::value::DataType;
 /// compile time where the type is used), `Self` must have no padding, and every bit pattern of
 /// that size must be a valid `Self` (foreign code may have written anything). That last rule is
 /// why `bool` is not an element type.
+///
+/// ```
+/// use tvm_ffi::{half::f16, DataType, Element, Tensor};
+/// assert_eq!(f32::DTYPE, DataType::FLOAT32);
+/// assert_eq!(f16::DTYPE, DataType::FLOAT16);
+/// // Typed access checks the tensor's dtype against `T::DTYPE`.
+/// let tensor = Tensor::from_slice(&[1i32, 2], &[2]).unwrap();
+/// assert_eq!(tensor.dtype(), i32::DTYPE);
+/// assert!(tensor.as_slice::<f32>().is_err());
+/// ```
 pub unsafe trait Element: Copy + Send + Sync + 'static {
     /// The DLPack data type of one element.
     const DTYPE: DataType;

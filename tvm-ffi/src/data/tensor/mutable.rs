@@ -82,6 +82,14 @@ impl TensorMut {
     }
 
     /// A tensor that takes ownership of `data` (no copy), with the given row-major `shape`.
+    ///
+    /// ```
+    /// use tvm_ffi::{Tensor, TensorMut};
+    /// let mut tensor = TensorMut::from_vec(vec![0i32; 4], &[2, 2]).unwrap();
+    /// tensor.as_mut_slice::<i32>().unwrap()[3] = 7;
+    /// let frozen: Tensor = tensor.into(); // shareable, read-only from here
+    /// assert_eq!(frozen.as_slice::<i32>().unwrap(), &[0, 0, 0, 7]);
+    /// ```
     pub fn from_vec<T: Element>(mut data: Vec<T>, shape: &[i64]) -> Result<TensorMut> {
         match checked_numel(shape) {
             Some(n) if n == data.len() => {}
@@ -259,12 +267,26 @@ impl Tensor {
     }
 
     /// A tensor holding a copy of `data`, with the given row-major `shape`.
+    ///
+    /// ```
+    /// use tvm_ffi::{DataType, Tensor};
+    /// let tensor = Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+    /// assert_eq!((tensor.shape(), tensor.dtype()), (&[2i64, 2][..], DataType::FLOAT32));
+    /// assert!(Tensor::from_slice(&[1.0f32], &[2, 2]).is_err()); // 1 element, shape needs 4
+    /// ```
     pub fn from_slice<T: Element>(data: &[T], shape: &[i64]) -> Result<Tensor> {
         Tensor::from_vec(data.to_vec(), shape)
     }
 
     /// A new compact tensor (see [`TensorMut::empty`]; fill it through a `TensorMut` instead
     /// when Rust writes the data).
+    ///
+    /// ```
+    /// use tvm_ffi::{DataType, Device, Tensor};
+    /// let tensor = Tensor::empty(&[2, 3], DataType::FLOAT16, Device::cpu()).unwrap();
+    /// assert_eq!((tensor.shape(), tensor.dtype()), (&[2i64, 3][..], DataType::FLOAT16));
+    /// assert_eq!(tensor.view().device(), Device::cpu());
+    /// ```
     pub fn empty(shape: &[i64], dtype: DataType, device: Device) -> Result<Tensor> {
         TensorMut::empty(shape, dtype, device).map(TensorMut::freeze)
     }

@@ -5,6 +5,17 @@ use crate::base::value::{Any, AnyView};
 
 /// A type attribute (`__ffi_init__`, `__ffi_shallow_copy__`, ...) registered for exactly
 /// this type index.
+///
+/// ```
+/// use tvm_ffi::{reflection, ObjectType};
+/// #[derive(tvm_ffi::Object, Clone)]
+/// #[ffi_type(key = "doc_examples.TypeAttr")]
+/// #[repr(C)]
+/// pub struct Copyable { pub x: i64 }
+/// // `Clone` registers the shallow copy that `copy.copy` and deep copies use.
+/// assert!(reflection::type_attr(Copyable::type_index(), "__ffi_shallow_copy__").is_some());
+/// assert!(reflection::type_attr(Copyable::type_index(), "no_such_attribute").is_none());
+/// ```
 pub fn type_attr(index: i32, name: &str) -> Option<Any> {
     let name = sys::TVMFFIByteArray::from_bytes(name.as_bytes());
     // SAFETY: valid name; the column (if any) lives in the registry.
