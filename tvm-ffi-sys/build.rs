@@ -173,7 +173,12 @@ fn link_into_out_dir(libdir: &Path) -> PathBuf {
     let target = libdir.join(LIB_FILE);
     // Absolute: the link stays valid wherever the target directory is read from.
     let target = target.canonicalize().unwrap_or(target);
-    std::os::unix::fs::symlink(&target, &link)
-        .unwrap_or_else(|e| panic!("cannot link {} to {}: {e}", link.display(), target.display()));
+    std::os::unix::fs::symlink(&target, &link).unwrap_or_else(|e| {
+        panic!(
+            "cannot link {} to {}: {e}",
+            link.display(),
+            target.display()
+        )
+    });
     dir
 }
