@@ -161,18 +161,19 @@ def test_point_sdist_vendors_the_runtime_crates_and_builds_the_same_wheel(
     with tarfile.open(sdist) as tar:
         names = tar.getnames()
         manifest = tar.extractfile("my_ext-0.1.0/Cargo.toml").read().decode()
-        runtime = tar.extractfile("my_ext-0.1.0/vendor/tvm-ffi/Cargo.toml").read().decode()
+        runtime = tar.extractfile("my_ext-0.1.0/vendor/tvm-ffi-sdk/Cargo.toml").read().decode()
     for name in ["PKG-INFO", "pyproject.toml", "Cargo.lock", "build.rs", "src/lib.rs",
                  "build_backend/tvm_ffi_build.py", "python/my_ext/_ffi_api.py",
-                 "vendor/tvm-ffi/src/lib.rs", "vendor/tvm-ffi/README.md",
-                 "vendor/tvm-ffi-sys/build.rs", "vendor/tvm-ffi-macros/src/lib.rs"]:
+                 "vendor/tvm-ffi-sdk/src/lib.rs", "vendor/tvm-ffi-sdk/README.md",
+                 "vendor/tvm-ffi-sdk-sys/build.rs", "vendor/tvm-ffi-sdk-macros/src/lib.rs"]:
         assert f"my_ext-0.1.0/{name}" in names, name
     assert not [n for n in names if "/target/" in n or n.endswith((".so", ".pyc"))]
     # Workspace inheritance resolved, path dependencies pointed into vendor/.
     assert ".workspace" not in manifest and "workspace = true" not in manifest
-    assert '[dependencies.tvm-ffi]\npath = "vendor/tvm-ffi"\nversion = "0.1.0"' in manifest
-    assert '[dependencies.tvm-ffi-sys]\npath = "../tvm-ffi-sys"' in runtime
-    assert '[dependencies.tvm-ffi-macros]\npath = "../tvm-ffi-macros"\nversion = "=0.1.0"' in runtime
+    assert '[dependencies.tvm-ffi-sdk]\npath = "vendor/tvm-ffi-sdk"\nversion = "0.1.0"' in manifest
+    assert '[dependencies.tvm-ffi-sdk-sys]\npath = "../tvm-ffi-sdk-sys"' in runtime
+    assert ('[dependencies.tvm-ffi-sdk-macros]\npath = "../tvm-ffi-sdk-macros"\nversion = "=0.1.0"'
+            in runtime)
 
     # pip unpacks the sdist outside this repository: no .venv above it to find libtvm_ffi in.
     out = tmp_path / "wheel"
