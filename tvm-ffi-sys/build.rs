@@ -13,7 +13,7 @@ use std::process::Command;
 
 const LIB_FILE: &str = "libtvm_ffi.so";
 /// The one command that makes a failed search succeed.
-const FIX: &str = "pip install 'apache-tvm-ffi>=0.1.12,<0.2'";
+const FIX: &str = "pip install 'apache-tvm-ffi>=0.1.14,<0.2'";
 
 fn venv_libdir(venv: &Path) -> Option<PathBuf> {
     let mut candidates: Vec<PathBuf> = std::fs::read_dir(venv.join("lib"))

@@ -15,7 +15,7 @@ Python < 3.11); used through ``backend-path``, so nothing is installed to build.
     [project]
     name = "my_package"
     version = "0.1.0"                      # or dynamic = ["version"]: Cargo's version
-    dependencies = ["apache-tvm-ffi>=0.1.15.post2,<0.2"]
+    dependencies = ["apache-tvm-ffi>=0.1.14,<0.2"]
 
     [tool.tvm-ffi-build]                    # all optional
     python-source = "python"                # holds the package directory
@@ -132,7 +132,7 @@ class _Project:
         if not any(re.match(r"apache[-_.]tvm[-_.]ffi\b", d, re.I) for d in deps):
             raise BuildError(
                 f"{pyproject}: [project] dependencies must include apache-tvm-ffi (e.g. "
-                '"apache-tvm-ffi>=0.1.15.post2,<0.2"): the library needs the libtvm_ffi '
+                '"apache-tvm-ffi>=0.1.14,<0.2"): the library needs the libtvm_ffi '
                 "that `import tvm_ffi` loads"
             )
         self._version: str | None = None

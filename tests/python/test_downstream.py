@@ -373,4 +373,4 @@ def test_a_missing_runtime_is_a_build_error_that_lists_the_search_and_the_fix(pr
                   "`tvm-ffi-config --libdir`: cannot run it",
                   "`/nonexistent/python3` importing tvm_ffi: cannot run it"]:
         assert f"  - {tried}" in stderr, stderr
-    assert "Fix: `pip install 'apache-tvm-ffi>=0.1.12,<0.2'`" in stderr
+    assert "Fix: `pip install 'apache-tvm-ffi>=0.1.14,<0.2'`" in stderr

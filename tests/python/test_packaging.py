@@ -98,7 +98,7 @@ def test_point_wheel_is_tagged_for_the_platform_and_ships_only_the_package(point
         wheel_info = whl.read("my_ext-0.1.0.dist-info/WHEEL").decode()
         api = whl.read("my_ext/_ffi_api.py").decode()
         whl.extract("my_ext/libtvm_ffi_example_point.so", tmp_path)
-    assert "Requires-Dist: apache-tvm-ffi>=0.1.15.post2,<0.2\n" in metadata
+    assert "Requires-Dist: apache-tvm-ffi>=0.1.14,<0.2\n" in metadata
     assert f"Tag: py3-none-{PLATFORM}\n" in wheel_info
     assert "Root-Is-Purelib: false\n" in wheel_info
     # The stubs tvm-ffi-stubgen wrote from the built library.
