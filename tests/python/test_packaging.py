@@ -251,6 +251,34 @@ assert type(acme_geo.Tag("t")) is acme_geo.Tag and acme_geo.Tag("t").text == "t"
 print("ok")
 """, cwd=tmp_path)
 
+    # The dev loop: a Rust change, then the one rebuild command instead of `pip install -e .`.
+    with (project / "src" / "lib.rs").open("a") as lib:
+        lib.write("""
+/// Added after the editable install.
+#[ffi_func(name = "acme_geo.thrice")]
+pub fn thrice(x: i64) -> i64 {
+    3 * x
+}
+""")
+    backend = ["build_backend/tvm_ffi_build.py"]
+    run([str(python), *backend, "develop"], cwd=project, env=user_env)
+    assert "    def thrice(_0: int, /) -> int: ..." in api.read_text()
+    run_script(python, """
+import acme_geo
+assert acme_geo.thrice(5) == 15 and acme_geo.twice(5) == 10
+print("ok")
+""", cwd=tmp_path)
+    # The library under the file name a loader expects (upstream's quickstart loads
+    # `build/add_one_cpu.so`; cargo makes `libacme_geo.so`).
+    out = tmp_path / "build" / "acme_geo_cpu.so"
+    run([str(python), *backend, "lib", "--out", str(out)], cwd=project, env=user_env)
+    run_script(python, f"""
+import tvm_ffi
+tvm_ffi.load_module({str(out)!r})
+assert tvm_ffi.get_global_func("acme_geo.thrice")(2) == 6
+print("ok")
+""", cwd=tmp_path)
+
 
 @pytest.mark.parametrize("project, library", [
     (POINT, "libtvm_ffi_example_point.so"),
