@@ -374,3 +374,37 @@ def test_a_missing_runtime_is_a_build_error_that_lists_the_search_and_the_fix(pr
                   "`/nonexistent/python3` importing tvm_ffi: cannot run it"]:
         assert f"  - {tried}" in stderr, stderr
     assert "Fix: `pip install 'apache-tvm-ffi>=0.1.14,<0.2'`" in stderr
+
+
+def readme_block(marker: str) -> str:
+    """The fenced code block after `<!-- quick-start:MARKER` in README.md."""
+    text = (ROOT / "README.md").read_text()
+    after = text.split(f"<!-- quick-start:{marker}", 1)[1]
+    block = after.split("```", 2)[1]
+    return block.split("\n", 1)[1]
+
+
+def test_the_readme_quick_start_builds_and_runs_as_written(packaged):
+    home, target = packaged
+    crate = fresh(home / "acme")
+    # `cargo new --lib acme`, `cargo add tvm-ffi-sdk` and the crate-type line of the README.
+    write(crate / "Cargo.toml", """
+[package]
+name = "acme"
+version = "0.1.0"
+edition = "2021"
+
+[lib]
+crate-type = ["cdylib", "rlib"]
+
+[dependencies]
+tvm-ffi-sdk = "0.1"
+""")
+    write(crate / "src" / "lib.rs", readme_block("rust"))
+    # The target directory is the crate's own, as the README's Python line expects.
+    (crate / "target").symlink_to(target)
+    run([CARGO, "build", "-q"], cwd=crate, env=build_env(target))
+    script = readme_block("python")
+    assert "# 3 25" in script
+    proc = run([sys.executable, "-c", script], cwd=crate, env=user_env())
+    assert proc.stdout == "3 25\n", proc.stdout
