@@ -25,8 +25,8 @@ pub const BINDINGS_VERSION: sys::TVMFFIVersion = sys::TVMFFIVersion {
 pub const OLDEST_RUNTIME_PATCH: u32 = 14;
 
 /// Whether a runtime of version `found` can be used: the bindings' major and minor version (the
-/// ABI is only guaranteed within a minor series before 1.0), and no older than
-/// [`OLDEST_RUNTIME_PATCH`].
+/// ABI is only guaranteed within a minor series before 1.0), and no older than ABI 0.1.14
+/// (apache-tvm-ffi 0.1.14, the oldest release tested).
 pub fn check_version(found: sys::TVMFFIVersion) -> Result<()> {
     let want = BINDINGS_VERSION;
     if found.major == want.major && found.minor == want.minor && found.patch >= OLDEST_RUNTIME_PATCH

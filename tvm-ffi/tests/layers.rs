@@ -1,7 +1,7 @@
 //! The runtime's layering, checked on its sources: every `crate::<module>` path in a top-level
 //! module names a module of the same or a lower layer, and never a root re-export (which would
 //! hide the dependency). The layers are the ones drawn in the crate docs; run
-//! `cargo test -p tvm-ffi --test layers -- --nocapture` to print the dependency table.
+//! `cargo test -p tvm-ffi-sdk --test layers -- --nocapture` to print the dependency table.
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
