@@ -101,7 +101,7 @@ publish = false
 crate-type = ["cdylib"]
 
 [dependencies]
-tvm-ffi = {{ path = "{ROOT / 'tvm-ffi'}" }}
+tvm-ffi-sdk = {{ path = "{ROOT / 'tvm-ffi'}" }}
 
 [workspace]
 """

@@ -7,9 +7,9 @@
 #
 # Left out, and why (README, "Soundness"):
 # - leak detection (`detect_leaks=0`): the runtime's registries live until exit by design;
-# - tests/python/test_packaging.py: it builds wheels with cargo and pip in subprocesses, which
-#   would inherit the preloaded runtime; it checks the build, not memory accesses, and runs in
-#   the normal suite;
+# - tests/python/test_packaging.py and test_downstream.py: they build wheels and crates with
+#   cargo and pip in subprocesses, which would inherit the preloaded runtime; they check the
+#   build, not memory accesses, and run in the normal suite;
 # - the ui-tests crate (compile-time checks only) and benches.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -46,7 +46,7 @@ libstdcxx="$(gcc -print-file-name=libstdc++.so)"
 # libstdc++ right after the runtime: its `__cxa_throw` interceptor needs the real one.
 TVM_FFI_TARGET_DIR="$root/target/asan/$target/debug" LD_PRELOAD="$libasan $libstdcxx" \
   .venv/bin/python -m pytest -q -p no:cacheprovider tests/python \
-  --ignore tests/python/test_packaging.py 2>&1 | tee target/asan/pytest.log | tail -3
+  --ignore tests/python/test_packaging.py --ignore tests/python/test_downstream.py 2>&1 | tee target/asan/pytest.log | tail -3
 status=${PIPESTATUS[0]}
 if [ "$status" -ne 0 ] || grep -q "ERROR: AddressSanitizer" target/asan/pytest.log; then
   echo "error: the Python suite under AddressSanitizer failed (target/asan/pytest.log)" >&2

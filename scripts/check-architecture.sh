@@ -10,7 +10,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 echo "==> layers and file circles of tvm-ffi and tvm-ffi-macros (tvm-ffi/tests/layers.rs)"
-cargo test -q -p tvm-ffi --test layers -- --nocapture --test-threads 1 2>&1 \
+cargo test -q -p tvm-ffi-sdk --test layers -- --nocapture --test-threads 1 2>&1 \
   | grep -E "uses|circle|test result"
 echo "==> paths in the expansion of examples/point"
 expanded="$(RUSTC_BOOTSTRAP=1 cargo rustc -q -p tvm-ffi-example-point --lib -- -Zunpretty=expanded)"

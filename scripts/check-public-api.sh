@@ -7,7 +7,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 RUSTC_BOOTSTRAP=1 RUSTDOCFLAGS="-Zunstable-options --output-format json" \
-  cargo doc -q -p tvm-ffi --lib --no-deps --target-dir target/public-api
+  cargo doc -q -p tvm-ffi-sdk --lib --no-deps --target-dir target/public-api
 listing="$(python3 scripts/public_api.py target/public-api/doc/tvm_ffi.json)"
 if [ "${1:-}" = "--bless" ]; then
   printf '%s\n' "$listing" >tvm-ffi/public-api.txt

@@ -6,7 +6,7 @@ Usage: doc-coverage.py [RUSTDOC_JSON]   (default: target/public-api/doc/tvm_ffi.
 The JSON comes from the same rustdoc run as the public API listing (scripts/check-public-api.sh):
 
     RUSTC_BOOTSTRAP=1 RUSTDOCFLAGS="-Zunstable-options --output-format json" \\
-      cargo doc -q -p tvm-ffi --lib --no-deps --target-dir target/public-api
+      cargo doc -q -p tvm-ffi-sdk --lib --no-deps --target-dir target/public-api
 
 Public means reachable from the crate root without passing through a `#[doc(hidden)]` item
 (`__private` holds what generated code uses; it needs no examples). An item has an example when

@@ -15,7 +15,7 @@ Python < 3.11); used through ``backend-path``, so nothing is installed to build.
     [project]
     name = "my_package"
     version = "0.1.0"                      # or dynamic = ["version"]: Cargo's version
-    dependencies = ["apache-tvm-ffi>=0.1.15.post2,<0.2"]
+    dependencies = ["apache-tvm-ffi>=0.1.14,<0.2"]
 
     [tool.tvm-ffi-build]                    # all optional
     python-source = "python"                # holds the package directory
@@ -39,10 +39,17 @@ What it does:
 * ``build_editable`` (``pip install -e``): the same build in the ``dev`` profile; the stubs
   are refreshed in the source tree, a ``.pth`` file points Python at the source package,
   and the library is installed where stubgen's loader looks (the distribution's
-  ``RECORD``). Re-run ``pip install -e .`` after changing Rust code.
+  ``RECORD``). After changing Rust code, ``python build_backend/tvm_ffi_build.py develop``
+  rebuilds, rewrites the stubs and replaces the installed library (or re-run
+  ``pip install -e .``).
 * ``build_sdist``: the crate's files, the Python package and this backend, plus every path
   dependency of the crate copied under ``vendor/`` with workspace inheritance resolved and
   path dependencies rewritten, so the sdist builds anywhere into the same wheel.
+
+Commands (``python build_backend/tvm_ffi_build.py COMMAND`` in the project directory):
+``develop`` (the rebuild after ``pip install -e .``), ``lib --out PATH [--release]`` (the
+library under the file name a loader expects, e.g. ``build/add_one_cpu.so``; cargo names it
+``lib<crate>.so``) and ``stubs [--check]``.
 
 Config settings (``pip wheel --config-settings KEY=VALUE``): ``profile``, and
 ``platform-tag`` (e.g. ``manylinux_2_28_x86_64`` when building in a manylinux container).
@@ -133,7 +140,7 @@ class _Project:
         if not any(re.match(r"apache[-_.]tvm[-_.]ffi\b", d, re.I) for d in deps):
             raise BuildError(
                 f"{pyproject}: [project] dependencies must include apache-tvm-ffi (e.g. "
-                '"apache-tvm-ffi>=0.1.15.post2,<0.2"): the library needs the libtvm_ffi '
+                '"apache-tvm-ffi>=0.1.14,<0.2"): the library needs the libtvm_ffi '
                 "that `import tvm_ffi` loads"
             )
         self._version: str | None = None
@@ -865,16 +872,13 @@ def build_sdist(sdist_directory, config_settings=None):
 # ---- command line ------------------------------------------------------------------------
 
 
-def _stubs_command(argv: list[str]) -> int:
-    """`python build_backend/tvm_ffi_build.py stubs [--check]` in the project directory: builds
-    the library (dev profile) and rewrites the stubs of the package in place, or with
-    `--check` reports (exit status 1) a package whose files differ from what a build writes."""
-    if argv[:1] != ["stubs"] or not set(argv[1:]) <= {"--check"}:
-        print(f"usage: python {sys.argv[0]} stubs [--check]", file=sys.stderr)
-        return 2
+def _stubs_command(check: bool) -> int:
+    """`stubs [--check]`: builds the library (dev profile) and rewrites the stubs of the package
+    in place, or with `--check` reports (exit status 1) a package whose files differ from what a
+    build writes."""
     project = _Project(Path.cwd(), None)
     library = _build_library(project, project.editable_profile)
-    if "--check" not in argv:
+    if not check:
         _stubgen(project, project.python_source, library)
         return 0
     with tempfile.TemporaryDirectory(prefix=f"{BACKEND}-") as tmp:
@@ -891,9 +895,73 @@ def _stubs_command(argv: list[str]) -> int:
     return 1 if stale else 0
 
 
+def _replace_file(source: Path, dest: Path) -> None:
+    """Copies `source` over `dest` through a rename: a process that has the old library mapped
+    keeps its copy intact."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    partial = dest.with_name(f".{dest.name}.partial")
+    shutil.copy2(source, partial)
+    os.replace(partial, dest)
+
+
+def _lib_command(out: Path, release: bool) -> int:
+    """`lib --out PATH [--release]`: builds the library and copies it to PATH, under the file
+    name a loader expects (cargo names it `lib<crate>.so`; e.g. `--out build/add_one_cpu.so`
+    for `tvm_ffi.load_module("build/add_one_cpu.so")`)."""
+    project = _Project(Path.cwd(), None)
+    library = _build_library(project, "release" if release else project.editable_profile)
+    _replace_file(library, out)
+    print(out)
+    return 0
+
+
+def _develop_command() -> int:
+    """`develop`: after `pip install -e .`, rebuilds the library (dev profile), rewrites the
+    stubs and replaces the library that the editable install put where `import` loads it: the
+    whole `pip install -e .` without pip."""
+    from importlib import metadata  # noqa: PLC0415
+
+    project = _Project(Path.cwd(), None)
+    try:
+        dist = metadata.distribution(project.name)
+    except metadata.PackageNotFoundError:
+        raise BuildError(f"{project.name} is not installed here: run `pip install -e .` first")
+    library = _build_library(project, project.editable_profile)
+    installed = [f for f in dist.files or [] if f.name == library.name]
+    if not installed:
+        raise BuildError(f"{project.name} is installed without {library.name}: run `pip install -e .`")
+    with tempfile.TemporaryDirectory(prefix=f"{BACKEND}-") as tmp:
+        lib_copy = Path(tmp) / library.name
+        shutil.copy2(library, lib_copy)
+        _stubgen(project, project.python_source, lib_copy)
+    _replace_file(library, Path(dist.locate_file(installed[0])))
+    return 0
+
+
+USAGE = f"""usage (in the project directory): python {Path(__file__).name} COMMAND
+  develop              after `pip install -e .`: rebuild the library, rewrite the stubs, reinstall
+  lib --out PATH [--release]
+                       build the library and copy it to PATH (e.g. build/add_one_cpu.so)
+  stubs [--check]      rewrite the stubs (or check that they are current)"""
+
+
+def _main(argv: list[str]) -> int:
+    command, args = (argv[0], argv[1:]) if argv else ("", [])
+    if command == "develop" and not args:
+        return _develop_command()
+    if command == "stubs" and set(args) <= {"--check"}:
+        return _stubs_command("--check" in args)
+    if command == "lib" and "--out" in args[:-1]:
+        rest = [a for a in args if a != "--release"]
+        if len(rest) == 2 and rest[0] == "--out":
+            return _lib_command(Path(rest[1]), "--release" in args)
+    print(USAGE, file=sys.stderr)
+    return 2
+
+
 if __name__ == "__main__":
     try:
-        sys.exit(_stubs_command(sys.argv[1:]))
+        sys.exit(_main(sys.argv[1:]))
     except BuildError as err:
         print(f"error: {err}", file=sys.stderr)
         sys.exit(1)

@@ -39,3 +39,21 @@ impl Counter {
 pub fn greet(name: &str) -> String {
     format!("hello, {name}")
 }
+
+#[cfg(test)]
+mod tests {
+    use tvm_ffi::Function;
+
+    // `cargo test` runs against the real libtvm_ffi: the library registered its functions when
+    // the test binary loaded.
+    #[test]
+    fn greet_is_callable_through_the_runtime() {
+        let greeting = Function::get_global_required("my_package.greet")
+            .unwrap()
+            .call(("rust",))
+            .unwrap()
+            .cast::<String>()
+            .unwrap();
+        assert_eq!(greeting, "hello, rust");
+    }
+}

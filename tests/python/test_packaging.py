@@ -98,7 +98,7 @@ def test_point_wheel_is_tagged_for_the_platform_and_ships_only_the_package(point
         wheel_info = whl.read("my_ext-0.1.0.dist-info/WHEEL").decode()
         api = whl.read("my_ext/_ffi_api.py").decode()
         whl.extract("my_ext/libtvm_ffi_example_point.so", tmp_path)
-    assert "Requires-Dist: apache-tvm-ffi>=0.1.15.post2,<0.2\n" in metadata
+    assert "Requires-Dist: apache-tvm-ffi>=0.1.14,<0.2\n" in metadata
     assert f"Tag: py3-none-{PLATFORM}\n" in wheel_info
     assert "Root-Is-Purelib: false\n" in wheel_info
     # The stubs tvm-ffi-stubgen wrote from the built library.
@@ -212,18 +212,19 @@ def test_point_sdist_vendors_the_runtime_crates_and_builds_the_same_wheel(
     with tarfile.open(sdist) as tar:
         names = tar.getnames()
         manifest = tar.extractfile("my_ext-0.1.0/Cargo.toml").read().decode()
-        runtime = tar.extractfile("my_ext-0.1.0/vendor/tvm-ffi/Cargo.toml").read().decode()
+        runtime = tar.extractfile("my_ext-0.1.0/vendor/tvm-ffi-sdk/Cargo.toml").read().decode()
     for name in ["PKG-INFO", "pyproject.toml", "Cargo.lock", "build.rs", "src/lib.rs",
                  "build_backend/tvm_ffi_build.py", "python/my_ext/_ffi_api.py",
-                 "vendor/tvm-ffi/src/lib.rs", "vendor/tvm-ffi/README.md",
-                 "vendor/tvm-ffi-sys/build.rs", "vendor/tvm-ffi-macros/src/lib.rs"]:
+                 "vendor/tvm-ffi-sdk/src/lib.rs", "vendor/tvm-ffi-sdk/README.md",
+                 "vendor/tvm-ffi-sdk-sys/build.rs", "vendor/tvm-ffi-sdk-macros/src/lib.rs"]:
         assert f"my_ext-0.1.0/{name}" in names, name
     assert not [n for n in names if "/target/" in n or n.endswith((".so", ".pyc"))]
     # Workspace inheritance resolved, path dependencies pointed into vendor/.
     assert ".workspace" not in manifest and "workspace = true" not in manifest
-    assert '[dependencies.tvm-ffi]\npath = "vendor/tvm-ffi"\nversion = "0.1.0"' in manifest
-    assert '[dependencies.tvm-ffi-sys]\npath = "../tvm-ffi-sys"' in runtime
-    assert '[dependencies.tvm-ffi-macros]\npath = "../tvm-ffi-macros"\nversion = "=0.1.0"' in runtime
+    assert '[dependencies.tvm-ffi-sdk]\npath = "vendor/tvm-ffi-sdk"\nversion = "0.1.0"' in manifest
+    assert '[dependencies.tvm-ffi-sdk-sys]\npath = "../tvm-ffi-sdk-sys"' in runtime
+    assert ('[dependencies.tvm-ffi-sdk-macros]\npath = "../tvm-ffi-sdk-macros"\nversion = "=0.1.0"'
+            in runtime)
 
     # pip unpacks the sdist outside this repository: no .venv above it to find libtvm_ffi in.
     out = tmp_path / "wheel"
@@ -298,6 +299,34 @@ assert pickle.loads(pickle.dumps(c)).count == 2
 assert acme_geo.Counter.starting_at("s", 5).add(1) == 6
 assert acme_geo.greet("world") == "hello, world" and acme_geo.twice(21) == 42
 assert type(acme_geo.Tag("t")) is acme_geo.Tag and acme_geo.Tag("t").text == "t"
+print("ok")
+""", cwd=tmp_path)
+
+    # The dev loop: a Rust change, then the one rebuild command instead of `pip install -e .`.
+    with (project / "src" / "lib.rs").open("a") as lib:
+        lib.write("""
+/// Added after the editable install.
+#[ffi_func(name = "acme_geo.thrice")]
+pub fn thrice(x: i64) -> i64 {
+    3 * x
+}
+""")
+    backend = ["build_backend/tvm_ffi_build.py"]
+    run([str(python), *backend, "develop"], cwd=project, env=user_env)
+    assert "    def thrice(_0: int, /) -> int: ..." in api.read_text()
+    run_script(python, """
+import acme_geo
+assert acme_geo.thrice(5) == 15 and acme_geo.twice(5) == 10
+print("ok")
+""", cwd=tmp_path)
+    # The library under the file name a loader expects (upstream's quickstart loads
+    # `build/add_one_cpu.so`; cargo makes `libacme_geo.so`).
+    out = tmp_path / "build" / "acme_geo_cpu.so"
+    run([str(python), *backend, "lib", "--out", str(out)], cwd=project, env=user_env)
+    run_script(python, f"""
+import tvm_ffi
+tvm_ffi.load_module({str(out)!r})
+assert tvm_ffi.get_global_func("acme_geo.thrice")(2) == 6
 print("ok")
 """, cwd=tmp_path)
 

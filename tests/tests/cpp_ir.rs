@@ -21,7 +21,7 @@ fn cpp_builds_compares_and_serializes_the_rust_ir() {
         format!("json: {json}"),
         r#"from json: ir_example.Let(var=ir_example.Var(name="x"), value=ir_example.Const(value=1), body=ir_example.Add(a=ir_example.Var(name="x"), b=ir_example.Var(name="x"))), equal: true"#.into(),
         format!("deep copy: {expr}, shares x: false"),
-        "TypeError: ir_example.Add.__ffi_init__() missing required argument: 'b'".into(),
+        "expected TypeError: ir_example.Add.__ffi_init__() missing required argument: 'b'".into(),
     ];
     assert_eq!(
         stdout.lines().collect::<Vec<_>>(),

@@ -19,7 +19,7 @@ fn panic_abort_profile_is_a_compile_error() {
             "--quiet",
             "--offline",
             "-p",
-            "tvm-ffi",
+            "tvm-ffi-sdk",
             "--config",
             "profile.dev.panic=\"abort\"",
         ])

@@ -351,6 +351,23 @@ fn version_check_rejects_a_mismatched_runtime() {
         patch: 99
     })
     .is_ok());
+    // apache-tvm-ffi 0.1.14 (ABI 0.1.14) is the oldest supported runtime; 0.1.12 (ABI 0.1.12)
+    // is refused, naming both ends of the range and the version found.
+    assert!(check_version(TVMFFIVersion {
+        major: 0,
+        minor: 1,
+        patch: 14
+    })
+    .is_ok());
+    let old = check_version(TVMFFIVersion {
+        major: 0,
+        minor: 1,
+        patch: 12,
+    })
+    .unwrap_err();
+    for part in ["ABI 0.1.14 to 0.1.x", ">=0.1.14,<0.2", "reports 0.1.12"] {
+        assert!(old.message().contains(part), "{}", old.message());
+    }
 }
 
 #[test]

@@ -7,10 +7,12 @@
 //! compiles a C program against the wheel's headers and compares every size, alignment and
 //! offset with the values this crate reports (see [`layout_report`]).
 //!
-//! The build script finds libtvm_ffi (search order: `TVM_FFI_LIBDIR`, the project's `.venv`,
-//! an active `VIRTUAL_ENV`, `tvm-ffi-config --libdir` on `PATH`), links against it, and passes
-//! its directories to dependents' build scripts as `DEP_TVM_FFI_LIBDIR` and
-//! `DEP_TVM_FFI_INCLUDE` (this crate declares `links = "tvm_ffi"`).
+//! The build script finds libtvm_ffi (search order: `TVM_FFI_LIBDIR`, an active `VIRTUAL_ENV`,
+//! a `.venv` above the crate or the target directory, `tvm-ffi-config --libdir` on `PATH`, the
+//! Python that imports `tvm_ffi`), links against it through a link in `OUT_DIR` (so that
+//! `cargo test` and `cargo run` of every dependent find it), and passes its directories to
+//! dependents' build scripts as `DEP_TVM_FFI_SDK_LIBDIR` and `DEP_TVM_FFI_SDK_INCLUDE` (this
+//! crate declares `links = "tvm_ffi_sdk"`, not Apache's `tvm_ffi`, so both can be used at once).
 #![deny(
     unsafe_op_in_unsafe_fn,
     clippy::undocumented_unsafe_blocks,

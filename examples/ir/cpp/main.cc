@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
     try {
       add(x);
     } catch (const ffi::Error& err) {
-      std::cout << err.kind() << ": " << err.message() << "\n";
+      std::cout << "expected " << err.kind() << ": " << err.message() << "\n";
     }
   } catch (const ffi::Error& err) {
     std::cerr << "unexpected " << err.kind() << ": " << err.message() << "\n";

@@ -20,7 +20,7 @@ print("eval with x=1, y=3:", e.eval({x: 1, y: 3}))
 try:
     Add(x)
 except TypeError as err:
-    print("TypeError:", err)
+    print("expected TypeError:", err)
 print("x + 1 == y + 1:", tvm_ffi.structural_equal(Add(x, Const(1)), Add(y, Const(1))))
 print("... with free variables mapped:", tvm_ffi.structural_equal(Add(x, Const(1)), Add(y, Const(1)), map_free_vars=True))
 let_x, let_y = Let(x, Const(1), Add(x, x)), Let(y, Const(1), Add(y, y))

@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
   try {
     add(1, "two");
   } catch (const ffi::Error& err) {
-    std::cout << err.kind() << ": " << err.message() << "\n";
+    std::cout << "expected " << err.kind() << ": " << err.message() << "\n";
   }
   // A Rust object type: construct through its reflected constructor, read fields, call methods.
   namespace refl = tvm::ffi::reflection;

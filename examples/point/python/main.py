@@ -15,7 +15,7 @@ print("my_ext.sum([1, 2, 3]) =", tvm_ffi.get_global_func("my_ext.sum")([1, 2, 3]
 try:
     add(1, "two")
 except TypeError as err:
-    print("TypeError:", err)
+    print("expected TypeError:", err)
 
 
 # Rust object types: register a Python class per type key (tvm-ffi-stubgen can write these).
@@ -39,4 +39,4 @@ print("structural_equal(p, Point(4, label='p')):", tvm_ffi.structural_equal(p, P
 try:
     p.y = 1
 except AttributeError as err:
-    print("AttributeError:", err)
+    print("expected AttributeError:", err)

@@ -18,18 +18,28 @@ pub const BINDINGS_VERSION: sys::TVMFFIVersion = sys::TVMFFIVersion {
     patch: sys::TVM_FFI_VERSION_PATCH,
 };
 
-/// Whether a runtime of version `found` can be used: same major and minor version (the ABI is
-/// only guaranteed within a minor series before 1.0).
+/// The oldest runtime ABI these bindings work with: that of apache-tvm-ffi 0.1.14, the oldest
+/// release `scripts/check-runtime-range.sh` tests (packages declare
+/// `apache-tvm-ffi>=0.1.14,<0.2`). Older releases also lack C functions the bindings link
+/// (`TVMFFIBigInt*`), which the dynamic loader reports first.
+pub const OLDEST_RUNTIME_PATCH: u32 = 14;
+
+/// Whether a runtime of version `found` can be used: the bindings' major and minor version (the
+/// ABI is only guaranteed within a minor series before 1.0), and no older than ABI 0.1.14
+/// (apache-tvm-ffi 0.1.14, the oldest release tested).
 pub fn check_version(found: sys::TVMFFIVersion) -> Result<()> {
     let want = BINDINGS_VERSION;
-    if found.major == want.major && found.minor == want.minor {
+    if found.major == want.major && found.minor == want.minor && found.patch >= OLDEST_RUNTIME_PATCH
+    {
         Ok(())
     } else {
+        let (major, minor, oldest) = (want.major, want.minor, OLDEST_RUNTIME_PATCH);
         Err(Error::runtime_error(format!(
-            "incompatible libtvm_ffi: the tvm-ffi crate was written for ABI {}.{}.{} (apache-tvm-ffi \
-             0.1.15.post2) but the loaded runtime reports {}.{}.{}; install the matching wheel \
-             (`bash scripts/setup.sh`) or rebuild against the loaded one",
-            want.major, want.minor, want.patch, found.major, found.minor, found.patch
+            "incompatible libtvm_ffi: this library needs the runtime ABI \
+             {major}.{minor}.{oldest} to {major}.{minor}.x (apache-tvm-ffi>=0.1.14,<0.2; built \
+             against ABI {major}.{minor}.{}) but the loaded runtime reports {}.{}.{}; install a \
+             release in that range (`pip install 'apache-tvm-ffi>=0.1.14,<0.2'`)",
+            want.patch, found.major, found.minor, found.patch
         )))
     }
 }

@@ -1,4 +1,4 @@
-//! The runtime crate renamed in Cargo.toml (`my_tvm = { package = "tvm-ffi", .. }`): every
+//! The runtime crate renamed in Cargo.toml (`my_tvm = { package = "tvm-ffi-sdk", .. }`): every
 //! macro takes `crate = "my_tvm"`.
 use my_tvm::{ffi_methods, Object, ObjectRef, ObjectType};
 

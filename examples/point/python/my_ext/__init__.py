@@ -5,6 +5,20 @@ classes and functions are what the library registers under `my_ext.`, typed by t
 tvm-ffi-stubgen writes into `_ffi_api.py` at build time.
 """
 
+import re as _re
+
+import tvm_ffi as _tvm_ffi
+
+# The apache-tvm-ffi releases this package declares (pyproject.toml) and is tested with, checked
+# before the library loads: the dynamic linker would report an older runtime only as an
+# undefined symbol.
+_found = _re.match(r"(\d+)\.(\d+)\.(\d+)", _tvm_ffi.__version__)
+if not _found or not (0, 1, 14) <= tuple(map(int, _found.groups())) < (0, 2):
+    raise ImportError(
+        f"my_ext needs apache-tvm-ffi>=0.1.14,<0.2, but apache-tvm-ffi {_tvm_ffi.__version__} is "
+        "installed: pip install 'apache-tvm-ffi>=0.1.14,<0.2'"
+    )
+
 # tvm-ffi-stubgen(begin): export/_ffi_api
 # fmt: off
 # isort: off
