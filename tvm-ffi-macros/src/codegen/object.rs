@@ -17,7 +17,7 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
     let doc = &model.doc;
     let parent_ty: syn::Type = match &model.base {
         Some((_, ty)) => ty.clone(),
-        None => syn::parse_quote!(#krate::__private::Object),
+        None => syn::parse_quote!(#krate::__private::AnyObject),
     };
     let is_final = model.is_final;
     // Objects of Rust-defined types keep a construction state; Rust seals it before its first

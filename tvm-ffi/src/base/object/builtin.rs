@@ -25,7 +25,7 @@ macro_rules! builtin_object {
         // SAFETY: the runtime registers every built-in type as a child of `ffi.Object`, whose
         // payload is empty.
         unsafe impl DerivedObject for $name {
-            type Parent = Object;
+            type Parent = AnyObject;
         }
         // SAFETY: the cells hold raw pointers owned by the object, freed by the runtime's deleter;
         // the runtime shares these objects across threads.
@@ -38,12 +38,12 @@ macro_rules! builtin_object {
 /// The root of the object hierarchy, `ffi.Object` (payload: nothing beyond the header).
 #[repr(C)]
 #[derive(Debug)]
-pub struct Object {
+pub struct AnyObject {
     _private: [u8; 0],
 }
 
 // SAFETY: every object starts with the header; the root payload is empty.
-unsafe impl ObjectType for Object {
+unsafe impl ObjectType for AnyObject {
     const TYPE_KEY: &'static str = "ffi.Object";
     #[inline]
     fn runtime_type() -> RuntimeType {
@@ -84,7 +84,7 @@ unsafe impl ObjectType for ErrorObj {
 }
 // SAFETY: the runtime registers `ffi.Error` as a child of `ffi.Object`, whose payload is empty.
 unsafe impl DerivedObject for ErrorObj {
-    type Parent = Object;
+    type Parent = AnyObject;
 }
 // SAFETY: the cell holds pointers owned by the object, freed by the runtime's deleter; the
 // runtime shares errors across threads, and Rust reads only the immutable kind and message

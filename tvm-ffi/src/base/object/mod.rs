@@ -225,16 +225,16 @@ impl<T: ObjectType> ObjectRef<T> {
 
     /// Upcasts to the root object type.
     #[inline]
-    pub fn into_object(self) -> ObjectRef<builtin::Object> {
+    pub fn into_object(self) -> ObjectRef<builtin::AnyObject> {
         self.cast_unchecked()
     }
 
     /// Borrows as a reference to the root object type.
     #[inline]
-    pub fn as_object(&self) -> &ObjectRef<builtin::Object> {
+    pub fn as_object(&self) -> &ObjectRef<builtin::AnyObject> {
         // SAFETY: ObjectRef is repr(transparent) over the pointer for every T; every object is
         // an instance of the root type.
-        unsafe { &*(self as *const Self as *const ObjectRef<builtin::Object>) }
+        unsafe { &*(self as *const Self as *const ObjectRef<builtin::AnyObject>) }
     }
 
     /// Creates a weak reference.
@@ -312,14 +312,14 @@ impl<T: ObjectType> std::hash::Hash for ObjectRef<T> {
     }
 }
 
-/// Upcast to the root type through `From`/`Into`: `let any: ObjectRef<Object> = point.into()`.
+/// Upcast to the root type through `From`/`Into`: `let any: ObjectRef<AnyObject> = point.into()`.
 ///
 /// Only the root has a `From` impl: Rust's coherence rules forbid one per parent (an impl
 /// `From<ObjectRef<Child>> for ObjectRef<Parent>` in the crate defining `Child` implements a
 /// foreign trait for a foreign type, E0117, and a blanket impl over
 /// `DerivedObject::Parent` overlaps with `From<T> for T`, E0119). [`ObjectRef::upcast`] goes
 /// to any ancestor.
-impl<T: DerivedObject> From<ObjectRef<T>> for ObjectRef<builtin::Object> {
+impl<T: DerivedObject> From<ObjectRef<T>> for ObjectRef<builtin::AnyObject> {
     #[inline]
     fn from(value: ObjectRef<T>) -> Self {
         value.into_object()

@@ -3,7 +3,7 @@
 //!
 //! Three ways to get a value out, as in C++:
 //! - [`Any::cast`]: the value or a `TypeError` ("Cannot convert from type `int` to `str`");
-//! - [`Any::try_cast`]: `Option`, with the documented coercions (int to float, bool to int,
+//! - [`Any::checked_cast`]: `Option`, with the documented coercions (int to float, bool to int,
 //!   raw and heap strings to `String`, ...);
 //! - [`Any::as_exact`]: `Option`, only when the stored type matches exactly.
 //!
@@ -166,13 +166,13 @@ impl Any {
     }
 
     /// Converts to `T` with the documented coercions, or `None`.
-    pub fn try_cast<'a, T: FromAny<'a>>(&'a self) -> Option<T> {
-        T::try_cast(self.as_view())
+    pub fn checked_cast<'a, T: FromAny<'a>>(&'a self) -> Option<T> {
+        T::from_any(self.as_view())
     }
 
     /// `Some` only when the stored type is exactly `T` (no conversion).
     pub fn as_exact<'a, T: FromAny<'a>>(&'a self) -> Option<T> {
-        T::try_as(self.as_view())
+        T::from_any_exact(self.as_view())
     }
 }
 
@@ -344,20 +344,20 @@ impl<'a> AnyView<'a> {
     /// Converts to `T` or fails with a `TypeError` in the runtime's words.
     #[inline]
     pub fn cast<T: FromAny<'a>>(&'a self) -> Result<T> {
-        match T::try_cast(self) {
+        match T::from_any(self) {
             Some(v) => Ok(v),
             None => Err(cast_error::<T>(self)),
         }
     }
 
     /// Converts to `T` with the documented coercions, or `None`.
-    pub fn try_cast<T: FromAny<'a>>(&'a self) -> Option<T> {
-        T::try_cast(self)
+    pub fn checked_cast<T: FromAny<'a>>(&'a self) -> Option<T> {
+        T::from_any(self)
     }
 
     /// `Some` only when the stored type is exactly `T`.
     pub fn as_exact<T: FromAny<'a>>(&'a self) -> Option<T> {
-        T::try_as(self)
+        T::from_any_exact(self)
     }
 }
 
@@ -441,17 +441,17 @@ pub trait FromAny<'a>: Sized + TypeSchema {
     /// Whether every value converts (`Any`, `AnyView`): containers then skip element checks.
     const ACCEPTS_ANY: bool = false;
     /// Converts with the documented coercions.
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self>;
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self>;
     /// Converts only when the stored type matches exactly.
-    fn try_as(view: &'a AnyView<'a>) -> Option<Self> {
-        Self::try_cast(view)
+    fn from_any_exact(view: &'a AnyView<'a>) -> Option<Self> {
+        Self::from_any(view)
     }
     /// How the value is named in a mismatch message, quoted: by default its type key in
     /// backticks; integers add the value that was out of range.
     fn describe_mismatch(view: &AnyView<'_>) -> String {
         format!("`{}`", view.type_key())
     }
-    /// Converts a value on which `try_cast` is known to succeed (an element of an immutable
+    /// Converts a value on which `checked_cast` is known to succeed (an element of an immutable
     /// container checked on entry), skipping the checks where that knowledge makes the stored
     /// form certain; C++ reads such elements the same way (`CopyFromAnyViewAfterCheck`). On
     /// any other value the result is unspecified (never undefined behaviour). Not part of the
@@ -459,7 +459,7 @@ pub trait FromAny<'a>: Sized + TypeSchema {
     #[doc(hidden)]
     #[inline(always)]
     fn from_checked(view: &'a AnyView<'a>) -> Option<Self> {
-        Self::try_cast(view)
+        Self::from_any(view)
     }
 }
 
@@ -480,7 +480,7 @@ impl<'a> FromAny<'a> for Any {
     /// Fails only on what cannot be owned: a borrowed `DLTensor*`, or a raw string the runtime
     /// cannot copy.
     #[inline]
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         view.to_owned().ok()
     }
     fn describe_mismatch(view: &AnyView<'_>) -> String {
@@ -505,7 +505,7 @@ impl TypeSchema for AnyView<'_> {
 impl<'a> FromAny<'a> for AnyView<'a> {
     const ACCEPTS_ANY: bool = true;
     #[inline]
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         Some(*view)
     }
 }
@@ -537,7 +537,7 @@ impl IntoAny for () {
     }
 }
 impl<'a> FromAny<'a> for () {
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         view.is_none().then_some(())
     }
 }
@@ -574,11 +574,11 @@ impl IntoAny for bool {
 }
 impl<'a> FromAny<'a> for bool {
     #[inline]
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         int_value(view, true).map(|v| v != 0)
     }
     #[inline]
-    fn try_as(view: &'a AnyView<'a>) -> Option<Self> {
+    fn from_any_exact(view: &'a AnyView<'a>) -> Option<Self> {
         if view.raw.type_index == ti::kTVMFFIBool {
             // SAFETY: bool stores v_int64.
             Some(unsafe { view.raw.value.v_int64 } != 0)
@@ -613,11 +613,11 @@ impl IntoAny for f64 {
 }
 impl<'a> FromAny<'a> for f64 {
     #[inline]
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         float_value(view)
     }
     #[inline]
-    fn try_as(view: &'a AnyView<'a>) -> Option<Self> {
+    fn from_any_exact(view: &'a AnyView<'a>) -> Option<Self> {
         if view.raw.type_index == ti::kTVMFFIFloat {
             // SAFETY: float stores v_float64.
             Some(unsafe { view.raw.value.v_float64 })
@@ -639,12 +639,12 @@ impl IntoAny for f32 {
 }
 impl<'a> FromAny<'a> for f32 {
     #[inline]
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         float_value(view).and_then(narrow_f32)
     }
     #[inline]
-    fn try_as(view: &'a AnyView<'a>) -> Option<Self> {
-        f64::try_as(view).and_then(narrow_f32)
+    fn from_any_exact(view: &'a AnyView<'a>) -> Option<Self> {
+        f64::from_any_exact(view).and_then(narrow_f32)
     }
     fn describe_mismatch(view: &AnyView<'_>) -> String {
         match float_value(view) {
@@ -668,7 +668,7 @@ impl TypeSchema for *mut std::ffi::c_void {
 // No `IntoAny` (nor `IntoArg`): making an opaque pointer value is `Any::from_opaque_ptr`,
 // which is `unsafe` because callees trust such pointers. Reading one back stays safe.
 impl<'a> FromAny<'a> for *mut std::ffi::c_void {
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         match view.raw.type_index {
             ti::kTVMFFINone => Some(std::ptr::null_mut()),
             // SAFETY: these indices store v_ptr.
@@ -698,19 +698,19 @@ impl<T: IntoAny> IntoAny for Option<T> {
 }
 impl<'a, T: FromAny<'a>> FromAny<'a> for Option<T> {
     #[inline]
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         if view.is_none() {
             Some(None)
         } else {
-            T::try_cast(view).map(Some)
+            T::from_any(view).map(Some)
         }
     }
     #[inline]
-    fn try_as(view: &'a AnyView<'a>) -> Option<Self> {
+    fn from_any_exact(view: &'a AnyView<'a>) -> Option<Self> {
         if view.is_none() {
             Some(None)
         } else {
-            T::try_as(view).map(Some)
+            T::from_any_exact(view).map(Some)
         }
     }
     fn describe_mismatch(view: &AnyView<'_>) -> String {
@@ -747,8 +747,8 @@ impl<T: ObjectType> IntoAny for &ObjectRef<T> {
 }
 impl<'a, T: ObjectType> FromAny<'a> for ObjectRef<T> {
     #[inline]
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
-        <&ObjectRef<T>>::try_cast(view).cloned()
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
+        <&ObjectRef<T>>::from_any(view).cloned()
     }
 }
 impl<T: ObjectType> TypeSchema for &ObjectRef<T> {
@@ -758,7 +758,7 @@ impl<T: ObjectType> TypeSchema for &ObjectRef<T> {
 }
 impl<'a, T: ObjectType> FromAny<'a> for &'a ObjectRef<T> {
     #[inline]
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         if is_object_index(view.raw.type_index)
             && type_info::is_instance_index(view.raw.type_index, T::runtime_type())
         {
@@ -790,8 +790,8 @@ macro_rules! object_wrapper_conversions {
         }
         impl<'a> $crate::base::value::FromAny<'a> for $wrapper {
             #[inline]
-            fn try_cast(view: &'a $crate::base::value::AnyView<'a>) -> Option<Self> {
-                <$crate::base::object::ObjectRef<$obj> as $crate::base::value::FromAny>::try_cast(
+            fn from_any(view: &'a $crate::base::value::AnyView<'a>) -> Option<Self> {
+                <$crate::base::object::ObjectRef<$obj> as $crate::base::value::FromAny>::from_any(
                     view,
                 )
                 .map(<$wrapper>::from_object_ref)

@@ -171,7 +171,7 @@ fn dynamic_seal_check(ptr: NonNull<TVMFFIObject>) -> Option<(i32, SealCheck)> {
     });
     std::iter::once(index).chain(ancestors).find_map(|index| {
         let pointer = super::type_attr::type_attr(index, SEAL_CHECK_ATTR)?
-            .try_cast::<*mut std::ffi::c_void>()?;
+            .checked_cast::<*mut std::ffi::c_void>()?;
         if pointer.is_null() {
             return None;
         }
