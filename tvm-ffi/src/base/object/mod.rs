@@ -195,9 +195,10 @@ impl<T: ObjectType> ObjectRef<T> {
         type_info::is_instance_index(self.type_index(), U::runtime_type())
     }
 
-    /// A new reference typed as `U` when the object is an instance of `U`.
+    /// A new reference typed as `U` when the object is an instance of `U` (and, for a
+    /// Rust-defined `U`, fully constructed: every required field set).
     pub fn downcast<U: ObjectType>(&self) -> Option<ObjectRef<U>> {
-        if self.is_instance::<U>() {
+        if self.usable_as::<U>() {
             Some(self.clone().cast_unchecked())
         } else {
             None
@@ -207,11 +208,19 @@ impl<T: ObjectType> ObjectRef<T> {
     /// Like [`ObjectRef::downcast`], consuming `self` (no reference count change), and handing
     /// `self` back on mismatch.
     pub fn try_downcast<U: ObjectType>(self) -> Result<ObjectRef<U>, Self> {
-        if self.is_instance::<U>() {
+        if self.usable_as::<U>() {
             Ok(self.cast_unchecked())
         } else {
             Err(self)
         }
+    }
+
+    /// Whether the object is an instance of `U` that an `ObjectRef<U>` may point to (sealed,
+    /// see [`ObjectType::seal_for_use`]).
+    #[inline]
+    pub(crate) fn usable_as<U: ObjectType>(&self) -> bool {
+        // SAFETY: `self` holds a reference to a live instance of `U` (checked first).
+        self.is_instance::<U>() && unsafe { U::seal_for_use(self.ptr) }.is_ok()
     }
 
     /// Upcasts to an ancestor type (checked at compile time, free at run time).
@@ -270,9 +279,9 @@ impl<T: ObjectType> std::ops::Deref for ObjectRef<T> {
     type Target = T;
     #[inline]
     fn deref(&self) -> &T {
-        // SAFETY: `self` holds a strong reference to an instance of `T`.
-        unsafe { T::before_deref(self.ptr) };
-        // SAFETY: ObjectType contract: the payload of an instance of T sits at PAYLOAD_OFFSET.
+        // SAFETY: ObjectType contract: the payload of an instance of T sits at PAYLOAD_OFFSET;
+        // every `ObjectRef<T>` passed `T::seal_for_use` when it was made (or was made sealed,
+        // by `ObjectRef::new`), so the payload is complete and no setter writes it.
         unsafe {
             &*((self.ptr.as_ptr() as *const u8).add(ObjectCell::<T>::PAYLOAD_OFFSET) as *const T)
         }

@@ -38,14 +38,18 @@ pub unsafe trait ObjectType: Sized + Send + Sync + 'static {
     const TYPE_KEY: &'static str;
     /// The runtime index and depth of this type.
     fn runtime_type() -> RuntimeType;
-    /// Runs before every dereference of an `ObjectRef<Self>`; `#[derive(Object)]` seals the
-    /// object's construction state here. Not part of the public API.
-    #[doc(hidden)]
-    #[inline(always)]
+    /// Makes the object usable as a `Self` before an `ObjectRef<Self>` of it is made (casts,
+    /// downcasts): `#[derive(Object)]` seals the object's construction state here, or reports
+    /// why it cannot (a required field still unset). Since every `ObjectRef<Self>` passed it,
+    /// `Deref` never checks and never fails. Not part of the public API.
     ///
     /// # Safety
     /// `_object` is a live instance of `Self` (the caller holds a reference).
-    unsafe fn before_deref(_object: NonNull<TVMFFIObject>) {}
+    #[doc(hidden)]
+    #[inline(always)]
+    unsafe fn seal_for_use(_object: NonNull<TVMFFIObject>) -> Result<(), std::string::String> {
+        Ok(())
+    }
     /// The registry key (`"my_ext.Point"`).
     fn type_key() -> &'static str {
         Self::TYPE_KEY

@@ -382,6 +382,9 @@ fn cast_error<'a, T: FromAny<'a>>(view: &AnyView<'_>) -> Error {
 #[cold]
 #[inline(never)]
 pub(crate) fn cast_error_named<'a, T: FromAny<'a>>(view: &AnyView<'_>, target: &str) -> Error {
+    if let Some(err) = T::unusable(view) {
+        return err;
+    }
     Error::new(
         "TypeError",
         format!(
@@ -450,6 +453,13 @@ pub trait FromAny<'a>: Sized + TypeSchema {
     /// backticks; integers add the value that was out of range.
     fn describe_mismatch(view: &AnyView<'_>) -> String {
         format!("`{}`", view.type_key())
+    }
+    /// The error of a value of the right type that cannot be used yet (an object still under
+    /// construction), which a cast reports instead of a type mismatch. Not part of the public
+    /// API.
+    #[doc(hidden)]
+    fn unusable(_view: &AnyView<'_>) -> Option<Error> {
+        None
     }
     /// Converts a value on which `checked_cast` is known to succeed (an element of an immutable
     /// container checked on entry), skipping the checks where that knowledge makes the stored
@@ -750,6 +760,9 @@ impl<'a, T: ObjectType> FromAny<'a> for ObjectRef<T> {
     fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         <&ObjectRef<T>>::from_any(view).cloned()
     }
+    fn unusable(view: &AnyView<'_>) -> Option<Error> {
+        <&ObjectRef<T>>::unusable(view)
+    }
 }
 impl<T: ObjectType> TypeSchema for &ObjectRef<T> {
     fn type_str() -> String {
@@ -766,10 +779,28 @@ impl<'a, T: ObjectType> FromAny<'a> for &'a ObjectRef<T> {
             // ObjectRef<T> is repr(transparent) over that pointer and the object is an instance
             // of T. The reference borrows the view's storage, so no count is taken and none is
             // released (the returned reference is never dropped as an owner).
-            Some(unsafe { &*(std::ptr::addr_of!(view.raw.value.v_obj) as *const ObjectRef<T>) })
+            let obj =
+                unsafe { &*(std::ptr::addr_of!(view.raw.value.v_obj) as *const ObjectRef<T>) };
+            // An `ObjectRef<T>` only ever points to an object usable as a `T` (see `Deref`).
+            // SAFETY: a live instance of `T`, kept alive by the view.
+            unsafe { T::seal_for_use(obj.as_raw()) }.ok()?;
+            Some(obj)
         } else {
             None
         }
+    }
+    fn unusable(view: &AnyView<'_>) -> Option<Error> {
+        if !(is_object_index(view.raw.type_index)
+            && type_info::is_instance_index(view.raw.type_index, T::runtime_type()))
+        {
+            return None;
+        }
+        // SAFETY: as in `from_any`.
+        let ptr = unsafe { NonNull::new_unchecked(view.raw.value.v_obj as *mut sys::TVMFFIObject) };
+        // SAFETY: a live instance of `T`, kept alive by the view.
+        unsafe { T::seal_for_use(ptr) }
+            .err()
+            .map(|why| Error::runtime_error(why))
     }
 }
 
