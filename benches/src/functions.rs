@@ -5,7 +5,7 @@
 //! Keep each body identical in effect to its C++ twin, so that a timing difference is the cost of
 //! the generated call path (argument checks and conversion, result writing, panic guard) and
 //! nothing else.
-use tvm_ffi::builtin::Object;
+use tvm_ffi::builtin::AnyObject;
 use tvm_ffi::{ffi_func, ffi_methods, ObjectRef, Rw};
 
 /// No arguments, no result (C++: `[]() {}`).
@@ -27,7 +27,7 @@ pub fn add3(a: i64, b: i64, c: i64) -> i64 {
 /// Returns its object argument (C++: `[](ffi::ObjectRef x) { return x; }`): one reference
 /// taken for the argument, moved into the result.
 #[ffi_func(name = "bench.echo")]
-pub fn echo(x: ObjectRef<Object>) -> ObjectRef<Object> {
+pub fn echo(x: ObjectRef<AnyObject>) -> ObjectRef<AnyObject> {
     x
 }
 

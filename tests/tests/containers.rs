@@ -2,7 +2,7 @@
 //! and iteration of `Map` and `Dict` on many random tables (small and dense; int, string,
 //! bytes, float, BigInt, object and mixed keys), `List`/`Dict` shared-mutation semantics,
 //! `Shape`, `BigInt`, and the idiomatic traits.
-use tvm_ffi::builtin::{DictObj, MapObj, Object};
+use tvm_ffi::builtin::{AnyObject, DictObj, MapObj};
 use tvm_ffi::sys::TVMFFIAny;
 use tvm_ffi::{
     Any, Array, BigInt, DataType, Device, Dict, Function, IntoAny, List, Map, ObjectRef, Shape,
@@ -653,14 +653,14 @@ fn collections_are_idiomatic() {
     assert_eq!(format!("{:?}", Dict::<i64, i64>::default()), "{}");
 
     // Upcasts to the root through `Into`.
-    let root: ObjectRef<Object> = squares.as_object_ref().clone().into();
+    let root: ObjectRef<AnyObject> = squares.as_object_ref().clone().into();
     assert_eq!(root.type_key(), "ffi.Array");
-    let root: ObjectRef<Object> = map.into();
+    let root: ObjectRef<AnyObject> = map.into();
     assert!(root.downcast::<MapObj>().is_some());
-    let root: ObjectRef<Object> = dict.into();
+    let root: ObjectRef<AnyObject> = dict.into();
     assert!(root.downcast::<DictObj>().is_some());
-    let _: ObjectRef<Object> = Shape::new(&[1]).into();
-    let _: ObjectRef<Object> = list.into();
+    let _: ObjectRef<AnyObject> = Shape::new(&[1]).into();
+    let _: ObjectRef<AnyObject> = list.into();
 }
 
 #[test]

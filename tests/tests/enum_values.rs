@@ -1,6 +1,6 @@
 //! `int` enums register the values Rust gives their variants, whatever expression (or implicit
 //! increment) gives them; valid Rust with out-of-order discriminants compiles.
-use tvm_ffi::enums::FfiEnum;
+use tvm_ffi::enums::EnumType;
 use tvm_ffi::Enum;
 
 #[derive(Enum, Clone, Copy, PartialEq, Eq, Debug)]
@@ -38,7 +38,7 @@ pub enum Mixed {
     B = 2,
 }
 
-fn registered<E: FfiEnum + Copy + PartialEq + std::fmt::Debug>(variants: &[E]) -> Vec<i64> {
+fn registered<E: EnumType + Copy + PartialEq + std::fmt::Debug>(variants: &[E]) -> Vec<i64> {
     variants
         .iter()
         .map(|&v| {

@@ -1,10 +1,10 @@
 //! Objects of types defined elsewhere (here C++'s `libtvm_ffi_testing`), read, written and
 //! called by name from Rust without declaring their layout: inherited members, static methods,
 //! and the errors for a missing member or a value the setter refuses.
-use tvm_ffi::builtin::Object;
+use tvm_ffi::builtin::AnyObject;
 use tvm_ffi::{Function, ObjectRef};
 
-fn create(args: &[tvm_ffi::Any]) -> ObjectRef<Object> {
+fn create(args: &[tvm_ffi::Any]) -> ObjectRef<AnyObject> {
     tvm_ffi_tests::load_cpp_testing_library();
     Function::get_global("ffi.MakeObjectFromPackedArgs")
         .unwrap()
@@ -59,8 +59,8 @@ fn static_methods_take_no_receiver() {
     // SAFETY: a borrowed view of a registry-owned function.
     let view = unsafe { &*(&make_with.method as *const _ as *const tvm_ffi::AnyView<'_>) };
     let make_with: Function = view.cast().unwrap();
-    let obj: ObjectRef<Object> = make_with.call_as((1, 2.5, "s")).unwrap();
-    let again: ObjectRef<Object> = obj.call_method("make_with", (3, 0.5, "t")).unwrap();
+    let obj: ObjectRef<AnyObject> = make_with.call_as((1, 2.5, "s")).unwrap();
+    let again: ObjectRef<AnyObject> = obj.call_method("make_with", (3, 0.5, "t")).unwrap();
     assert_eq!(again.get_field::<i64>("v_int").unwrap(), 3);
     assert_eq!(again.call_method::<i64>("add_int", (4,)).unwrap(), 7);
 }

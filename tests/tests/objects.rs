@@ -3,7 +3,7 @@
 //! field accessors, and load errors for conflicting registrations.
 use std::ffi::c_void;
 
-use tvm_ffi::builtin::Object as RootObject;
+use tvm_ffi::builtin::AnyObject as RootObject;
 use tvm_ffi::reflection;
 use tvm_ffi::sys;
 use tvm_ffi::{Any, AnyView, Array, Function, Map, ObjectRef, ObjectType, Rw};

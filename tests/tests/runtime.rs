@@ -34,7 +34,7 @@ unsafe impl ObjectType for Counter {
         *COUNTER_TYPE.get_or_init(|| {
             tvm_ffi::__private::allocate_type_index(
                 Self::TYPE_KEY,
-                tvm_ffi::builtin::Object::runtime_type(),
+                tvm_ffi::builtin::AnyObject::runtime_type(),
                 true,
             )
             .expect("allocate")
@@ -43,7 +43,7 @@ unsafe impl ObjectType for Counter {
 }
 // SAFETY: the root payload is empty, a prefix of every payload.
 unsafe impl DerivedObject for Counter {
-    type Parent = tvm_ffi::builtin::Object;
+    type Parent = tvm_ffi::builtin::AnyObject;
 }
 // SAFETY: plain Rust payload dropped by the Rust deleter.
 unsafe impl RustObject for Counter {}
@@ -125,25 +125,25 @@ fn every_value_kind_round_trips_through_cpp_echo() {
 }
 
 #[test]
-fn cast_try_cast_and_exact_follow_the_runtime_rules() {
+fn cast_checked_cast_and_exact_follow_the_runtime_rules() {
     let int = Any::new(42i64);
     assert_eq!(int.cast::<f64>().unwrap(), 42.0);
-    assert_eq!(int.try_cast::<f64>(), Some(42.0));
+    assert_eq!(int.checked_cast::<f64>(), Some(42.0));
     assert_eq!(int.as_exact::<f64>(), None);
     assert_eq!(int.as_exact::<i64>(), Some(42));
-    assert_eq!(int.try_cast::<bool>(), Some(true));
+    assert_eq!(int.checked_cast::<bool>(), Some(true));
     assert_eq!(int.as_exact::<bool>(), None);
     let err = int.cast::<String>().unwrap_err();
     assert_eq!(err.kind().as_str(), "TypeError");
     assert_eq!(err.message(), "Cannot convert from type `int` to `str`");
     let big = Any::new(1i64 << 40);
-    assert_eq!(big.try_cast::<i32>(), None);
+    assert_eq!(big.checked_cast::<i32>(), None);
     let err = big.cast::<i32>().unwrap_err();
     assert_eq!(
         err.message(),
         "Cannot convert from type `int` (value 1099511627776 is out of range for `i32`) to `int`"
     );
-    assert_eq!(Any::new(-1i64).try_cast::<u64>(), None);
+    assert_eq!(Any::new(-1i64).checked_cast::<u64>(), None);
     // Above i64::MAX, a u64 is an `ffi.BigInt` (Python receives the same int).
     let wide = u64::MAX.try_into_any_checked().unwrap();
     assert_eq!(wide.type_key(), "ffi.BigInt");
@@ -260,9 +260,9 @@ fn object_identity_types_and_casts() {
     assert_eq!(c.type_key(), "rust_tests.Counter");
     assert_eq!(c.type_index(), Counter::runtime_type().index);
     assert!(c.is_instance::<Counter>());
-    assert!(c.is_instance::<tvm_ffi::builtin::Object>());
+    assert!(c.is_instance::<tvm_ffi::builtin::AnyObject>());
     assert!(!c.is_instance::<tvm_ffi::builtin::ArrayObj>());
-    let root = c.clone().upcast::<tvm_ffi::builtin::Object, _>();
+    let root = c.clone().upcast::<tvm_ffi::builtin::AnyObject, _>();
     assert!(root.ptr_eq(&c));
     assert!(root.downcast::<tvm_ffi::builtin::ArrayObj>().is_none());
     let back = root.downcast::<Counter>().unwrap();
@@ -440,7 +440,7 @@ fn is_instance_index_refuses_depths_outside_the_ancestor_table() {
             target
         ));
     }
-    let root = tvm_ffi::builtin::Object::runtime_type();
+    let root = tvm_ffi::builtin::AnyObject::runtime_type();
     assert!(tvm_ffi::reflection::is_instance_index(counter.index, root));
     assert!(tvm_ffi::reflection::is_instance_index(
         counter.index,
@@ -452,7 +452,7 @@ fn is_instance_index_refuses_depths_outside_the_ancestor_table() {
 fn type_queries_answer_for_indices_the_runtime_never_registered() {
     // The runtime's `TVMFFIGetTypeInfo` ends the process (`exit(-1)`) on an unregistered index;
     // before the public queries checked their index, each of these calls did.
-    let root = tvm_ffi::builtin::Object::runtime_type();
+    let root = tvm_ffi::builtin::AnyObject::runtime_type();
     for index in [-7, i32::MIN, 100_000, i32::MAX] {
         assert_eq!(
             tvm_ffi::reflection::type_key_of_index(index),

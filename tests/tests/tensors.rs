@@ -1206,7 +1206,7 @@ fn borrowed_dltensor_arguments_do_not_escape_the_call() {
     // the getter, after the view's tensor is gone.
     let make = global("ffi.MakeObjectFromPackedArgs");
     let fresh = TensorMut::from_vec(vec![1.0f32; 4], &[4]).unwrap();
-    let edges: ObjectRef<tvm_ffi::builtin::Object> = make
+    let edges: ObjectRef<tvm_ffi::builtin::AnyObject> = make
         .call_as((
             "testing.TestDeepCopyEdges",
             "v_any",
@@ -1220,7 +1220,7 @@ fn borrowed_dltensor_arguments_do_not_escape_the_call() {
         unsafe { edges.set_field("v_any", fresh.view()) }.map(|()| Any::none()),
         "set_field",
     );
-    if let Ok(kept) = make.call_as::<ObjectRef<tvm_ffi::builtin::Object>, _>((
+    if let Ok(kept) = make.call_as::<ObjectRef<tvm_ffi::builtin::AnyObject>, _>((
         "testing.TestDeepCopyEdges",
         "v_any",
         fresh.view(),

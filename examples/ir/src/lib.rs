@@ -8,7 +8,7 @@
 //!   `let y = 1 in y + y` are structurally equal).
 //! - `ir_example.eval` evaluates an expression with an environment of variable values, from
 //!   Rust, walking the tree with downcasts.
-use tvm_ffi::builtin::Object as AnyObject;
+use tvm_ffi::builtin::AnyObject;
 use tvm_ffi::{ffi_func, ffi_methods, IsA, Map, Object, ObjectRef, Result};
 
 /// An expression (the base of every node).

@@ -166,7 +166,9 @@ pub fn map_total(m: tvm_ffi::Map<tvm_ffi::String, i64>) -> i64 {
 
 /// Returns its argument: an object made anywhere keeps its identity.
 #[ffi_func(name = "my_ext.identity")]
-pub fn identity(obj: ObjectRef<tvm_ffi::builtin::Object>) -> ObjectRef<tvm_ffi::builtin::Object> {
+pub fn identity(
+    obj: ObjectRef<tvm_ffi::builtin::AnyObject>,
+) -> ObjectRef<tvm_ffi::builtin::AnyObject> {
     obj
 }
 

@@ -127,7 +127,7 @@ pub fn map_lookup(m: Map<Any, Any>, key: AnyView) -> Option<Any> {
 #[ffi_func(name = "rs_containers.keep_map")]
 pub fn keep_map(m: Map<Any, Any>) -> Function {
     Function::from_typed(move || -> Array<i64> {
-        let total = m.values().filter_map(|v| v.try_cast::<i64>()).sum();
+        let total = m.values().filter_map(|v| v.checked_cast::<i64>()).sum();
         [m.len() as i64, total].into_iter().collect()
     })
 }

@@ -1,7 +1,7 @@
 //! Rust functions that use what other languages hand them: a `Module` loaded by Python or C++,
 //! and objects of C++ or Python types read and called by name, never declared in Rust. Called
 //! by `tests/python/test_peer.py` and `tests/cpp/peer.cc`.
-use tvm_ffi::builtin::Object;
+use tvm_ffi::builtin::AnyObject;
 use tvm_ffi::{ffi_func, Any, AnyView, Module, ObjectRef, Result};
 
 /// Calls the function `name` of `module` with `x`.
@@ -23,19 +23,19 @@ fn module_info(module: Module, name: &str) -> Result<tvm_ffi::Array<Any>> {
 
 /// The field `name` of `obj`, whatever its type.
 #[ffi_func(name = "test_peer.get_field")]
-fn get_field(obj: ObjectRef<Object>, name: &str) -> Result<Any> {
+fn get_field(obj: ObjectRef<AnyObject>, name: &str) -> Result<Any> {
     obj.get_field_any(name)
 }
 
 /// The field `name` of `obj` as an integer (a typed read).
 #[ffi_func(name = "test_peer.get_int_field")]
-fn get_int_field(obj: ObjectRef<Object>, name: &str) -> Result<i64> {
+fn get_int_field(obj: ObjectRef<AnyObject>, name: &str) -> Result<i64> {
     obj.get_field(name)
 }
 
 /// Sets the field `name` of `obj` to `value`.
 #[ffi_func(name = "test_peer.set_field")]
-fn set_field(obj: ObjectRef<Object>, name: &str, value: Any) -> Result<()> {
+fn set_field(obj: ObjectRef<AnyObject>, name: &str, value: Any) -> Result<()> {
     // SAFETY: the peer's tests write a field from one thread at a time.
     unsafe { obj.set_field(name, value) }
 }
@@ -49,7 +49,7 @@ fn call_method(args: &[AnyView]) -> Result<Any> {
             "test_peer.call_method(obj, name, *args) needs obj and name"
         );
     };
-    let obj: ObjectRef<Object> = obj.cast()?;
+    let obj: ObjectRef<AnyObject> = obj.cast()?;
     obj.call_method(name.cast::<&str>()?, rest)
 }
 

@@ -6,7 +6,7 @@
 //! `Function` over a C++ `ObjectRef` jumps to whatever the object holds, a `BigInt` over a C++
 //! `Any` holding a string frees it twice, a non-null reference over a null one is a null
 //! `ObjectRef`.
-use tvm_ffi::builtin::Object;
+use tvm_ffi::builtin::AnyObject;
 use tvm_ffi::{reflection, BigInt, Function, ObjectRef, ObjectType, Rw};
 
 /// `testing.TestObjectBase`, declared correctly.
@@ -38,7 +38,7 @@ unsafe impl tvm_ffi::ExternalType for ChildAsFunction {}
 #[repr(C)]
 pub struct AnyAsBigInt {
     pub v_any: Rw<BigInt>,
-    pub v_obj: Rw<Option<ObjectRef<Object>>>,
+    pub v_obj: Rw<Option<ObjectRef<AnyObject>>>,
 }
 // SAFETY: deliberately wrong; the load-time check refuses it before any use.
 unsafe impl tvm_ffi::ExternalType for AnyAsBigInt {}
@@ -72,7 +72,7 @@ unsafe impl tvm_ffi::ExternalType for CxxInitSubset {}
 #[ffi_type(key = "testing.TestVisitHook", external)]
 #[repr(C)]
 pub struct VisitHook {
-    pub child: Rw<Option<ObjectRef<Object>>>,
+    pub child: Rw<Option<ObjectRef<AnyObject>>>,
 }
 // SAFETY: mirrors C++ `testing::TestVisitHookObj`, whose reference may be null.
 unsafe impl tvm_ffi::ExternalType for VisitHook {}

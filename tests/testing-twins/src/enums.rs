@@ -1,6 +1,6 @@
 //! Enum fixtures (C++ `testing.cc:97-153, 282-291`): a plain enum with attributes, an integer
 //! and a string enum, and an object holding the latter two.
-use tvm_ffi::enums::{EnumObj, FfiEnum};
+use tvm_ffi::enums::{EnumObj, EnumType};
 use tvm_ffi::{ffi_func, Enum, EnumRef, Object, ObjectRef, Result, Rw};
 
 // Twin of `testing.TestEnumVariant` (`refl::EnumDef` entries with the attribute `code`).

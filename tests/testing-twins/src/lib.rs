@@ -8,7 +8,7 @@
 //! - `testing.TestFrozenCxx` has no twin: C++ declares it but never registers it (no metadata,
 //!   no fields), so its only behaviours are a null handle and crashes.
 //! - A C++ `ObjectRef` field is nullable yet reports the schema `ffi.Object`; its Rust twin is
-//!   `Option<ObjectRef<Object>>`, whose schema says what it holds (`Optional<ffi.Object>`).
+//!   `Option<ObjectRef<AnyObject>>`, whose schema says what it holds (`Optional<ffi.Object>`).
 //! - C++ reports its pointer-sized `Optional<Array<T>>` field as "any" (static type index -1),
 //!   which the runtime and Python subclasses take for a 16-byte `Any`; the Rust twin
 //!   (`Option<Array<T>>`, 8 bytes) reports an object pointer (64).

@@ -1,7 +1,7 @@
 //! Plain object fixtures: `TestIntPair`, the `TestObject*` and `TestCxxClass*` hierarchies,
 //! the layout fixtures, `TestDeepCopyEdges`, `TestNonCopyable` and the "unregistered" pair
 //! (C++ `testing.cc:50-95, 199-280, 393-428`).
-use tvm_ffi::builtin::Object as AnyObject;
+use tvm_ffi::builtin::AnyObject;
 use tvm_ffi::{ffi_func, ffi_methods, Any, Array, Map, Object, ObjectRef, Rw};
 
 // Twin of `testing.TestIntPair`: read-only fields, an explicit constructor, `__ffi_convert__`.

@@ -2,7 +2,7 @@
 //! and method metadata, a static factory; no creator (C++ has no default constructor).
 use tvm_ffi::{
     ffi_methods, Array, Bytes, DataType, Device, Map, Object, ObjectRef, Optional, Result, Rw,
-    Variant,
+    VariantField,
 };
 
 // `Variant<String, Array<int64_t>, Map<String, int64_t>>`.
@@ -66,7 +66,7 @@ pub struct SchemaAllTypes {
     pub v_map_str_arr_int: Rw<Map<tvm_ffi::String, Array<i64>>>,
     /// variant<str,array<int>,map<str,int>>
     #[ffi(rw)]
-    pub v_variant: Rw<Variant<StrArrayOrMap>>,
+    pub v_variant: Rw<VariantField<StrArrayOrMap>>,
     /// optional<array<variant<int,str>>>
     #[ffi(rw)]
     pub v_opt_arr_variant: Rw<Option<Array<IntOrStr>>>,
@@ -131,7 +131,7 @@ impl SchemaAllTypes {
             v_arr_str: Array::new([])?.into(),
             v_map_str_int: Map::new([])?.into(),
             v_map_str_arr_int: Map::new([])?.into(),
-            v_variant: Variant::new(StrArrayOrMap::Str("v".into())).into(),
+            v_variant: VariantField::new(StrArrayOrMap::Str("v".into())).into(),
             v_opt_arr_variant: None.into(),
         }))
     }

@@ -2,7 +2,7 @@
 //! a `__s_visit__` hook that visits its child in a simple def region and then a sibling.
 use std::sync::OnceLock;
 
-use tvm_ffi::builtin::Object as AnyObject;
+use tvm_ffi::builtin::AnyObject;
 use tvm_ffi::{ffi_func, ffi_methods, Any, Function, Object, ObjectRef, Result};
 
 // Twin of `testing.TestVisitRegions`: creator values 1, 2, 3.

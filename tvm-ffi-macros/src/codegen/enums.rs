@@ -1,4 +1,4 @@
-//! Code generation for `#[derive(Enum)]`: the enum's `FfiEnum` impl, its conversions into and
+//! Code generation for `#[derive(Enum)]`: the enum's `EnumType` impl, its conversions into and
 //! out of values and arguments, and the registration descriptor, inside `const _: () = {..};`.
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
@@ -80,7 +80,7 @@ pub fn generate(model: &EnumModel) -> TokenStream {
 
             // SAFETY: `ordinal` and `from_ordinal` are inverse over the variants in
             // declaration order, which is the order registration fills the table in.
-            unsafe impl #krate::__private::FfiEnum for #ident {
+            unsafe impl #krate::__private::EnumType for #ident {
                 const TYPE_KEY: &'static str = #key;
                 const VARIANTS: &'static [#krate::__private::EnumVariant] = &__tvm_ffi_VARIANTS;
                 #[inline]
@@ -115,7 +115,7 @@ pub fn generate(model: &EnumModel) -> TokenStream {
                 }
             }
             impl<'a> #krate::FromAny<'a> for #ident {
-                fn try_cast(view: &'a #krate::AnyView<'a>) -> #krate::__private::core::option::Option<Self> {
+                fn from_any(view: &'a #krate::AnyView<'a>) -> #krate::__private::core::option::Option<Self> {
                     #krate::__private::enum_try_cast(view)
                 }
             }

@@ -68,7 +68,7 @@ fn method(
     let ret = m.ret.as_ref().unwrap_or(&unit);
     let (ret_desc, convert) = if m.init {
         (
-            quote!(<#krate::ObjectRef<#krate::__private::Object> as #krate::__private::FfiReturn>::DESC),
+            quote!(<#krate::ObjectRef<#krate::__private::AnyObject> as #krate::__private::FfiReturn>::DESC),
             quote_spanned! {ret.span()=> #krate::__private::init_into_any::<#self_ty, #ret> },
         )
     } else {

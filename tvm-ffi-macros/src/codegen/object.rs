@@ -17,15 +17,15 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
     let doc = &model.doc;
     let parent_ty: syn::Type = match &model.base {
         Some((_, ty)) => ty.clone(),
-        None => syn::parse_quote!(#krate::__private::Object),
+        None => syn::parse_quote!(#krate::__private::AnyObject),
     };
     let is_final = model.is_final;
-    // Objects of Rust-defined types keep a construction state; Rust seals it before its first
-    // dereference, so no setter ever writes under a live reference.
+    // Objects of Rust-defined types keep a construction state; Rust seals it before it makes an
+    // `ObjectRef<Self>`, so no setter ever writes under a live reference.
     let before_deref = (!model.external).then(|| {
         quote! {
             #[inline(always)]
-            unsafe fn before_deref(object: #krate::__private::core::ptr::NonNull<#krate::__private::sys::TVMFFIObject>) {
+            unsafe fn seal_for_use(object: #krate::__private::core::ptr::NonNull<#krate::__private::sys::TVMFFIObject>) -> #krate::__private::core::result::Result<(), #krate::__private::std::string::String> {
                 // SAFETY: the caller passes a live instance of `Self`.
                 unsafe { #krate::__private::seal::<Self>(object) }
             }

@@ -1,4 +1,4 @@
-//! Code generation for `#[derive(Variant)]`: `TypeSchema` (`Variant<..>`), `IntoAny`,
+//! Code generation for `#[derive(Variant)]`: `TypeSchema` (`VariantField<..>`), `IntoAny`,
 //! `FromAny` (the first alternative that matches exactly, then the first that converts, as C++
 //! `Variant` casts) and `IntoArg`, inside `const _: () = {..};`.
 use proc_macro2::TokenStream;
@@ -33,17 +33,17 @@ pub fn generate(model: &VariantModel) -> TokenStream {
                 }
             }
             impl<'a> #krate::FromAny<'a> for #ident {
-                fn try_cast(view: &'a #krate::AnyView<'a>) -> #krate::__private::core::option::Option<Self> {
+                fn from_any(view: &'a #krate::AnyView<'a>) -> #krate::__private::core::option::Option<Self> {
                     #(
                         if let #krate::__private::core::option::Option::Some(value) =
-                            <#types as #krate::FromAny<'a>>::try_as(view)
+                            <#types as #krate::FromAny<'a>>::from_any_exact(view)
                         {
                             return #krate::__private::core::option::Option::Some(#ident::#names(value));
                         }
                     )*
                     #(
                         if let #krate::__private::core::option::Option::Some(value) =
-                            <#types as #krate::FromAny<'a>>::try_cast(view)
+                            <#types as #krate::FromAny<'a>>::from_any(view)
                         {
                             return #krate::__private::core::option::Option::Some(#ident::#names(value));
                         }

@@ -33,7 +33,7 @@ use std::sync::OnceLock;
 
 use crate::abi::sys::{self, TVMFFIAny, TVMFFIObject};
 use crate::base::error::{Error, Result};
-use crate::base::object::builtin::Object;
+use crate::base::object::builtin::AnyObject;
 use crate::base::object::{
     alloc_object, hold_releases, run_held_releases, type_index_of, ObjectRef, ObjectType,
 };
@@ -228,7 +228,7 @@ fn find_or_publish() -> std::result::Result<&'static SharedLocks, String> {
     // SAFETY: `index` is the SDK's lock-table type, whose objects are `SharedLocks` payloads.
     let obj = unsafe { alloc_object(SharedLocks::new(), index, 0) };
     // SAFETY: a new object of which we own the one reference.
-    let ours = unsafe { ObjectRef::<Object>::from_raw(obj) };
+    let ours = unsafe { ObjectRef::<AnyObject>::from_raw(obj) };
     let name = sys::TVMFFIByteArray::from_bytes(ATTR_NAME.as_bytes());
     let value = TVMFFIAny {
         type_index: index,

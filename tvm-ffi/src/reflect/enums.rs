@@ -113,7 +113,7 @@ impl Default for EnumTable {
 /// # Safety
 /// `ordinal` and `from_ordinal` must be inverse over `VARIANTS`, and `table` must hold the
 /// type's singletons in that order.
-pub unsafe trait FfiEnum: Copy + Send + Sync + 'static {
+pub unsafe trait EnumType: Copy + Send + Sync + 'static {
     /// The registry key.
     const TYPE_KEY: &'static str;
     /// The variants, in declaration order.
@@ -198,7 +198,7 @@ pub(crate) unsafe fn new_enum_object(
 
 /// What `#[derive(Enum)]` generates code against (re-exported through `__private`).
 pub(crate) mod support {
-    use super::{new_enum_object, FfiEnum};
+    use super::{new_enum_object, EnumType};
     use crate::base::object::ObjectRef;
     use crate::base::value::{Any, AnyView, String};
     use crate::reflect::enums::EnumObj;
@@ -230,11 +230,11 @@ pub(crate) mod support {
     ///
     /// # Safety
     /// Called by the runtime with a writable `out`.
-    pub unsafe extern "C" fn create_enum_object<E: FfiEnum>(
+    pub unsafe extern "C" fn create_enum_object<E: EnumType>(
         out: *mut crate::abi::sys::TVMFFIObjectHandle,
     ) -> std::ffi::c_int {
         match crate::base::error::panic::catch(|| {
-            // SAFETY: `E`'s runtime type is its enum type (the `FfiEnum` contract).
+            // SAFETY: `E`'s runtime type is its enum type (the `EnumType` contract).
             unsafe { new_enum_object(E::runtime_type().index, 0, String::default()) }
         }) {
             Ok(obj) => {
@@ -252,13 +252,13 @@ pub(crate) mod support {
     }
 
     /// `IntoAny` of a derived enum: its singleton.
-    pub fn enum_into_any<E: FfiEnum>(value: E) -> Any {
+    pub fn enum_into_any<E: EnumType>(value: E) -> Any {
         Any::new(value.singleton().clone())
     }
 
     /// `FromAny` of a derived enum: a singleton of its type.
-    pub fn enum_try_cast<E: FfiEnum>(view: &AnyView<'_>) -> Option<E> {
-        let obj = view.try_cast::<&ObjectRef<EnumObj>>()?;
+    pub fn enum_try_cast<E: EnumType>(view: &AnyView<'_>) -> Option<E> {
+        let obj = view.checked_cast::<&ObjectRef<EnumObj>>()?;
         E::from_object(obj)
     }
 
@@ -286,7 +286,7 @@ pub(crate) mod support {
 /// # pub enum Shade { Light, Dark }
 /// let field: EnumRef<Shade> = Shade::Dark.into();
 /// assert_eq!(field.get(), Shade::Dark);
-/// assert!(matches!(*field, Shade::Dark));
+/// assert!(matches!(field.get(), Shade::Dark));
 /// ```
 #[repr(transparent)]
 pub struct EnumRef<E> {
@@ -295,7 +295,7 @@ pub struct EnumRef<E> {
     _enum: PhantomData<E>,
 }
 
-impl<E: FfiEnum> EnumRef<E> {
+impl<E: EnumType> EnumRef<E> {
     /// A reference to `value`'s singleton.
     pub fn new(value: E) -> Self {
         EnumRef {
@@ -315,14 +315,7 @@ impl<E: FfiEnum> EnumRef<E> {
     }
 }
 
-impl<E: FfiEnum> std::ops::Deref for EnumRef<E> {
-    type Target = E;
-    fn deref(&self) -> &E {
-        self.get().as_static()
-    }
-}
-
-impl<E: FfiEnum> From<E> for EnumRef<E> {
+impl<E: EnumType> From<E> for EnumRef<E> {
     fn from(value: E) -> Self {
         EnumRef::new(value)
     }
@@ -337,38 +330,38 @@ impl<E> Clone for EnumRef<E> {
     }
 }
 
-impl<E: FfiEnum + PartialEq> PartialEq for EnumRef<E> {
+impl<E: EnumType + PartialEq> PartialEq for EnumRef<E> {
     fn eq(&self, other: &Self) -> bool {
         self.get() == other.get()
     }
 }
 
-impl<E: FfiEnum + PartialEq> PartialEq<E> for EnumRef<E> {
+impl<E: EnumType + PartialEq> PartialEq<E> for EnumRef<E> {
     fn eq(&self, other: &E) -> bool {
         self.get() == *other
     }
 }
 
-impl<E: FfiEnum + fmt::Debug> fmt::Debug for EnumRef<E> {
+impl<E: EnumType + fmt::Debug> fmt::Debug for EnumRef<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&self.get(), f)
     }
 }
 
-impl<E: FfiEnum> TypeSchema for EnumRef<E> {
+impl<E: EnumType> TypeSchema for EnumRef<E> {
     fn type_str() -> std::string::String {
         E::TYPE_KEY.into()
     }
 }
 
-impl<E: FfiEnum> IntoAny for EnumRef<E> {
+impl<E: EnumType> IntoAny for EnumRef<E> {
     fn into_any(self) -> Any {
         Any::new(self.obj)
     }
 }
 
-impl<'a, E: FfiEnum> FromAny<'a> for EnumRef<E> {
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+impl<'a, E: EnumType> FromAny<'a> for EnumRef<E> {
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         support::enum_try_cast::<E>(view).map(EnumRef::new)
     }
 }
@@ -376,8 +369,8 @@ impl<'a, E: FfiEnum> FromAny<'a> for EnumRef<E> {
 // An 8-byte pointer to the singleton object; C++ reports enum reference fields as `ffi.Object`.
 // Required: unset (null) until the runtime sets it.
 reference_field! {
-    [E: FfiEnum] EnumRef<E>: ti::kTVMFFIObject, None;
+    [E: EnumType] EnumRef<E>: ti::kTVMFFIObject, None;
 }
 
 // SAFETY: repr(transparent) down to one `NonNull` object pointer.
-unsafe impl<E: FfiEnum> crate::reflect::reflection::field::NullablePointer for EnumRef<E> {}
+unsafe impl<E: EnumType> crate::reflect::reflection::field::NullablePointer for EnumRef<E> {}

@@ -74,7 +74,7 @@ pub(super) fn register_enum(entry: &'static EnumEntry) -> Result<RuntimeType> {
             move |value: Any| -> Result<ObjectRef<EnumObj>> {
                 value
                     .as_view()
-                    .try_cast::<ObjectRef<EnumObj>>()
+                    .checked_cast::<ObjectRef<EnumObj>>()
                     .filter(|obj| obj.type_index() == index)
                     .ok_or_else(|| {
                         Error::type_error(format!(
@@ -97,7 +97,7 @@ fn register_state(entry: &EnumEntry, ty: RuntimeType, table: &EnumTable) -> Resu
         .ok_or_else(|| Error::runtime_error("`ffi.EnumState` has no constructor"))?
         .cast()?;
     let state = init.call(())?;
-    let state_obj: ObjectRef<crate::base::object::builtin::Object> = state.cast()?;
+    let state_obj: ObjectRef<crate::base::object::builtin::AnyObject> = state.cast()?;
     let entries = state_obj.get_field_any("entries")?;
     let indexes = state_obj.get_field_any("indexes")?;
     let attrs = state_obj.get_field_any("attrs")?;

@@ -131,7 +131,7 @@ fn refuses_subtypes(parent: RuntimeType) -> Option<std::string::String> {
         ));
     }
     let is_final = crate::reflect::reflection::type_attr(parent.index, "__ffi_type_final__")
-        .and_then(|v| v.try_cast::<bool>())
+        .and_then(|v| v.checked_cast::<bool>())
         .unwrap_or(false);
     is_final.then(|| {
         format!(

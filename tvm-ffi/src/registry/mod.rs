@@ -241,7 +241,7 @@ fn register_types() {
             // type failed (already reported).
             Some(_) => {}
             None => report(format!(
-                "cannot register method `{}.{}`: the type is not defined by `#[derive(Object)]` in this library",
+                "cannot register method `{}.{}`: the type is not defined by `#[derive(AnyObject)]` in this library",
                 method.type_key(), method.name()
             )),
         }
@@ -333,7 +333,7 @@ fn define_type(entry: &'static TypeEntry, parent: RuntimeType) -> Result<TypeSta
         // layout (skipped fields, `Rw<T>` vs `T`), which reflection alone does not show.
         let why = layout_mismatch(entry, existing, parent).or_else(|| {
             match crate::reflect::reflection::type_attr(existing.index, LAYOUT_ATTR)
-                .and_then(|layout| layout.try_cast::<std::string::String>())
+                .and_then(|layout| layout.checked_cast::<std::string::String>())
             {
                 Some(theirs) if theirs == entry.layout() => None,
                 Some(theirs) => Some(format!(

@@ -4,12 +4,12 @@
 //! wrappers (`String`, `Function`, `Array` ...) of the higher layers are built on them.
 //!
 //! ```
-//! use tvm_ffi::builtin::{ArrayObj, Object, StringObj};
+//! use tvm_ffi::builtin::{ArrayObj, AnyObject, StringObj};
 //! use tvm_ffi::{Array, ObjectRef, ObjectType};
 //! assert_eq!(ArrayObj::TYPE_KEY, "ffi.Array");
 //! let array: ObjectRef<ArrayObj> = Array::new([1i64, 2, 3]).unwrap().into_object_ref();
 //! assert_eq!(array.type_index(), ArrayObj::type_index());
-//! let root: ObjectRef<Object> = array.into();
+//! let root: ObjectRef<AnyObject> = array.into();
 //! assert!(root.is_instance::<ArrayObj>() && !root.is_instance::<StringObj>());
 //! ```
 use super::types::{DerivedObject, ObjectType, RuntimeType};
@@ -37,7 +37,7 @@ macro_rules! builtin_object {
         // SAFETY: the runtime registers every built-in type as a child of `ffi.Object`, whose
         // payload is empty.
         unsafe impl DerivedObject for $name {
-            type Parent = Object;
+            type Parent = AnyObject;
         }
         // SAFETY: the cells hold raw pointers owned by the object, freed by the runtime's deleter;
         // the runtime shares these objects across threads.
@@ -52,12 +52,12 @@ macro_rules! builtin_object {
 /// An example is in the [module docs](self).
 #[repr(C)]
 #[derive(Debug)]
-pub struct Object {
+pub struct AnyObject {
     _private: [u8; 0],
 }
 
 // SAFETY: every object starts with the header; the root payload is empty.
-unsafe impl ObjectType for Object {
+unsafe impl ObjectType for AnyObject {
     const TYPE_KEY: &'static str = "ffi.Object";
     #[inline]
     fn runtime_type() -> RuntimeType {
@@ -100,7 +100,7 @@ unsafe impl ObjectType for ErrorObj {
 }
 // SAFETY: the runtime registers `ffi.Error` as a child of `ffi.Object`, whose payload is empty.
 unsafe impl DerivedObject for ErrorObj {
-    type Parent = Object;
+    type Parent = AnyObject;
 }
 // SAFETY: the cell holds pointers owned by the object, freed by the runtime's deleter; the
 // runtime shares errors across threads, and Rust reads only the immutable kind and message

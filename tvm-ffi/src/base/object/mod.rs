@@ -11,12 +11,12 @@
 //! and spelled out here only to show it:
 //!
 //! ```
-//! use tvm_ffi::builtin::{ArrayObj, Object};
+//! use tvm_ffi::builtin::{ArrayObj, AnyObject};
 //! use tvm_ffi::object::{Here, There};
 //! use tvm_ffi::{Array, ObjectRef};
 //! let array: ObjectRef<ArrayObj> = Array::new([1i64]).unwrap().into_object_ref();
 //! let same: ObjectRef<ArrayObj> = array.clone().upcast::<ArrayObj, Here>();
-//! let root: ObjectRef<Object> = array.upcast::<Object, There<Here>>(); // one step up
+//! let root: ObjectRef<AnyObject> = array.upcast::<AnyObject, There<Here>>(); // one step up
 //! assert!(root.ptr_eq(&same) && root.is_instance::<ArrayObj>());
 //! ```
 use std::fmt;
@@ -60,7 +60,7 @@ pub(crate) unsafe fn strong_count_of(ptr: NonNull<TVMFFIObject>) -> u32 {
 /// Clone and drop are inline atomic operations on the header.
 ///
 /// ```
-/// use tvm_ffi::{builtin::Object, ObjectRef};
+/// use tvm_ffi::{builtin::AnyObject, ObjectRef};
 /// #[derive(tvm_ffi::Object)]
 /// #[ffi_type(key = "doc_examples.ObjectRef")]
 /// #[repr(C)]
@@ -69,7 +69,7 @@ pub(crate) unsafe fn strong_count_of(ptr: NonNull<TVMFFIObject>) -> u32 {
 /// assert_eq!(p.x + p.y, 3); // derefs to the payload
 /// let q = p.clone(); // the same object, one more reference
 /// assert!(q.ptr_eq(&p) && p.strong_count() == 2);
-/// let root: ObjectRef<Object> = q.into();
+/// let root: ObjectRef<AnyObject> = q.into();
 /// assert_eq!(root.type_key(), "doc_examples.ObjectRef");
 /// assert_eq!(root.downcast::<Point>().unwrap().y, 2);
 /// ```
@@ -233,17 +233,18 @@ impl<T: ObjectType> ObjectRef<T> {
         type_info::is_instance_index(self.type_index(), U::runtime_type())
     }
 
-    /// A new reference typed as `U` when the object is an instance of `U`.
+    /// A new reference typed as `U` when the object is an instance of `U` (and, for a
+    /// Rust-defined `U`, fully constructed: every required field set).
     ///
     /// ```
-    /// use tvm_ffi::builtin::{ArrayObj, MapObj, Object};
+    /// use tvm_ffi::builtin::{ArrayObj, MapObj, AnyObject};
     /// use tvm_ffi::{Array, ObjectRef};
-    /// let root: ObjectRef<Object> = Array::new([1i64]).unwrap().into_object_ref().into();
+    /// let root: ObjectRef<AnyObject> = Array::new([1i64]).unwrap().into_object_ref().into();
     /// assert!(root.downcast::<ArrayObj>().is_some());
     /// assert!(root.downcast::<MapObj>().is_none());
     /// ```
     pub fn downcast<U: ObjectType>(&self) -> Option<ObjectRef<U>> {
-        if self.is_instance::<U>() {
+        if self.usable_as::<U>() {
             Some(self.clone().cast_unchecked())
         } else {
             None
@@ -253,20 +254,28 @@ impl<T: ObjectType> ObjectRef<T> {
     /// Like [`ObjectRef::downcast`], consuming `self` (no reference count change), and handing
     /// `self` back on mismatch.
     pub fn try_downcast<U: ObjectType>(self) -> Result<ObjectRef<U>, Self> {
-        if self.is_instance::<U>() {
+        if self.usable_as::<U>() {
             Ok(self.cast_unchecked())
         } else {
             Err(self)
         }
     }
 
+    /// Whether the object is an instance of `U` that an `ObjectRef<U>` may point to (sealed,
+    /// see [`ObjectType::seal_for_use`]).
+    #[inline]
+    pub(crate) fn usable_as<U: ObjectType>(&self) -> bool {
+        // SAFETY: `self` holds a reference to a live instance of `U` (checked first).
+        self.is_instance::<U>() && unsafe { U::seal_for_use(self.ptr) }.is_ok()
+    }
+
     /// Upcasts to an ancestor type (checked at compile time, free at run time).
     ///
     /// ```
-    /// use tvm_ffi::builtin::{ArrayObj, Object};
+    /// use tvm_ffi::builtin::{ArrayObj, AnyObject};
     /// use tvm_ffi::{Array, ObjectRef};
     /// let array: ObjectRef<ArrayObj> = Array::new([1i64]).unwrap().into_object_ref();
-    /// let root: ObjectRef<Object> = array.upcast(); // `ObjectRef<MapObj>` would not compile
+    /// let root: ObjectRef<AnyObject> = array.upcast(); // `ObjectRef<MapObj>` would not compile
     /// assert_eq!(root.type_key(), "ffi.Array");
     /// ```
     #[inline]
@@ -279,16 +288,16 @@ impl<T: ObjectType> ObjectRef<T> {
 
     /// Upcasts to the root object type.
     #[inline]
-    pub fn into_object(self) -> ObjectRef<builtin::Object> {
+    pub fn into_object(self) -> ObjectRef<builtin::AnyObject> {
         self.cast_unchecked()
     }
 
     /// Borrows as a reference to the root object type.
     #[inline]
-    pub fn as_object(&self) -> &ObjectRef<builtin::Object> {
+    pub fn as_object(&self) -> &ObjectRef<builtin::AnyObject> {
         // SAFETY: ObjectRef is repr(transparent) over the pointer for every T; every object is
         // an instance of the root type.
-        unsafe { &*(self as *const Self as *const ObjectRef<builtin::Object>) }
+        unsafe { &*(self as *const Self as *const ObjectRef<builtin::AnyObject>) }
     }
 
     /// Creates a weak reference.
@@ -324,9 +333,9 @@ impl<T: ObjectType> std::ops::Deref for ObjectRef<T> {
     type Target = T;
     #[inline]
     fn deref(&self) -> &T {
-        // SAFETY: `self` holds a strong reference to an instance of `T`.
-        unsafe { T::before_deref(self.ptr) };
-        // SAFETY: ObjectType contract: the payload of an instance of T sits at PAYLOAD_OFFSET.
+        // SAFETY: ObjectType contract: the payload of an instance of T sits at PAYLOAD_OFFSET;
+        // every `ObjectRef<T>` passed `T::seal_for_use` when it was made (or was made sealed,
+        // by `ObjectRef::new`), so the payload is complete and no setter writes it.
         unsafe {
             &*((self.ptr.as_ptr() as *const u8).add(ObjectCell::<T>::PAYLOAD_OFFSET) as *const T)
         }
@@ -366,14 +375,14 @@ impl<T: ObjectType> std::hash::Hash for ObjectRef<T> {
     }
 }
 
-/// Upcast to the root type through `From`/`Into`: `let any: ObjectRef<Object> = point.into()`.
+/// Upcast to the root type through `From`/`Into`: `let any: ObjectRef<AnyObject> = point.into()`.
 ///
 /// Only the root has a `From` impl: Rust's coherence rules forbid one per parent (an impl
 /// `From<ObjectRef<Child>> for ObjectRef<Parent>` in the crate defining `Child` implements a
 /// foreign trait for a foreign type, E0117, and a blanket impl over
 /// `DerivedObject::Parent` overlaps with `From<T> for T`, E0119). [`ObjectRef::upcast`] goes
 /// to any ancestor.
-impl<T: DerivedObject> From<ObjectRef<T>> for ObjectRef<builtin::Object> {
+impl<T: DerivedObject> From<ObjectRef<T>> for ObjectRef<builtin::AnyObject> {
     #[inline]
     fn from(value: ObjectRef<T>) -> Self {
         value.into_object()

@@ -11,7 +11,7 @@ use crate::abi::sys::TVMFFIObject;
 /// Index and inheritance depth of a type in the runtime's registry.
 ///
 /// ```
-/// use tvm_ffi::builtin::{Object, StringObj};
+/// use tvm_ffi::builtin::{AnyObject, StringObj};
 /// use tvm_ffi::ObjectType;
 /// assert_eq!(Object::runtime_type().depth, 0);
 /// let string = StringObj::runtime_type();
@@ -58,14 +58,18 @@ pub unsafe trait ObjectType: Sized + Send + Sync + 'static {
     const TYPE_KEY: &'static str;
     /// The runtime index and depth of this type.
     fn runtime_type() -> RuntimeType;
-    /// Runs before every dereference of an `ObjectRef<Self>`; `#[derive(Object)]` seals the
-    /// object's construction state here. Not part of the public API.
-    #[doc(hidden)]
-    #[inline(always)]
+    /// Makes the object usable as a `Self` before an `ObjectRef<Self>` of it is made (casts,
+    /// downcasts): `#[derive(Object)]` seals the object's construction state here, or reports
+    /// why it cannot (a required field still unset). Since every `ObjectRef<Self>` passed it,
+    /// `Deref` never checks and never fails. Not part of the public API.
     ///
     /// # Safety
     /// `_object` is a live instance of `Self` (the caller holds a reference).
-    unsafe fn before_deref(_object: NonNull<TVMFFIObject>) {}
+    #[doc(hidden)]
+    #[inline(always)]
+    unsafe fn seal_for_use(_object: NonNull<TVMFFIObject>) -> Result<(), std::string::String> {
+        Ok(())
+    }
     /// The registry key (`"my_ext.Point"`).
     fn type_key() -> &'static str {
         Self::TYPE_KEY
@@ -187,8 +191,8 @@ pub struct There<I>(PhantomData<I>);
 #[diagnostic::on_unimplemented(
     message = "cannot upcast `{Self}` to `{U}`: `{U}` is not an ancestor of `{Self}`",
     label = "`upcast` goes from a type to itself or one of its ancestors only",
-    note = "the ancestors of a `#[derive(Object)]` type are its `#[ffi(base)]` parent, that \
-            parent's parent, .., and `tvm_ffi::builtin::Object`",
+    note = "the ancestors of a `#[derive(AnyObject)]` type are its `#[ffi(base)]` parent, that \
+            parent's parent, .., and `tvm_ffi::builtin::AnyObject`",
     note = "from a parent to a subtype or between unrelated types, `downcast` checks the \
             runtime type and returns an `Option`"
 )]

@@ -3,7 +3,7 @@
 //!
 //! Three ways to get a value out, as in C++:
 //! - [`Any::cast`]: the value or a `TypeError` ("Cannot convert from type `int` to `str`");
-//! - [`Any::try_cast`]: `Option`, with the documented coercions (int to float, bool to int,
+//! - [`Any::checked_cast`]: `Option`, with the documented coercions (int to float, bool to int,
 //!   raw and heap strings to `String`, ...);
 //! - [`Any::as_exact`]: `Option`, only when the stored type matches exactly.
 //!
@@ -24,7 +24,7 @@ use crate::base::object::{self, type_info, ObjectRef, ObjectType};
 /// let value = Any::new(3i64);
 /// assert_eq!(value.type_key(), "int");
 /// assert_eq!(value.cast::<i64>().unwrap(), 3);
-/// assert_eq!(value.try_cast::<f64>(), Some(3.0)); // int converts to float
+/// assert_eq!(value.checked_cast::<f64>(), Some(3.0)); // int converts to float
 /// assert_eq!(value.as_exact::<f64>(), None); // but is not one
 /// let err = value.cast::<&str>().unwrap_err();
 /// assert_eq!(err.to_string(), "TypeError: Cannot convert from type `int` to `str`");
@@ -207,12 +207,12 @@ impl Any {
     ///
     /// ```
     /// use tvm_ffi::Any;
-    /// assert_eq!(Any::new(true).try_cast::<i64>(), Some(1)); // bool to int
-    /// assert_eq!(Any::new(2i64).try_cast::<f64>(), Some(2.0)); // int to float
-    /// assert_eq!(Any::new(2.5f64).try_cast::<i64>(), None); // never float to int
+    /// assert_eq!(Any::new(true).checked_cast::<i64>(), Some(1)); // bool to int
+    /// assert_eq!(Any::new(2i64).checked_cast::<f64>(), Some(2.0)); // int to float
+    /// assert_eq!(Any::new(2.5f64).checked_cast::<i64>(), None); // never float to int
     /// ```
-    pub fn try_cast<'a, T: FromAny<'a>>(&'a self) -> Option<T> {
-        T::try_cast(self.as_view())
+    pub fn checked_cast<'a, T: FromAny<'a>>(&'a self) -> Option<T> {
+        T::from_any(self.as_view())
     }
 
     /// `Some` only when the stored type is exactly `T` (no conversion).
@@ -223,7 +223,7 @@ impl Any {
     /// assert_eq!(Any::new(2i64).as_exact::<f64>(), None); // no int to float here
     /// ```
     pub fn as_exact<'a, T: FromAny<'a>>(&'a self) -> Option<T> {
-        T::try_as(self.as_view())
+        T::from_any_exact(self.as_view())
     }
 }
 
@@ -404,20 +404,20 @@ impl<'a> AnyView<'a> {
     /// ```
     #[inline]
     pub fn cast<T: FromAny<'a>>(&'a self) -> Result<T> {
-        match T::try_cast(self) {
+        match T::from_any(self) {
             Some(v) => Ok(v),
             None => Err(cast_error::<T>(self)),
         }
     }
 
     /// Converts to `T` with the documented coercions, or `None`.
-    pub fn try_cast<T: FromAny<'a>>(&'a self) -> Option<T> {
-        T::try_cast(self)
+    pub fn checked_cast<T: FromAny<'a>>(&'a self) -> Option<T> {
+        T::from_any(self)
     }
 
     /// `Some` only when the stored type is exactly `T`.
     pub fn as_exact<T: FromAny<'a>>(&'a self) -> Option<T> {
-        T::try_as(self)
+        T::from_any_exact(self)
     }
 }
 
@@ -442,6 +442,9 @@ fn cast_error<'a, T: FromAny<'a>>(view: &AnyView<'_>) -> Error {
 #[cold]
 #[inline(never)]
 pub(crate) fn cast_error_named<'a, T: FromAny<'a>>(view: &AnyView<'_>, target: &str) -> Error {
+    if let Some(err) = T::unusable(view) {
+        return err;
+    }
     Error::new(
         "TypeError",
         format!(
@@ -525,7 +528,7 @@ impl<T: IntoAny> TryIntoAny for T {
 /// ```
 /// use tvm_ffi::{Any, AnyView, FromAny};
 /// fn read<'a, T: FromAny<'a>>(view: &'a AnyView<'a>) -> Option<T> {
-///     view.try_cast()
+///     view.checked_cast()
 /// }
 /// let text = Any::new("a string longer than seven bytes");
 /// let borrowed: &str = read(text.as_view()).unwrap(); // points into the string object
@@ -541,17 +544,24 @@ pub trait FromAny<'a>: Sized + TypeSchema {
     /// Whether every value converts (`Any`, `AnyView`): containers then skip element checks.
     const ACCEPTS_ANY: bool = false;
     /// Converts with the documented coercions.
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self>;
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self>;
     /// Converts only when the stored type matches exactly.
-    fn try_as(view: &'a AnyView<'a>) -> Option<Self> {
-        Self::try_cast(view)
+    fn from_any_exact(view: &'a AnyView<'a>) -> Option<Self> {
+        Self::from_any(view)
     }
     /// How the value is named in a mismatch message, quoted: by default its type key in
     /// backticks; integers add the value that was out of range.
     fn describe_mismatch(view: &AnyView<'_>) -> String {
         format!("`{}`", view.type_key())
     }
-    /// Converts a value on which `try_cast` is known to succeed (an element of an immutable
+    /// The error of a value of the right type that cannot be used yet (an object still under
+    /// construction), which a cast reports instead of a type mismatch. Not part of the public
+    /// API.
+    #[doc(hidden)]
+    fn unusable(_view: &AnyView<'_>) -> Option<Error> {
+        None
+    }
+    /// Converts a value on which `checked_cast` is known to succeed (an element of an immutable
     /// container checked on entry), skipping the checks where that knowledge makes the stored
     /// form certain; C++ reads such elements the same way (`CopyFromAnyViewAfterCheck`). On
     /// any other value the result is unspecified (never undefined behaviour). Not part of the
@@ -559,7 +569,7 @@ pub trait FromAny<'a>: Sized + TypeSchema {
     #[doc(hidden)]
     #[inline(always)]
     fn from_checked(view: &'a AnyView<'a>) -> Option<Self> {
-        Self::try_cast(view)
+        Self::from_any(view)
     }
 }
 
@@ -580,7 +590,7 @@ impl<'a> FromAny<'a> for Any {
     /// Fails only on what cannot be owned: a borrowed `DLTensor*`, or a raw string the runtime
     /// cannot copy.
     #[inline]
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         view.to_owned().ok()
     }
     fn describe_mismatch(view: &AnyView<'_>) -> String {
@@ -605,7 +615,7 @@ impl TypeSchema for AnyView<'_> {
 impl<'a> FromAny<'a> for AnyView<'a> {
     const ACCEPTS_ANY: bool = true;
     #[inline]
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         Some(*view)
     }
 }
@@ -637,7 +647,7 @@ impl IntoAny for () {
     }
 }
 impl<'a> FromAny<'a> for () {
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         view.is_none().then_some(())
     }
 }
@@ -674,11 +684,11 @@ impl IntoAny for bool {
 }
 impl<'a> FromAny<'a> for bool {
     #[inline]
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         int_value(view, true).map(|v| v != 0)
     }
     #[inline]
-    fn try_as(view: &'a AnyView<'a>) -> Option<Self> {
+    fn from_any_exact(view: &'a AnyView<'a>) -> Option<Self> {
         if view.raw.type_index == ti::kTVMFFIBool {
             // SAFETY: bool stores v_int64.
             Some(unsafe { view.raw.value.v_int64 } != 0)
@@ -713,11 +723,11 @@ impl IntoAny for f64 {
 }
 impl<'a> FromAny<'a> for f64 {
     #[inline]
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         float_value(view)
     }
     #[inline]
-    fn try_as(view: &'a AnyView<'a>) -> Option<Self> {
+    fn from_any_exact(view: &'a AnyView<'a>) -> Option<Self> {
         if view.raw.type_index == ti::kTVMFFIFloat {
             // SAFETY: float stores v_float64.
             Some(unsafe { view.raw.value.v_float64 })
@@ -739,12 +749,12 @@ impl IntoAny for f32 {
 }
 impl<'a> FromAny<'a> for f32 {
     #[inline]
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         float_value(view).and_then(narrow_f32)
     }
     #[inline]
-    fn try_as(view: &'a AnyView<'a>) -> Option<Self> {
-        f64::try_as(view).and_then(narrow_f32)
+    fn from_any_exact(view: &'a AnyView<'a>) -> Option<Self> {
+        f64::from_any_exact(view).and_then(narrow_f32)
     }
     fn describe_mismatch(view: &AnyView<'_>) -> String {
         match float_value(view) {
@@ -768,7 +778,7 @@ impl TypeSchema for *mut std::ffi::c_void {
 // No `IntoAny` (nor `IntoArg`): making an opaque pointer value is `Any::from_opaque_ptr`,
 // which is `unsafe` because callees trust such pointers. Reading one back stays safe.
 impl<'a> FromAny<'a> for *mut std::ffi::c_void {
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         match view.raw.type_index {
             ti::kTVMFFINone => Some(std::ptr::null_mut()),
             // SAFETY: these indices store v_ptr.
@@ -798,19 +808,19 @@ impl<T: IntoAny> IntoAny for Option<T> {
 }
 impl<'a, T: FromAny<'a>> FromAny<'a> for Option<T> {
     #[inline]
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         if view.is_none() {
             Some(None)
         } else {
-            T::try_cast(view).map(Some)
+            T::from_any(view).map(Some)
         }
     }
     #[inline]
-    fn try_as(view: &'a AnyView<'a>) -> Option<Self> {
+    fn from_any_exact(view: &'a AnyView<'a>) -> Option<Self> {
         if view.is_none() {
             Some(None)
         } else {
-            T::try_as(view).map(Some)
+            T::from_any_exact(view).map(Some)
         }
     }
     fn describe_mismatch(view: &AnyView<'_>) -> String {
@@ -847,8 +857,11 @@ impl<T: ObjectType> IntoAny for &ObjectRef<T> {
 }
 impl<'a, T: ObjectType> FromAny<'a> for ObjectRef<T> {
     #[inline]
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
-        <&ObjectRef<T>>::try_cast(view).cloned()
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
+        <&ObjectRef<T>>::from_any(view).cloned()
+    }
+    fn unusable(view: &AnyView<'_>) -> Option<Error> {
+        <&ObjectRef<T>>::unusable(view)
     }
 }
 impl<T: ObjectType> TypeSchema for &ObjectRef<T> {
@@ -858,7 +871,7 @@ impl<T: ObjectType> TypeSchema for &ObjectRef<T> {
 }
 impl<'a, T: ObjectType> FromAny<'a> for &'a ObjectRef<T> {
     #[inline]
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         if is_object_index(view.raw.type_index)
             && type_info::is_instance_index(view.raw.type_index, T::runtime_type())
         {
@@ -866,10 +879,28 @@ impl<'a, T: ObjectType> FromAny<'a> for &'a ObjectRef<T> {
             // ObjectRef<T> is repr(transparent) over that pointer and the object is an instance
             // of T. The reference borrows the view's storage, so no count is taken and none is
             // released (the returned reference is never dropped as an owner).
-            Some(unsafe { &*(std::ptr::addr_of!(view.raw.value.v_obj) as *const ObjectRef<T>) })
+            let obj =
+                unsafe { &*(std::ptr::addr_of!(view.raw.value.v_obj) as *const ObjectRef<T>) };
+            // An `ObjectRef<T>` only ever points to an object usable as a `T` (see `Deref`).
+            // SAFETY: a live instance of `T`, kept alive by the view.
+            unsafe { T::seal_for_use(obj.as_raw()) }.ok()?;
+            Some(obj)
         } else {
             None
         }
+    }
+    fn unusable(view: &AnyView<'_>) -> Option<Error> {
+        if !(is_object_index(view.raw.type_index)
+            && type_info::is_instance_index(view.raw.type_index, T::runtime_type()))
+        {
+            return None;
+        }
+        // SAFETY: as in `from_any`.
+        let ptr = unsafe { NonNull::new_unchecked(view.raw.value.v_obj as *mut sys::TVMFFIObject) };
+        // SAFETY: a live instance of `T`, kept alive by the view.
+        unsafe { T::seal_for_use(ptr) }
+            .err()
+            .map(|why| Error::runtime_error(why))
     }
 }
 
@@ -890,8 +921,8 @@ macro_rules! object_wrapper_conversions {
         }
         impl<'a> $crate::base::value::FromAny<'a> for $wrapper {
             #[inline]
-            fn try_cast(view: &'a $crate::base::value::AnyView<'a>) -> Option<Self> {
-                <$crate::base::object::ObjectRef<$obj> as $crate::base::value::FromAny>::try_cast(
+            fn from_any(view: &'a $crate::base::value::AnyView<'a>) -> Option<Self> {
+                <$crate::base::object::ObjectRef<$obj> as $crate::base::value::FromAny>::from_any(
                     view,
                 )
                 .map(<$wrapper>::from_object_ref)

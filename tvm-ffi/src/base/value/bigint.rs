@@ -474,10 +474,10 @@ impl BigInt {
 
 impl<'a> FromAny<'a> for BigInt {
     /// `int`, `ffi.BigInt` and `bool`, as C++ `BigInt` accepts.
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         BigInt::from_view(view, true)
     }
-    fn try_as(view: &'a AnyView<'a>) -> Option<Self> {
+    fn from_any_exact(view: &'a AnyView<'a>) -> Option<Self> {
         BigInt::from_view(view, false)
     }
 }
@@ -495,10 +495,10 @@ macro_rules! impl_wide_int {
             }
         }
         impl<'a> FromAny<'a> for $t {
-            fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+            fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
                 BigInt::from_view(view, true).and_then(|v| v.$to())
             }
-            fn try_as(view: &'a AnyView<'a>) -> Option<Self> {
+            fn from_any_exact(view: &'a AnyView<'a>) -> Option<Self> {
                 BigInt::from_view(view, false).and_then(|v| v.$to())
             }
             fn describe_mismatch(view: &AnyView<'_>) -> std::string::String {

@@ -206,7 +206,7 @@ impl fmt::Display for DataType {
         }
         // SAFETY: owned value returned by the runtime.
         let text = unsafe { Any::from_raw(out) };
-        f.write_str(text.try_cast::<&str>().unwrap_or("<dtype>"))
+        f.write_str(text.checked_cast::<&str>().unwrap_or("<dtype>"))
     }
 }
 
@@ -233,14 +233,14 @@ impl IntoAny for DataType {
 }
 impl<'a> FromAny<'a> for DataType {
     /// Accepts a data type, or a string the runtime parses (as C++ does).
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         if view.type_index() == ti::kTVMFFIDataType {
             // SAFETY: the index selects v_dtype.
             return Some(DataType(unsafe { view.as_raw().value.v_dtype }));
         }
-        <&str>::try_cast(view).and_then(|s| s.parse().ok())
+        <&str>::from_any(view).and_then(|s| s.parse().ok())
     }
-    fn try_as(view: &'a AnyView<'a>) -> Option<Self> {
+    fn from_any_exact(view: &'a AnyView<'a>) -> Option<Self> {
         // SAFETY: the index selects v_dtype.
         (view.type_index() == ti::kTVMFFIDataType)
             .then(|| DataType(unsafe { view.as_raw().value.v_dtype }))
@@ -393,14 +393,14 @@ impl IntoAny for Device {
 }
 impl<'a> FromAny<'a> for Device {
     /// Accepts a device, or a string such as `"cuda:1"` (as C++ does).
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         if view.type_index() == ti::kTVMFFIDevice {
             // SAFETY: the index selects v_device.
             return Some(Device(unsafe { view.as_raw().value.v_device }));
         }
-        <&str>::try_cast(view).and_then(|s| s.parse().ok())
+        <&str>::from_any(view).and_then(|s| s.parse().ok())
     }
-    fn try_as(view: &'a AnyView<'a>) -> Option<Self> {
+    fn from_any_exact(view: &'a AnyView<'a>) -> Option<Self> {
         // SAFETY: the index selects v_device.
         (view.type_index() == ti::kTVMFFIDevice)
             .then(|| Device(unsafe { view.as_raw().value.v_device }))

@@ -21,14 +21,14 @@ macro_rules! impl_int {
         }
         impl<'a> FromAny<'a> for $t {
             #[inline]
-            fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+            fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
                 match int_value(view, true) {
                     Some(v) => <$t>::try_from(v).ok(),
                     None => wide_int_value(view).and_then(|v| <$t>::try_from(v).ok()),
                 }
             }
             #[inline]
-            fn try_as(view: &'a AnyView<'a>) -> Option<Self> {
+            fn from_any_exact(view: &'a AnyView<'a>) -> Option<Self> {
                 match int_value(view, false) {
                     Some(v) => <$t>::try_from(v).ok(),
                     None => wide_int_value(view).and_then(|v| <$t>::try_from(v).ok()),

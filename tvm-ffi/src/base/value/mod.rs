@@ -1,7 +1,7 @@
 //! Values: [`Any`] and [`AnyView`] (the 16-byte tagged union of the ABI) with the conversion
 //! traits through which Rust values enter and leave them, and the value types stored inline in
 //! it or in it and a heap object: [`String`], [`Bytes`], [`BigInt`], [`DataType`], [`Device`], and
-//! [`Optional<T>`] and [`Variant<E>`], an optional value and one of several alternatives stored
+//! [`Optional<T>`] and [`VariantField<E>`], an optional value and one of several alternatives stored
 //! as an `Any`.
 pub(crate) mod any;
 mod bigint;
@@ -18,4 +18,4 @@ pub use bigint::BigInt;
 pub use dtype::{DataType, Device};
 pub use optional::Optional;
 pub use string::{Bytes, String, SMALL_CAPACITY};
-pub use variant::Variant;
+pub use variant::VariantField;

@@ -76,7 +76,7 @@ impl<T: for<'a> FromAny<'a>> Optional<T> {
             None
         } else {
             // The invariant: a present value converts to `T`.
-            self.value.try_cast::<T>()
+            self.value.checked_cast::<T>()
         }
     }
 }
@@ -145,13 +145,13 @@ impl<T> IntoAny for Optional<T> {
 }
 
 impl<'a, T: for<'b> FromAny<'b> + IntoAny + TypeSchema> FromAny<'a> for Optional<T> {
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         if view.is_none() {
             return Some(Optional::none());
         }
         // Stored in `T`'s own form (an int given for a float is stored as the float), as C++
         // converts on assignment.
-        T::try_cast(view).map(Optional::some)
+        T::from_any(view).map(Optional::some)
     }
     fn describe_mismatch(view: &AnyView<'_>) -> String {
         T::describe_mismatch(view)

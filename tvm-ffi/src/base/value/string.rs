@@ -181,7 +181,7 @@ macro_rules! bytes_like {
         }
 
         impl<'a> FromAny<'a> for $name {
-            fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+            fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
                 let index = view.type_index();
                 if index == $small || index == $object {
                     let out = $name { raw: *view.as_raw() };
@@ -195,10 +195,10 @@ macro_rules! bytes_like {
                     content(view, $small, $object).filter(|b| Self::valid(b)).map(Self::from_content)
                 }
             }
-            fn try_as(view: &'a AnyView<'a>) -> Option<Self> {
+            fn from_any_exact(view: &'a AnyView<'a>) -> Option<Self> {
                 let index = view.type_index();
                 if index == $small || index == $object {
-                    Self::try_cast(view)
+                    Self::from_any(view)
                 } else {
                     None
                 }
@@ -248,7 +248,7 @@ bytes_like!(
     /// let any = Any::new(bytes.clone());
     /// assert_eq!(any.type_key(), "ffi.Bytes");
     /// assert_eq!(any.cast::<Vec<u8>>().unwrap(), bytes.as_bytes());
-    /// assert!(any.try_cast::<tvm_ffi::String>().is_none()); // bytes are not a string
+    /// assert!(any.checked_cast::<tvm_ffi::String>().is_none()); // bytes are not a string
     /// ```
     Bytes, ti::kTVMFFISmallBytes, ti::kTVMFFIBytes, "bytes", r#"{"type":"ffi.Bytes"}"#
 );
@@ -424,7 +424,7 @@ impl TypeSchema for &str {
 }
 impl<'a> FromAny<'a> for &'a str {
     #[inline]
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         content(view, ti::kTVMFFISmallStr, ti::kTVMFFIStr).and_then(|b| std::str::from_utf8(b).ok())
     }
 }
@@ -442,8 +442,8 @@ impl TypeSchema for std::string::String {
     }
 }
 impl<'a> FromAny<'a> for std::string::String {
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
-        <&str>::try_cast(view).map(|s| {
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
+        <&str>::from_any(view).map(|s| {
             let mut out = std::string::String::new();
             if out.try_reserve_exact(s.len()).is_err() {
                 AllocFailure::raise(s.len());
@@ -473,7 +473,7 @@ impl TypeSchema for &[u8] {
 }
 impl<'a> FromAny<'a> for &'a [u8] {
     #[inline]
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         content(view, ti::kTVMFFISmallBytes, ti::kTVMFFIBytes)
     }
 }
@@ -491,8 +491,8 @@ impl TypeSchema for Vec<u8> {
     }
 }
 impl<'a> FromAny<'a> for Vec<u8> {
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
-        <&[u8]>::try_cast(view).map(|bytes| {
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
+        <&[u8]>::from_any(view).map(|bytes| {
             let mut out = Vec::new();
             if out.try_reserve_exact(bytes.len()).is_err() {
                 AllocFailure::raise(bytes.len());

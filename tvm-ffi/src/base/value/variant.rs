@@ -1,4 +1,4 @@
-//! [`Variant<E>`]: a field holding one of several value types, stored as the 16-byte `Any`, as
+//! [`VariantField<E>`]: a field holding one of several value types, stored as the 16-byte `Any`, as
 //! C++ stores `ffi::Variant<A, B, ..>`. `E` is a Rust enum of the alternatives with
 //! `#[derive(tvm_ffi::Variant)]`.
 use std::fmt;
@@ -20,40 +20,40 @@ use crate::abi::sys::TVMFFIAny;
 ///     Str(tvm_ffi::String),
 /// }
 ///
-/// let v: Variant<IntOrStr> = IntOrStr::Int(3).into();
+/// let v: VariantField<IntOrStr> = IntOrStr::Int(3).into();
 /// assert_eq!(v.get(), IntOrStr::Int(3));
 /// // As arguments and results the enum converts to whichever alternative matches first.
 /// assert_eq!(Any::new("text").cast::<IntOrStr>().unwrap(), IntOrStr::Str("text".into()));
 /// assert!(Any::new(1.5).cast::<IntOrStr>().is_err());
 /// ```
 #[repr(transparent)]
-pub struct Variant<E> {
+pub struct VariantField<E> {
     /// Invariant: a value that converts to `E` (or `None` while an object is under
     /// construction: the field is unset).
     value: Any,
     _value: PhantomData<fn() -> E>,
 }
 
-impl<E: IntoAny> Variant<E> {
+impl<E: IntoAny> VariantField<E> {
     /// Stores `value`.
     pub fn new(value: E) -> Self {
-        Variant {
+        VariantField {
             value: value.into_any(),
             _value: PhantomData,
         }
     }
 }
 
-impl<E: for<'a> FromAny<'a>> Variant<E> {
+impl<E: for<'a> FromAny<'a>> VariantField<E> {
     /// The current alternative.
     pub fn get(&self) -> E {
         self.value
-            .try_cast::<E>()
+            .checked_cast::<E>()
             .expect("a Variant holds one of its alternatives")
     }
 }
 
-impl<E> Variant<E> {
+impl<E> VariantField<E> {
     /// The stored value as an `Any`.
     pub fn as_any(&self) -> &Any {
         &self.value
@@ -65,34 +65,34 @@ impl<E> Variant<E> {
     }
 }
 
-impl<E> Clone for Variant<E> {
+impl<E> Clone for VariantField<E> {
     fn clone(&self) -> Self {
-        Variant {
+        VariantField {
             value: self.value.clone(),
             _value: PhantomData,
         }
     }
 }
 
-impl<E: IntoAny> From<E> for Variant<E> {
+impl<E: IntoAny> From<E> for VariantField<E> {
     fn from(value: E) -> Self {
-        Variant::new(value)
+        VariantField::new(value)
     }
 }
 
-impl<E: for<'a> FromAny<'a> + PartialEq> PartialEq for Variant<E> {
+impl<E: for<'a> FromAny<'a> + PartialEq> PartialEq for VariantField<E> {
     fn eq(&self, other: &Self) -> bool {
         self.get() == other.get()
     }
 }
 
-impl<E: for<'a> FromAny<'a> + fmt::Debug> fmt::Debug for Variant<E> {
+impl<E: for<'a> FromAny<'a> + fmt::Debug> fmt::Debug for VariantField<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&self.get(), f)
     }
 }
 
-impl<E: TypeSchema> TypeSchema for Variant<E> {
+impl<E: TypeSchema> TypeSchema for VariantField<E> {
     fn type_str() -> String {
         E::type_str()
     }
@@ -101,15 +101,15 @@ impl<E: TypeSchema> TypeSchema for Variant<E> {
     }
 }
 
-impl<E> IntoAny for Variant<E> {
+impl<E> IntoAny for VariantField<E> {
     fn into_any(self) -> Any {
         self.value
     }
 }
 
-impl<'a, E: for<'b> FromAny<'b> + IntoAny + TypeSchema> FromAny<'a> for Variant<E> {
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
-        E::try_cast(view).map(Variant::new)
+impl<'a, E: for<'b> FromAny<'b> + IntoAny + TypeSchema> FromAny<'a> for VariantField<E> {
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
+        E::from_any(view).map(VariantField::new)
     }
     fn describe_mismatch(view: &AnyView<'_>) -> String {
         E::describe_mismatch(view)

@@ -5,16 +5,16 @@ use std::fmt;
 
 use super::GlobalCache;
 use crate::abi::sys::type_index as ti;
-use crate::base::object::builtin::Object;
+use crate::base::object::builtin::AnyObject;
 use crate::base::object::{ObjectRef, ObjectType};
 use crate::base::value::{Any, AnyView, DataType, Device};
 
 /// The runtime's reflection-based printout of an object (`ffi.ReprPrint`), as Python's `repr`.
-pub(crate) fn repr_of(obj: &ObjectRef<Object>) -> Option<std::string::String> {
+pub(crate) fn repr_of(obj: &ObjectRef<AnyObject>) -> Option<std::string::String> {
     static REPR: GlobalCache = GlobalCache::new("ffi.ReprPrint");
     let f = REPR.get().ok()?;
     let out = f.call((obj,)).ok()?;
-    out.try_cast::<std::string::String>()
+    out.checked_cast::<std::string::String>()
 }
 
 impl<T: ObjectType> fmt::Debug for ObjectRef<T> {
@@ -48,9 +48,9 @@ impl fmt::Debug for AnyView<'_> {
                 ti::kTVMFFIDataType => write!(f, "{}", DataType::from(raw.value.v_dtype)),
                 ti::kTVMFFIDevice => write!(f, "{}", Device::from(raw.value.v_device)),
                 _ => {
-                    if let Some(s) = self.try_cast::<&str>() {
+                    if let Some(s) = self.checked_cast::<&str>() {
                         write!(f, "{s:?}")
-                    } else if let Some(obj) = self.try_cast::<&ObjectRef<Object>>() {
+                    } else if let Some(obj) = self.checked_cast::<&ObjectRef<AnyObject>>() {
                         write!(f, "{obj:?}")
                     } else {
                         write!(f, "<{}>", self.type_key())

@@ -111,7 +111,7 @@ impl FnSignature {
     #[inline]
     pub fn arg<'a, T: FromAny<'a>>(&self, args: &'a [AnyView<'a>], index: usize) -> Result<T> {
         let view = &args[index];
-        match T::try_cast(view) {
+        match T::from_any(view) {
             Some(v) => Ok(v),
             None => Err(self.arg_error::<T>(view, index)),
         }

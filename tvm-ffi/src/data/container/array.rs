@@ -119,7 +119,7 @@ impl<T: for<'a> FromAny<'a>> Array<T> {
         }
         self.as_views()
             .iter()
-            .position(|v| T::try_cast(v).is_none())
+            .position(|v| T::from_any(v).is_none())
     }
 }
 

@@ -15,7 +15,7 @@ use crate::base::value::{Any, AnyView, FromAny};
 fn all_convert<'a, T: for<'b> FromAny<'b>>(
     mut values: impl Iterator<Item = &'a AnyView<'a>>,
 ) -> bool {
-    T::ACCEPTS_ANY || values.all(|v| T::try_cast(v).is_some())
+    T::ACCEPTS_ANY || values.all(|v| T::from_any(v).is_some())
 }
 
 /// Whether every entry of `entries` converts to `(K, V)`.
@@ -23,15 +23,15 @@ fn entries_convert<'a, K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>>(
     mut entries: impl Iterator<Item = (AnyView<'a>, AnyView<'a>)>,
 ) -> bool {
     (K::ACCEPTS_ANY && V::ACCEPTS_ANY)
-        || entries.all(|(k, v)| K::try_cast(&k).is_some() && V::try_cast(&v).is_some())
+        || entries.all(|(k, v)| K::from_any(&k).is_some() && V::from_any(&v).is_some())
 }
 
 /// C++'s description of why `view` is no `name<T>` (`Array[index 1: int]`): the first element
 /// that does not convert, or the value's type.
 fn describe_sequence<T: for<'b> FromAny<'b>>(name: &str, view: &AnyView<'_>) -> String {
-    let items: Vec<Any> = if let Some(obj) = <&ObjectRef<ArrayObj>>::try_cast(view) {
+    let items: Vec<Any> = if let Some(obj) = <&ObjectRef<ArrayObj>>::from_any(view) {
         Array::<Any>::from_object_ref(obj.clone()).iter().collect()
-    } else if let Some(obj) = <&ObjectRef<ListObj>>::try_cast(view) {
+    } else if let Some(obj) = <&ObjectRef<ListObj>>::from_any(view) {
         List::<Any>::from_object_ref(obj.clone())
             .snapshot()
             .unwrap_or_default()
@@ -41,7 +41,7 @@ fn describe_sequence<T: for<'b> FromAny<'b>>(name: &str, view: &AnyView<'_>) -> 
     match items
         .iter()
         .enumerate()
-        .find(|(_, v)| T::try_cast(v.as_view()).is_none())
+        .find(|(_, v)| T::from_any(v.as_view()).is_none())
     {
         Some((i, bad)) => format!(
             "`{name}[index {i}: {}]`",
@@ -58,13 +58,13 @@ fn describe_entries<'a, K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>>(
     entries: impl Iterator<Item = (AnyView<'a>, AnyView<'a>)>,
 ) -> Option<String> {
     for (k, v) in entries {
-        if K::try_cast(&k).is_none() {
+        if K::from_any(&k).is_none() {
             return Some(format!(
                 "`{name}[some key is {}, V]`",
                 K::describe_mismatch(&k).trim_matches('`')
             ));
         }
-        if V::try_cast(&v).is_none() {
+        if V::from_any(&v).is_none() {
             return Some(format!(
                 "`{name}[K, some value is {}]`",
                 V::describe_mismatch(&v).trim_matches('`')
@@ -80,13 +80,13 @@ fn describe_mapping<K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>>(
     name: &str,
     view: &AnyView<'_>,
 ) -> String {
-    if let Some(obj) = <&ObjectRef<MapObj>>::try_cast(view) {
+    if let Some(obj) = <&ObjectRef<MapObj>>::from_any(view) {
         let map = Map::<Any, Any>::from_object_ref(obj.clone());
         if let Some(text) = describe_entries::<K, V>(name, map.iter_views()) {
             return text;
         }
     }
-    if let Some(obj) = <&ObjectRef<DictObj>>::try_cast(view) {
+    if let Some(obj) = <&ObjectRef<DictObj>>::from_any(view) {
         let dict = Dict::<Any, Any>::from_object_ref(obj.clone());
         let entries = dict.snapshot().unwrap_or_default();
         let views = entries.iter().map(|(k, v)| (k.view(), v.view()));
@@ -100,12 +100,12 @@ fn describe_mapping<K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>>(
 impl<'a, T: for<'b> FromAny<'b>> FromAny<'a> for Array<T> {
     /// An `Array` whose elements convert to `T`; a `List` is copied into a new `Array` (as C++
     /// converts one).
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
-        if let Some(obj) = <&ObjectRef<ArrayObj>>::try_cast(view) {
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
+        if let Some(obj) = <&ObjectRef<ArrayObj>>::from_any(view) {
             let array = Array::<T>::wrap(obj.clone());
             return array.first_mismatch().is_none().then_some(array);
         }
-        let list = <&ObjectRef<ListObj>>::try_cast(view)?;
+        let list = <&ObjectRef<ListObj>>::from_any(view)?;
         let items = List::<Any>::from_object_ref(list.clone()).snapshot().ok()?;
         if !all_convert::<T>(items.iter().map(Any::as_view)) {
             return None;
@@ -121,8 +121,8 @@ impl<'a, T: for<'b> FromAny<'b>> FromAny<'a> for Array<T> {
 impl<'a, T: for<'b> FromAny<'b>> FromAny<'a> for List<T> {
     /// A `List` whose elements convert to `T` (the same object: writes are shared); an
     /// `Array` is copied into a new `List` (as C++ converts one).
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
-        if let Some(obj) = <&ObjectRef<ListObj>>::try_cast(view) {
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
+        if let Some(obj) = <&ObjectRef<ListObj>>::from_any(view) {
             let list = List::<T>::from_object_ref(obj.clone());
             if T::ACCEPTS_ANY {
                 return Some(list);
@@ -130,7 +130,7 @@ impl<'a, T: for<'b> FromAny<'b>> FromAny<'a> for List<T> {
             let items = list.snapshot().ok()?;
             return all_convert::<T>(items.iter().map(Any::as_view)).then_some(list);
         }
-        let array = <&ObjectRef<ArrayObj>>::try_cast(view)?;
+        let array = <&ObjectRef<ArrayObj>>::from_any(view)?;
         let array = Array::<Any>::from_object_ref(array.clone());
         if !all_convert::<T>(array.as_views().iter()) {
             return None;
@@ -148,12 +148,12 @@ impl<'a, T: for<'b> FromAny<'b>> FromAny<'a> for List<T> {
 impl<'a, K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>> FromAny<'a> for Map<K, V> {
     /// A `Map` whose entries convert to `(K, V)`; a `Dict` is copied into a new `Map` (as C++
     /// converts one).
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
-        if let Some(obj) = <&ObjectRef<MapObj>>::try_cast(view) {
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
+        if let Some(obj) = <&ObjectRef<MapObj>>::from_any(view) {
             let map = Map::<K, V>::from_object_ref(obj.clone());
             return entries_convert::<K, V>(map.iter_views()).then_some(map);
         }
-        let dict = <&ObjectRef<DictObj>>::try_cast(view)?;
+        let dict = <&ObjectRef<DictObj>>::from_any(view)?;
         let dict = Dict::<Any, Any>::from_object_ref(dict.clone());
         let flat =
             super::try_collect(dict.snapshot().ok()?.into_iter(), |(k, v)| Ok([k, v])).ok()?;
@@ -171,8 +171,8 @@ impl<'a, K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>> FromAny<'a> for Map<K, 
 impl<'a, K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>> FromAny<'a> for Dict<K, V> {
     /// A `Dict` whose entries convert to `(K, V)` (the same object: writes are shared); a
     /// `Map` is copied into a new `Dict` (as C++ converts one).
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
-        if let Some(obj) = <&ObjectRef<DictObj>>::try_cast(view) {
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
+        if let Some(obj) = <&ObjectRef<DictObj>>::from_any(view) {
             let dict = Dict::<K, V>::from_object_ref(obj.clone());
             if K::ACCEPTS_ANY && V::ACCEPTS_ANY {
                 return Some(dict);
@@ -181,7 +181,7 @@ impl<'a, K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>> FromAny<'a> for Dict<K,
             let views = entries.iter().map(|(k, v)| (k.view(), v.view()));
             return entries_convert::<K, V>(views).then_some(dict);
         }
-        let map = <&ObjectRef<MapObj>>::try_cast(view)?;
+        let map = <&ObjectRef<MapObj>>::from_any(view)?;
         let map = Map::<Any, Any>::from_object_ref(map.clone());
         if !entries_convert::<K, V>(map.iter_views()) {
             return None;

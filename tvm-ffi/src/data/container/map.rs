@@ -198,8 +198,8 @@ impl<K, V: for<'a> FromAny<'a>> Map<K, V> {
         let holder = key.into_holder().ok()?;
         let key = Q::view(&holder);
         match self.find_view(&key)? {
-            Ok(value) => V::try_cast(value),
-            Err(()) => self.get_by_runtime(&key)?.try_cast::<V>(),
+            Ok(value) => V::from_any(value),
+            Err(()) => self.get_by_runtime(&key)?.checked_cast::<V>(),
         }
     }
 }
@@ -212,8 +212,10 @@ impl<K, V: for<'a> FromAny<'a>> Map<K, V> {
         let key = Q::view(&holder);
         Ok(match self.find_view(&key) {
             None => None,
-            Some(Ok(value)) => V::try_cast(value),
-            Some(Err(())) => self.get_by_runtime(&key).and_then(|v| v.try_cast::<V>()),
+            Some(Ok(value)) => V::from_any(value),
+            Some(Err(())) => self
+                .get_by_runtime(&key)
+                .and_then(|v| v.checked_cast::<V>()),
         })
     }
 }
@@ -335,8 +337,8 @@ impl<K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>> Iterator for MapIter<'_, K,
     fn next(&mut self) -> Option<(K, V)> {
         let (k, v) = self.views.next()?;
         Some((
-            K::try_cast(&k).expect("key type checked on entry"),
-            V::try_cast(&v).expect("value type checked on entry"),
+            K::from_any(&k).expect("key type checked on entry"),
+            V::from_any(&v).expect("value type checked on entry"),
         ))
     }
     fn size_hint(&self) -> (usize, Option<usize>) {

@@ -1,6 +1,6 @@
 //! [`Shape`]: the runtime's immutable `ffi.Shape`, a sequence of `i64` dimensions.
 use crate::abi::sys::{type_index as ti, TVMFFIShapeCell};
-use crate::base::object::builtin::{ArrayObj, Object, ShapeObj};
+use crate::base::object::builtin::{AnyObject, ArrayObj, ShapeObj};
 use crate::base::object::{alloc_inplace_array, InplaceArray, ObjectRef};
 use crate::base::value::{Any, AnyView, FromAny, IntoAny, TypeSchema};
 use crate::call::function::{impl_into_arg_borrowed, object_view};
@@ -193,7 +193,7 @@ impl std::fmt::Display for Shape {
     }
 }
 
-impl From<Shape> for ObjectRef<Object> {
+impl From<Shape> for ObjectRef<AnyObject> {
     fn from(shape: Shape) -> Self {
         shape.obj.into_object()
     }
@@ -218,22 +218,22 @@ impl IntoAny for &Shape {
 
 impl<'a> FromAny<'a> for Shape {
     /// A `Shape`, or an `Array` of integers made into a new shape (as C++ converts one).
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
-        if let Some(obj) = <&ObjectRef<ShapeObj>>::try_cast(view) {
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
+        if let Some(obj) = <&ObjectRef<ShapeObj>>::from_any(view) {
             return Some(Shape::from_object_ref(obj.clone()));
         }
-        let array = <&ObjectRef<ArrayObj>>::try_cast(view)?;
+        let array = <&ObjectRef<ArrayObj>>::from_any(view)?;
         let array = super::Array::<Any>::from_object_ref(array.clone());
         let views = array.as_views();
         let mut dims = Vec::new();
         dims.try_reserve_exact(views.len()).ok()?;
         for v in views {
-            dims.push(v.try_cast::<i64>()?);
+            dims.push(v.checked_cast::<i64>()?);
         }
         Some(Shape::new(&dims))
     }
-    fn try_as(view: &'a AnyView<'a>) -> Option<Self> {
-        <&ObjectRef<ShapeObj>>::try_cast(view).map(|obj| Shape::from_object_ref(obj.clone()))
+    fn from_any_exact(view: &'a AnyView<'a>) -> Option<Self> {
+        <&ObjectRef<ShapeObj>>::from_any(view).map(|obj| Shape::from_object_ref(obj.clone()))
     }
 }
 

@@ -1,6 +1,6 @@
 //! The std and value traits the four containers implement alike, written once: `Clone` (another
 //! reference), `IntoIterator` for a borrow, `FromIterator`, `From<Vec<_>>`, `Default`, `Debug`,
-//! `Display`, conversion into `ObjectRef<Object>`, `IntoAny` (owned and borrowed), `TypeSchema`
+//! `Display`, conversion into `ObjectRef<AnyObject>`, `IntoAny` (owned and borrowed), `TypeSchema`
 //! and `IntoArg`.
 //!
 //! Each container supplies what differs as private inherent functions the expansion calls:
@@ -71,7 +71,7 @@ macro_rules! container_traits {
         }
 
         impl<$($p),+> From<$ty<$($p),+>>
-            for $crate::base::object::ObjectRef<$crate::base::object::builtin::Object>
+            for $crate::base::object::ObjectRef<$crate::base::object::builtin::AnyObject>
         {
             fn from(container: $ty<$($p),+>) -> Self {
                 container.obj.into_object()

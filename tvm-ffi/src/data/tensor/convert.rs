@@ -25,8 +25,8 @@ impl TypeSchema for &Tensor {
 }
 impl<'a> FromAny<'a> for &'a Tensor {
     #[inline]
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
-        let obj = <&'a ObjectRef<TensorObj>>::try_cast(view)?;
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
+        let obj = <&'a ObjectRef<TensorObj>>::from_any(view)?;
         // SAFETY: Tensor is repr(transparent) over ObjectRef<TensorObj>.
         Some(unsafe { &*(obj as *const ObjectRef<TensorObj> as *const Tensor) })
     }
@@ -53,11 +53,11 @@ impl TypeSchema for TensorView<'_> {
 impl<'a> FromAny<'a> for TensorView<'a> {
     /// Accepts an `ffi.Tensor` or a non-null `DLTensor*`, as C++ `TensorView` does.
     #[inline]
-    fn try_cast(view: &'a AnyView<'a>) -> Option<Self> {
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         let raw = view.as_raw();
         match raw.type_index {
             ti::kTVMFFITensor => {
-                let obj = <&'a ObjectRef<TensorObj>>::try_cast(view)?;
+                let obj = <&'a ObjectRef<TensorObj>>::from_any(view)?;
                 Some(TensorView::of_object(obj))
             }
             ti::kTVMFFIDLTensorPtr => {

@@ -57,33 +57,33 @@ unsafe fn state_word<'a>(ptr: NonNull<TVMFFIObject>) -> &'a AtomicU32 {
     unsafe { padding_word(ptr) }
 }
 
-/// Seals the object before Rust dereferences it (see the module docs); a no-op when sealed.
-///
-/// # Panics
-/// If a required field of the object is unset, or the object is a foreign (Python subclass)
-/// instance of a type with Rust-only fields.
+/// Seals the object before Rust makes an `ObjectRef<T>` of it (see the module docs); a no-op
+/// when sealed. `Err` with the reason when the object cannot be used yet: a required field is
+/// unset, or the object is a foreign (Python subclass) instance of a type with Rust-only
+/// fields.
 ///
 /// # Safety
 /// `ptr` is a live instance of `T` (the caller holds a reference).
 #[inline(always)]
-pub unsafe fn seal<T: Reflected>(ptr: NonNull<TVMFFIObject>) {
+pub unsafe fn seal<T: Reflected>(ptr: NonNull<TVMFFIObject>) -> Result<(), std::string::String> {
     // SAFETY: the caller's contract.
     if unsafe { state_word(ptr) }.load(Ordering::Acquire) & PHASE_MASK != SEALED_PHASE {
         // SAFETY: the caller's contract.
-        unsafe { seal_slow::<T>(ptr) };
+        return unsafe { seal_slow::<T>(ptr) };
     }
+    Ok(())
 }
 
 /// # Safety
 /// As for [`seal`].
 #[cold]
-unsafe fn seal_slow<T: Reflected>(ptr: NonNull<TVMFFIObject>) {
+unsafe fn seal_slow<T: Reflected>(ptr: NonNull<TVMFFIObject>) -> Result<(), std::string::String> {
     // SAFETY: the caller's contract.
     let word = unsafe { state_word(ptr) };
     loop {
         let state = word.load(Ordering::Acquire);
         match state & PHASE_MASK {
-            SEALED_PHASE => return,
+            SEALED_PHASE => return Ok(()),
             OPEN_PHASE => {
                 let busy = (state & !PHASE_MASK) | BUSY_PHASE;
                 if word
@@ -101,10 +101,7 @@ unsafe fn seal_slow<T: Reflected>(ptr: NonNull<TVMFFIObject>) {
                         OPEN_PHASE
                     };
                 word.store(next, Ordering::Release);
-                if let Some(problem) = problem {
-                    crate::base::error::panic::panic_with("RuntimeError", problem);
-                }
-                return;
+                return problem.map_or(Ok(()), Err);
             }
             _ => std::hint::spin_loop(),
         }
@@ -171,7 +168,7 @@ fn dynamic_seal_check(ptr: NonNull<TVMFFIObject>) -> Option<(i32, SealCheck)> {
     });
     std::iter::once(index).chain(ancestors).find_map(|index| {
         let pointer = super::type_attr::type_attr(index, SEAL_CHECK_ATTR)?
-            .try_cast::<*mut std::ffi::c_void>()?;
+            .checked_cast::<*mut std::ffi::c_void>()?;
         if pointer.is_null() {
             return None;
         }

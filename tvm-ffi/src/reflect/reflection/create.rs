@@ -11,7 +11,7 @@ use super::reflected::Reflected;
 use crate::abi::sys::{self, TVMFFIObject};
 use crate::base::error::panic::{catch, raise_panic};
 use crate::base::error::{Error, Result};
-use crate::base::object::builtin::Object;
+use crate::base::object::builtin::AnyObject;
 use crate::base::object::{self, DropRustObject, ObjectRef, ObjectType, RustObject};
 use crate::base::value::{Any, Bytes, String, TryIntoAny};
 use crate::call::function::Function;
@@ -119,13 +119,16 @@ pub fn new_function<T: Reflected + RustObject>() -> Function {
 pub fn convert_function<T: ObjectType>() -> Function {
     let name: &'static str = Box::leak(format!("{}.__ffi_convert__", T::TYPE_KEY).into_boxed_str());
     Function::from_typed_named(name, |value: Any| -> Result<ObjectRef<T>> {
-        value.as_view().try_cast::<ObjectRef<T>>().ok_or_else(|| {
-            Error::type_error(format!(
-                "Cannot cast from `{}` to `{}`",
-                value.type_key(),
-                T::TYPE_KEY
-            ))
-        })
+        value
+            .as_view()
+            .checked_cast::<ObjectRef<T>>()
+            .ok_or_else(|| {
+                Error::type_error(format!(
+                    "Cannot cast from `{}` to `{}`",
+                    value.type_key(),
+                    T::TYPE_KEY
+                ))
+            })
     })
 }
 
@@ -180,20 +183,20 @@ pub fn default_factory<F: FieldValue>(factory: fn() -> F::Value) -> Any {
 )]
 pub trait InitResult<T> {
     /// The object, or the constructor's error.
-    fn into_object(self) -> Result<ObjectRef<Object>>;
+    fn into_object(self) -> Result<ObjectRef<AnyObject>>;
 }
 impl<T: RustObject> InitResult<T> for T {
-    fn into_object(self) -> Result<ObjectRef<Object>> {
+    fn into_object(self) -> Result<ObjectRef<AnyObject>> {
         Ok(ObjectRef::new(self).into_object())
     }
 }
 impl<T: ObjectType> InitResult<T> for ObjectRef<T> {
-    fn into_object(self) -> Result<ObjectRef<Object>> {
+    fn into_object(self) -> Result<ObjectRef<AnyObject>> {
         Ok(self.into_object())
     }
 }
 impl<T, R: InitResult<T>, E: Into<Error>> InitResult<T> for std::result::Result<R, E> {
-    fn into_object(self) -> Result<ObjectRef<Object>> {
+    fn into_object(self) -> Result<ObjectRef<AnyObject>> {
         self.map_err(Into::into)?.into_object()
     }
 }
@@ -231,7 +234,7 @@ impl<T: Reflected + RustObject + Clone> ShallowCopyByClone for &ShallowCopyProbe
             Box::leak(format!("{}.__ffi_shallow_copy__", T::TYPE_KEY).into_boxed_str());
         Some(Function::from_typed_named(
             name,
-            |this: ObjectRef<T>| -> ObjectRef<Object> {
+            |this: ObjectRef<T>| -> ObjectRef<AnyObject> {
                 let copy = (*this).clone();
                 // The copy stays open: deep copy fixes its fields up through the setters.
                 let ptr = alloc_open::<T>(|payload| {

@@ -34,7 +34,7 @@ use crate::base::object::{ObjectRef, ObjectType};
 use crate::base::value::any::cast_error_named;
 use crate::base::value::{
     Any, AnyView, BigInt, Bytes, DataType, Device, FromAny, IntoAny, Optional, String, TryIntoAny,
-    TypeSchema, Variant,
+    TypeSchema, VariantField,
 };
 use crate::call::function::Function;
 use crate::data::container::{Array, Dict, List, Map, Shape};
@@ -169,7 +169,7 @@ where
 }
 
 // SAFETY: a 16-byte `Any` (C++ `Variant<..>`); all zero (`None`) is the unset state.
-unsafe impl<E> FieldValue for Variant<E>
+unsafe impl<E> FieldValue for VariantField<E>
 where
     E: IntoAny + for<'a> FromAny<'a> + TypeSchema + Send + Sync + 'static,
 {
@@ -183,7 +183,7 @@ where
         self.get()
     }
     fn wrap(value: E) -> Self {
-        Variant::new(value)
+        VariantField::new(value)
     }
     unsafe fn is_unset(field: *const Self) -> bool {
         // SAFETY: the storage is a `TVMFFIAny`; `None` has type index 0.
@@ -448,7 +448,7 @@ fn setter<T: ObjectType, F: FieldValue, const OFFSET: usize>(
         // SAFETY: the runtime passes a valid borrowed value.
         let view = unsafe { &*(value as *const AnyView<'_>) };
         let mut new_value = Some(
-            view.try_cast::<F::Value>()
+            view.checked_cast::<F::Value>()
                 .ok_or_else(|| cast_error_named::<F::Value>(view, &F::type_str()))?,
         );
         // SAFETY: the field belongs to a live object at OFFSET.
