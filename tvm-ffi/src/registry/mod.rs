@@ -241,7 +241,7 @@ fn register_types() {
             // type failed (already reported).
             Some(_) => {}
             None => report(format!(
-                "cannot register method `{}.{}`: the type is not defined by `#[derive(AnyObject)]` in this library",
+                "cannot register method `{}.{}`: the type is not defined by `#[derive(Object)]` in this library",
                 method.type_key(), method.name()
             )),
         }

@@ -191,7 +191,7 @@ pub struct There<I>(PhantomData<I>);
 #[diagnostic::on_unimplemented(
     message = "cannot upcast `{Self}` to `{U}`: `{U}` is not an ancestor of `{Self}`",
     label = "`upcast` goes from a type to itself or one of its ancestors only",
-    note = "the ancestors of a `#[derive(AnyObject)]` type are its `#[ffi(base)]` parent, that \
+    note = "the ancestors of a `#[derive(Object)]` type are its `#[ffi(base)]` parent, that \
             parent's parent, .., and `tvm_ffi::builtin::AnyObject`",
     note = "from a parent to a subtype or between unrelated types, `downcast` checks the \
             runtime type and returns an `Option`"

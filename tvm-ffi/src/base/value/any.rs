@@ -896,11 +896,11 @@ impl<'a, T: ObjectType> FromAny<'a> for &'a ObjectRef<T> {
             return None;
         }
         // SAFETY: as in `from_any`.
-        let ptr = unsafe { NonNull::new_unchecked(view.raw.value.v_obj as *mut sys::TVMFFIObject) };
+        let ptr = unsafe { NonNull::new_unchecked(view.raw.value.v_obj) };
         // SAFETY: a live instance of `T`, kept alive by the view.
         unsafe { T::seal_for_use(ptr) }
             .err()
-            .map(|why| Error::runtime_error(why))
+            .map(Error::runtime_error)
     }
 }
 

@@ -17,8 +17,8 @@ use crate::call::function::metadata::MetadataValue;
 /// `MAY_BE_UNSET` storage) unset.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a TVM-FFI object type",
-    label = "`#[ffi(base)]` needs a `#[derive(AnyObject)]` struct (or an `external` declaration)",
-    note = "the base field holds the parent type's payload; declare the parent with `#[derive(AnyObject)]`"
+    label = "`#[ffi(base)]` needs a `#[derive(Object)]` struct (or an `external` declaration)",
+    note = "the base field holds the parent type's payload; declare the parent with `#[derive(Object)]`"
 )]
 pub unsafe trait Reflected: ObjectType {
     /// `final`: no subtypes allowed.
