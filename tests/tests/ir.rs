@@ -70,18 +70,23 @@ fn deep_copy_and_json_graph_round_trip() {
 
 #[test]
 fn rust_never_sees_unset_children() {
-    // The creator's node (as the runtime makes it before setting the children).
+    // The creator's node (as the runtime makes it before setting the children): no
+    // `ObjectRef<Add>` of it can be made, so no `&Add` can read a null child (and `Deref`
+    // never checks or fails).
     let new_add: Function = reflection::type_attr(Add::type_index(), "__ffi_new__")
         .unwrap()
         .cast()
         .unwrap();
-    let bare: ObjectRef<Add> = new_add.call(()).unwrap().cast().unwrap();
-    let attempt = std::panic::catch_unwind(|| bare.a.clone());
-    let message = attempt.unwrap_err().downcast::<String>().unwrap();
+    let bare = new_add.call(()).unwrap();
+    let err = bare.cast::<ObjectRef<Add>>().unwrap_err();
     assert_eq!(
-        *message,
-        "the object of type `ir_example.Add` is not fully constructed: its required field `a` is not set"
+        (err.kind(), err.message()),
+        (
+            tvm_ffi::ErrorKind::Runtime,
+            "the object of type `ir_example.Add` is not fully constructed: its required field `a` is not set"
+        )
     );
+    assert!(bare.checked_cast::<ObjectRef<Add>>().is_none());
     // The runtime completes such nodes through the setters (here `create_object`'s path):
     // then they are usable.
     let made: ObjectRef<Expr> = Function::get_global_required("ffi.MakeObjectFromPackedArgs")
@@ -94,25 +99,22 @@ fn rust_never_sees_unset_children() {
 }
 
 #[test]
-fn dereferencing_an_unfinished_node_as_its_parent_checks_the_node_itself() {
-    // Sealing is a state of the whole object: dereferencing an `Add` as an `Expr` (a parent
-    // method, a function taking `ObjectRef<Expr>`, an upcast) must check the `Add`'s own
-    // required fields, or the `Add`'s own dereference would later find it sealed and read a
-    // null child.
+fn casting_an_unfinished_node_to_its_parent_checks_the_node_itself() {
+    // Sealing is a state of the whole object: making an `ObjectRef<Expr>` of an `Add` (a
+    // parent method, a function taking `ObjectRef<Expr>`, a downcast) must check the `Add`'s
+    // own required fields, or a later `ObjectRef<Add>` would find it sealed and read a null
+    // child.
     let new_add: Function = reflection::type_attr(Add::type_index(), "__ffi_new__")
         .unwrap()
         .cast()
         .unwrap();
-    let bare: ObjectRef<Add> = new_add.call(()).unwrap().cast().unwrap();
-    let as_expr: ObjectRef<Expr> = bare.clone().upcast();
-    let attempt = std::panic::catch_unwind(|| {
-        let _: &Expr = &as_expr;
-    });
-    let message = attempt.unwrap_err().downcast::<String>().unwrap();
+    let bare = new_add.call(()).unwrap();
+    let err = bare.cast::<ObjectRef<Expr>>().unwrap_err();
     assert_eq!(
-        *message,
+        err.message(),
         "the object of type `ir_example.Add` is not fully constructed: its required field `a` is not set"
     );
-    let attempt = std::panic::catch_unwind(|| bare.a.clone());
-    assert!(attempt.is_err());
+    let root: ObjectRef<tvm_ffi::builtin::AnyObject> = bare.cast().unwrap();
+    assert!(root.downcast::<Expr>().is_none() && root.downcast::<Add>().is_none());
+    assert!(bare.cast::<ObjectRef<Add>>().is_err());
 }

@@ -13,7 +13,7 @@ use crate::abi::sys::TVMFFIObject;
 /// ```
 /// use tvm_ffi::builtin::{AnyObject, StringObj};
 /// use tvm_ffi::ObjectType;
-/// assert_eq!(Object::runtime_type().depth, 0);
+/// assert_eq!(AnyObject::runtime_type().depth, 0);
 /// let string = StringObj::runtime_type();
 /// assert_eq!(string.depth, 1);
 /// assert_eq!(tvm_ffi::reflection::lookup_type("ffi.String"), Some(string));

@@ -12,7 +12,7 @@ use crate::abi::sys::TVMFFIAny;
 /// `ffi::Variant<..>`.
 ///
 /// ```
-/// use tvm_ffi::{Any, Variant};
+/// use tvm_ffi::{Any, Variant, VariantField};
 ///
 /// #[derive(Variant, Clone, Debug, PartialEq)]
 /// pub enum IntOrStr {
