@@ -22,3 +22,5 @@ bash scripts/check-package.sh
 bash scripts/check-architecture.sh
 echo "==> public API (tvm-ffi/public-api.txt)"
 bash scripts/check-public-api.sh
+echo "==> a doc example on every public type (scripts/doc-coverage.py)"
+python3 scripts/doc-coverage.py target/public-api/doc/tvm_ffi.json | tail -1

@@ -119,6 +119,14 @@ impl FnSignature {
 
     #[cold]
     fn arg_error<'a, T: FromAny<'a>>(&self, view: &AnyView<'_>, index: usize) -> Error {
+        // An object of the right type that is not usable yet (still under construction): its
+        // own error (which field is unset), as when the object is dereferenced.
+        if let Some(err) = T::unusable(view) {
+            return Error::new(
+                err.kind(),
+                format!("{} (when calling `{}`)", err.message(), self.full_name()),
+            );
+        }
         Error::type_error(format!(
             "Mismatched type on argument #{index} when calling: `{}`. Expected `{}` but got {}",
             self.text(),

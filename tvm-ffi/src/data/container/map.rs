@@ -132,7 +132,7 @@ impl<K, V> Map<K, V> {
     /// The stored value for `key`, viewed in place; `Err(key)` when only the runtime can
     /// compare the key.
     #[inline]
-    fn find_view<'s>(
+    pub(super) fn find_view<'s>(
         &'s self,
         key: &AnyView<'_>,
     ) -> Option<std::result::Result<&'s AnyView<'s>, ()>> {
@@ -150,7 +150,7 @@ impl<K, V> Map<K, V> {
 
     /// The value for a key of a type with a custom hash, through the runtime.
     #[cold]
-    fn get_by_runtime(&self, key: &AnyView<'_>) -> Option<Any> {
+    pub(super) fn get_by_runtime(&self, key: &AnyView<'_>) -> Option<Any> {
         let out = MAP_GET.get().ok()?.call((&self.obj, *key)).ok()?;
         unless_missing(out)
     }

@@ -1,11 +1,16 @@
-//! `==` and `Hash` on [`Any`] and [`AnyView`]: the runtime's `AnyEqual` and `AnyHash`, the key
+//! `==` on the containers (contents for the immutable `Array` and `Map`, identity for the
+//! shared, mutable `List` and `Dict`), and `==` and `Hash` on [`Any`] and [`AnyView`]: the
+//! runtime's `AnyEqual` and `AnyHash`, the key
 //! equality of `ffi.Map` and `ffi.Dict`. Strings and bytes compare by content (inline and heap
 //! forms alike), `ffi.BigInt` by value, every other value by identity (plain data by its bits,
 //! objects by address), except objects whose type registers its own `__any_equal__` /
 //! `__any_hash__`, which the runtime compares.
 use std::hash::{Hash, Hasher};
 
+use super::array::Array;
+use super::dict::Dict;
 use super::hash::KeyProbe;
+use super::list::List;
 use super::map::Map;
 use crate::base::value::{Any, AnyView};
 
@@ -82,6 +87,50 @@ impl PartialEq<Any> for AnyView<'_> {
     }
 }
 
+impl<T> PartialEq for Array<T> {
+    /// Element by element, each compared as [`Any`]'s `==` compares (the runtime's `AnyEqual`:
+    /// strings by content, objects by identity).
+    fn eq(&self, other: &Self) -> bool {
+        self.as_object_ref().ptr_eq(other.as_object_ref()) || self.as_views() == other.as_views()
+    }
+}
+
+impl<K, V> PartialEq for Map<K, V> {
+    /// The same keys mapped to equal values, keys and values compared as [`Any`]'s `==`
+    /// compares (insertion order does not matter).
+    fn eq(&self, other: &Self) -> bool {
+        if self.as_object_ref().ptr_eq(other.as_object_ref()) {
+            return true;
+        }
+        self.len() == other.len()
+            && self
+                .iter_views()
+                .all(|(key, value)| match other.find_view(&key) {
+                    Some(Ok(found)) => *found == value,
+                    Some(Err(())) => other
+                        .get_by_runtime(&key)
+                        .is_some_and(|found| found == value),
+                    None => false,
+                })
+    }
+}
+
+impl<T> PartialEq for List<T> {
+    /// Identity, as [`ObjectRef`](crate::ObjectRef)'s `==`: a list is shared and mutable (any
+    /// language may change it at any time); compare contents with [`List::to_vec`].
+    fn eq(&self, other: &Self) -> bool {
+        self.as_object_ref().ptr_eq(other.as_object_ref())
+    }
+}
+
+impl<K, V> PartialEq for Dict<K, V> {
+    /// Identity, as [`ObjectRef`](crate::ObjectRef)'s `==`: a dict is shared and mutable;
+    /// compare contents with [`Dict::entries`].
+    fn eq(&self, other: &Self) -> bool {
+        self.as_object_ref().ptr_eq(other.as_object_ref())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::HashSet;
@@ -137,5 +186,24 @@ mod tests {
             .into_iter()
             .collect();
         assert_eq!(set.len(), 2);
+    }
+    #[test]
+    fn containers_compare_immutable_contents_and_mutable_identity() {
+        use crate::data::container::{Array, Dict, List, Map};
+        let a: Array<Any> = [Any::new(1i64), Any::new("s")].into_iter().collect();
+        let b: Array<Any> = [Any::new(1i64), Any::new(String::from("s"))]
+            .into_iter()
+            .collect();
+        let c: Array<Any> = [Any::new(1i64)].into_iter().collect();
+        assert!(a == b && a != c);
+        let m1: Map<String, i64> = [("x".into(), 1i64), ("y".into(), 2)].into_iter().collect();
+        let m2: Map<String, i64> = [("y".into(), 2i64), ("x".into(), 1)].into_iter().collect();
+        let m3: Map<String, i64> = [("x".into(), 1i64), ("y".into(), 3)].into_iter().collect();
+        assert!(m1 == m2 && m1 != m3);
+        let l1 = List::new([1i64]).unwrap();
+        let l2 = List::new([1i64]).unwrap();
+        assert!(l1 == l1.clone() && l1 != l2);
+        let d1 = Dict::<i64, i64>::new([(1, 1)]).unwrap();
+        assert!(d1 == d1.clone() && d1 != Dict::new([(1, 1)]).unwrap());
     }
 }
