@@ -34,7 +34,11 @@
 //!     unsafe { ADD.launch(&config, (x_ptr, y_ptr, out_ptr, n)) }
 //! }
 //! ```
-#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(
+    unsafe_op_in_unsafe_fn,
+    clippy::undocumented_unsafe_blocks,
+    clippy::missing_safety_doc
+)]
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 #![warn(missing_docs)]
 

@@ -47,6 +47,24 @@ fn on_cuda(x: &TensorView<'_>) -> Result<bool> {
     }
 }
 
+/// Checks that `tensor` (argument `name`) is shaped, typed and placed like `x`, and overlaps
+/// neither `x` nor `weight`: what every tensor an op writes besides `x` must satisfy.
+fn written_like_x<'a>(
+    tensor: TensorView<'a>,
+    name: &str,
+    x: &TensorView<'_>,
+    weight: &TensorView<'_>,
+) -> Result<TensorView<'a>> {
+    Ok(tensor
+        .check(name)
+        .shape(x.shape())?
+        .dtype_is(x.dtype())?
+        .device(x.device())?
+        .disjoint_from(x, "x")?
+        .disjoint_from(weight, "weight")?
+        .view())
+}
+
 /// `rmsnorm` with an optional per-row inverse-RMS output (CPU only; the runner's workspace).
 fn rmsnorm_impl(
     out: TensorView,
@@ -59,14 +77,7 @@ fn rmsnorm_impl(
     let eps = check_eps(eps)?;
     let x_rows = layout::rows(&x, "x", false)?;
     let cuda = on_cuda(&x)?;
-    let out = out
-        .check("out")
-        .shape(x.shape())?
-        .dtype_is(x.dtype())?
-        .device(x.device())?
-        .disjoint_from(&x, "x")?
-        .disjoint_from(&weight, "weight")?
-        .view();
+    let out = written_like_x(out, "out", &x, &weight)?;
     let out_rows = layout::rows(&out, "out", true)?;
     dispatch_dtype!(x.dtype(), "x", [f32, f16, bf16], |T| {
         layout::weight(&weight, &x, x_rows.hidden)?;
@@ -123,14 +134,7 @@ pub fn fused_add_rmsnorm(
     let eps = check_eps(eps)?;
     let x_rows = layout::rows(&x, "x", true)?;
     let cuda = on_cuda(&x)?;
-    let residual = residual
-        .check("residual")
-        .shape(x.shape())?
-        .dtype_is(x.dtype())?
-        .device(x.device())?
-        .disjoint_from(&x, "x")?
-        .disjoint_from(&weight, "weight")?
-        .view();
+    let residual = written_like_x(residual, "residual", &x, &weight)?;
     let residual_rows = layout::rows(&residual, "residual", true)?;
     x.check("x").disjoint_from(&weight, "weight")?;
     dispatch_dtype!(x.dtype(), "x", [f32, f16, bf16], |T| {
