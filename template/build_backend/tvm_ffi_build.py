@@ -49,7 +49,9 @@ What it does:
 Commands (``python build_backend/tvm_ffi_build.py COMMAND`` in the project directory):
 ``develop`` (the rebuild after ``pip install -e .``), ``lib --out PATH [--release]`` (the
 library under the file name a loader expects, e.g. ``build/add_one_cpu.so``; cargo names it
-``lib<crate>.so``) and ``stubs [--check]``.
+``lib<crate>.so``), ``stubs [--check]`` and ``cpp-header --out PATH`` (a C++ header for the
+package's types, written by ``tvm_ffi_cpp_header.py`` beside this file: layout structs with
+``static_assert``\ s and typed accessors for C++ code reading the objects in place).
 
 Config settings (``pip wheel --config-settings KEY=VALUE``): ``profile``, and
 ``platform-tag`` (e.g. ``manylinux_2_28_x86_64`` when building in a manylinux container).
@@ -915,6 +917,23 @@ def _lib_command(out: Path, release: bool) -> int:
     return 0
 
 
+def _cpp_header_command(out: Path) -> int:
+    """`cpp-header --out PATH`: builds the library and writes a C++ header for its types (those
+    under the project's prefix) with `tvm_ffi_cpp_header.py`, next to this file: layout structs
+    with `static_assert`s and typed accessors, so C++ code reads the objects' fields directly."""
+    project = _Project(Path.cwd(), None)
+    library = _build_library(project, project.editable_profile)
+    generator = Path(__file__).resolve().with_name("tvm_ffi_cpp_header.py")
+    if not generator.exists():
+        raise BuildError(f"{generator} is missing: copy it from the SDK's template/build_backend")
+    # A process of its own: the generator loads the library.
+    run = subprocess.run([sys.executable, str(generator), str(library), "--prefix",
+                          project.prefix + ".", "--out", str(out)])
+    if run.returncode == 0:
+        print(out)
+    return run.returncode
+
+
 def _develop_command() -> int:
     """`develop`: after `pip install -e .`, rebuilds the library (dev profile), rewrites the
     stubs and replaces the library that the editable install put where `import` loads it: the
@@ -942,7 +961,9 @@ USAGE = f"""usage (in the project directory): python {Path(__file__).name} COMMA
   develop              after `pip install -e .`: rebuild the library, rewrite the stubs, reinstall
   lib --out PATH [--release]
                        build the library and copy it to PATH (e.g. build/add_one_cpu.so)
-  stubs [--check]      rewrite the stubs (or check that they are current)"""
+  stubs [--check]      rewrite the stubs (or check that they are current)
+  cpp-header --out PATH
+                       write a C++ header for the library's types (layouts, typed accessors)"""
 
 
 def _main(argv: list[str]) -> int:
@@ -951,6 +972,8 @@ def _main(argv: list[str]) -> int:
         return _develop_command()
     if command == "stubs" and set(args) <= {"--check"}:
         return _stubs_command("--check" in args)
+    if command == "cpp-header" and len(args) == 2 and args[0] == "--out":
+        return _cpp_header_command(Path(args[1]))
     if command == "lib" and "--out" in args[:-1]:
         rest = [a for a in args if a != "--release"]
         if len(rest) == 2 and rest[0] == "--out":
