@@ -107,7 +107,9 @@ mod tests {
             assert_eq!(current_context(driver), primary);
         }
         assert_eq!(current_context(driver), before);
-        let err = DeviceGuard::new(Device::cuda(4096)).err().expect("no such device");
+        let err = DeviceGuard::new(Device::cuda(4096))
+            .err()
+            .expect("no such device");
         assert_eq!(err.kind(), "RuntimeError");
         assert!(err.message().contains("cuDeviceGet"), "{}", err.message());
         assert_eq!(current_context(driver), before);
