@@ -107,6 +107,14 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
                 const _: () = #krate::__private::assert_foreign_field::<#ty>();
             });
         }
+        if model.frozen.is_some() {
+            // Spanned at the field's type: an `Rw<T>` (which Rust code could write) is reported
+            // there.
+            let at_ty = crate::crate_path::respan(krate, ty.span());
+            field_checks.push(quote_spanned! {ty.span()=>
+                const _: () = #at_ty::__private::assert_frozen_field::<#ty>();
+            });
+        }
         if let Some(rw) = field.rw {
             field_checks.push(quote_spanned! {rw=>
                 const _: () = #krate::__private::assert_writable::<#ty>();
@@ -204,6 +212,16 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
         let value = metadata_value(krate, lit);
         quote!((#name, #value))
     });
+    // Each hook's helper names the type at the option's token: a payload without the trait
+    // the hook needs is reported there.
+    let hooks = model.hooks.iter().map(|(hook, span)| {
+        let attr = hook.attr();
+        let helper = syn::Ident::new(hook.helper(), *span);
+        let at = crate::crate_path::respan(krate, *span);
+        let mut ty = ident.clone();
+        ty.set_span(*span);
+        quote_spanned! {*span=> (#attr, #at::__private::#helper::<#ty> as fn() -> #at::Function) }
+    });
     let auto_init = model.auto_init;
     let convert = if model.convert {
         quote!(Some(#p::convert_function::<#ident>))
@@ -275,6 +293,7 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
                 parts: <#ident as #p::Reflected>::PARTS,
                 shallow_copy: #shallow_copy,
                 type_attrs: &[#(#type_attrs),*],
+                hooks: &[#(#hooks),*],
                 seal_check: #seal_check,
                 // SAFETY: generated from the struct definition itself, with every layout
                 // fact checked at compile time above.
