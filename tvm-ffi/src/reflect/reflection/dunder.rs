@@ -72,7 +72,7 @@ pub fn hash_of<T: Hash + ?Sized>(value: &T) -> i64 {
     hasher.finish() as i64
 }
 
-/// `__ffi_hash__` of `#[ffi_type(hash)]`: `(self, fn_hash) -> int`, [`hash_of`] the payload.
+/// `__ffi_hash__` of `#[ffi_type(hash)]`: `(self, fn_hash) -> int`, `hash_of` the payload.
 pub fn hash_hook<T: ObjectType + HashHook>() -> Function {
     Function::from_typed_named(
         hook_name::<T>("__ffi_hash__"),
