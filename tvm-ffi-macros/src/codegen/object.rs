@@ -230,10 +230,18 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
     };
     // One `Member` impl per reflected name: a method of the same name (see #[ffi_methods]) is
     // then a compile error at the method, instead of Python silently hiding it.
+    // A trait hook claims its attribute's name too: the same hook on a method
+    // (`#[ffi(eq)]`) is then a compile error rather than a load error.
     let members = model
         .fields
         .iter()
-        .map(|f| member_impl(krate, &quote!(#ident), &f.name, f.ident.span()));
+        .map(|f| member_impl(krate, &quote!(#ident), &f.name, f.ident.span()))
+        .chain(
+            model
+                .hooks
+                .iter()
+                .map(|(hook, span)| member_impl(krate, &quote!(#ident), hook.attr(), *span)),
+        );
     quote! {
         const _: () = {
             use #p::core::option::Option::{None, Some};
