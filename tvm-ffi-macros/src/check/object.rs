@@ -63,19 +63,19 @@ fn object(model: &ObjectModel, cx: &Ctxt) {
     if model.external && !model.creator {
         cx.error(&model.ident, "an `external` declaration has no creator of its own (the defining library's is used): remove `creator = false`");
     }
-    let hook = |wanted| {
+    let given = |wanted| {
         model
             .hooks
             .iter()
             .find(|(h, _)| *h == wanted)
             .map(|(_, span)| *span)
     };
-    if hook(TraitHook::Eq).is_none() {
+    if given(TraitHook::Eq).is_none() {
         for (needs_eq, why) in [
             (TraitHook::Hash, "a hash is only meaningful with the equality it agrees with (`a == b` implies `hash(a) == hash(b)`)"),
             (TraitHook::Ord, "the runtime's `==` must agree with the order (`RecursiveEq` and `RecursiveLe` alike)"),
         ] {
-            if let Some(span) = hook(needs_eq) {
+            if let Some(span) = given(needs_eq) {
                 cx.push(syn::Error::new(span, format!("`{}` needs `eq` too: {why}; write `#[ffi_type(.., eq, {})]`", needs_eq.option(), needs_eq.option())));
             }
         }
