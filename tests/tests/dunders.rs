@@ -182,3 +182,40 @@ fn no_field_of_a_frozen_type_is_writable_yet_copies_and_json_work() {
         assert_eq!(err.kind(), "AttributeError");
     }
 }
+
+/// A `Display` that panics on negative values.
+#[derive(Object, Clone, PartialEq)]
+#[ffi_type(key = "rust_tests.Touchy", eq, str)]
+#[repr(C)]
+pub struct Touchy {
+    pub value: i64,
+}
+
+impl fmt::Display for Touchy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        assert!(self.value >= 0, "negative touchy value");
+        write!(f, "touchy {}", self.value)
+    }
+}
+
+#[test]
+fn a_panicking_trait_impl_is_an_error_of_the_operation() {
+    let repr = global("ffi.ReprPrint");
+    let ok = ObjectRef::new(Touchy { value: 1 });
+    assert_eq!(repr.call_as::<String, _>((&ok,)).unwrap(), "touchy 1");
+    let bad = ObjectRef::new(Touchy { value: -1 });
+    let err = repr.call((&bad,)).unwrap_err();
+    assert_eq!(err.kind(), "RuntimeError");
+    assert!(
+        err.message().contains("negative touchy value"),
+        "{}",
+        err.message()
+    );
+    assert!(
+        err.message().contains("rust_tests.Touchy.__ffi_repr__"),
+        "{}",
+        err.message()
+    );
+    // The process goes on: the next call works.
+    assert_eq!(repr.call_as::<String, _>((&ok,)).unwrap(), "touchy 1");
+}
