@@ -329,7 +329,7 @@ def _stubgen(project: _Project, source_root: Path, library: Path) -> None:
 
 # ---- stub refinements ---------------------------------------------------------------------
 #
-# What tvm-ffi-stubgen (0.1.15) writes needs four repairs before a package imports and passes
+# What tvm-ffi-stubgen (0.1.15) writes needs five repairs before a package imports and passes
 # `mypy --strict` and `pyright`; each is applied after every stubgen run (stubgen regenerates
 # its blocks, so the repairs are idempotent edits of its output):
 # 1. enum classes: stubgen imports `IntEnum`/`StrEnum` from `tvm_ffi` (they live in
@@ -342,8 +342,9 @@ def _stubgen(project: _Project, source_root: Path, library: Path) -> None:
 #    the runtime's `__init__` forwards to `__ffi_init__`, so `__init__` gets its parameters;
 #    a subclass's `__ffi_init__` that differs from its parent's is marked as an override;
 # 4. the package's `__init__.py` re-exports `__all__` in a form type checkers can follow;
-# 5. a type with comparison hooks (`#[ffi_type(eq, hash, ord)]`, or `#[ffi(eq)]`... methods)
-#    is registered with `@c_class(key, eq=True, order=True, unsafe_hash=True)` as it needs,
+# 5. a type with comparison hooks (`#[ffi_type(eq, hash, ord)]`, or methods marked
+#    `#[ffi(eq)]`, `#[ffi(compare)]`, `#[ffi(hash)]`) is registered with
+#    `@c_class(key, eq=True, order=True, unsafe_hash=True)` (the options its hooks call for),
 #    so that Python's `==`, `<`, `hash()` call them (`register_object` compares identities).
 
 # Lists the entries (string indices, in order) of every enum type under a prefix; run with the
