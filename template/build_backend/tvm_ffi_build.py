@@ -317,16 +317,21 @@ def _stubgen(project: _Project, source_root: Path, library: Path) -> None:
     if query.returncode != 0:
         raise BuildError(f"reading the enums of {library.name} failed:\n{query.stdout}")
     enums = json.loads(query.stdout.strip().splitlines()[-1])
+    query = subprocess.run([sys.executable, "-c", _HOOK_QUERY, str(library), f"{project.prefix}."],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    if query.returncode != 0:
+        raise BuildError(f"reading the comparison hooks of {library.name} failed:\n{query.stdout}")
+    hooks = json.loads(query.stdout.strip().splitlines()[-1])
     for path in sorted((source_root / project.package.replace(".", "/")).rglob("*.py")):
         text = path.read_text(encoding="utf-8")
-        refined = _refine_stubs(text, enums)
+        refined = _refine_stubs(text, enums, hooks)
         if refined != text:
             path.write_text(refined, encoding="utf-8")
 
 
 # ---- stub refinements ---------------------------------------------------------------------
 #
-# What tvm-ffi-stubgen (0.1.15) writes needs four repairs before a package imports and passes
+# What tvm-ffi-stubgen (0.1.15) writes needs five repairs before a package imports and passes
 # `mypy --strict` and `pyright`; each is applied after every stubgen run (stubgen regenerates
 # its blocks, so the repairs are idempotent edits of its output):
 # 1. enum classes: stubgen imports `IntEnum`/`StrEnum` from `tvm_ffi` (they live in
@@ -338,7 +343,11 @@ def _stubgen(project: _Project, source_root: Path, library: Path) -> None:
 # 3. an explicit constructor (`#[ffi(init)]`): stubgen derives `__init__` from the fields, but
 #    the runtime's `__init__` forwards to `__ffi_init__`, so `__init__` gets its parameters;
 #    a subclass's `__ffi_init__` that differs from its parent's is marked as an override;
-# 4. the package's `__init__.py` re-exports `__all__` in a form type checkers can follow.
+# 4. the package's `__init__.py` re-exports `__all__` in a form type checkers can follow;
+# 5. a type with comparison hooks (`#[ffi_type(eq, hash, ord)]`, or methods marked
+#    `#[ffi(eq)]`, `#[ffi(compare)]`, `#[ffi(hash)]`) is registered with
+#    `@c_class(key, eq=True, order=True, unsafe_hash=True)` (the options its hooks call for),
+#    so that Python's `==`, `<`, `hash()` call them (`register_object` compares identities).
 
 # Lists the entries (string indices, in order) of every enum type under a prefix; run with the
 # built library loaded.
@@ -358,12 +367,40 @@ for key in tvm_ffi.get_global_func("ffi.GetRegisteredTypeKeys")():
 print(json.dumps(out))
 """
 
+# For every type under a prefix with comparison hooks, the `c_class` options that install the
+# Python operators calling them; run with the built library loaded.
+_HOOK_QUERY = r"""
+import json, sys
+import tvm_ffi
+from tvm_ffi import core
+tvm_ffi.load_module(sys.argv[1])
+out = {}
+for key in tvm_ffi.get_global_func("ffi.GetRegisteredTypeKeys")():
+    if not str(key).startswith(sys.argv[2]):
+        continue
+    index = core._object_type_key_to_index(str(key))
+    has = lambda name: index is not None and core._lookup_type_attr(index, name) is not None
+    eq, compare, hash_ = has("__ffi_eq__"), has("__ffi_compare__"), has("__ffi_hash__")
+    options = []
+    if eq or compare:
+        options.append("eq=True")
+    if compare:
+        options.append("order=True")
+    if eq or compare or hash_:
+        options.append("unsafe_hash=True")
+    if options:
+        out[str(key)] = ", ".join(options)
+print(json.dumps(out))
+"""
+
 _ENUM_BASES = {"IntEnum": "_ffi_IntEnum", "StrEnum": "_ffi_StrEnum", "Enum": "_ffi_Enum"}
 _REFINED_IMPORTS = "# tvm_ffi_build: names the refined stubs use\n"
+_C_CLASS_IMPORT = "from tvm_ffi.dataclasses import c_class as _ffi_c_class\n"
 
 
-def _refine_stubs(text: str, enums: dict[str, list[str]]) -> str:
+def _refine_stubs(text: str, enums: dict[str, list[str]], hooks: dict[str, str]) -> str:
     text = _refine_enum_classes(text, enums)
+    text = _refine_hook_classes(text, hooks)
     text = _refine_init_signatures(text)
     text = _refine_export_block(text)
     return _refine_imports(text)
@@ -405,6 +442,18 @@ def _refine_enum_classes(text: str, enums: dict[str, list[str]]) -> str:
         if not text.startswith(declared, at):
             text = text[:at] + declared + text[at:]
     return text
+
+
+def _refine_hook_classes(text: str, hooks: dict[str, str]) -> str:
+    """`@_FFI_REG_OBJ("key")` becomes `@_ffi_c_class("key", <options>)` for a type with
+    comparison hooks (and back, with the options brought up to date, when they change)."""
+    def decorator(match: re.Match) -> str:
+        key = match.group(1) or match.group(2)
+        options = hooks.get(key)
+        return f'@_ffi_c_class("{key}", {options})' if options else f'@_FFI_REG_OBJ("{key}")'
+
+    return re.sub(r'^@(?:_FFI_REG_OBJ\("([\w.]+)"\)|_ffi_c_class\("([\w.]+)", [\w=, ]+\))$',
+                  decorator, text, flags=re.M)
 
 
 _DEF = re.compile(r"^(?P<indent> +)def (?P<name>__init__|__ffi_init__)\(self(?P<params>.*)\) -> None: \.\.\.(?P<tail>.*)$",
@@ -458,15 +507,20 @@ def _refine_imports(text: str) -> str:
         return text
     at = text.index(end, start) + len(end)
     if text.startswith(_REFINED_IMPORTS, at):
-        at_end = text.index("\n", at + len(_REFINED_IMPORTS)) + 1
+        at_end = at + len(_REFINED_IMPORTS)
+        while text.startswith(("from typing import ", _C_CLASS_IMPORT), at_end):
+            at_end = text.index("\n", at_end) + 1
         text = text[:at] + text[at_end:]
     code = re.sub(r"^\s*#.*$", "", text, flags=re.M)
     imported = text[start:at]
     needed = [name for name in ("Any", "ClassVar")
               if re.search(rf"\b{name}\b", code) and not re.search(rf"import .*\b{name}\b", imported)]
-    if not needed:
+    lines = [f"from typing import {', '.join(needed)}\n"] if needed else []
+    if re.search(r"^@_ffi_c_class\(", code, re.M):
+        lines.append(_C_CLASS_IMPORT)
+    if not lines:
         return text
-    return text[:at] + _REFINED_IMPORTS + f"from typing import {', '.join(needed)}\n" + text[at:]
+    return text[:at] + _REFINED_IMPORTS + "".join(lines) + text[at:]
 
 
 # ---- metadata ----------------------------------------------------------------------------

@@ -171,6 +171,10 @@ color: Color = Color.red
 text: str = my_ext.describe_marker(marker, color)
 total: int = my_ext.apply_twice(lambda x: x + 1, 1)
 length: float = Interval(1.0, 2.0).length()
+# A type with comparison hooks: its stub class has `==`, `<` and `hash()`.
+from my_ext import Version  # noqa: E402
+newer: bool = Version(1, 2) < Version(1, 3, patch=1) and hash(Version(1, 2)) == hash(Version(1, 2))
+latest: Version | None = my_ext.newest([Version(1, 2)])
 """
 
 

@@ -83,7 +83,11 @@ pub fn ffi_func(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// }
 /// ```
 ///
-/// Type options (`#[ffi_type(..)]`): `key`, `final`, `structural`, `external` (declares a type
+/// Type options (`#[ffi_type(..)]`): `key`, `final`, `structural`, `init = false`,
+/// `creator = false`, `convert`, `eq`, `hash`, `ord`, `str` (the runtime's `==`, hash, order
+/// and repr hooks from the struct's `PartialEq`, `Hash`, `PartialOrd`, `Display`; `hash` and
+/// `ord` need `eq`), `frozen` (no field writable from any language: no `#[ffi(rw)]`, no
+/// `Rw<T>`), `type_attr(..)`, `external` (declares a type
 /// defined elsewhere, checked against the runtime's reflection at load; requires
 /// `unsafe impl tvm_ffi::ExternalType` for it). Field options
 /// (`#[ffi(..)]`): `base`, `skip`, `rw`, `name`, `default`, `default_factory`, `kw_only`,
@@ -95,7 +99,9 @@ pub fn ffi_func(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// SDK's own), and `Rw<Rw<T>>` fields; each is a compile error.
 ///
 /// Guide: [Object types](../tvm_ffi/index.html#object-types) in the `tvm_ffi` crate docs (every type and field
-/// option, writable fields, constructors, methods, parents defined elsewhere, loading), and
+/// option, writable fields, constructors, methods, parents defined elsewhere, loading),
+/// [Value types](../tvm_ffi/index.html#value-types-eq-hash-ord-str-frozen) (`eq`, `hash`, `ord`,
+/// `str`, `frozen`), and
 /// [Stubs](../tvm_ffi/index.html#stubs) (the Python class tvm-ffi-stubgen writes for the type).
 #[proc_macro_derive(Object, attributes(ffi_type, ffi))]
 pub fn derive_object(input: TokenStream) -> TokenStream {

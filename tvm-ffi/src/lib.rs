@@ -185,6 +185,10 @@ pub mod __private {
         new_function, InitByDefault, InitByFields, InitProbe, InitResult, IntoDefault,
         ShallowCopyByClone, ShallowCopyProbe, ShallowCopyUnsupported,
     };
+    pub use crate::reflect::reflection::dunder::{
+        assert_frozen_field, compare_hook, eq_hook, hash_hook, repr_hook, EqHook, HashHook,
+        OrdHook, StrHook,
+    };
     pub use crate::reflect::reflection::field::{
         assert_foreign_field, assert_writable, FieldValue, ForeignField, NullablePointer,
         WritableField,

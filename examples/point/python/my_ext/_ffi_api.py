@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 # tvm-ffi-stubgen(end)
 # tvm_ffi_build: names the refined stubs use
 from typing import ClassVar
+from tvm_ffi.dataclasses import c_class as _ffi_c_class
 # tvm-ffi-stubgen(import-object): tvm_ffi.libinfo.load_lib_module;False;_FFI_LOAD_LIB
 LIB = _FFI_LOAD_LIB("my_ext", "tvm_ffi_example_point")
 # tvm-ffi-stubgen(begin): global/my_ext
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     def join(*args: Any) -> Any: ...
     def map_total(_0: Mapping[str, int], /) -> int: ...
     def narrow(_0: int, /) -> int: ...
+    def newest(_0: Sequence[Version], /) -> Version | None: ...
     def parse(_0: str, /) -> int: ...
     def range(_0: int, /) -> Sequence[int]: ...
     def sum(_0: Sequence[int], /) -> int: ...
@@ -134,6 +136,7 @@ __all__ = [
     "Options",
     "Point",
     "Point3",
+    "Version",
     "add",
     "apply_twice",
     "checked_div",
@@ -145,6 +148,7 @@ __all__ = [
     "join",
     "map_total",
     "narrow",
+    "newest",
     "parse",
     "range",
     "sum",
@@ -173,3 +177,18 @@ class Marker(_ffi_IntEnum, type_key="my_ext.Marker"):
     # fmt: on
     # tvm-ffi-stubgen(end)
 
+# tvm-ffi-stubgen(import-object): ffi.Object;False;_ffi_Object
+@_ffi_c_class("my_ext.Version", eq=True, order=True, unsafe_hash=True)
+class Version(_ffi_Object):
+    """FFI binding for `my_ext.Version`."""
+
+    # tvm-ffi-stubgen(begin): object/my_ext.Version
+    # fmt: off
+    major: int
+    minor: int
+    patch: int
+    if TYPE_CHECKING:
+        def __init__(self, major: int, minor: int, patch: int = ...) -> None: ...
+        def __ffi_init__(self, major: int, minor: int, patch: int = ...) -> None: ...
+    # fmt: on
+    # tvm-ffi-stubgen(end)
