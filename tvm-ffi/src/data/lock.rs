@@ -1,7 +1,9 @@
 //! The striped locks of Rust's shared mutable storage, one module for both users: the lock
 //! around Rust's operations on a `List` or `Dict` (container stripes: reentrant, owner-tracked)
 //! and the lock of non-scalar `Rw<T>` fields (field stripes: never re-entered, with readers
-//! counted so that a replaced value outlives their snapshots). Both kinds park waiters and
+//! counted so that a replaced value outlives their snapshots; the holder is recorded too, so
+//! that a second acquisition on the holding thread panics with a message instead of waiting
+//! for itself). Both kinds park waiters and
 //! live in one process-wide table with one cross-library publication.
 //!
 //! The runtime does not synchronise its mutable containers (neither does C++): a write may move
@@ -487,7 +489,9 @@ pub(crate) fn reentrant_write() -> Error {
     )
 }
 
-/// Holds a field stripe (no re-entry: no code but a bit copy or swap runs under it).
+/// Holds a field stripe (no re-entry: no code but a bit copy or swap runs under it). The
+/// holder is recorded, so that a second acquisition on the same thread, which could only wait
+/// for itself, panics with a message (a `RuntimeError` at the FFI boundary) instead of hanging.
 pub(crate) struct FieldGuard(&'static Stripe);
 
 impl FieldGuard {
@@ -496,7 +500,7 @@ impl FieldGuard {
     pub(crate) fn lock(addr: *const c_void) -> FieldGuard {
         // Fields are at least 4-byte aligned and usually 8: drop the low bits before hashing.
         let stripe = &shared_locks().fields[((addr as usize) >> 3) % STRIPES];
-        stripe.lock_raw();
+        stripe.lock_field();
         FieldGuard(stripe)
     }
 
@@ -551,8 +555,39 @@ impl FieldGuard {
 impl Drop for FieldGuard {
     #[inline]
     fn drop(&mut self) {
-        self.0.unlock_raw();
+        self.0.unlock_field();
     }
+}
+
+impl Stripe {
+    /// Locks a field stripe, recording the holder; panics if this thread holds it already.
+    #[inline]
+    fn lock_field(&self) {
+        let me = this_thread();
+        // Only this thread stores its own identity: equal means it holds the lock already.
+        if self.owner.load(Ordering::Relaxed) == me {
+            field_reentered();
+        }
+        self.lock_raw();
+        self.owner.store(me, Ordering::Relaxed);
+    }
+
+    #[inline]
+    fn unlock_field(&self) {
+        self.owner.store(0, Ordering::Relaxed);
+        self.unlock_raw();
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn field_reentered() -> ! {
+    crate::base::error::panic::panic_with(
+        "RuntimeError",
+        "an Rw field's lock is taken again by the thread that holds it (a field read or \
+         written while the same lock stripe is held): refused instead of waiting forever"
+            .to_owned(),
+    )
 }
 
 /// A reader of a field stripe, counted until it is dropped; the last reader frees what was
@@ -577,14 +612,14 @@ impl Stripe {
     /// reader counted, no snapshot of a buried value exists.
     #[cold]
     fn free_graves(&self) {
-        self.lock_raw();
+        self.lock_field();
         let graves = if self.readers.load(Ordering::Acquire) == HAS_GRAVES {
             self.readers.fetch_and(!HAS_GRAVES, Ordering::Relaxed);
             self.graveyard.swap(std::ptr::null_mut(), Ordering::Relaxed)
         } else {
             std::ptr::null_mut()
         };
-        self.unlock_raw();
+        self.unlock_field();
         let mut grave = graves;
         while !grave.is_null() {
             // SAFETY: buried by `bury`, no reader left; `free` releases the whole allocation.
@@ -625,3 +660,36 @@ unsafe extern "C" fn free_grave<T>(grave: *mut Grave) {
 }
 
 const _: () = assert!(std::mem::size_of::<Stripe>() == 64);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_field_stripe_taken_twice_on_one_thread_panics_instead_of_hanging() {
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let field = 0_u64;
+            let addr = &field as *const u64 as *const c_void;
+            let outer = FieldGuard::lock(addr);
+            let again = std::panic::catch_unwind(|| drop(FieldGuard::lock(addr)));
+            drop(outer);
+            // Released: the stripe is free again for this thread and others.
+            drop(FieldGuard::lock(addr));
+            let _ = done.send(again.map_err(|payload| {
+                payload
+                    .downcast_ref::<std::string::String>()
+                    .cloned()
+                    .unwrap_or_default()
+            }));
+        });
+        let again = finished
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("the second acquisition hangs");
+        let message = again.expect_err("the second acquisition is refused");
+        assert!(
+            message.starts_with("an Rw field's lock is taken again by the thread that holds it"),
+            "{message}"
+        );
+    }
+}
