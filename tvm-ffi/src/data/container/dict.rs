@@ -5,12 +5,12 @@ use std::marker::PhantomData;
 use super::hash::KeyProbe;
 use super::locked::copy_live;
 use super::map::unless_missing;
-use super::table::Cursor;
+use super::table::{self, Cursor};
 use crate::base::error::{Error, Result};
 use crate::base::object::builtin::DictObj;
 use crate::base::object::{hold_releases, ObjectRef};
 use crate::base::value::{Any, AnyView, FromAny, TryIntoAny};
-use crate::call::function::{GlobalCache, IntoArg};
+use crate::call::function::{object_view, GlobalCache, IntoArg};
 use crate::data::lock::with_locked;
 
 pub(super) static DICT_NEW: GlobalCache = GlobalCache::new("ffi.Dict");
@@ -72,7 +72,10 @@ impl<K, V> Dict<K, V> {
     /// Number of entries now.
     #[inline]
     pub fn len(&self) -> usize {
-        with_locked(&self.obj, |dict| dict.table().len())
+        with_locked(&self.obj, |dict| match dict.table() {
+            Some(table) => table.len(),
+            None => table::runtime_len(object_view(&self.obj), true),
+        })
     }
     /// Whether the dict is empty now.
     #[inline]
@@ -105,21 +108,33 @@ impl<K, V> Dict<K, V> {
     fn raw_entries(&self) -> RawEntries<'_> {
         with_locked(&self.obj, |dict| RawEntries {
             dict: &self.obj,
-            cursor: dict.table().first(),
-            shape: dict.table().shape(),
+            source: match dict.table() {
+                Some(table) => Source::InPlace {
+                    cursor: table.first(),
+                    shape: table.shape(),
+                },
+                None => {
+                    let entries = table::runtime_entries(object_view(&self.obj), true);
+                    Source::Copied {
+                        len: entries.len(),
+                        entries: entries.into_iter(),
+                    }
+                }
+            },
             changed: false,
         })
     }
 
     /// The value for `key` now, copied, or `None`.
     fn lookup(&self, key: &AnyView<'_>) -> Result<Option<Any>> {
-        match KeyProbe::new(key) {
+        match KeyProbe::new(key).filter(|_| table::layout_verified()) {
             Some(probe) => Ok(with_locked(&self.obj, |dict| {
-                let entry = dict.table().find(&probe)?;
+                let entry = dict.table()?.find(&probe)?;
                 // SAFETY: the entry lives in the dict now; it is copied under the lock, before
                 // any other code runs (nothing, if the runtime is releasing it).
                 unsafe { copy_live(std::ptr::addr_of!((*entry).value)) }
             })),
+            // A key only the runtime compares, or a table not read in place.
             None => {
                 // The runtime runs the key's hash and equality hooks: a write meanwhile is
                 // refused, as during a write.
@@ -222,15 +237,16 @@ impl<K, V: for<'a> FromAny<'a>> Dict<K, V> {
         // One operation: the lookup re-enters the lock.
         let value = with_locked(&self.obj, |dict| -> Result<Option<Any>> {
             let view = key.view();
-            let value = match KeyProbe::new(&view) {
-                Some(probe) => dict.table().find(&probe).and_then(|entry| {
+            let value = match KeyProbe::new(&view).zip(dict.table()) {
+                Some((probe, table)) => table.find(&probe).and_then(|entry| {
                     // SAFETY: the entry lives in the dict now, copied under the lock.
                     unsafe {
                         keep = copy_live(std::ptr::addr_of!((*entry).key));
                         copy_live(std::ptr::addr_of!((*entry).value))
                     }
                 }),
-                // A key with custom hooks: found by the runtime, which keeps its stored key.
+                // A key with custom hooks, or a table not read in place: found by the runtime,
+                // which keeps its stored key.
                 None => self.lookup(&view)?,
             };
             let Some(value) = value else {
@@ -267,22 +283,51 @@ impl<K: for<'a> FromAny<'a>, V: for<'a> FromAny<'a>> Dict<K, V> {
 #[derive(Clone)]
 struct RawEntries<'a> {
     dict: &'a ObjectRef<DictObj>,
-    cursor: Cursor,
-    shape: [u64; 3],
+    source: Source,
     changed: bool,
+}
+
+/// Where [`RawEntries`] reads the entries.
+#[derive(Clone)]
+enum Source {
+    /// The table, in place, and the shape it had when the iteration started.
+    InPlace { cursor: Cursor, shape: [u64; 3] },
+    /// Copies the runtime's iterator made when the iteration started (when the table is not
+    /// read in place), and the number of entries then.
+    Copied {
+        entries: std::vec::IntoIter<(Any, Any)>,
+        len: usize,
+    },
 }
 
 impl Iterator for RawEntries<'_> {
     type Item = (Any, Any);
     fn next(&mut self) -> Option<(Any, Any)> {
         with_locked(self.dict, |dict| {
-            let table = dict.table();
-            if self.changed || table.shape() != self.shape {
+            if self.changed {
+                return None;
+            }
+            let (table, cursor, shape) = match (&mut self.source, dict.table()) {
+                (Source::InPlace { cursor, shape }, Some(table)) => (table, cursor, *shape),
+                (Source::Copied { entries, len }, _) => {
+                    if table::runtime_len(object_view(self.dict), true) != *len {
+                        self.changed = true;
+                        return None;
+                    }
+                    return entries.next();
+                }
+                // The verdict changed since the iteration started (only when forced).
+                (Source::InPlace { .. }, None) => {
+                    self.changed = true;
+                    return None;
+                }
+            };
+            if table.shape() != shape {
                 self.changed = true;
                 return None;
             }
             loop {
-                let entry = table.next(&mut self.cursor)?;
+                let entry = table.next(cursor)?;
                 // SAFETY: the entry lives in the dict now; both halves are copied before any
                 // other code runs (nothing of a half the runtime is releasing).
                 let (key, value) = unsafe {
