@@ -24,10 +24,17 @@
 //! **No user code runs while a stripe is held** (it could take another stripe: a deadlock):
 //! payload drops of Rust objects that a runtime write releases are queued and run after the
 //! lock is released; reads copy a value (a reference count, or a bit copy) under the lock and
-//! convert or compare it afterwards. What remains: the runtime itself runs a key's custom
-//! `__any_hash__`/equality hooks and Python `__del__` inside a write; such code may read the
-//! container (the lock re-enters on the same thread) but not write it (refused with an
-//! error). A thread waiting for a stripe parks (a futex on Linux) after a short spin.
+//! convert or compare it afterwards; a lookup with a key whose type has custom
+//! `__any_hash__`/`__any_equal__` hooks hashes the key before taking the lock, copies the
+//! entries of its hash chain under it, and compares them with the hooks after releasing it.
+//! What remains: the runtime itself runs those hooks and Python `__del__` inside a write
+//! (`ffi.DictSetItem`, `ffi.DictErase`); such code may read the container (the lock re-enters
+//! on the same thread) but not write it (refused with an error), and if it waits for another
+//! container's stripe whose holder waits, through a chain of holders, for a stripe this thread
+//! holds (two such writes on two threads, each reading the other's dict), the wait is refused
+//! with a `RuntimeError` instead of deadlocking (holders record what they wait for in the
+//! stripes they hold). A thread waiting for a stripe parks (a futex on Linux) after a short
+//! spin.
 use std::ffi::c_void;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering};
@@ -58,7 +65,10 @@ pub(crate) struct Stripe {
     readers: AtomicUsize,
     /// Field stripes: values replaced while readers copied them, dropped by the last reader.
     graveyard: AtomicPtr<Grave>,
-    _pad: [AtomicUsize; 3],
+    /// Container stripes: the stripe the holder of this one waits for (0: none), so that a
+    /// waiter can tell a cycle of waits (a deadlock) from a wait that ends.
+    blocked_on: AtomicUsize,
+    _pad: [AtomicUsize; 2],
 }
 
 /// A value waiting for the readers of its stripe: the head of a larger allocation that `bury`
@@ -80,11 +90,8 @@ const FREE_STRIPE: Stripe = Stripe {
     writing: AtomicUsize::new(0),
     readers: AtomicUsize::new(0),
     graveyard: AtomicPtr::new(std::ptr::null_mut()),
-    _pad: [
-        AtomicUsize::new(0),
-        AtomicUsize::new(0),
-        AtomicUsize::new(0),
-    ],
+    blocked_on: AtomicUsize::new(0),
+    _pad: [AtomicUsize::new(0), AtomicUsize::new(0)],
 };
 
 /// The table every Rust library of the process uses: the payload of the published object.
@@ -300,6 +307,24 @@ mod park {
         };
     }
 
+    /// Sleeps while `word` holds `expected`, at most about `timeout`.
+    pub(super) fn wait_for(word: &AtomicU32, expected: u32, timeout: std::time::Duration) {
+        let ts: [c_long; 2] = [
+            timeout.as_secs() as c_long,
+            c_long::from(timeout.subsec_nanos() as i32),
+        ];
+        // SAFETY: FUTEX_WAIT on a valid, aligned u32 with a valid relative timeout.
+        unsafe {
+            syscall(
+                SYS_FUTEX,
+                word.as_ptr(),
+                FUTEX_WAIT_PRIVATE,
+                expected,
+                ts.as_ptr(),
+            )
+        };
+    }
+
     /// Wakes one thread sleeping on `word`.
     pub(super) fn wake_one(word: &AtomicU32) {
         // SAFETY: FUTEX_WAKE on a valid, aligned u32.
@@ -319,6 +344,10 @@ mod park {
         if word.load(Ordering::Relaxed) == expected {
             std::thread::sleep(std::time::Duration::from_micros(50));
         }
+    }
+
+    pub(super) fn wait_for(word: &AtomicU32, expected: u32, _timeout: std::time::Duration) {
+        wait(word, expected);
     }
 
     pub(super) fn wake_one(_word: &AtomicU32) {}
@@ -401,7 +430,13 @@ impl ReentrantGuard {
                 reentered: true,
             };
         }
-        stripe.lock_raw();
+        if stripe
+            .state
+            .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            lock_container_contended(stripe, me);
+        }
         stripe.owner.store(me, Ordering::Relaxed);
         let _ = HELD.try_with(|held| held.set(held.get() + 1));
         ReentrantGuard {
@@ -409,6 +444,72 @@ impl ReentrantGuard {
             reentered: false,
         }
     }
+}
+
+/// Waits for a container stripe that another thread holds. A thread holding other container
+/// stripes meanwhile (a key hook or destructor that a runtime write runs reads another
+/// container) records what it waits for in them, and follows the chain of holders: if it
+/// leads back to this thread, the wait would never end (two such writes on two threads, each
+/// reading the other's container), so it panics with a message (a `RuntimeError` at the FFI
+/// boundary, which fails the write that ran the hook) instead of deadlocking.
+#[cold]
+#[inline(never)]
+fn lock_container_contended(stripe: &'static Stripe, me: usize) {
+    let table = &shared_locks().containers;
+    let mine = || {
+        table
+            .iter()
+            .filter(move |s| s.owner.load(Ordering::SeqCst) == me)
+    };
+    if mine().next().is_none() {
+        stripe.lock_contended();
+        return;
+    }
+    let target = stripe as *const Stripe as usize;
+    let clear = || mine().for_each(|s| s.blocked_on.store(0, Ordering::SeqCst));
+    loop {
+        if stripe
+            .state
+            .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+        {
+            clear();
+            return;
+        }
+        mine().for_each(|s| s.blocked_on.store(target, Ordering::SeqCst));
+        // The holder of `stripe` waits for the stripe its own record names, and so on.
+        let mut at = stripe;
+        for _ in 0..=STRIPES {
+            let owner = at.owner.load(Ordering::SeqCst);
+            if owner == me {
+                clear();
+                container_deadlock();
+            }
+            let next = at.blocked_on.load(Ordering::SeqCst);
+            if owner == 0 || next == 0 {
+                break;
+            }
+            // SAFETY: `blocked_on` holds 0 or the address of a stripe of this table.
+            at = unsafe { &*(next as *const Stripe) };
+        }
+        // Not a cycle now: wait a little and look again (the holders move on).
+        let state = stripe.state.load(Ordering::Relaxed);
+        if state != 0 {
+            park::wait_for(&stripe.state, state, std::time::Duration::from_micros(200));
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn container_deadlock() -> ! {
+    crate::base::error::panic::panic_with(
+        "RuntimeError",
+        "a container is used by a key hook or destructor that a container write runs, while \
+         another thread's write, which holds that container, waits for the container this \
+         thread is writing: refused instead of deadlocking"
+            .to_owned(),
+    )
 }
 
 impl Drop for ReentrantGuard {

@@ -2,7 +2,7 @@
 use super::traits::container_traits;
 use std::marker::PhantomData;
 
-use super::hash::KeyProbe;
+use super::hash::{Hooks, KeyProbe};
 use super::locked::copy_live;
 use super::map::unless_missing;
 use super::table::{self, Cursor};
@@ -127,23 +127,75 @@ impl<K, V> Dict<K, V> {
 
     /// The value for `key` now, copied, or `None`.
     fn lookup(&self, key: &AnyView<'_>) -> Result<Option<Any>> {
-        match KeyProbe::new(key).filter(|_| table::layout_verified()) {
-            Some(probe) => Ok(with_locked(&self.obj, |dict| {
-                let entry = dict.table()?.find(&probe)?;
-                // SAFETY: the entry lives in the dict now; it is copied under the lock, before
-                // any other code runs (nothing, if the runtime is releasing it).
-                unsafe { copy_live(std::ptr::addr_of!((*entry).value)) }
-            })),
-            // A key only the runtime compares, or a table not read in place.
-            None => {
-                // The runtime runs the key's hash and equality hooks: a write meanwhile is
-                // refused, as during a write.
-                let f = DICT_GET.get()?;
-                let found =
-                    with_locked(&self.obj, |dict| dict.write(|| f.call((&self.obj, *key))))?;
-                Ok(unless_missing(found))
+        if table::layout_verified() {
+            if let Some(probe) = KeyProbe::new(key) {
+                return Ok(with_locked(&self.obj, |dict| {
+                    let entry = dict.table()?.find(&probe)?;
+                    // SAFETY: the entry lives in the dict now; it is copied under the lock,
+                    // before any other code runs (nothing, if the runtime is releasing it).
+                    unsafe { copy_live(std::ptr::addr_of!((*entry).value)) }
+                }));
+            }
+            if let Some(hooks) = Hooks::of(key) {
+                return Ok(self.find_hooked(key, &hooks)?.map(|found| found.value));
             }
         }
+        // A key only the runtime compares (an rvalue reference), or a table not read in place.
+        // The runtime runs the key's hash and equality hooks: a write meanwhile is refused, as
+        // during a write.
+        let f = DICT_GET.get()?;
+        let found = with_locked(&self.obj, |dict| dict.write(|| f.call((&self.obj, *key))))?;
+        Ok(unless_missing(found))
+    }
+
+    /// Whether a lookup of `key` runs the hooks of its type without the dict's lock (see
+    /// [`Dict::find_hooked`]).
+    fn hooked(key: &AnyView<'_>) -> Option<Hooks> {
+        if table::layout_verified() && KeyProbe::new(key).is_none() {
+            Hooks::of(key)
+        } else {
+            None
+        }
+    }
+
+    /// The entry equal to `key`, a key whose type registers its own hash or equality: user
+    /// code, which never runs under the dict's lock (it may take other locks). The key is
+    /// hashed first; the entries it may equal (its hash chain) are copied under the lock; the
+    /// lock is released and the copies compared. The answer is the dict's state when the
+    /// copies were taken.
+    fn find_hooked(&self, key: &AnyView<'_>, hooks: &Hooks) -> Result<Option<Found>> {
+        let hash = hooks.hash(key)?;
+        let candidates = with_locked(&self.obj, |dict| {
+            let Some(table) = dict.table() else {
+                return Vec::new();
+            };
+            table
+                .candidates(hash, key.type_index())
+                .into_iter()
+                .filter_map(|entry| {
+                    // SAFETY: entries of the dict now, copied under the lock (nothing of one
+                    // the runtime is releasing).
+                    let (stored, value) = unsafe {
+                        (
+                            copy_live(std::ptr::addr_of!((*entry).key)),
+                            copy_live(std::ptr::addr_of!((*entry).value)),
+                        )
+                    };
+                    stored.zip(value)
+                })
+                .collect::<Vec<_>>()
+        });
+        // Compared, and the copies released, without the lock.
+        for (stored, value) in candidates {
+            if hooks.equal(key, stored.as_view())? {
+                return Ok(Some(Found {
+                    key: stored,
+                    value,
+                    hash,
+                }));
+            }
+        }
+        Ok(None)
     }
 
     /// Whether `key` is present now.
@@ -196,10 +248,19 @@ impl<K: TryIntoAny, V: TryIntoAny> Dict<K, V> {
     pub fn insert(&self, key: K, value: V) -> Result<()> {
         let (key, value) = (key.try_into_any()?, value.try_into_any()?);
         let f = DICT_SET.get()?;
-        // The value replaced, kept until after the lock (see `clear`).
-        let mut keep = None;
+        // The value replaced, kept until after the lock (see `clear`); found before taking the
+        // lock for a key with hooks (user code never runs under it), in which case another
+        // thread's write in between may replace a different value, released under the lock.
+        let hooked = Dict::<K, V>::hooked(key.as_view()).is_some();
+        let mut keep = if hooked {
+            self.lookup(key.as_view())?
+        } else {
+            None
+        };
         let out = with_locked(&self.obj, |dict| {
-            keep = self.lookup(key.as_view())?;
+            if !hooked {
+                keep = self.lookup(key.as_view())?;
+            }
             dict.write(|| f.call((&self.obj, &key, &value)).map(drop))
         });
         drop(keep);
@@ -232,6 +293,12 @@ impl<K, V: for<'a> FromAny<'a>> Dict<K, V> {
     /// Removes `key` (`ffi.DictErase`) and returns its value, if it was present.
     pub fn remove<Q: IntoArg>(&self, key: Q) -> Result<Option<V>> {
         let (key, erase) = (Key::new(key)?, DICT_ERASE.get()?);
+        if let Some(hooks) = Dict::<K, V>::hooked(&key.view()) {
+            return self
+                .remove_hooked(&key.view(), &hooks, erase)?
+                .map(|v| v.cast::<V>())
+                .transpose();
+        }
         // The stored key, kept until after the lock (see `clear`); the value is returned.
         let mut keep = None;
         // One operation: the lookup re-enters the lock.
@@ -258,6 +325,56 @@ impl<K, V: for<'a> FromAny<'a>> Dict<K, V> {
         drop(keep);
         value?.map(|v| v.cast::<V>()).transpose()
     }
+}
+
+impl<K, V> Dict<K, V> {
+    /// [`Dict::remove`] of a key with hooks: found without the lock ([`Dict::find_hooked`]),
+    /// then erased under it if the entry found is still there, unchanged (else found again).
+    fn remove_hooked(
+        &self,
+        key: &AnyView<'_>,
+        hooks: &Hooks,
+        erase: &crate::call::function::Function,
+    ) -> Result<Option<Any>> {
+        loop {
+            let Some(found) = self.find_hooked(key, hooks)? else {
+                return Ok(None);
+            };
+            let probe = KeyProbe::identical(*found.key.as_raw(), found.hash);
+            let erased = with_locked(&self.obj, |dict| -> Result<bool> {
+                let unchanged = dict
+                    .table()
+                    .and_then(|table| table.find(&probe))
+                    .is_some_and(
+                        // SAFETY: an entry of the dict now, read under the lock (bits only).
+                        |entry| unsafe { bits(&(*entry).value) == bits(found.value.as_raw()) },
+                    );
+                if unchanged {
+                    // The runtime hashes the key again, running its hook under the lock: a
+                    // write (see `data::lock` on what that may do).
+                    dict.write(|| erase.call((&self.obj, *key)))?;
+                }
+                Ok(unchanged)
+            })?;
+            if erased {
+                // The stored key is released here, after the lock.
+                return Ok(Some(found.value));
+            }
+        }
+    }
+}
+
+/// An entry found by a key with hooks: copies of the stored key and value, and the key's hash.
+struct Found {
+    key: Any,
+    value: Any,
+    hash: u64,
+}
+
+/// The 16 bytes of a value.
+fn bits(value: &crate::abi::sys::TVMFFIAny) -> [u64; 2] {
+    // SAFETY: a TVMFFIAny is 16 initialised bytes.
+    unsafe { *(value as *const crate::abi::sys::TVMFFIAny as *const [u64; 2]) }
 }
 
 impl<K: for<'a> FromAny<'a>, V: for<'a> FromAny<'a>> Dict<K, V> {

@@ -320,6 +320,63 @@ impl Table<'_> {
         }
     }
 
+    /// The entries that a key of type `type_index` with `AnyHash` `hash` may equal (keys of
+    /// other types never do), in the order the runtime compares them: every such entry of a
+    /// small table, or those of the key's chain in a dense one.
+    pub(crate) fn candidates(&self, hash: u64, type_index: i32) -> Vec<*const RawEntry> {
+        let mut out = Vec::new();
+        let of_type = |entry: *const RawEntry| {
+            // SAFETY: an occupied entry of the live table.
+            unsafe { std::ptr::addr_of!((*entry).key.type_index).read() == type_index }
+        };
+        let size = self.word(SIZE);
+        let data = self.data();
+        let slots = self.word(SLOTS);
+        if slots & SMALL_TAG != 0 {
+            for i in 0..size as usize {
+                // SAFETY: a small table holds `size` entries at `data`.
+                let entry = unsafe { (data as *const RawEntry).add(i) };
+                if of_type(entry) {
+                    out.push(entry);
+                }
+            }
+            return out;
+        }
+        if size == 0 {
+            return out;
+        }
+        // SAFETY: a dense table (at least 80 bytes) keeps its u32 shift at FIB_SHIFT.
+        let fib_shift = unsafe {
+            (self.0.as_ptr() as *const u8)
+                .add(FIB_SHIFT)
+                .cast::<u32>()
+                .read()
+        };
+        let Some(mut index) = FIB_COEFF.wrapping_mul(hash).checked_shr(fib_shift) else {
+            return out;
+        };
+        if index >= slots {
+            return out;
+        }
+        let (mut meta, mut item) = Self::dense_slot(data, index);
+        if meta & 0x80 != 0 {
+            return out;
+        }
+        // At most `slots` steps, whatever the metadata says.
+        for _ in 0..slots {
+            if of_type(item) {
+                out.push(item);
+            }
+            let jump = match NEXT_PROBE.get((meta & 0x7F) as usize) {
+                Some(&jump) if jump != 0 => jump,
+                _ => break,
+            };
+            index = index.wrapping_add(jump) % slots;
+            (meta, item) = Self::dense_slot(data, index);
+        }
+        out
+    }
+
     /// The first position in iteration order.
     #[inline]
     pub(crate) fn first(&self) -> Cursor {
