@@ -49,7 +49,8 @@ pub(super) unsafe fn stored_view<'a>(raw: *const TVMFFIAny) -> &'a AnyView<'a> {
 /// An immutable, reference-counted hash map in insertion order (C++ `ffi::Map<K, V>`).
 ///
 /// Length, lookup and iteration read the runtime's table in place, as C++ does: no call into
-/// the runtime. A lookup hashes and compares the key with the runtime's own `AnyHash` /
+/// the runtime (when the layout check made at the first read agrees with the loaded runtime;
+/// otherwise they go through the runtime's `ffi.Map*` functions, with the same answers). A lookup hashes and compares the key with the runtime's own `AnyHash` /
 /// `AnyEqual` (strings by content, integers and other plain values by value, objects by
 /// identity, `ffi.BigInt` by value); only a key object whose type registers a custom
 /// `__any_hash__` (e.g. `ffi.StructuralKey`) is looked up through `ffi.MapGetItemOrMissing`.
