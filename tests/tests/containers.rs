@@ -300,10 +300,64 @@ fn reads_through_the_runtime_agree_with_the_runtime() {
         assert!(stdout.contains("1 passed"), "{stdout}");
         return;
     }
-    // What the load-time check decides when the runtime's table layout is not the one read in
-    // place: every read of a Map or Dict goes through the runtime's functions.
-    tvm_ffi::__private::force_runtime_reads(true);
+    // Answers of the fast path (in place) on a map and a dict of mixed keys, small and dense.
     let (make_map, make_dict) = (global("ffi.Map"), global("ffi.Dict"));
+    let mut rng = Rng(0x0dd_ba11);
+    let tables: Vec<(Any, Vec<Any>)> = [3, 40]
+        .into_iter()
+        .flat_map(|size| {
+            let mut keys = table_keys(&mut rng, size, None);
+            let args: Vec<Any> = keys
+                .iter()
+                .enumerate()
+                .flat_map(|(i, k)| [k.clone(), Any::new(i as i64)])
+                .collect();
+            keys.extend((0..5).map(|_| random_key(&mut rng, 0)));
+            let (map, dict) = (
+                make_map.call(&args).unwrap(),
+                make_dict.call(&args).unwrap(),
+            );
+            [(map, keys.clone()), (dict, keys)]
+        })
+        .collect();
+    let answers = |table: &Any, keys: &[Any]| -> Vec<[u64; 2]> {
+        let raw = |a: &Any| {
+            // SAFETY: a TVMFFIAny is 16 initialised bytes.
+            unsafe { *(a.as_raw() as *const TVMFFIAny as *const [u64; 2]) }
+        };
+        let mut out = Vec::new();
+        if table.type_key() == "ffi.Map" {
+            let map: Map<Any, Any> = table.cast().unwrap();
+            out.push([map.len() as u64, 0]);
+            for (k, v) in map.iter() {
+                out.extend([raw(&k), raw(&v)]);
+            }
+            for key in keys {
+                out.push([map.contains_key(key) as u64, 1]);
+                out.extend(map.get(key).as_ref().map(raw));
+            }
+        } else {
+            let dict: Dict = table.cast().unwrap();
+            out.push([dict.len() as u64, 0]);
+            for entry in dict.iter() {
+                let (k, v) = entry.unwrap();
+                out.extend([raw(&k), raw(&v)]);
+            }
+            for key in keys {
+                out.push([dict.contains_key(key) as u64, 1]);
+                out.extend(dict.get(key).as_ref().map(raw));
+            }
+        }
+        out
+    };
+    let fast: Vec<_> = tables.iter().map(|(t, keys)| answers(t, keys)).collect();
+    // What the load-time check decides when the runtime's table layout is not the one read in
+    // place: every read of a Map or Dict goes through the runtime's functions, with the same
+    // answers.
+    tvm_ffi::__private::force_runtime_reads(true);
+    for ((table, keys), fast) in tables.iter().zip(&fast) {
+        assert_eq!(&answers(table, keys), fast, "{}", table.type_key());
+    }
     let (set, erase) = (global("ffi.DictSetItem"), global("ffi.DictErase"));
     let mut rng = Rng(0x5eed_f00d_0bad_cafe);
     let mut lookups = 0;
