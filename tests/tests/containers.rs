@@ -409,6 +409,8 @@ fn reads_through_the_runtime_agree_with_the_runtime() {
     assert_eq!(err.message(), "dict changed size during iteration");
     dict.clear().unwrap();
     assert!(dict.is_empty());
+    // Keys with hooks (found by Rust calling the hooks on copies, without the lock).
+    keys_with_a_custom_hash_are_looked_up_through_the_runtime();
 }
 
 #[test]

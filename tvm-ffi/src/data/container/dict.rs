@@ -127,8 +127,8 @@ impl<K, V> Dict<K, V> {
 
     /// The value for `key` now, copied, or `None`.
     fn lookup(&self, key: &AnyView<'_>) -> Result<Option<Any>> {
-        if table::layout_verified() {
-            if let Some(probe) = KeyProbe::new(key) {
+        match KeyProbe::new(key) {
+            Some(probe) if table::layout_verified() => {
                 return Ok(with_locked(&self.obj, |dict| {
                     let entry = dict.table()?.find(&probe)?;
                     // SAFETY: the entry lives in the dict now; it is copied under the lock,
@@ -136,38 +136,42 @@ impl<K, V> Dict<K, V> {
                     unsafe { copy_live(std::ptr::addr_of!((*entry).value)) }
                 }));
             }
-            if let Some(hooks) = Hooks::of(key) {
-                return Ok(self.find_hooked(key, &hooks)?.map(|found| found.value));
+            Some(_) => {}
+            None => {
+                if let Some(hooks) = Hooks::of(key) {
+                    return Ok(self.find_hooked(key, &hooks)?.map(|found| found.value));
+                }
             }
         }
-        // A key only the runtime compares (an rvalue reference), or a table not read in place.
-        // The runtime runs the key's hash and equality hooks: a write meanwhile is refused, as
+        // A key only the runtime compares (an rvalue reference), or a table not read in place
+        // (a key without hooks: the runtime runs no user code). A write meanwhile is refused, as
         // during a write.
         let f = DICT_GET.get()?;
         let found = with_locked(&self.obj, |dict| dict.write(|| f.call((&self.obj, *key))))?;
         Ok(unless_missing(found))
     }
 
-    /// Whether a lookup of `key` runs the hooks of its type without the dict's lock (see
-    /// [`Dict::find_hooked`]).
+    /// The hooks a lookup of `key` runs without the dict's lock (see [`Dict::find_hooked`]),
+    /// when its type has any.
     fn hooked(key: &AnyView<'_>) -> Option<Hooks> {
-        if table::layout_verified() && KeyProbe::new(key).is_none() {
-            Hooks::of(key)
-        } else {
-            None
-        }
+        KeyProbe::new(key)
+            .is_none()
+            .then(|| Hooks::of(key))
+            .flatten()
     }
 
     /// The entry equal to `key`, a key whose type registers its own hash or equality: user
     /// code, which never runs under the dict's lock (it may take other locks). The key is
-    /// hashed first; the entries it may equal (its hash chain) are copied under the lock; the
-    /// lock is released and the copies compared. The answer is the dict's state when the
-    /// copies were taken.
+    /// hashed first; the entries it may equal (its hash chain; every entry of its type when
+    /// the table is not read in place) are copied under the lock; the lock is released and the
+    /// copies compared. The answer is the dict's state when the copies were taken.
     fn find_hooked(&self, key: &AnyView<'_>, hooks: &Hooks) -> Result<Option<Found>> {
         let hash = hooks.hash(key)?;
         let candidates = with_locked(&self.obj, |dict| {
             let Some(table) = dict.table() else {
-                return Vec::new();
+                let mut entries = table::runtime_entries(object_view(&self.obj), true);
+                entries.retain(|(stored, _)| stored.type_index() == key.type_index());
+                return entries;
             };
             table
                 .candidates(hash, key.type_index())
@@ -342,13 +346,19 @@ impl<K, V> Dict<K, V> {
             };
             let probe = KeyProbe::identical(*found.key.as_raw(), found.hash);
             let erased = with_locked(&self.obj, |dict| -> Result<bool> {
-                let unchanged = dict
-                    .table()
-                    .and_then(|table| table.find(&probe))
-                    .is_some_and(
+                let unchanged = match dict.table() {
+                    Some(table) => table.find(&probe).is_some_and(
                         // SAFETY: an entry of the dict now, read under the lock (bits only).
                         |entry| unsafe { bits(&(*entry).value) == bits(found.value.as_raw()) },
-                    );
+                    ),
+                    // Not read in place: the runtime's copies, compared by bits.
+                    None => table::runtime_entries(object_view(&self.obj), true)
+                        .iter()
+                        .any(|(k, v)| {
+                            bits(k.as_raw()) == bits(found.key.as_raw())
+                                && bits(v.as_raw()) == bits(found.value.as_raw())
+                        }),
+                };
                 if unchanged {
                     // The runtime hashes the key again, running its hook under the lock: a
                     // write (see `data::lock` on what that may do).
