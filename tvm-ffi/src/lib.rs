@@ -218,4 +218,8 @@ pub mod __private {
     pub use crate::registry::version::{check_version, ensure_compatible};
 
     pub use crate::call::function::export::function_from_invoke;
+
+    /// Tests of the runtime-read fallback of `Map` / `Dict` (see the crate's
+    /// `data::container::table`).
+    pub use crate::data::container::table::force_runtime_reads;
 }

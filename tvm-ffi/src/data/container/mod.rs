@@ -19,7 +19,7 @@ mod list;
 mod locked;
 mod map;
 mod shape;
-mod table;
+pub(crate) mod table;
 mod traits;
 mod value_equality;
 
