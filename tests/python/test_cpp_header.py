@@ -11,8 +11,7 @@ import sys
 
 import pytest
 import tvm_ffi
-import tvm_ffi.testing
-from conftest import UNDER_ASAN, _lib_path, example_lib_path, run_python
+from conftest import UNDER_ASAN, _lib_path, example_lib_path, run_in_fresh_python, run_python
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 GENERATOR = ROOT / "template" / "build_backend" / "tvm_ffi_cpp_header.py"
@@ -58,50 +57,63 @@ def test_a_cpp_pass_reads_the_rust_ir_in_place(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def reader(tmp_path_factory):
+def reader_lib(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("header")
     generate(example_lib_path(), "my_ext.", tmp / "my_ext_types.h")
-    lib = compile_cpp(ROOT / "tests" / "cpp" / "header_reader.cc", tmp / "libheader_reader.so",
-                      tmp, shared=True)
-    tvm_ffi.load_module(example_lib_path())
-    tvm_ffi.load_module(str(lib))
-    return lambda name: tvm_ffi.get_global_func(f"header_reader.{name}")
+    return compile_cpp(ROOT / "tests" / "cpp" / "header_reader.cc", tmp / "libheader_reader.so",
+                       tmp, shared=True)
 
+
+# The checks run in a process of their own: they register Python classes for examples/point's
+# types, which must not replace those of the other test modules.
+PRELUDE = """
+import tvm_ffi, tvm_ffi.testing
+from conftest import example_lib_path
+tvm_ffi.load_module(example_lib_path())
+tvm_ffi.load_module({lib!r})
+reader = lambda name: tvm_ffi.get_global_func("header_reader." + name)
 
 def cls(key, base=tvm_ffi.Object):
-    return tvm_ffi.register_object(key)(type(key.split(".")[-1], (base,), {}))
+    return tvm_ffi.register_object(key)(type(key.split(".")[-1], (base,), {{}}))
+
+Point, Interval, Options = cls("my_ext.Point"), cls("my_ext.Interval"), cls("my_ext.Options")
+Point3 = cls("my_ext.Point3", Point)
+CxxChild = cls("my_ext.CxxChild", tvm_ffi.testing._TestCxxClassBase)
+"""
 
 
-def test_every_kind_of_field_reads_back_as_python_sees_it(reader):
-    Point, Interval, Options = cls("my_ext.Point"), cls("my_ext.Interval"), cls("my_ext.Options")
-    Point3 = tvm_ffi.register_object("my_ext.Point3")(type("Point3", (Point,), {}))
-    p = Point(1, 2, label="a label longer than a small string")
-    assert list(reader("point")(p)) == [1, 2, "a label longer than a small string"]
-    p.x = 41  # an Rw field: the C++ read goes through the getter and sees the write
-    assert list(reader("point")(p)) == [41, 2, "a label longer than a small string"]
-    assert list(reader("point3")(Point3(x=3, y=4, z=5, label="pt"))) == [3, 4, "pt", 5]
-    assert list(reader("interval")(Interval(0.5, 2.25))) == [0.5, 2.25]
-    parent = Options(1, "parent")
-    child = Options(2, "child", [7, 8], verbose=True, parent=parent)
-    got = list(reader("options")(child))
-    expected = [child.id, child.title, child.tags, child.hits, child.verbose, child.cache,
-                child.version, child.timeout, child.parent]
-    assert got[:2] + got[3:8] == expected[:2] + expected[3:8]
-    assert list(got[2]) == [7, 8] and got[8].same_as(parent)
-    assert reader("options")(parent)[8] is None
-    CxxChild = tvm_ffi.register_object("my_ext.CxxChild")(
-        type("CxxChild", (tvm_ffi.testing._TestCxxClassBase,), {}))
-    assert list(reader("cxx_child")(CxxChild(5, 6, note="hi"))) == [5, 6, "hi"]
+def test_every_kind_of_field_reads_back_as_python_sees_it(reader_lib):
+    run_in_fresh_python(PRELUDE.format(lib=str(reader_lib)) + """
+p = Point(1, 2, label="a label longer than a small string")
+assert list(reader("point")(p)) == [1, 2, "a label longer than a small string"]
+p.x = 41  # an Rw field: the C++ read goes through the getter and sees the write
+assert list(reader("point")(p)) == [41, 2, "a label longer than a small string"]
+assert list(reader("point3")(Point3(x=3, y=4, z=5, label="pt"))) == [3, 4, "pt", 5]
+assert list(reader("interval")(Interval(0.5, 2.25))) == [0.5, 2.25]
+parent = Options(1, "parent")
+child = Options(2, "child", [7, 8], verbose=True, parent=parent)
+got = list(reader("options")(child))
+expected = [child.id, child.title, child.tags, child.hits, child.verbose, child.cache,
+            child.version, child.timeout, child.parent]
+assert got[:2] + got[3:8] == expected[:2] + expected[3:8], (got, expected)
+assert list(got[2]) == [7, 8] and got[8].same_as(parent)
+assert reader("options")(parent)[8] is None
+assert list(reader("cxx_child")(CxxChild(5, 6, note="hi"))) == [5, 6, "hi"]
+""")
 
 
-def test_subtypes_are_accepted_and_other_types_refused(reader):
-    Point = cls("my_ext.Point")
-    Point3 = tvm_ffi.register_object("my_ext.Point3")(type("Point3", (Point,), {}))
-    assert reader("is_point")(Point3(x=1, y=2, z=3, label="a")) is True
-    assert list(reader("point")(Point3(x=1, y=2, z=3, label="a"))) == [1, 2, "a"]
-    assert reader("is_point")(tvm_ffi.convert([1])) is False
-    with pytest.raises(TypeError, match=r"^expected `my_ext.Point`, got `ffi.Array`$"):
-        reader("point")(tvm_ffi.convert([1]))
+def test_subtypes_are_accepted_and_other_types_refused(reader_lib):
+    run_in_fresh_python(PRELUDE.format(lib=str(reader_lib)) + """
+assert reader("is_point")(Point3(x=1, y=2, z=3, label="a")) is True
+assert list(reader("point")(Point3(x=1, y=2, z=3, label="a"))) == [1, 2, "a"]
+assert reader("is_point")(tvm_ffi.convert([1])) is False
+try:
+    reader("point")(tvm_ffi.convert([1]))
+except TypeError as err:
+    assert str(err) == "expected `my_ext.Point`, got `ffi.Array`", err
+else:
+    raise AssertionError("an Array read as a Point")
+""")
 
 
 def test_a_stale_header_is_an_error_naming_the_field(tmp_path):
