@@ -312,16 +312,12 @@ def _stubgen(project: _Project, source_root: Path, library: Path) -> None:
     run = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     if run.returncode != 0:
         raise BuildError(f"tvm-ffi-stubgen failed:\n{run.stdout}")
-    query = subprocess.run([sys.executable, "-c", _ENUM_QUERY, str(library), f"{project.prefix}."],
+    query = subprocess.run([sys.executable, "-c", _TYPE_QUERY, str(library), f"{project.prefix}."],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     if query.returncode != 0:
-        raise BuildError(f"reading the enums of {library.name} failed:\n{query.stdout}")
-    enums = json.loads(query.stdout.strip().splitlines()[-1])
-    query = subprocess.run([sys.executable, "-c", _HOOK_QUERY, str(library), f"{project.prefix}."],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-    if query.returncode != 0:
-        raise BuildError(f"reading the comparison hooks of {library.name} failed:\n{query.stdout}")
-    hooks = json.loads(query.stdout.strip().splitlines()[-1])
+        raise BuildError(f"reading the enums and comparison hooks of {library.name} failed:\n{query.stdout}")
+    found = json.loads(query.stdout.strip().splitlines()[-1])
+    enums, hooks = found["enums"], found["hooks"]
     for path in sorted((source_root / project.package.replace(".", "/")).rglob("*.py")):
         text = path.read_text(encoding="utf-8")
         refined = _refine_stubs(text, enums, hooks)
@@ -349,38 +345,25 @@ def _stubgen(project: _Project, source_root: Path, library: Path) -> None:
 #    `@c_class(key, eq=True, order=True, unsafe_hash=True)` (the options its hooks call for),
 #    so that Python's `==`, `<`, `hash()` call them (`register_object` compares identities).
 
-# Lists the entries (string indices, in order) of every enum type under a prefix; run with the
-# built library loaded.
-_ENUM_QUERY = r"""
+# For every type under a prefix, run with the built library loaded: the entries (string
+# indices, in order) of each enum type, and for each type with comparison hooks the `c_class`
+# options that install the Python operators calling them.
+_TYPE_QUERY = r"""
 import json, sys
 import tvm_ffi
 from tvm_ffi import core
 tvm_ffi.load_module(sys.argv[1])
-out = {}
+enums, hooks = {}, {}
 for key in tvm_ffi.get_global_func("ffi.GetRegisteredTypeKeys")():
     if not str(key).startswith(sys.argv[2]):
         continue
     index = core._object_type_key_to_index(str(key))
-    state = None if index is None else core._lookup_type_attr(index, "__ffi_enum__")
+    attr = lambda name: None if index is None else core._lookup_type_attr(index, name)
+    state = attr("__ffi_enum__")
     if state is not None:
-        out[str(key)] = [str(entry._str_index) for entry in state.entries]
-print(json.dumps(out))
-"""
-
-# For every type under a prefix with comparison hooks, the `c_class` options that install the
-# Python operators calling them; run with the built library loaded.
-_HOOK_QUERY = r"""
-import json, sys
-import tvm_ffi
-from tvm_ffi import core
-tvm_ffi.load_module(sys.argv[1])
-out = {}
-for key in tvm_ffi.get_global_func("ffi.GetRegisteredTypeKeys")():
-    if not str(key).startswith(sys.argv[2]):
-        continue
-    index = core._object_type_key_to_index(str(key))
-    has = lambda name: index is not None and core._lookup_type_attr(index, name) is not None
-    eq, compare, hash_ = has("__ffi_eq__"), has("__ffi_compare__"), has("__ffi_hash__")
+        enums[str(key)] = [str(entry._str_index) for entry in state.entries]
+    eq, compare = attr("__ffi_eq__") is not None, attr("__ffi_compare__") is not None
+    hash_ = attr("__ffi_hash__") is not None
     options = []
     if eq or compare:
         options.append("eq=True")
@@ -389,8 +372,8 @@ for key in tvm_ffi.get_global_func("ffi.GetRegisteredTypeKeys")():
     if eq or compare or hash_:
         options.append("unsafe_hash=True")
     if options:
-        out[str(key)] = ", ".join(options)
-print(json.dumps(out))
+        hooks[str(key)] = ", ".join(options)
+print(json.dumps({"enums": enums, "hooks": hooks}))
 """
 
 _ENUM_BASES = {"IntEnum": "_ffi_IntEnum", "StrEnum": "_ffi_StrEnum", "Enum": "_ffi_Enum"}
