@@ -590,7 +590,7 @@ fn rust_allocated_strings_and_bytes_are_the_runtimes_own() {
     // Through C++ and back, in containers, hashed and compared by the runtime.
     assert_eq!(echo(any.clone()).cast::<String>().unwrap(), long);
     let map = Map::new([(s.clone(), 1i64), (String::new("another long key!"), 2)]).unwrap();
-    assert_eq!(map.get(String::new(long)), Some(1));
+    assert_eq!(map.get(&String::new(long)), Some(1));
     let bytes = Bytes::new(&[0u8, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     assert_eq!(
         echo(Any::new(bytes.clone()))
