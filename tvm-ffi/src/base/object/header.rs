@@ -483,9 +483,8 @@ pub(crate) unsafe fn try_alloc_object_with<P, D: DropPayload<P>>(
 ///
 /// # Safety
 /// `inplace_len` must return the element count the object was allocated with, for as long as
-/// the memory lives: the deleter frees the allocation with the layout computed from it. The
-/// payload has no drop glue (the deleter never drops it; checked when allocating).
-pub(crate) unsafe trait InplaceArray {
+/// the memory lives: the deleter frees the allocation with the layout computed from it.
+pub(crate) unsafe trait InplaceArray: Copy {
     /// The trailing element type (plain data: nothing to drop).
     type Elem: Copy;
     /// The number of trailing elements, read back from the payload.
@@ -515,43 +514,18 @@ pub(crate) unsafe fn alloc_inplace_array<P: InplaceArray>(
     len: usize,
     init: impl FnOnce(*mut P, *mut P::Elem),
 ) -> NonNull<TVMFFIObject> {
-    // SAFETY: the caller's contract.
-    match unsafe { try_alloc_inplace_array::<P>(type_index, len, init) } {
-        Ok(ptr) => ptr,
-        Err(failure) => AllocFailure::raise(failure.bytes),
-    }
-}
-
-/// [`alloc_inplace_array`], returning an [`AllocFailure`] instead of unwinding (`init` is then
-/// dropped without being called).
-///
-/// # Safety
-/// As for [`alloc_inplace_array`].
-pub(crate) unsafe fn try_alloc_inplace_array<P: InplaceArray>(
-    type_index: i32,
-    len: usize,
-    init: impl FnOnce(*mut P, *mut P::Elem),
-) -> Result<NonNull<TVMFFIObject>, AllocFailure> {
     assert!(
         ObjectCell::<P>::PAYLOAD_OFFSET == std::mem::size_of::<TVMFFIObject>(),
         "object payload `{}` is aligned above 8 bytes",
         std::any::type_name::<P>()
     );
-    // The deleter frees the memory without dropping anything (constant-folded).
-    assert!(
-        !std::mem::needs_drop::<P>(),
-        "in-place array payload `{}` has drop glue",
-        std::any::type_name::<P>()
-    );
     let Some((layout, offset)) = inplace_layout::<P>(len) else {
-        return Err(AllocFailure { bytes: usize::MAX });
+        AllocFailure::raise(usize::MAX)
     };
     // SAFETY: the layout has a non-zero size (the header alone is 24 bytes).
     let raw = unsafe { std::alloc::alloc(layout) };
     let Some(cell) = NonNull::new(raw as *mut ObjectCell<P>) else {
-        return Err(AllocFailure {
-            bytes: layout.size(),
-        });
+        AllocFailure::raise(layout.size())
     };
     // SAFETY: fresh memory of `layout`, which holds the header, the payload and, at `offset`
     // (inside the allocation by construction of the layout), `len` elements; `init` writes
@@ -568,7 +542,7 @@ pub(crate) unsafe fn try_alloc_inplace_array<P: InplaceArray>(
             raw.add(offset) as *mut P::Elem,
         );
     }
-    Ok(cell.cast())
+    cell.cast()
 }
 
 /// The deleter of [`alloc_inplace_array`] objects: nothing to drop (plain data), the memory is

@@ -6,95 +6,48 @@ use std::ptr::NonNull;
 use super::any::{is_object_index, Any, AnyView, FromAny, IntoAny, TypeSchema};
 use crate::abi::sys::{self, type_index as ti, TVMFFIAny, TVMFFIAnyValue};
 use crate::abi::AllocFailure;
-use crate::base::error::Result;
-use crate::base::object::builtin::{BytesObj, StringObj};
-use crate::base::object::{self, InplaceArray};
+use crate::base::error::{Error, Result};
+use crate::base::object;
 
 /// Longest content stored inline (small string/bytes form), as in C++.
 pub const SMALL_CAPACITY: usize = 7;
 
-/// Builds the small form (`len <= 7`) or a heap object in Rust memory.
-fn make<P: HeapBytes>(bytes: &[u8], small_index: i32) -> TVMFFIAny {
-    match try_make::<P>(bytes, small_index) {
+/// Builds the small form (`len <= 7`) or a heap object through the runtime.
+fn make(
+    bytes: &[u8],
+    small_index: i32,
+    create: unsafe extern "C" fn(*const sys::TVMFFIByteArray, *mut TVMFFIAny) -> i32,
+) -> TVMFFIAny {
+    match try_make(bytes, small_index, create) {
         Ok(raw) => raw,
-        Err(failure) => AllocFailure::raise(failure.bytes),
+        // The runtime only fails to copy bytes when it cannot allocate them.
+        Err(_) => AllocFailure::raise(bytes.len()),
     }
 }
 
-/// [`make`], failing with an [`AllocFailure`] instead of unwinding.
-fn try_make<P: HeapBytes>(bytes: &[u8], small_index: i32) -> Result<TVMFFIAny, AllocFailure> {
+/// [`make`], failing with the runtime's error (a `MemoryError`) instead of unwinding.
+fn try_make(
+    bytes: &[u8],
+    small_index: i32,
+    create: unsafe extern "C" fn(*const sys::TVMFFIByteArray, *mut TVMFFIAny) -> i32,
+) -> Result<TVMFFIAny> {
     if bytes.len() <= SMALL_CAPACITY {
         let mut inline = [0u8; 8];
         inline[..bytes.len()].copy_from_slice(bytes);
-        return Ok(TVMFFIAny {
+        Ok(TVMFFIAny {
             type_index: small_index,
             zero_padding: bytes.len() as u32,
             value: TVMFFIAnyValue { v_bytes: inline },
-        });
-    }
-    // One allocation, as C++ makes one: `{ TVMFFIObject, TVMFFIByteArray, bytes, NUL }`, the
-    // layout c_api.h gives string and bytes objects, with a Rust deleter (the runtime frees
-    // any object through its header's deleter). Four times faster than a copy through the
-    // runtime's C call for short strings.
-    let len = bytes
-        .len()
-        .checked_add(1)
-        .ok_or(AllocFailure { bytes: usize::MAX })?;
-    // SAFETY: `P`'s payload is the byte-array cell, pointed at the `len` bytes that follow it,
-    // all written here (copies cannot unwind); `P::INDEX` is the type of that layout.
-    let ptr = unsafe {
-        object::try_alloc_inplace_array::<P>(P::INDEX, len, |payload, elems| {
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), elems, bytes.len());
-            elems.add(bytes.len()).write(0);
-            payload.write(P::cell(sys::TVMFFIByteArray {
-                data: elems as *const std::ffi::c_char,
-                size: bytes.len(),
-            }));
         })
-    }?;
-    Ok(TVMFFIAny {
-        type_index: P::INDEX,
-        zero_padding: 0,
-        value: TVMFFIAnyValue {
-            v_obj: ptr.as_ptr(),
-        },
-    })
-}
-
-/// The heap payloads of strings and bytes: a byte-array cell followed in the allocation by the
-/// content and a NUL.
-trait HeapBytes: InplaceArray<Elem = u8> {
-    const INDEX: i32;
-    fn cell(bytes: sys::TVMFFIByteArray) -> Self;
-}
-
-// SAFETY: a string allocated by Rust keeps `size + 1` bytes right after its cell, which never
-// changes (strings are immutable).
-unsafe impl InplaceArray for StringObj {
-    type Elem = u8;
-    #[inline]
-    fn inplace_len(&self) -> usize {
-        self.bytes.size + 1
-    }
-}
-impl HeapBytes for StringObj {
-    const INDEX: i32 = ti::kTVMFFIStr;
-    fn cell(bytes: sys::TVMFFIByteArray) -> Self {
-        StringObj { bytes }
-    }
-}
-// SAFETY: as for `StringObj`.
-unsafe impl InplaceArray for BytesObj {
-    type Elem = u8;
-    #[inline]
-    fn inplace_len(&self) -> usize {
-        self.bytes.size + 1
-    }
-}
-impl HeapBytes for BytesObj {
-    const INDEX: i32 = ti::kTVMFFIBytes;
-    fn cell(bytes: sys::TVMFFIByteArray) -> Self {
-        BytesObj { bytes }
+    } else {
+        let input = sys::TVMFFIByteArray::from_bytes(bytes);
+        let mut out = TVMFFIAny::NONE;
+        // SAFETY: valid input slice and output slot; the runtime copies the bytes.
+        let rc = unsafe { create(&input, &mut out) };
+        if rc != 0 {
+            return Err(Error::from_return_code(rc));
+        }
+        Ok(out)
     }
 }
 
@@ -126,7 +79,7 @@ fn content<'a>(view: &'a AnyView<'a>, small_index: i32, object_index: i32) -> Op
 }
 
 macro_rules! bytes_like {
-    ($(#[$meta:meta])* $name:ident, $small:path, $object:path, $heap:ty, $type_str:literal, $schema:literal) => {
+    ($(#[$meta:meta])* $name:ident, $small:path, $object:path, $type_str:literal, $schema:literal) => {
         $(#[$meta])*
         #[repr(transparent)]
         pub struct $name {
@@ -168,11 +121,11 @@ macro_rules! bytes_like {
             }
 
             fn from_content(bytes: &[u8]) -> Self {
-                $name { raw: make::<$heap>(bytes, $small) }
+                $name { raw: make(bytes, $small, Self::CREATE) }
             }
 
             fn try_from_content(bytes: &[u8]) -> Result<Self> {
-                Ok($name { raw: try_make::<$heap>(bytes, $small)? })
+                Ok($name { raw: try_make(bytes, $small, Self::CREATE)? })
             }
         }
 
@@ -283,7 +236,7 @@ bytes_like!(
     /// assert_eq!(any.cast::<String>().unwrap(), long);
     /// assert_eq!(any.cast::<&str>().unwrap(), "longer than seven bytes"); // borrowed, no copy
     /// ```
-    String, ti::kTVMFFISmallStr, ti::kTVMFFIStr, StringObj, "str", r#"{"type":"ffi.String"}"#
+    String, ti::kTVMFFISmallStr, ti::kTVMFFIStr, "str", r#"{"type":"ffi.String"}"#
 );
 bytes_like!(
     /// An immutable byte string shared with C++ (`ffi::Bytes`) and Python (`bytes`).
@@ -297,10 +250,13 @@ bytes_like!(
     /// assert_eq!(any.cast::<Vec<u8>>().unwrap(), bytes.as_bytes());
     /// assert!(any.checked_cast::<tvm_ffi::String>().is_none()); // bytes are not a string
     /// ```
-    Bytes, ti::kTVMFFISmallBytes, ti::kTVMFFIBytes, BytesObj, "bytes", r#"{"type":"ffi.Bytes"}"#
+    Bytes, ti::kTVMFFISmallBytes, ti::kTVMFFIBytes, "bytes", r#"{"type":"ffi.Bytes"}"#
 );
 
 impl String {
+    const CREATE: unsafe extern "C" fn(*const sys::TVMFFIByteArray, *mut TVMFFIAny) -> i32 =
+        sys::TVMFFIStringFromByteArray;
+
     fn valid(bytes: &[u8]) -> bool {
         std::str::from_utf8(bytes).is_ok()
     }
@@ -338,6 +294,9 @@ impl String {
 }
 
 impl Bytes {
+    const CREATE: unsafe extern "C" fn(*const sys::TVMFFIByteArray, *mut TVMFFIAny) -> i32 =
+        sys::TVMFFIBytesFromByteArray;
+
     fn valid(_: &[u8]) -> bool {
         true
     }
