@@ -26,6 +26,7 @@ mod check;
 mod codegen;
 mod crate_path;
 mod ctxt;
+mod match_any;
 
 /// Makes a Rust function a TVM-FFI function: a global registered when the library loads
 /// (`name = "pkg.func"`, like C++ `refl::GlobalDef().def`), a module export
@@ -286,4 +287,12 @@ fn expand_methods(
 fn with_original(err: syn::Error, original: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
     let errors = err.to_compile_error();
     quote! { #errors #original }
+}
+
+/// The expansion of `tvm_ffi::match_any!`, which prepends its own crate path and a `;`; use
+/// `tvm_ffi::match_any!`, documented there.
+#[doc(hidden)]
+#[proc_macro]
+pub fn match_any_impl(input: TokenStream) -> TokenStream {
+    match_any::expand(input.into()).into()
 }

@@ -15,6 +15,8 @@
 //!   and C++ without copying (`f16`/`bf16` through [`half`], fp8 and sub-byte types as bytes,
 //!   checked strided views);
 //! - [`env`](mod@env): the current stream of each device, the DLPack allocator, Ctrl-C in long loops;
+//! - [`match_any!`]: typed arms over any value, with a per-call-site table keyed by runtime
+//!   type index; [`ObjectRef::try_cast`] / [`ObjectRef::checked_cast`] between object types;
 //! - [`Function`]: closures as FFI functions, typed calls, the global registry;
 //! - [`Error`] / [`Result`]: errors with kind, message and backtrace; panics never cross
 //!   the ABI.
@@ -214,4 +216,7 @@ pub mod __private {
     pub use crate::registry::version::{check_version, ensure_compatible};
 
     pub use crate::call::function::export::function_from_invoke;
+
+    pub use crate::reflect::matching;
+    pub use tvm_ffi_macros::match_any_impl;
 }

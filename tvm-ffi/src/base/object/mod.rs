@@ -251,6 +251,28 @@ impl<T: ObjectType> ObjectRef<T> {
         }
     }
 
+    /// A borrowed reference typed as `U` when the object is an instance of `U` (and, for a
+    /// Rust-defined `U`, fully constructed), without touching the reference count: the
+    /// borrowed form of [`ObjectRef::downcast`].
+    ///
+    /// ```
+    /// use tvm_ffi::builtin::{AnyObject, ArrayObj, MapObj};
+    /// use tvm_ffi::{Array, ObjectRef};
+    /// let root: ObjectRef<AnyObject> = Array::new([1i64]).unwrap().into_object_ref().into();
+    /// let array: &ObjectRef<ArrayObj> = root.downcast_ref().unwrap();
+    /// assert_eq!((array.type_key(), root.strong_count()), ("ffi.Array", 1));
+    /// assert!(root.downcast_ref::<MapObj>().is_none());
+    /// ```
+    #[inline]
+    pub fn downcast_ref<U: ObjectType>(&self) -> Option<&ObjectRef<U>> {
+        if self.usable_as::<U>() {
+            // SAFETY: checked just above: the object is a (usable) instance of `U`.
+            Some(unsafe { self.cast_ref_unchecked() })
+        } else {
+            None
+        }
+    }
+
     /// Like [`ObjectRef::downcast`], consuming `self` (no reference count change), and handing
     /// `self` back on mismatch.
     pub fn try_downcast<U: ObjectType>(self) -> Result<ObjectRef<U>, Self> {
