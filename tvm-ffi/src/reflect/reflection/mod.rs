@@ -18,6 +18,7 @@
 //! `method`), own or inherited.
 mod access;
 pub(crate) mod construction;
+mod copy_with;
 pub(crate) mod create;
 pub(crate) mod field;
 pub(crate) mod field_table;
