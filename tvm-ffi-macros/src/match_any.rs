@@ -190,13 +190,18 @@ fn generate(input: Input) -> TokenStream {
         fallback,
     } = input;
     let site = Span::mixed_site();
-    let source = syn::Ident::new("__tvm_ffi_match_source", site);
+    // Spanned at the scrutinee, so that a value that cannot be matched is reported there (a
+    // mixed-site span is reported at the macro call).
+    let source = syn::Ident::new("__tvm_ffi_match_source", scrutinee.span());
     let view = syn::Ident::new("__tvm_ffi_match_view", site);
     let mask = syn::Ident::new("__tvm_ffi_match_mask", site);
     let table = syn::Ident::new("__TVM_FFI_MATCH_TABLE", site);
     let index = syn::Ident::new("__tvm_ffi_match_index", site);
     let private = quote!(#krate::__private::matching);
     let use_table = arms.len() >= MIN_TABLE_ARMS;
+    let view_of = quote_spanned! {scrutinee.span()=>
+        #private::MatchSource::match_view(#source)
+    };
 
     let chain = arms
         .iter()
@@ -267,7 +272,7 @@ fn generate(input: Input) -> TokenStream {
     quote! {
         {
             let #source = &(#scrutinee);
-            let #view: #krate::AnyView<'_> = #private::MatchSource::match_view(#source);
+            let #view: #krate::AnyView<'_> = #view_of;
             #table_setup
             #chain
         }

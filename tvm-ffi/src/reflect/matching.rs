@@ -17,6 +17,11 @@ use crate::call::function::IntoArg;
 /// What `match_any!` can match on: every value that can be passed as an argument by
 /// reference, viewed in place (`Any`, `AnyView`, `ObjectRef<T>`, `Array<T>`, `Map<K, V>`,
 /// `Function`, `String`, ..., and references to them).
+#[diagnostic::on_unimplemented(
+    message = "`match_any!` cannot match on a `{Self}`",
+    label = "not a TVM-FFI value",
+    note = "match on an `Any`, `AnyView`, `ObjectRef<T>`, a container (`Array`, `Map`, `List`, `Dict`, `Shape`), a `Function`, `Module`, `Tensor` or `String`, or a reference to one"
+)]
 pub trait MatchSource {
     /// The value as a view borrowing `self`.
     fn match_view(&self) -> AnyView<'_>;
