@@ -1005,3 +1005,38 @@ fn copy_with_reports_bad_names_values_and_types() {
         err.message()
     );
 }
+
+#[test]
+fn arrays_built_in_rust_release_their_elements() {
+    let element = new_base(1, Arc::default());
+    let array = Array::new([element.clone(), element.clone()]).unwrap();
+    assert_eq!(element.strong_count(), 3);
+    assert_eq!(array.get(1).unwrap().value, 1);
+    // A weak reference outlives the array's elements, not its memory.
+    let weak = array.as_object_ref().downgrade();
+    drop(array);
+    assert_eq!(element.strong_count(), 1);
+    assert!(weak.upgrade().is_none());
+    drop(weak);
+    // The runtime reads and copies such an array as its own.
+    let ints = Array::new([1i64, 2, 3]).unwrap();
+    let echo = Function::get_global("testing.echo");
+    let copy: Array<i64> = match echo {
+        Some(echo) => echo.call_as((&ints,)).unwrap(),
+        None => ints.clone(),
+    };
+    assert_eq!(copy.to_vec(), [1, 2, 3]);
+    let json = tvm_ffi::serialization::to_json_graph(&ints).unwrap();
+    let back = tvm_ffi::serialization::from_json_graph(&json).unwrap();
+    assert_eq!(back.cast::<Array<i64>>().unwrap().to_vec(), [1, 2, 3]);
+    // The runtime's structural equality and hashing see the same array.
+    let made_by_runtime: Array<i64> = Function::get_global("ffi.Array")
+        .unwrap()
+        .call_as((1i64, 2i64, 3i64))
+        .unwrap();
+    assert!(tvm_ffi::structural::equal(&ints, &made_by_runtime).unwrap());
+    assert_eq!(
+        tvm_ffi::structural::hash(&ints).unwrap(),
+        tvm_ffi::structural::hash(&made_by_runtime).unwrap()
+    );
+}

@@ -478,17 +478,28 @@ pub(crate) unsafe fn try_alloc_object_with<P, D: DropPayload<P>>(
     Ok(cell.cast())
 }
 
-/// A payload followed, in the same allocation, by a variable number of plain elements (C++'s
-/// `make_inplace_array_object`: a `Shape`'s dimensions after its cell).
+/// A payload followed, in the same allocation, by a variable number of elements (C++'s
+/// `make_inplace_array_object`: a `Shape`'s dimensions, an `Array`'s values after its cell).
 ///
 /// # Safety
 /// `inplace_len` must return the element count the object was allocated with, for as long as
-/// the memory lives: the deleter frees the allocation with the layout computed from it.
-pub(crate) unsafe trait InplaceArray: Copy {
-    /// The trailing element type (plain data: nothing to drop).
+/// the memory lives (also after [`InplaceArray::release`]): the deleter frees the allocation
+/// with the layout computed from it.
+pub(crate) unsafe trait InplaceArray {
+    /// The trailing element type.
     type Elem: Copy;
     /// The number of trailing elements, read back from the payload.
     fn inplace_len(&self) -> usize;
+    /// Releases what the object owns (an `Array`'s element references) when its strong count
+    /// reaches zero; the payload itself is never dropped. Plain data owns nothing.
+    ///
+    /// # Safety
+    /// `payload` is the payload of an object whose strong count reached zero: no one can reach
+    /// it any more, and this runs once.
+    #[inline]
+    unsafe fn release(payload: *mut Self) {
+        let _ = payload;
+    }
 }
 
 /// The layout of `[header][P][Elem; len]` and the offset of the elements, or `None` when the
@@ -545,9 +556,15 @@ pub(crate) unsafe fn alloc_inplace_array<P: InplaceArray>(
     cell.cast()
 }
 
-/// The deleter of [`alloc_inplace_array`] objects: nothing to drop (plain data), the memory is
-/// freed with the layout its payload reports.
+/// The deleter of [`alloc_inplace_array`] objects: what the payload owns is released with the
+/// last strong reference ([`InplaceArray::release`]), the memory is freed with the last weak
+/// one, with the layout its payload reports.
 unsafe extern "C" fn inplace_array_deleter<P: InplaceArray>(ptr: *mut c_void, flags: c_int) {
+    if flags & sys::kTVMFFIObjectDeleterFlagBitMaskStrong != 0 {
+        let cell = ptr as *mut ObjectCell<P>;
+        // SAFETY: the strong count reached zero (the runtime calls the strong phase once).
+        unsafe { P::release(std::ptr::addr_of_mut!((*cell).payload)) };
+    }
     if flags & sys::kTVMFFIObjectDeleterFlagBitMaskWeak != 0 {
         let cell = ptr as *const ObjectCell<P>;
         // SAFETY: the weak count reached zero; the payload (plain data, never dropped) still

@@ -2,10 +2,10 @@
 use super::traits::container_traits;
 use std::marker::PhantomData;
 
-use crate::abi::sys::TVMFFIAny;
+use crate::abi::sys::{type_index as ti, TVMFFIAny, TVMFFISeqCell};
 use crate::base::error::Result;
 use crate::base::object::builtin::ArrayObj;
-use crate::base::object::ObjectRef;
+use crate::base::object::{alloc_inplace_array, InplaceArray, ObjectRef};
 use crate::base::value::{Any, AnyView, FromAny, TryIntoAny};
 use crate::call::function::GlobalCache;
 
@@ -125,6 +125,57 @@ impl<T: for<'a> FromAny<'a>> Array<T> {
 
 pub(super) static ARRAY_NEW: GlobalCache = GlobalCache::new("ffi.Array");
 
+// SAFETY: an array allocated by Rust (`array_of`) keeps `capacity` element slots right after
+// its cell, `data` pointing at them, and nothing changes `capacity` in place (C++ mutators of
+// a uniquely held array write within it, or make a new array). `release` drops the `size`
+// elements the array holds then, and calls a `data_deleter` if C++ installed one, as C++'s
+// `~SeqBaseObj` does.
+unsafe impl InplaceArray for ArrayObj {
+    type Elem = TVMFFIAny;
+    #[inline]
+    fn inplace_len(&self) -> usize {
+        self.seq.capacity as usize
+    }
+    unsafe fn release(payload: *mut ArrayObj) {
+        // SAFETY: the caller's contract: the last reference is gone, so the cell is ours.
+        let seq = unsafe { &mut (*payload).seq };
+        let data = seq.data as *mut TVMFFIAny;
+        for i in 0..seq.size.max(0) as usize {
+            // SAFETY: the first `size` slots hold owned values.
+            drop(unsafe { Any::from_raw(data.add(i).read()) });
+        }
+        if let Some(deleter) = seq.data_deleter {
+            // SAFETY: installed by C++ for `data`, called once, as `~SeqBaseObj` does.
+            unsafe { deleter(seq.data) };
+        }
+    }
+}
+
+/// A new `ffi.Array` holding `items` (moved in, no reference count change), allocated in one
+/// block as C++ `ArrayObj::Empty` lays one out: no call into the runtime, no copy per element.
+fn array_of(mut items: Vec<Any>) -> ObjectRef<ArrayObj> {
+    let len = items.len();
+    // SAFETY: `ffi.Array`'s payload is its sequence cell; the closure writes the cell (size
+    // and capacity `len`, data at the element slots, no data deleter) and the `len` elements,
+    // moved bitwise out of `items`, which then forgets them; a copy cannot unwind.
+    let ptr = unsafe {
+        alloc_inplace_array::<ArrayObj>(ti::kTVMFFIArray, len, |payload, elems| {
+            std::ptr::copy_nonoverlapping(items.as_ptr() as *const TVMFFIAny, elems, len);
+            items.set_len(0);
+            payload.write(ArrayObj {
+                seq: TVMFFISeqCell {
+                    data: elems as *mut std::ffi::c_void,
+                    size: len as i64,
+                    capacity: len as i64,
+                    data_deleter: None,
+                },
+            });
+        })
+    };
+    // SAFETY: a fresh array object with one reference.
+    unsafe { ObjectRef::from_raw(ptr) }
+}
+
 impl<T: TryIntoAny> Array<T> {
     /// Builds an array from Rust values.
     ///
@@ -134,9 +185,8 @@ impl<T: TryIntoAny> Array<T> {
     /// ```
     pub fn new(items: impl IntoIterator<Item = T>) -> Result<Self> {
         let items: Vec<Any> = super::try_collect(items.into_iter(), T::try_into_any)?;
-        let out = ARRAY_NEW.get()?.call(items.as_slice())?;
         // Each element is a `T` converted into an `Any`, which converts back.
-        Ok(Array::wrap(out.cast::<ObjectRef<ArrayObj>>()?))
+        Ok(Array::wrap(array_of(items)))
     }
 }
 
