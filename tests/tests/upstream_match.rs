@@ -1040,3 +1040,33 @@ fn arrays_built_in_rust_release_their_elements() {
         tvm_ffi::structural::hash(&made_by_runtime).unwrap()
     );
 }
+
+#[test]
+fn strings_built_in_rust_are_the_runtimes() {
+    let text = "a string of thirty-two bytes....";
+    let s = tvm_ffi::String::new(text);
+    assert!(!s.is_inline());
+    assert_eq!(Any::new(s.clone()).type_key(), "ffi.String");
+    // C++ keeps a NUL after the content (`c_str()`).
+    let raw = s.as_raw();
+    // SAFETY: a heap string object (header, then its byte-array cell) that `s` keeps alive.
+    let nul = unsafe {
+        let cell = (raw.value.v_obj as *const u8).add(24) as *const tvm_ffi::sys::TVMFFIByteArray;
+        *((*cell).data as *const u8).add(text.len())
+    };
+    assert_eq!(nul, 0);
+    // The runtime hashes, compares and serializes it as its own.
+    let map: Map<tvm_ffi::String, i64> = Function::get_global("ffi.Map")
+        .unwrap()
+        .call_as((s.clone(), 1i64))
+        .unwrap();
+    assert_eq!(map.get(&tvm_ffi::String::new(text)), Some(1));
+    let json = tvm_ffi::serialization::to_json_graph(&s).unwrap();
+    let back = tvm_ffi::serialization::from_json_graph(&json).unwrap();
+    assert_eq!(back.cast::<&str>().unwrap(), text);
+    let bytes = tvm_ffi::Bytes::new(b"\x00\xffbytes longer than seven");
+    assert_eq!(
+        Any::new(bytes.clone()).cast::<Vec<u8>>().unwrap(),
+        bytes.as_bytes()
+    );
+}

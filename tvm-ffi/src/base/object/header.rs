@@ -525,18 +525,37 @@ pub(crate) unsafe fn alloc_inplace_array<P: InplaceArray>(
     len: usize,
     init: impl FnOnce(*mut P, *mut P::Elem),
 ) -> NonNull<TVMFFIObject> {
+    // SAFETY: the caller's contract.
+    match unsafe { try_alloc_inplace_array(type_index, len, init) } {
+        Ok(ptr) => ptr,
+        Err(failure) => AllocFailure::raise(failure.bytes),
+    }
+}
+
+/// [`alloc_inplace_array`], returning the [`AllocFailure`] instead of unwinding (`init` is not
+/// called then).
+///
+/// # Safety
+/// As for [`alloc_inplace_array`].
+pub(crate) unsafe fn try_alloc_inplace_array<P: InplaceArray>(
+    type_index: i32,
+    len: usize,
+    init: impl FnOnce(*mut P, *mut P::Elem),
+) -> Result<NonNull<TVMFFIObject>, AllocFailure> {
     assert!(
         ObjectCell::<P>::PAYLOAD_OFFSET == std::mem::size_of::<TVMFFIObject>(),
         "object payload `{}` is aligned above 8 bytes",
         std::any::type_name::<P>()
     );
     let Some((layout, offset)) = inplace_layout::<P>(len) else {
-        AllocFailure::raise(usize::MAX)
+        return Err(AllocFailure { bytes: usize::MAX });
     };
     // SAFETY: the layout has a non-zero size (the header alone is 24 bytes).
     let raw = unsafe { std::alloc::alloc(layout) };
     let Some(cell) = NonNull::new(raw as *mut ObjectCell<P>) else {
-        AllocFailure::raise(layout.size())
+        return Err(AllocFailure {
+            bytes: layout.size(),
+        });
     };
     // SAFETY: fresh memory of `layout`, which holds the header, the payload and, at `offset`
     // (inside the allocation by construction of the layout), `len` elements; `init` writes
@@ -553,7 +572,7 @@ pub(crate) unsafe fn alloc_inplace_array<P: InplaceArray>(
             raw.add(offset) as *mut P::Elem,
         );
     }
-    cell.cast()
+    Ok(cell.cast())
 }
 
 /// The deleter of [`alloc_inplace_array`] objects: what the payload owns is released with the
