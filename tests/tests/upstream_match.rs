@@ -1060,7 +1060,7 @@ fn strings_built_in_rust_are_the_runtimes() {
         .unwrap()
         .call_as((s.clone(), 1i64))
         .unwrap();
-    assert_eq!(map.get(&tvm_ffi::String::new(text)), Some(1));
+    assert_eq!(map.get(tvm_ffi::String::new(text)), Some(1));
     let json = tvm_ffi::serialization::to_json_graph(&s).unwrap();
     let back = tvm_ffi::serialization::from_json_graph(&json).unwrap();
     assert_eq!(back.cast::<&str>().unwrap(), text);
