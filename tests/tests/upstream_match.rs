@@ -1070,3 +1070,30 @@ fn strings_built_in_rust_are_the_runtimes() {
         bytes.as_bytes()
     );
 }
+
+#[test]
+fn arms_take_their_own_runtime_type() {
+    fn kind(value: Any) -> &'static str {
+        match_any! { value {
+            f64(_) => "float",
+            i64(_) => "int",
+            bool(_) => "bool",
+            tvm_ffi::DataType(_) => "dtype",
+            &str(_) => "str",
+            _ => "other",
+        }}
+    }
+    // No coercion decides the arm: an `int` is no `f64`, a `bool` no `i64`, a string that
+    // parses as a data type no `DataType`.
+    assert_eq!(kind(Any::new(1i64)), "int");
+    assert_eq!(kind(Any::new(true)), "bool");
+    assert_eq!(kind(Any::new(1.0f64)), "float");
+    assert_eq!(kind(Any::new("float32")), "str");
+    assert_eq!(kind(Any::new(tvm_ffi::DataType::float(32))), "dtype");
+    // An out-of-range value falls through to the next arm that takes it.
+    let narrow = match_any! { Any::new(300i64) { u8(_) => "u8", i64(_) => "i64", _ => "other" } };
+    assert_eq!(narrow, "i64");
+    // `Option<T>` takes `None` too.
+    let none = match_any! { Any::none() { Option<i64>(v) => v, _ => Some(-1) } };
+    assert_eq!(none, None);
+}

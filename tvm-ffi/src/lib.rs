@@ -79,7 +79,8 @@
 //!      |      layout checks, load errors, the runtime version check
 //!  reflect/   reflection: Rw<T>, construction state, field accessors,       (4)
 //!      |      creators, type registry queries; enums: EnumRef<E>;
-//!      |      structural (equal/hash/mismatch, deep copy); serialization
+//!      |      structural (equal/hash/mismatch, deep copy); serialization;
+//!      |      matching: match_any! and its per-call-site type-index tables
 //!  data/      container: Array, Map, Shape, List, Dict;                     (3)
 //!      |      tensor: Tensor, TensorView, TensorMut, ...; module: Module;
 //!      |      lock: the striped locks of containers and Rw<T> fields
