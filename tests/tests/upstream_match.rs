@@ -1097,3 +1097,75 @@ fn arms_take_their_own_runtime_type() {
     let none = match_any! { Any::none() { Option<i64>(v) => v, _ => Some(-1) } };
     assert_eq!(none, None);
 }
+
+/// An element whose conversion fails on demand.
+struct Element(Option<TestBase>);
+
+impl tvm_ffi::TryIntoAny for Element {
+    fn try_into_any(self) -> tvm_ffi::Result<Any> {
+        match self.0 {
+            Some(obj) => Ok(Any::new(obj)),
+            None => Err(tvm_ffi::Error::new("ValueError", "no element")),
+        }
+    }
+}
+
+/// An iterator whose `size_hint` claims `claimed` items exactly, whatever it yields.
+struct Claims<I> {
+    inner: I,
+    claimed: usize,
+}
+
+impl<I: Iterator> Iterator for Claims<I> {
+    type Item = I::Item;
+    fn next(&mut self) -> Option<I::Item> {
+        self.inner.next()
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.claimed, Some(self.claimed))
+    }
+}
+
+#[test]
+fn arrays_are_built_in_place_from_any_iterator() {
+    let exact = Array::new(0..1000i64).unwrap();
+    assert_eq!(exact.len(), 1000);
+    assert_eq!(exact.get(999), Some(999));
+    let filtered = Array::new((0..10i64).filter(|x| x % 2 == 0)).unwrap();
+    assert_eq!(filtered.to_vec(), [0, 2, 4, 6, 8]);
+    // An iterator that yields more, or fewer, than it promised.
+    let more = Array::new(Claims {
+        inner: 0..5i64,
+        claimed: 2,
+    })
+    .unwrap();
+    assert_eq!(more.to_vec(), [0, 1, 2, 3, 4]);
+    let fewer = Array::new(Claims {
+        inner: 0..1i64,
+        claimed: 3,
+    })
+    .unwrap();
+    assert_eq!(fewer.to_vec(), [0]);
+    assert!(Array::<i64>::new(Claims {
+        inner: 0..0i64,
+        claimed: 0
+    })
+    .unwrap()
+    .is_empty());
+    // A conversion that fails half way releases what was converted.
+    let obj = new_base(1, Arc::default());
+    for claimed in [3, 1] {
+        let items = vec![
+            Element(Some(obj.clone())),
+            Element(Some(obj.clone())),
+            Element(None),
+        ];
+        let err = Array::new(Claims {
+            inner: items.into_iter(),
+            claimed,
+        })
+        .unwrap_err();
+        assert_eq!(err.kind(), "ValueError");
+        assert_eq!(obj.strong_count(), 1);
+    }
+}

@@ -519,7 +519,8 @@ fn inplace_layout<P: InplaceArray>(len: usize) -> Option<(std::alloc::Layout, us
 ///
 /// # Safety
 /// `type_index` must describe a type whose payload layout is `P`; `init` must write the
-/// payload (whose `inplace_len` is then `len`) and the `len` elements, and must not unwind.
+/// payload (whose `inplace_len` is then `len`) and the elements that the payload says are
+/// there (all `len` of them, or for an `Array` the first `size`), and must not unwind.
 pub(crate) unsafe fn alloc_inplace_array<P: InplaceArray>(
     type_index: i32,
     len: usize,
