@@ -225,32 +225,31 @@ fn array_from_iter<T: TryIntoAny>(
         }
     }
     let mut written = Written(cell, 0);
-    while let Some(item) = items.next() {
+    for item in items.by_ref().take(capacity) {
         let value = item.try_into_any()?;
-        if written.1 == capacity {
-            // More than the iterator promised: move the values out and collect the rest.
-            let len = std::mem::replace(&mut written.1, 0);
-            drop(written);
-            let mut all: Vec<Any> = Vec::new();
-            all.try_reserve_exact(len + 1 + items.size_hint().0)?;
-            for i in 0..len {
-                // SAFETY: the first `len` slots hold owned values, moved out here (the array's
-                // `size` is 0: it releases none of them).
-                all.push(unsafe { Any::from_raw(data.add(i).read()) });
-            }
-            drop(array);
-            all.push(value);
-            for item in items {
-                if all.len() == all.capacity() {
-                    all.try_reserve(1)?;
-                }
-                all.push(item.try_into_any()?);
-            }
-            return Ok(array_of(all));
-        }
         // SAFETY: slot `written.1` < capacity is unused; the value is moved in, then counted.
         unsafe { data.add(written.1).write(value.into_raw()) };
         written.1 += 1;
+    }
+    if let Some(item) = items.next() {
+        // More than the iterator promised: move the values out and collect the rest.
+        let len = std::mem::replace(&mut written.1, 0);
+        drop(written);
+        let mut all: Vec<Any> = Vec::new();
+        all.try_reserve_exact(len + 1 + items.size_hint().0)?;
+        for i in 0..len {
+            // SAFETY: the first `len` slots hold owned values, moved out here (the array's
+            // `size` is 0: it releases none of them).
+            all.push(unsafe { Any::from_raw(data.add(i).read()) });
+        }
+        drop(array);
+        for item in std::iter::once(item).chain(items) {
+            if all.len() == all.capacity() {
+                all.try_reserve(1)?;
+            }
+            all.push(item.try_into_any()?);
+        }
+        return Ok(array_of(all));
     }
     drop(written);
     Ok(array)
