@@ -5,7 +5,8 @@
 //! repeated option), `ast` builds the item's model with its attributes attached, `check`
 //! reports what the finished model must satisfy, and `codegen` emits code per item kind
 //! (`object`, `methods`, `func`, `enums`, `variant`, with the helpers they share in
-//! `codegen::shared`). Every stage reports into one error context (`ctxt::Ctxt`), which must
+//! `codegen::shared`); the function-like `match_any!` (`match_any`) parses and expands in one
+//! module of its own. Every stage reports into one error context (`ctxt::Ctxt`), which must
 //! be checked before code is generated: every error is reported at once, none is lost. A
 //! stage only uses earlier ones. Generated code names the runtime only through
 //! `::tvm_ffi::__private` (no semver guarantee; `tvm-ffi` pins this crate exactly) and the
