@@ -884,7 +884,7 @@ impl<T: ObjectType> IntoAny for &ObjectRef<T> {
     }
 }
 impl<'a, T: ObjectType> FromAny<'a> for ObjectRef<T> {
-    #[inline]
+    #[inline(always)]
     fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         <&ObjectRef<T>>::from_any(view).cloned()
     }
@@ -902,7 +902,7 @@ impl<T: ObjectType> TypeSchema for &ObjectRef<T> {
     }
 }
 impl<'a, T: ObjectType> FromAny<'a> for &'a ObjectRef<T> {
-    #[inline]
+    #[inline(always)]
     fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         if is_object_index(view.raw.type_index)
             && type_info::is_instance_index(view.raw.type_index, T::runtime_type())
