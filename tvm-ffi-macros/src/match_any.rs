@@ -27,8 +27,8 @@ use syn::{braced, parenthesized, Expr, Pat, Path, Token};
 
 /// From this many typed arms on, the expansion consults the type-index table.
 const MIN_TABLE_ARMS: usize = 4;
-/// Arms past this many are always attempted (the table is a 64-bit mask whose top bit says
-/// "filled").
+/// Arms past this many test their type inline instead (the table is a 64-bit mask whose top
+/// bit says "filled").
 const TABLE_BITS: usize = 63;
 
 struct Input {
