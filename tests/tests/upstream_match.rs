@@ -1169,3 +1169,108 @@ fn arrays_are_built_in_place_from_any_iterator() {
         assert_eq!(obj.strong_count(), 1);
     }
 }
+
+#[test]
+fn many_arms_and_generic_call_sites() {
+    // 70 arms: the first 63 go through the table's mask, the rest test their type inline.
+    fn pick(value: &Any) -> i64 {
+        match_any! { value {
+            i64(0) => 0,
+            i64(1) => 1,
+            i64(2) => 2,
+            i64(3) => 3,
+            i64(4) => 4,
+            i64(5) => 5,
+            i64(6) => 6,
+            i64(7) => 7,
+            i64(8) => 8,
+            i64(9) => 9,
+            i64(10) => 10,
+            i64(11) => 11,
+            i64(12) => 12,
+            i64(13) => 13,
+            i64(14) => 14,
+            i64(15) => 15,
+            i64(16) => 16,
+            i64(17) => 17,
+            i64(18) => 18,
+            i64(19) => 19,
+            i64(20) => 20,
+            i64(21) => 21,
+            i64(22) => 22,
+            i64(23) => 23,
+            i64(24) => 24,
+            i64(25) => 25,
+            i64(26) => 26,
+            i64(27) => 27,
+            i64(28) => 28,
+            i64(29) => 29,
+            i64(30) => 30,
+            i64(31) => 31,
+            i64(32) => 32,
+            i64(33) => 33,
+            i64(34) => 34,
+            i64(35) => 35,
+            i64(36) => 36,
+            i64(37) => 37,
+            i64(38) => 38,
+            i64(39) => 39,
+            i64(40) => 40,
+            i64(41) => 41,
+            i64(42) => 42,
+            i64(43) => 43,
+            i64(44) => 44,
+            i64(45) => 45,
+            i64(46) => 46,
+            i64(47) => 47,
+            i64(48) => 48,
+            i64(49) => 49,
+            i64(50) => 50,
+            i64(51) => 51,
+            i64(52) => 52,
+            i64(53) => 53,
+            i64(54) => 54,
+            i64(55) => 55,
+            i64(56) => 56,
+            i64(57) => 57,
+            i64(58) => 58,
+            i64(59) => 59,
+            i64(60) => 60,
+            i64(61) => 61,
+            i64(62) => 62,
+            i64(63) => 63,
+            i64(64) => 64,
+            i64(65) => 65,
+            i64(66) => 66,
+            i64(67) => 67,
+            i64(68) => 68,
+            i64(69) => 69,
+            _ => -1,
+        }}
+    }
+    for k in 0..70 {
+        assert_eq!(pick(&Any::new(k)), k);
+    }
+    assert_eq!(pick(&Any::new(70i64)), -1);
+    assert_eq!(pick(&Any::new("69")), -1);
+
+    // One call site, two instantiations: each is right (the second classifies without the
+    // first's cache).
+    fn is_a<T: for<'a> FromAny<'a>>(value: &Any) -> bool {
+        match_any! { value {
+            T(_) => true,
+            Shape(_) => false,
+            Module(_) => false,
+            Function(_) => false,
+            _ => false,
+        }}
+    }
+    let array = Any::new(Array::new([1i64]).unwrap());
+    let int = Any::new(1i64);
+    for _ in 0..2 {
+        assert!(is_a::<Array<i64>>(&array));
+        assert!(!is_a::<Array<i64>>(&int));
+        assert!(is_a::<i64>(&int));
+        assert!(!is_a::<i64>(&array));
+    }
+}
