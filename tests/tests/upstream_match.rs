@@ -28,6 +28,18 @@
 //!   `test_optional.rs`, `test_function.rs`, `test_module.rs`, `test_tensor.rs`,
 //!   `test_tensor_view.rs`, `test_shape.rs`, `test_device.rs`, `test_dtype.rs`,
 //!   `test_error.rs`, `test_big_int.rs`: outside this slice (values, containers, calls).
+//!
+//! Deliberate differences from upstream, kept in the translations:
+//! - arms are `Type(pattern)` for any `FromAny` type, plain values included (upstream sends
+//!   every non-object value to the fallback); an arm takes a value of its own runtime type
+//!   (`i64` no `bool`, `f64` no `int`, `Shape` no `Array`), then converts it as `checked_cast`
+//!   does (container elements included);
+//! - object types are matched as `ObjectRef<Payload>` (aliases such as `type AddExpr =
+//!   ObjectRef<AddExprObj>` keep upstream's spelling);
+//! - the type-index table is used from 4 arms on (upstream: 20 exact final leaves, no guards),
+//!   follows inheritance, and allows guards, refutable patterns and mixed arms;
+//! - `ObjectRef::try_cast` is exact for containers (as upstream's `check_any_strict`), and
+//!   identity keys are `ObjectRef`s (upstream: `ObjectIdentity`).
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
