@@ -5,7 +5,8 @@
 //! repeated option), `ast` builds the item's model with its attributes attached, `check`
 //! reports what the finished model must satisfy, and `codegen` emits code per item kind
 //! (`object`, `methods`, `func`, `enums`, `variant`, with the helpers they share in
-//! `codegen::shared`). Every stage reports into one error context (`ctxt::Ctxt`), which must
+//! `codegen::shared`); the function-like `match_any!` (`match_any`) parses and expands in one
+//! module of its own. Every stage reports into one error context (`ctxt::Ctxt`), which must
 //! be checked before code is generated: every error is reported at once, none is lost. A
 //! stage only uses earlier ones. Generated code names the runtime only through
 //! `::tvm_ffi::__private` (no semver guarantee; `tvm-ffi` pins this crate exactly) and the
@@ -26,6 +27,7 @@ mod check;
 mod codegen;
 mod crate_path;
 mod ctxt;
+mod match_any;
 
 /// Makes a Rust function a TVM-FFI function: a global registered when the library loads
 /// (`name = "pkg.func"`, like C++ `refl::GlobalDef().def`), a module export
@@ -292,4 +294,12 @@ fn expand_methods(
 fn with_original(err: syn::Error, original: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
     let errors = err.to_compile_error();
     quote! { #errors #original }
+}
+
+/// The expansion of `tvm_ffi::match_any!`, which prepends its own crate path and a `;`; use
+/// `tvm_ffi::match_any!`, documented there.
+#[doc(hidden)]
+#[proc_macro]
+pub fn match_any_impl(input: TokenStream) -> TokenStream {
+    match_any::expand(input.into()).into()
 }

@@ -19,6 +19,7 @@
 //! `method`), own or inherited.
 mod access;
 pub(crate) mod construction;
+mod copy_with;
 pub(crate) mod create;
 pub(crate) mod dunder;
 pub(crate) mod field;
