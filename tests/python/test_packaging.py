@@ -3,7 +3,7 @@
 The build backend is `template/build_backend/tvm_ffi_build.py` (`examples/point` links to it).
 Builds run as a user's would: pip with build isolation, no `.venv`, no `TVM_FFI_LIBDIR`; pip
 reads the pinned runtime wheel from a local wheelhouse (filled once from PyPI), and cargo
-builds into `target/packaging` so that later runs reuse the compiled dependencies.
+builds into `target/packaging-<digest>` so that later runs reuse the compiled dependencies.
 """
 import os
 import pathlib
@@ -20,7 +20,28 @@ import pytest
 from conftest import ROOT
 
 WHEELHOUSE = ROOT / "target" / "wheelhouse"
-CARGO_TARGET = ROOT / "target" / "packaging"
+
+
+def _packaging_target():
+    """`target/packaging-<digest of the sources the packages vendor>`. The sdist writes its files
+    with one fixed mtime (reproducible archives), which cargo's mtime-based freshness cannot
+    tell apart: a target directory reused across source changes would link stale vendored
+    crates. One directory per source state (older ones removed) keeps the reuse safe."""
+    import hashlib
+    digest = hashlib.sha256()
+    for crate in ("tvm-ffi", "tvm-ffi-sys", "tvm-ffi-macros", "examples/point", "template"):
+        for path in sorted((ROOT / crate).rglob("*")):
+            rel = path.relative_to(ROOT)
+            if path.is_file() and not {"target", "__pycache__", "build", "dist"} & set(rel.parts):
+                digest.update(str(rel).encode() + b"\0" + path.read_bytes())
+    target = ROOT / "target" / f"packaging-{digest.hexdigest()[:16]}"
+    for old in (ROOT / "target").glob("packaging*"):
+        if old != target:
+            shutil.rmtree(old, ignore_errors=True)
+    return target
+
+
+CARGO_TARGET = _packaging_target()
 POINT = ROOT / "examples" / "point"
 TEMPLATE = ROOT / "template"
 PINNED = "apache-tvm-ffi==0.1.15.post2"
