@@ -220,14 +220,17 @@ fn expand_func(
     // The signature: the generated code calls the function by name and names its types.
     let sig = &func.sig;
     check::reserved_prefix(quote!(#sig), &cx);
-    let model = ast::func::func(attrs, &func);
+    let params = attr::params::fn_params(&func.sig, &cx);
+    let model = ast::func::func(attrs, params, &func);
     check::func::check(&model, &cx);
+    let mut func = func;
+    attr::params::strip(&mut func.sig);
     match cx.check() {
         Ok(()) => {
             let generated = codegen::func::generate(&model);
             quote! { #func #generated }
         }
-        Err(err) => with_original(err, item),
+        Err(err) => with_original(err, quote!(#func)),
     }
 }
 
@@ -270,6 +273,7 @@ fn expand_methods(
     for item in &mut imp.items {
         if let syn::ImplItem::Fn(f) = item {
             f.attrs.retain(|a| !a.path().is_ident("ffi"));
+            attr::params::strip(&mut f.sig);
         }
     }
     match result {

@@ -210,6 +210,7 @@ pub mod __private {
     pub use crate::reflect::enums::{EnumTable, EnumType, EnumVariant};
 
     pub use crate::call::function::export::{call as export_call, string as export_string};
+    pub use crate::call::function::params::{check as default_check, DefaultValue, Param};
     pub use crate::call::function::signature::{packed_metadata, FfiReturn, FnSignature, TypeDesc};
     pub use crate::registry::version::{check_version, ensure_compatible};
 

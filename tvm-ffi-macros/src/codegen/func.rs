@@ -51,14 +51,21 @@ pub fn generate(model: &FuncModel) -> TokenStream {
         }
         Params::Packed => quote!(#krate::__private::packed_metadata(&[#(#extra),*])),
     };
+    let (names, default_checks) = match &model.params {
+        Params::Typed(_) => crate::codegen::shared::param_names(krate, false, &model.names),
+        Params::Packed => (quote!(&[]), quote!()),
+    };
     let callable = quote! {
+        #default_checks
         const __tvm_ffi_PARAMS: &[#krate::__private::TypeDesc] = #params;
+        const __tvm_ffi_NAMES: &[#krate::__private::Param] = #names;
         const fn __tvm_ffi_signature(name: &'static str) -> #krate::__private::FnSignature {
             #krate::__private::FnSignature {
                 owner: "",
                 name: #krate::__private::std::borrow::Cow::Borrowed(name),
                 params: #krate::__private::std::borrow::Cow::Borrowed(__tvm_ffi_PARAMS),
                 ret: #ret_desc,
+                names: __tvm_ffi_NAMES,
             }
         }
         #invoke_fn

@@ -99,6 +99,8 @@ fn method(
     let params = param_descs(&callable);
     let ret_desc = &callable.ret_desc;
     let metadata = metadata_values(krate, &m.metadata);
+    let (names, default_checks) =
+        crate::codegen::shared::param_names(krate, m.receiver != Receiver::Static, &m.names);
     let member = member_impl(krate, &quote!(#self_ty), method_name, m.ident.span());
     let position = index as u32;
     // The impl block's place: methods register in source order (block by block, then by
@@ -106,6 +108,7 @@ fn method(
     let order = quote_spanned! {self_ty.span()=> (#krate::__private::core::file!(), #krate::__private::core::line!(), #position) };
     let p = quote!(#krate::__private);
     let item = quote! {
+        #default_checks
         #member
         #invoke_fn
         fn #make() -> #krate::Function {
@@ -119,6 +122,7 @@ fn method(
                 name: #p::std::borrow::Cow::Borrowed(#method_name),
                 params: #p::std::borrow::Cow::Borrowed(#params),
                 ret: #ret_desc,
+                names: #names,
             },
             doc: #doc,
             kind: #p::MethodKind::#kind,

@@ -63,10 +63,13 @@ pub fn invoke_fn(callable: &Callable, name: &syn::Ident) -> TokenStream {
                 let a = &args[i];
                 quote_spanned! {ty.span()=> let #a = __tvm_ffi_sig.arg::<#ty>(__tvm_ffi_args, #i)?; }
             });
+            // Keyword arguments and defaults are bound by the runtime (only when a call has
+            // them): the closure receives the arguments in parameter order.
             quote! {
-                __tvm_ffi_sig.check_arity(__tvm_ffi_args)?;
-                #(#conversions)*
-                #convert(#call)
+                __tvm_ffi_sig.with_args(__tvm_ffi_args, |__tvm_ffi_args| {
+                    #(#conversions)*
+                    #convert(#call)
+                })
             }
         }
         Params::Packed => quote! {
@@ -82,6 +85,45 @@ pub fn invoke_fn(callable: &Callable, name: &syn::Ident) -> TokenStream {
             #body
         }
     }
+}
+
+/// `&[Param::new("a"), Param::with_default("b", DefaultValue::Int(1))]`: the parameters'
+/// names and defaults, `self` first for a method with a receiver; and the compile-time checks
+/// that each default fits its parameter's type, spanned at the default.
+pub fn param_names(
+    krate: &TokenStream,
+    receiver: bool,
+    params: &[crate::ast::ParamInfo],
+) -> (TokenStream, TokenStream) {
+    use crate::attr::params::DefaultLit;
+    let p = quote!(#krate::__private);
+    let receiver = receiver.then(|| quote!(#p::Param::new("self"),));
+    let mut checks = Vec::new();
+    let names = params
+        .iter()
+        .map(|param| {
+            let name = &param.name;
+            let Some(default) = &param.default else {
+                return quote!(#p::Param::new(#name));
+            };
+            let ty = &param.ty;
+            let (value, check) = match &default.value {
+                DefaultLit::None => (quote!(None), quote!(none::<#ty>())),
+                DefaultLit::Bool(v) => (quote!(Bool(#v)), quote!(bool::<#ty>())),
+                DefaultLit::Int(v) => {
+                    let wide = *v as i128;
+                    (quote!(Int(#v)), quote!(int::<#ty>(#wide)))
+                }
+                DefaultLit::Float(v) => (quote!(Float(#v)), quote!(float::<#ty>())),
+                DefaultLit::Str(v) => (quote!(Str(#v)), quote!(str::<#ty>())),
+            };
+            let span = default.span;
+            checks.push(quote_spanned! {span=> const _: () = #p::default_check::#check; });
+            quote!(#p::Param::with_default(#name, #p::DefaultValue::#value))
+        })
+        .collect::<Vec<_>>();
+    let names = quote!(&[#receiver #(#names),*]);
+    (names, quote!(#(#checks)*))
 }
 
 /// A metadata literal as the runtime's `MetadataValue`.

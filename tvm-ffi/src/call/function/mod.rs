@@ -19,6 +19,7 @@ pub(crate) mod cache;
 mod closure;
 pub(crate) mod export;
 pub(crate) mod metadata;
+pub(crate) mod params;
 mod repr;
 pub(crate) mod signature;
 

@@ -1,0 +1,358 @@
+//! Parameter names and defaults of typed functions (`#[ffi_func]`, `#[ffi_methods]`), and the
+//! binding of keyword arguments passed in the runtime's `KWARGS` convention.
+//!
+//! A caller passes keyword arguments as `[positional..., KWARGS, key0, value0, key1, value1,
+//! ...]`, where `KWARGS` is the runtime's sentinel object (`ffi.GetKwargsObject`, Python's
+//! `tvm_ffi.core.KWARGS`): the convention of the runtime's auto-generated `__ffi_init__`, which
+//! Python's `__init__` uses for `Point(x=1, y=2)`. A function with names binds such a call, and
+//! a call that omits trailing arguments, to its parameters ([`FnSignature::with_args`]); a
+//! positional call with every argument skips the binding (one type-index test per argument).
+use crate::abi::sys::type_index as ti;
+use crate::base::error::{Error, Result};
+use crate::base::value::{Any, AnyView};
+use crate::call::function::metadata::json_string;
+use crate::call::function::signature::FnSignature;
+
+/// A parameter's name and default, as `#[ffi_func]` and `#[ffi_methods]` register them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Param {
+    /// The name, as written in Rust (`self` for a method's receiver).
+    pub name: &'static str,
+    /// The default (`#[ffi(default = ..)]`), if any.
+    pub default: Option<DefaultValue>,
+}
+
+impl Param {
+    /// A parameter without default.
+    pub const fn new(name: &'static str) -> Param {
+        Param {
+            name,
+            default: None,
+        }
+    }
+
+    /// A parameter with default `value`.
+    pub const fn with_default(name: &'static str, value: DefaultValue) -> Param {
+        Param {
+            name,
+            default: Some(value),
+        }
+    }
+}
+
+/// A parameter's default value: a literal (`#[ffi(default = 1)]`, `= "x"`, `= None`, ...).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum DefaultValue {
+    /// `None`.
+    None,
+    /// `true` / `false`.
+    Bool(bool),
+    /// An integer.
+    Int(i64),
+    /// A float.
+    Float(f64),
+    /// A string.
+    Str(&'static str),
+}
+
+impl DefaultValue {
+    /// The value passed for an omitted argument.
+    pub fn to_any(self) -> Any {
+        match self {
+            DefaultValue::None => Any::new(()),
+            DefaultValue::Bool(v) => Any::new(v),
+            DefaultValue::Int(v) => Any::new(v),
+            DefaultValue::Float(v) => Any::new(v),
+            DefaultValue::Str(v) => Any::new(v),
+        }
+    }
+
+    /// As JSON (the metadata's `arg_defaults`).
+    pub fn json(self) -> String {
+        match self {
+            DefaultValue::None => "null".into(),
+            DefaultValue::Bool(v) => v.to_string(),
+            DefaultValue::Int(v) => v.to_string(),
+            DefaultValue::Float(v) => format!("{v:?}"),
+            DefaultValue::Str(v) => json_string(v),
+        }
+    }
+
+    /// As Python writes it (in signatures shown in messages).
+    pub fn python(self) -> String {
+        match self {
+            DefaultValue::None => "None".into(),
+            DefaultValue::Bool(true) => "True".into(),
+            DefaultValue::Bool(false) => "False".into(),
+            DefaultValue::Int(v) => v.to_string(),
+            DefaultValue::Float(v) => format!("{v:?}"),
+            DefaultValue::Str(v) => format!("{v:?}"),
+        }
+    }
+}
+
+/// The runtime's `KWARGS` sentinel (`ffi.GetKwargsObject`), as an address; 0 if unavailable.
+fn kwargs_sentinel() -> usize {
+    static SENTINEL: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    static GET: crate::call::function::GlobalCache =
+        crate::call::function::GlobalCache::new("ffi.GetKwargsObject");
+    *SENTINEL.get_or_init(|| {
+        // The sentinel is a static of the runtime, alive for the process: its address is stable.
+        GET.get()
+            .and_then(|f| f.call(()))
+            .ok()
+            .filter(|any| any.type_index() >= ti::kTVMFFIStaticObjectBegin)
+            // SAFETY: an object's value is its pointer.
+            .map(|any| unsafe { any.as_raw().value.v_obj } as usize)
+            .unwrap_or(0)
+    })
+}
+
+/// Whether `view` is the `KWARGS` sentinel (a plain `ffi.Object`: other values fail the first
+/// test).
+#[inline(always)]
+fn is_marker(view: &AnyView<'_>) -> bool {
+    view.type_index() == ti::kTVMFFIObject && is_sentinel(view)
+}
+
+#[cold]
+fn is_sentinel(view: &AnyView<'_>) -> bool {
+    // SAFETY: an object's value is its pointer.
+    let ptr = unsafe { view.as_raw().value.v_obj } as usize;
+    ptr != 0 && ptr == kwargs_sentinel()
+}
+
+impl FnSignature {
+    /// Runs `body` with the arguments in parameter order. A positional call with every
+    /// argument passes `args` as they came; a function with names also takes keyword
+    /// arguments (the `KWARGS` convention) and omitted arguments that have defaults, bound
+    /// here. Errors name the argument: a missing, unknown or repeated keyword is a
+    /// `TypeError`; a wrong count of positional arguments is C++'s arity error.
+    #[inline(always)]
+    pub fn with_args<R>(
+        &self,
+        args: &[AnyView<'_>],
+        body: impl for<'b> FnOnce(&'b [AnyView<'b>]) -> Result<R>,
+    ) -> Result<R> {
+        if args.len() == self.params.len() && (self.names.is_empty() || !args.iter().any(is_marker))
+        {
+            return body(args);
+        }
+        let mut defaults = Vec::new();
+        let bound = self.bind(args, &mut defaults)?;
+        body(&bound)
+    }
+
+    /// The arguments of a call that is not positional with every argument, in parameter
+    /// order; `defaults` receives the values of omitted arguments.
+    #[cold]
+    #[inline(never)]
+    fn bind<'x>(
+        &self,
+        args: &[AnyView<'x>],
+        defaults: &'x mut Vec<Any>,
+    ) -> Result<Vec<AnyView<'x>>> {
+        if self.names.len() != self.params.len() {
+            return Err(self.arity_error(args.len()));
+        }
+        let marker = args.iter().position(is_marker);
+        let positional = marker.unwrap_or(args.len());
+        if positional > self.params.len() {
+            return Err(self.arity_error(positional));
+        }
+        // Where each parameter's value comes from: an argument's index, or a default's.
+        let mut source: Vec<Option<usize>> = (0..positional).map(Some).collect();
+        source.resize(self.params.len(), None);
+        if let Some(marker) = marker {
+            let pairs = &args[marker + 1..];
+            if pairs.len() % 2 != 0 {
+                return Err(self.call_error(
+                    "Keyword arguments must come in key/value pairs after the KWARGS marker",
+                ));
+            }
+            for (pair, key) in pairs.iter().step_by(2).enumerate() {
+                let Some(key) = key.checked_cast::<&str>() else {
+                    return Err(self.call_error(&format!(
+                        "A keyword must be a string, got `{}`",
+                        key.type_key()
+                    )));
+                };
+                let Some(index) = self.names.iter().position(|p| p.name == key) else {
+                    return Err(self.call_error(&format!("Unexpected keyword argument `{key}`")));
+                };
+                if source[index].is_some() {
+                    return Err(self.call_error(&format!("Multiple values for argument `{key}`")));
+                }
+                source[index] = Some(marker + 2 + 2 * pair);
+            }
+        }
+        let mut from_default = Vec::new();
+        for (index, slot) in source.iter().enumerate() {
+            if slot.is_some() {
+                continue;
+            }
+            match self.names[index].default {
+                Some(value) => {
+                    from_default.push(index);
+                    defaults.push(value.to_any());
+                }
+                // A short positional call keeps C++'s arity error.
+                None if marker.is_none() => return Err(self.arity_error(args.len())),
+                None => {
+                    return Err(
+                        self.call_error(&format!("Missing argument `{}`", self.names[index].name))
+                    )
+                }
+            }
+        }
+        let defaults: &'x Vec<Any> = defaults;
+        let mut next_default = defaults.iter();
+        Ok(source
+            .iter()
+            .map(|slot| match slot {
+                Some(arg) => args[*arg],
+                None => next_default
+                    .next()
+                    .expect("one default per omitted argument")
+                    .view(),
+            })
+            .collect())
+    }
+
+    #[cold]
+    fn call_error(&self, what: &str) -> Error {
+        Error::type_error(format!("{what} when calling: `{}`", self.text()))
+    }
+
+    /// The metadata keys of the parameters' names and defaults, after `type_schema`:
+    /// `"arg_names":["a","b"]` and, when some parameter has one, `"arg_defaults":{"b":1}`.
+    pub(crate) fn names_json(&self) -> String {
+        if self.names.len() != self.params.len() {
+            return String::new();
+        }
+        let names: Vec<_> = self.names.iter().map(|p| json_string(p.name)).collect();
+        let mut out = format!(",\"arg_names\":[{}]", names.join(","));
+        let defaults: Vec<_> = self
+            .names
+            .iter()
+            .filter_map(|p| Some(format!("{}:{}", json_string(p.name), p.default?.json())))
+            .collect();
+        if !defaults.is_empty() {
+            out.push_str(&format!(",\"arg_defaults\":{{{}}}", defaults.join(",")));
+        }
+        out
+    }
+}
+
+/// Compile-time checks that a default literal fits its parameter's type (generated code calls
+/// them, spanned at the literal).
+pub mod check {
+    use crate::base::value::{Any, AnyView};
+
+    /// A type an integer default converts to, with the range it accepts.
+    #[diagnostic::on_unimplemented(
+        message = "an integer default does not fit a parameter of type `{Self}`",
+        label = "not a valid `{Self}`",
+        note = "give a default of the parameter's type: a float for floats, `true`/`false` for `bool`, a string for strings, `None` for `Option<T>`"
+    )]
+    pub trait IntDefault {
+        /// The smallest value accepted.
+        const MIN: i128;
+        /// The largest value accepted.
+        const MAX: i128;
+    }
+    /// A type a float default converts to.
+    #[diagnostic::on_unimplemented(
+        message = "a float default does not fit a parameter of type `{Self}`",
+        label = "not a valid `{Self}`",
+        note = "give a default of the parameter's type"
+    )]
+    pub trait FloatDefault {}
+    /// A type a `true`/`false` default converts to.
+    #[diagnostic::on_unimplemented(
+        message = "a `bool` default does not fit a parameter of type `{Self}`",
+        label = "not a valid `{Self}`",
+        note = "give a default of the parameter's type"
+    )]
+    pub trait BoolDefault {}
+    /// A type a string default converts to.
+    #[diagnostic::on_unimplemented(
+        message = "a string default does not fit a parameter of type `{Self}`",
+        label = "not a valid `{Self}`",
+        note = "give a default of the parameter's type"
+    )]
+    pub trait StrDefault {}
+    /// A type `None` converts to.
+    #[diagnostic::on_unimplemented(
+        message = "`None` does not fit a parameter of type `{Self}`",
+        label = "not an `Option`",
+        note = "`None` is the default of an `Option<T>` parameter (or `Any`); make the parameter `Option<{Self}>` or give a value of its type"
+    )]
+    pub trait NoneDefault {}
+
+    macro_rules! ints {
+        ($($t:ty),*) => {$(
+            impl IntDefault for $t {
+                const MIN: i128 = <$t>::MIN as i128;
+                // An integer travels as an i64.
+                const MAX: i128 = if (<$t>::MAX as i128) < i64::MAX as i128 {
+                    <$t>::MAX as i128
+                } else {
+                    i64::MAX as i128
+                };
+            }
+        )*};
+    }
+    ints!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
+    macro_rules! all {
+        ($($t:ty),*) => {$(
+            impl IntDefault for $t {
+                const MIN: i128 = i64::MIN as i128;
+                const MAX: i128 = i64::MAX as i128;
+            }
+            impl FloatDefault for $t {}
+            impl BoolDefault for $t {}
+            impl StrDefault for $t {}
+            impl NoneDefault for $t {}
+        )*};
+    }
+    all!(Any, AnyView<'_>);
+    impl IntDefault for f32 {
+        const MIN: i128 = i64::MIN as i128;
+        const MAX: i128 = i64::MAX as i128;
+    }
+    impl IntDefault for f64 {
+        const MIN: i128 = i64::MIN as i128;
+        const MAX: i128 = i64::MAX as i128;
+    }
+    impl FloatDefault for f32 {}
+    impl FloatDefault for f64 {}
+    impl BoolDefault for bool {}
+    impl StrDefault for &str {}
+    impl StrDefault for std::string::String {}
+    impl StrDefault for crate::base::value::String {}
+    impl<T: IntDefault> IntDefault for Option<T> {
+        const MIN: i128 = T::MIN;
+        const MAX: i128 = T::MAX;
+    }
+    impl<T: FloatDefault> FloatDefault for Option<T> {}
+    impl<T: BoolDefault> BoolDefault for Option<T> {}
+    impl<T: StrDefault> StrDefault for Option<T> {}
+    impl<T> NoneDefault for Option<T> {}
+
+    /// Fails to compile unless integer `value` fits `T`.
+    pub const fn int<T: IntDefault>(value: i128) {
+        assert!(
+            value >= T::MIN && value <= T::MAX,
+            "the integer default is out of the parameter type's range"
+        );
+    }
+    /// Fails to compile unless a float default fits `T`.
+    pub const fn float<T: FloatDefault>() {}
+    /// Fails to compile unless a `bool` default fits `T`.
+    pub const fn bool<T: BoolDefault>() {}
+    /// Fails to compile unless a string default fits `T`.
+    pub const fn str<T: StrDefault>() {}
+    /// Fails to compile unless `None` fits `T`.
+    pub const fn none<T: NoneDefault>() {}
+}
