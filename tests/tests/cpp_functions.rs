@@ -45,11 +45,11 @@ fn cpp_calls_rust_globals_and_exports() {
     assert_eq!(get("add"), "42");
     assert_eq!(
         get("add.wrong_type"),
-        "TypeError: Mismatched type on argument #1 when calling: `my_ext.add(0: int, 1: int) -> int`. Expected `int` but got `float`"
+        "TypeError: Mismatched type on argument #1 (`b`) when calling: `my_ext.add(a: int, b: int) -> int`. Expected `int` but got `float`"
     );
     assert_eq!(
         get("add.wrong_arity"),
-        "TypeError: Mismatched number of arguments when calling: `my_ext.add(0: int, 1: int) -> int`. Expected 2 but got 1 arguments"
+        "TypeError: Mismatched number of arguments when calling: `my_ext.add(a: int, b: int) -> int`. Expected 2 but got 1 arguments"
     );
     // A borrowed C string converts to `&str`; a Rust `Err` keeps its kind.
     assert_eq!(get("parse"), "12");
@@ -73,11 +73,11 @@ fn cpp_calls_rust_globals_and_exports() {
     assert_eq!(get("export.add_one"), "42");
     assert_eq!(
         get("export.add_one.wrong_type"),
-        "TypeError: Mismatched type on argument #0 when calling: `add_one(0: int) -> int`. Expected `int` but got `float`"
+        "TypeError: Mismatched type on argument #0 (`x`) when calling: `add_one(x: int) -> int`. Expected `int` but got `float`"
     );
     assert_eq!(
         get("export.add_one.wrong_arity"),
-        "TypeError: Mismatched number of arguments when calling: `add_one(0: int) -> int`. Expected 1 but got 0 arguments"
+        "TypeError: Mismatched number of arguments when calling: `add_one(x: int) -> int`. Expected 1 but got 0 arguments"
     );
     let panic = get("export.checked_div.panic");
     assert!(
@@ -88,7 +88,7 @@ fn cpp_calls_rust_globals_and_exports() {
     assert_eq!(get("export.checked_div.after_panic"), "3");
     assert_eq!(
         get("export.add_one.metadata"),
-        r#"{"type_schema":"{\"type\":\"ffi.Function\",\"named_args\":{\"return\":[{\"type\":\"int\"}],\"params\":[{\"type\":\"int\"}]}}"}"#
+        r#"{"type_schema":"{\"type\":\"ffi.Function\",\"named_args\":{\"return\":[{\"type\":\"int\"}],\"params\":[{\"type\":\"int\"}]}}","arg_names":["x"]}"#
     );
     assert_eq!(
         get("export.add_one.doc"),
@@ -99,7 +99,7 @@ fn cpp_calls_rust_globals_and_exports() {
     assert_eq!(get("module.add_one"), "2");
     assert_eq!(
         get("module.add_one.wrong_type"),
-        "TypeError: Mismatched type on argument #0 when calling: `add_one(0: int) -> int`. Expected `int` but got `float`"
+        "TypeError: Mismatched type on argument #0 (`x`) when calling: `add_one(x: int) -> int`. Expected `int` but got `float`"
     );
     assert_eq!(lines.len(), 17, "{lines:?}");
 }
