@@ -32,7 +32,7 @@ pub struct MethodModel {
     /// Their names and defaults.
     pub names: Vec<ParamInfo>,
     /// The `#[ffi(..)]` attribute of `this`, if any (reported by the checks).
-    pub this_attr: Option<Span>,
+    pub this_attr: Option<syn::Attribute>,
     /// `this`'s type, with `Self` replaced.
     pub this_ty: Option<syn::Type>,
     pub ret: Option<syn::Type>,
@@ -70,7 +70,7 @@ pub fn method(f: &syn::ImplItemFn, attrs: MethodAttrs, self_ty: &syn::Type) -> O
                 if is_this {
                     receiver = Receiver::ObjectRef;
                     this_ty = Some(replace_self(&pat.ty, self_ty));
-                    this_attr = param.attr_span;
+                    this_attr = param.attr;
                 } else {
                     let ty = replace_self(&pat.ty, self_ty);
                     names.push(ParamInfo::new(param, ty.clone()));

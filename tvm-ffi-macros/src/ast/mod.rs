@@ -19,7 +19,7 @@ pub struct ParamInfo {
     /// `#[ffi(default = ..)]`.
     pub default: Option<crate::attr::params::DefaultArg>,
     /// Its `#[ffi(..)]` attribute, if any.
-    pub attr_span: Option<proc_macro2::Span>,
+    pub attr: Option<syn::Attribute>,
 }
 
 impl ParamInfo {
@@ -30,7 +30,7 @@ impl ParamInfo {
             span: attrs.span,
             ty,
             default: attrs.default.into_inner(),
-            attr_span: attrs.attr_span,
+            attr: attrs.attr,
         }
     }
 }

@@ -35,7 +35,7 @@ pub struct ParamAttrs {
     /// `#[ffi(default = ..)]`.
     pub default: Attr<DefaultArg>,
     /// The `#[ffi(..)]` attribute, for errors about the option itself.
-    pub attr_span: Option<Span>,
+    pub attr: Option<syn::Attribute>,
 }
 
 /// The options of `pat`'s `#[ffi(..)]` attributes; `index` names a parameter bound by a
@@ -49,10 +49,10 @@ pub fn param_attrs(pat: &syn::PatType, index: usize, cx: &Ctxt) -> ParamAttrs {
         name,
         span: pat.pat.span(),
         default: Attr::none("default"),
-        attr_span: None,
+        attr: None,
     };
     for attr in pat.attrs.iter().filter(|a| a.path().is_ident("ffi")) {
-        out.attr_span.get_or_insert(attr.span());
+        out.attr.get_or_insert_with(|| attr.clone());
         let result = attr.parse_nested_meta(|meta| {
             if meta.path.is_ident("default") {
                 if !meta.input.peek(syn::Token![=]) {

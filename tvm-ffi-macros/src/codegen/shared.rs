@@ -106,24 +106,62 @@ pub fn param_names(
             let Some(default) = &param.default else {
                 return quote!(#p::Param::new(#name));
             };
-            let ty = &param.ty;
+            // The parameter's type spanned at the default: a mismatch is reported there.
+            let span = default.span;
+            let ty_of = &param.ty;
+            let ty = respan(quote!(#ty_of), span);
+            let check = |f: &str| {
+                let f = syn::Ident::new(f, span);
+                quote_spanned!(span=> #p::default_check::#f::<#ty>())
+            };
             let (value, check) = match &default.value {
-                DefaultLit::None => (quote!(None), quote!(none::<#ty>())),
-                DefaultLit::Bool(v) => (quote!(Bool(#v)), quote!(bool::<#ty>())),
+                DefaultLit::None => (quote!(None), check("none")),
+                DefaultLit::Bool(v) => (quote!(Bool(#v)), check("bool")),
                 DefaultLit::Int(v) => {
                     let wide = *v as i128;
-                    (quote!(Int(#v)), quote!(int::<#ty>(#wide)))
+                    let message = format!(
+                        "the default {v} of `{}` does not fit its type `{}`; give a value in the type's range",
+                        param.name,
+                        quote!(#ty_of)
+                    );
+                    // Spanned at the default, the runtime's path included: the failed
+                    // evaluation is reported there.
+                    let p = respan(p.clone(), span);
+                    let check = quote_spanned! {span=>
+                        match #p::default_check::int::<#ty>(#wide) {
+                            true => (),
+                            false => #p::core::panic!(#message),
+                        }
+                    };
+                    (quote!(Int(#v)), check)
                 }
-                DefaultLit::Float(v) => (quote!(Float(#v)), quote!(float::<#ty>())),
-                DefaultLit::Str(v) => (quote!(Str(#v)), quote!(str::<#ty>())),
+                DefaultLit::Float(v) => (quote!(Float(#v)), check("float")),
+                DefaultLit::Str(v) => (quote!(Str(#v)), check("str")),
             };
-            let span = default.span;
-            checks.push(quote_spanned! {span=> const _: () = #p::default_check::#check; });
+            checks.push(quote_spanned! {span=> const _: () = #check; });
             quote!(#p::Param::with_default(#name, #p::DefaultValue::#value))
         })
         .collect::<Vec<_>>();
     let names = quote!(&[#receiver #(#names),*]);
     (names, quote!(#(#checks)*))
+}
+
+/// `tokens` with every span set to `span`.
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut tree| {
+            if let proc_macro2::TokenTree::Group(group) = &tree {
+                let mut inner =
+                    proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
+                inner.set_span(span);
+                tree = proc_macro2::TokenTree::Group(inner);
+            } else {
+                tree.set_span(span);
+            }
+            tree
+        })
+        .collect()
 }
 
 /// A metadata literal as the runtime's `MetadataValue`.

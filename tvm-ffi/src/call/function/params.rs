@@ -252,7 +252,7 @@ pub mod check {
     /// A type an integer default converts to, with the range it accepts.
     #[diagnostic::on_unimplemented(
         message = "an integer default does not fit a parameter of type `{Self}`",
-        label = "not a valid `{Self}`",
+        label = "not a `{Self}`",
         note = "give a default of the parameter's type: a float for floats, `true`/`false` for `bool`, a string for strings, `None` for `Option<T>`"
     )]
     pub trait IntDefault {
@@ -264,21 +264,21 @@ pub mod check {
     /// A type a float default converts to.
     #[diagnostic::on_unimplemented(
         message = "a float default does not fit a parameter of type `{Self}`",
-        label = "not a valid `{Self}`",
+        label = "not a `{Self}`",
         note = "give a default of the parameter's type"
     )]
     pub trait FloatDefault {}
     /// A type a `true`/`false` default converts to.
     #[diagnostic::on_unimplemented(
         message = "a `bool` default does not fit a parameter of type `{Self}`",
-        label = "not a valid `{Self}`",
+        label = "not a `{Self}`",
         note = "give a default of the parameter's type"
     )]
     pub trait BoolDefault {}
     /// A type a string default converts to.
     #[diagnostic::on_unimplemented(
         message = "a string default does not fit a parameter of type `{Self}`",
-        label = "not a valid `{Self}`",
+        label = "not a `{Self}`",
         note = "give a default of the parameter's type"
     )]
     pub trait StrDefault {}
@@ -304,19 +304,22 @@ pub mod check {
         )*};
     }
     ints!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
-    macro_rules! all {
-        ($($t:ty),*) => {$(
-            impl IntDefault for $t {
-                const MIN: i128 = i64::MIN as i128;
-                const MAX: i128 = i64::MAX as i128;
-            }
-            impl FloatDefault for $t {}
-            impl BoolDefault for $t {}
-            impl StrDefault for $t {}
-            impl NoneDefault for $t {}
-        )*};
+    impl IntDefault for Any {
+        const MIN: i128 = i64::MIN as i128;
+        const MAX: i128 = i64::MAX as i128;
     }
-    all!(Any, AnyView<'_>);
+    impl IntDefault for AnyView<'_> {
+        const MIN: i128 = i64::MIN as i128;
+        const MAX: i128 = i64::MAX as i128;
+    }
+    impl FloatDefault for Any {}
+    impl FloatDefault for AnyView<'_> {}
+    impl BoolDefault for Any {}
+    impl BoolDefault for AnyView<'_> {}
+    impl StrDefault for Any {}
+    impl StrDefault for AnyView<'_> {}
+    impl NoneDefault for Any {}
+    impl NoneDefault for AnyView<'_> {}
     impl IntDefault for f32 {
         const MIN: i128 = i64::MIN as i128;
         const MAX: i128 = i64::MAX as i128;
@@ -340,12 +343,9 @@ pub mod check {
     impl<T: StrDefault> StrDefault for Option<T> {}
     impl<T> NoneDefault for Option<T> {}
 
-    /// Fails to compile unless integer `value` fits `T`.
-    pub const fn int<T: IntDefault>(value: i128) {
-        assert!(
-            value >= T::MIN && value <= T::MAX,
-            "the integer default is out of the parameter type's range"
-        );
+    /// Whether integer `value` fits `T` (fails to compile unless an integer fits `T` at all).
+    pub const fn int<T: IntDefault>(value: i128) -> bool {
+        value >= T::MIN && value <= T::MAX
     }
     /// Fails to compile unless a float default fits `T`.
     pub const fn float<T: FloatDefault>() {}
