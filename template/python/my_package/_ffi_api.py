@@ -22,7 +22,7 @@ LIB = _FFI_LOAD_LIB("my_package", "my_package")
 # fmt: off
 _FFI_INIT_FUNC("my_package", __name__)
 if TYPE_CHECKING:
-    def greet(_0: str, /) -> str: ...
+    def greet(name: str, /) -> str: ...
 # fmt: on
 # tvm-ffi-stubgen(end)
 # tvm-ffi-stubgen(import-object): tvm_ffi.register_object;False;_FFI_REG_OBJ
@@ -38,9 +38,9 @@ class Counter(_ffi_Object):
     if TYPE_CHECKING:
         def __init__(self, name: str, count: int = ...) -> None: ...
         def __ffi_init__(self, name: str, count: int = ...) -> None: ...
-        def add(self, _1: int, /) -> int: ...
+        def add(self, n: int, /) -> int: ...
         @staticmethod
-        def starting_at(_0: str, _1: int, /) -> Counter: ...
+        def starting_at(name: str, start: int, /) -> Counter: ...
     # fmt: on
     # tvm-ffi-stubgen(end)
 
@@ -52,3 +52,49 @@ __all__ = [
     "greet",
     # tvm-ffi-stubgen(end)
 ]
+
+# tvm_ffi_build(begin): signatures
+def _ffi_signatures(namespace: dict[str, object], prefix: str) -> None:
+    import inspect
+
+    import tvm_ffi
+
+    def signature(meta: dict[str, object], kind: inspect._ParameterKind) -> inspect.Signature | None:
+        names = meta.get("arg_names")
+        if not isinstance(names, list):
+            return None
+        defaults = meta.get("arg_defaults")
+        defaults = defaults if isinstance(defaults, dict) else {}
+        empty = inspect.Parameter.empty
+        return inspect.Signature([
+            inspect.Parameter(name, kind if name != "self" else inspect.Parameter.POSITIONAL_ONLY,
+                              default=defaults.get(name, empty))
+            for name in names
+        ])
+
+    positional = inspect.Parameter.POSITIONAL_ONLY
+    for name, value in list(namespace.items()):
+        if isinstance(value, tvm_ffi.Function):
+            sig = signature(tvm_ffi.get_global_func_metadata(prefix + name), positional)
+            if sig is not None:
+                setattr(value, "__signature__", sig)
+            continue
+        info = getattr(value, "__tvm_ffi_type_info__", None) if isinstance(value, type) else None
+        for method in getattr(info, "methods", None) or []:
+            attr = value.__dict__.get(method.name)
+            target = getattr(attr, "__func__", attr)
+            if method.name == "__ffi_init__":
+                sig = signature(method.metadata, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                init = value.__dict__.get("__init__")
+                if sig is not None and init is not None:
+                    self_param = inspect.Parameter("self", positional)
+                    sig = sig.replace(parameters=[self_param, *sig.parameters.values()])
+                    setattr(init, "__signature__", sig)
+                    if target is not None:
+                        setattr(target, "__signature__", sig)
+                continue
+            sig = signature(method.metadata, positional)
+            if sig is not None and target is not None:
+                setattr(target, "__signature__", sig)
+_ffi_signatures(globals(), "my_package.")
+# tvm_ffi_build(end)
