@@ -129,40 +129,76 @@ impl FnSignature {
     /// here. Errors name the argument: a missing, unknown or repeated keyword is a
     /// `TypeError`; a wrong count of positional arguments is C++'s arity error.
     #[inline(always)]
-    pub fn with_args<R>(
+    pub fn with_args(
         &self,
         args: &[AnyView<'_>],
-        body: impl for<'b> FnOnce(&'b [AnyView<'b>]) -> Result<R>,
-    ) -> Result<R> {
+        body: impl for<'b> FnOnce(&'b [AnyView<'b>]) -> Result<Any>,
+    ) -> Result<Any> {
         if args.len() == self.params.len() && (self.names.is_empty() || !args.iter().any(is_marker))
         {
             return body(args);
         }
-        let mut defaults = Vec::new();
-        let bound = self.bind(args, &mut defaults)?;
-        body(&bound)
+        let mut body = Some(body);
+        self.call_bound(args, &mut |views| match body.take() {
+            Some(body) => body(views),
+            None => Err(Error::runtime_error("a bound call ran twice")),
+        })
     }
 
-    /// The arguments of a call that is not positional with every argument, in parameter
-    /// order; `defaults` receives the values of omitted arguments.
+    /// A call that is not positional with every argument: binds the arguments to the
+    /// parameters (on the stack for up to 8 parameters) and runs `body` with them.
     #[cold]
     #[inline(never)]
+    fn call_bound(
+        &self,
+        args: &[AnyView<'_>],
+        body: &mut dyn for<'b> FnMut(&'b [AnyView<'b>]) -> Result<Any>,
+    ) -> Result<Any> {
+        const INLINE: usize = 8;
+        let count = self.params.len();
+        let mut defaults = Vec::new();
+        if count <= INLINE {
+            let mut bound = [AnyView::none(); INLINE];
+            self.bind(args, &mut defaults, &mut bound[..count])?;
+            body(&bound[..count])
+        } else {
+            let mut bound = vec![AnyView::none(); count];
+            self.bind(args, &mut defaults, &mut bound)?;
+            body(&bound)
+        }
+    }
+
+    /// Writes the arguments in parameter order into `bound` (one slot per parameter);
+    /// `defaults` receives the values of omitted arguments.
     fn bind<'x>(
         &self,
         args: &[AnyView<'x>],
         defaults: &'x mut Vec<Any>,
-    ) -> Result<Vec<AnyView<'x>>> {
-        if self.names.len() != self.params.len() {
+        bound: &mut [AnyView<'x>],
+    ) -> Result<()> {
+        const MAX_KEYWORD_PARAMS: usize = 64;
+        let count = self.params.len();
+        if self.names.len() != count {
             return Err(self.arity_error(args.len()));
         }
         let marker = args.iter().position(is_marker);
         let positional = marker.unwrap_or(args.len());
-        if positional > self.params.len() {
+        if positional > count {
             return Err(self.arity_error(positional));
         }
-        // Where each parameter's value comes from: an argument's index, or a default's.
-        let mut source: Vec<Option<usize>> = (0..positional).map(Some).collect();
-        source.resize(self.params.len(), None);
+        if count > MAX_KEYWORD_PARAMS {
+            return Err(self.call_error(&format!(
+                "Keyword arguments and defaults are supported up to {MAX_KEYWORD_PARAMS} parameters"
+            )));
+        }
+        // Bit `i`: parameter `i` has its argument.
+        let mut set: u64 = 0;
+        bound[..positional].copy_from_slice(&args[..positional]);
+        set |= if positional == 64 {
+            u64::MAX
+        } else {
+            (1u64 << positional) - 1
+        };
         if let Some(marker) = marker {
             let pairs = &args[marker + 1..];
             if pairs.len() % 2 != 0 {
@@ -170,53 +206,52 @@ impl FnSignature {
                     "Keyword arguments must come in key/value pairs after the KWARGS marker",
                 ));
             }
-            for (pair, key) in pairs.iter().step_by(2).enumerate() {
-                let Some(key) = key.checked_cast::<&str>() else {
+            for pair in pairs.chunks_exact(2) {
+                let Some(key) = pair[0].checked_cast::<&str>() else {
                     return Err(self.call_error(&format!(
                         "A keyword must be a string, got `{}`",
-                        key.type_key()
+                        pair[0].type_key()
                     )));
                 };
                 let Some(index) = self.names.iter().position(|p| p.name == key) else {
                     return Err(self.call_error(&format!("Unexpected keyword argument `{key}`")));
                 };
-                if source[index].is_some() {
+                if set & (1 << index) != 0 {
                     return Err(self.call_error(&format!("Multiple values for argument `{key}`")));
                 }
-                source[index] = Some(marker + 2 + 2 * pair);
+                set |= 1 << index;
+                bound[index] = pair[1];
             }
         }
-        let mut from_default = Vec::new();
-        for (index, slot) in source.iter().enumerate() {
-            if slot.is_some() {
+        let all = if count == 64 {
+            u64::MAX
+        } else {
+            (1u64 << count) - 1
+        };
+        if set == all {
+            return Ok(());
+        }
+        for (index, param) in self.names.iter().enumerate() {
+            if set & (1 << index) != 0 {
                 continue;
             }
-            match self.names[index].default {
-                Some(value) => {
-                    from_default.push(index);
-                    defaults.push(value.to_any());
-                }
+            match param.default {
+                Some(value) => defaults.push(value.to_any()),
                 // A short positional call keeps C++'s arity error.
                 None if marker.is_none() => return Err(self.arity_error(args.len())),
-                None => {
-                    return Err(
-                        self.call_error(&format!("Missing argument `{}`", self.names[index].name))
-                    )
-                }
+                None => return Err(self.call_error(&format!("Missing argument `{}`", param.name))),
             }
         }
         let defaults: &'x Vec<Any> = defaults;
         let mut next_default = defaults.iter();
-        Ok(source
-            .iter()
-            .map(|slot| match slot {
-                Some(arg) => args[*arg],
-                None => next_default
-                    .next()
-                    .expect("one default per omitted argument")
-                    .view(),
-            })
-            .collect())
+        for (index, slot) in bound.iter_mut().enumerate() {
+            if set & (1 << index) == 0 {
+                if let Some(value) = next_default.next() {
+                    *slot = value.view();
+                }
+            }
+        }
+        Ok(())
     }
 
     #[cold]
