@@ -9,7 +9,7 @@ use syn::spanned::Spanned;
 use crate::ast::methods::{MethodModel, Receiver};
 use crate::ast::Params;
 use crate::codegen::shared::{
-    arg_idents, invoke_fn, member_impl, metadata_values, param_descs, Callable,
+    arg_idents, invoke_closure, member_impl, metadata_values, param_descs, Callable,
 };
 
 /// The registrations of an `#[ffi_methods]` block: per method, its `Member` impl, invoke
@@ -93,9 +93,8 @@ fn method(
         ret_desc,
         convert,
     };
-    let invoke = quote::format_ident!("__tvm_ffi_invoke_{}", index);
     let make = quote::format_ident!("__tvm_ffi_make_{}", index);
-    let invoke_fn = invoke_fn(&callable, &invoke);
+    let invoke = invoke_closure(&callable);
     let params = param_descs(&callable);
     let ret_desc = &callable.ret_desc;
     let metadata = metadata_values(krate, &m.metadata);
@@ -110,7 +109,6 @@ fn method(
     let item = quote! {
         #default_checks
         #member
-        #invoke_fn
         fn #make() -> #krate::Function {
             #p::function_from_invoke(&__tvm_ffi_METHODS[#index].signature, #invoke)
         }

@@ -43,17 +43,36 @@ pub fn param_descs(callable: &Callable) -> TokenStream {
     }
 }
 
-/// `fn <name>(sig, args)`: checks and converts the arguments with the runtime's generic
-/// helpers, calls the user's function and converts its result.
+/// `fn <name>(sig, args)`: converts the arguments with the runtime's generic helpers, calls
+/// the user's function and converts its result.
 pub fn invoke_fn(callable: &Callable, name: &syn::Ident) -> TokenStream {
+    let krate = &callable.krate;
+    let body = invoke_body(callable);
+    quote! {
+        fn #name<'a>(
+            __tvm_ffi_sig: &#krate::__private::FnSignature,
+            __tvm_ffi_args: &'a [#krate::AnyView<'a>],
+        ) -> #krate::Result<#krate::Any> {
+            #body
+        }
+    }
+}
+
+/// The same as a closure `|sig, args| ..`, for a function object made in place (a method's).
+pub fn invoke_closure(callable: &Callable) -> TokenStream {
+    let body = invoke_body(callable);
+    quote! { |__tvm_ffi_sig, __tvm_ffi_args| { #body } }
+}
+
+/// The body of an invoke function: the conversions, the call, the result's conversion.
+fn invoke_body(callable: &Callable) -> TokenStream {
     let Callable {
-        krate,
         params,
         call,
         convert,
         ..
     } = callable;
-    let body = match params {
+    match params {
         Params::Typed(params) => {
             let args = arg_idents(params.len());
             // Last argument first, as the C++ runtime (built with GCC, which evaluates call
@@ -63,27 +82,17 @@ pub fn invoke_fn(callable: &Callable, name: &syn::Ident) -> TokenStream {
                 let a = &args[i];
                 quote_spanned! {ty.span()=> let #a = __tvm_ffi_sig.arg::<#ty>(__tvm_ffi_args, #i)?; }
             });
-            // Keyword arguments and defaults are bound by the runtime (only when a call has
-            // them): the closure receives the arguments in parameter order.
+            // The runtime binds the arguments to the parameters first (arity, keywords,
+            // defaults: `FnSignature::with_args`), so there is one argument per parameter.
             quote! {
-                __tvm_ffi_sig.with_args(__tvm_ffi_args, |__tvm_ffi_args| {
-                    #(#conversions)*
-                    #convert(#call)
-                })
+                #(#conversions)*
+                #convert(#call)
             }
         }
         Params::Packed => quote! {
             let _ = __tvm_ffi_sig;
             #convert(#call)
         },
-    };
-    quote! {
-        fn #name<'a>(
-            __tvm_ffi_sig: &#krate::__private::FnSignature,
-            __tvm_ffi_args: &'a [#krate::AnyView<'a>],
-        ) -> #krate::Result<#krate::Any> {
-            #body
-        }
     }
 }
 

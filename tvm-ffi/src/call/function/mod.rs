@@ -14,6 +14,7 @@ use crate::base::object::ObjectRef;
 use crate::base::value::{Any, AnyView, FromAny, TypeSchema};
 
 pub(crate) mod args;
+mod binding;
 pub(crate) mod boundary;
 pub(crate) mod cache;
 mod closure;

@@ -5,6 +5,7 @@ use std::borrow::Cow;
 
 use crate::base::error::{Error, Result};
 use crate::base::value::{Any, AnyView, FromAny, TryIntoAny, TypeSchema};
+use crate::call::function::metadata::json_string;
 use crate::call::function::metadata::MetadataValue;
 use crate::call::function::params::Param;
 
@@ -103,6 +104,25 @@ impl FnSignature {
             &self.names_json(),
             extra,
         )
+    }
+
+    /// The metadata keys of the parameters' names and defaults, after `type_schema`:
+    /// `"arg_names":["a","b"]` and, when some parameter has one, `"arg_defaults":{"b":1}`.
+    pub(crate) fn names_json(&self) -> String {
+        if self.names.len() != self.params.len() {
+            return String::new();
+        }
+        let names: Vec<_> = self.names.iter().map(|p| json_string(p.name)).collect();
+        let mut out = format!(",\"arg_names\":[{}]", names.join(","));
+        let defaults: Vec<_> = self
+            .names
+            .iter()
+            .filter_map(|p| Some(format!("{}:{}", json_string(p.name), p.default?.json())))
+            .collect();
+        if !defaults.is_empty() {
+            out.push_str(&format!(",\"arg_defaults\":{{{}}}", defaults.join(",")));
+        }
+        out
     }
 
     /// Checks the argument count.
