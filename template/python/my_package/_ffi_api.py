@@ -59,41 +59,44 @@ def _ffi_signatures(namespace: dict[str, object], prefix: str) -> None:
 
     import tvm_ffi
 
-    def signature(meta: dict[str, object], kind: inspect._ParameterKind) -> inspect.Signature | None:
+    param = inspect.Parameter
+
+    def signature(meta: dict[str, object], keywords: bool) -> inspect.Signature | None:
         names = meta.get("arg_names")
         if not isinstance(names, list):
             return None
-        defaults = meta.get("arg_defaults")
-        defaults = defaults if isinstance(defaults, dict) else {}
-        empty = inspect.Parameter.empty
+        found = meta.get("arg_defaults")
+        defaults: dict[str, object] = found if isinstance(found, dict) else {}
+        kind = param.POSITIONAL_OR_KEYWORD if keywords else param.POSITIONAL_ONLY
         return inspect.Signature([
-            inspect.Parameter(name, kind if name != "self" else inspect.Parameter.POSITIONAL_ONLY,
-                              default=defaults.get(name, empty))
+            param(str(name), param.POSITIONAL_ONLY if name == "self" else kind,
+                  default=defaults.get(str(name), param.empty))
             for name in names
         ])
 
-    positional = inspect.Parameter.POSITIONAL_ONLY
     for name, value in list(namespace.items()):
         if isinstance(value, tvm_ffi.Function):
-            sig = signature(tvm_ffi.get_global_func_metadata(prefix + name), positional)
+            sig = signature(tvm_ffi.get_global_func_metadata(prefix + name), False)
             if sig is not None:
                 setattr(value, "__signature__", sig)
             continue
-        info = getattr(value, "__tvm_ffi_type_info__", None) if isinstance(value, type) else None
+        if not isinstance(value, type):
+            continue
+        info = getattr(value, "__tvm_ffi_type_info__", None)
         for method in getattr(info, "methods", None) or []:
             attr = value.__dict__.get(method.name)
             target = getattr(attr, "__func__", attr)
             if method.name == "__ffi_init__":
-                sig = signature(method.metadata, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                sig = signature(method.metadata, True)
                 init = value.__dict__.get("__init__")
                 if sig is not None and init is not None:
-                    self_param = inspect.Parameter("self", positional)
+                    self_param = param("self", param.POSITIONAL_ONLY)
                     sig = sig.replace(parameters=[self_param, *sig.parameters.values()])
                     setattr(init, "__signature__", sig)
                     if target is not None:
                         setattr(target, "__signature__", sig)
                 continue
-            sig = signature(method.metadata, positional)
+            sig = signature(method.metadata, False)
             if sig is not None and target is not None:
                 setattr(target, "__signature__", sig)
 _ffi_signatures(globals(), "my_package.")
