@@ -1,7 +1,8 @@
 """Keyword arguments from Python: positional calls, keyword calls and construction of Rust
 `#[ffi_func]` / `#[ffi(init)]` code against the C++ twins (`benches/cpp/bench_functions.cc`), in
 one process; optionally the positional call against another revision's build (`--main REV`,
-default off), timed in alternating processes since both register the same names.
+default off; built from a temporary worktree with its keys renamed, and timed in the same
+processes).
 
 Usage (from the repository root, after `bash scripts/setup.sh`):
 
@@ -26,6 +27,7 @@ import argparse
 import json
 import os
 import pathlib
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -37,17 +39,24 @@ sys.path.insert(0, str(ROOT / "benches"))
 ROWS = ["positional", "KWARGS", "py wrapper", "construct", "construct kw"]
 
 
-def worker(rust_lib: str, cpp_lib: str, number: int, repeat: int, rows: str) -> dict:
-    """Times the rows (`all`, or only `positional` for another revision's build, which may lack
-    `bench.Pair`) on both sides in this process: {row: {side: best ns}}."""
+def worker(rust_lib: str, cpp_lib: str, number: int, repeat: int, main_lib: str, reverse: bool) -> dict:
+    """Times the rows on both sides in this process, and the positional call of another
+    revision's build (`main_lib`, its keys renamed `bench_main.*`; "" for none): {row: {side:
+    best ns}}. `reverse` times the sides in the opposite order."""
     import tvm_ffi
     from tvm_ffi import core
     from tvm_ffi.utils.kwargs_wrapper import make_kwargs_wrapper
 
     tvm_ffi.load_module(rust_lib)
     tvm_ffi.load_module(cpp_lib)
+    sides = [("C++", "bench_cpp", "all"), ("Rust", "bench", "all")]
+    if main_lib:
+        tvm_ffi.load_module(main_lib)
+        sides.append(("main", "bench_main", "positional"))
+    if reverse:
+        sides.reverse()
     out: dict = {}
-    for side, prefix in (("C++", "bench_cpp"), ("Rust", "bench")):
+    for side, prefix, rows in sides:
         f = tvm_ffi.get_global_func(f"{prefix}.add3")
         g = make_kwargs_wrapper(f, ["a", "b", "c"])
         env = {"f": f, "g": g, "K": core.KWARGS}
@@ -86,20 +95,24 @@ def build_rust(target: pathlib.Path, source: pathlib.Path) -> pathlib.Path:
 
 
 def build_revision(rev: str) -> pathlib.Path:
-    """The bench library of revision `rev`, built from a temporary worktree."""
+    """The bench library of revision `rev`, built from a temporary worktree with its keys
+    renamed `bench_main.*` (so that it loads beside this build's, in the same process)."""
     target = ROOT / "target" / f"bench-{rev.replace('/', '_')}"
     with tempfile.TemporaryDirectory(prefix="kwargs-bench-") as tmp:
         tree = pathlib.Path(tmp) / "src"
         subprocess.run(["git", "worktree", "add", "--detach", "-q", str(tree), rev], cwd=ROOT, check=True)
+        functions = tree / "benches" / "src" / "functions.rs"
+        functions.write_text(functions.read_text().replace('"bench.', '"bench_main.'))
         try:
             return build_rust(target, tree)
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, check=True)
 
 
-def run_worker(rust_lib, cpp_lib, number, repeat, rows="all") -> dict:
+def run_worker(rust_lib, cpp_lib, number, repeat, main_lib, reverse=False) -> dict:
     proc = subprocess.run(
-        [sys.executable, __file__, "--worker", str(rust_lib), str(cpp_lib), str(number), str(repeat), rows],
+        [sys.executable, __file__, "--worker", str(rust_lib), str(cpp_lib), str(number), str(repeat),
+         str(main_lib or ""), "rev" if reverse else "fwd"],
         capture_output=True, text=True,
     )
     if proc.returncode != 0:
@@ -113,8 +126,8 @@ def fmt(ns):
 
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
-        rust_lib, cpp_lib, number, repeat, rows = sys.argv[2:7]
-        print(json.dumps(worker(rust_lib, cpp_lib, int(number), int(repeat), rows)))
+        rust_lib, cpp_lib, number, repeat, main_lib, order = sys.argv[2:8]
+        print(json.dumps(worker(rust_lib, cpp_lib, int(number), int(repeat), main_lib, order == "rev")))
         return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5, help="worker processes per side (default 5)")
@@ -140,15 +153,16 @@ def main() -> int:
             main_lib = build_revision(args.main)
 
     best: dict = {}
-    main_best = None
+    against_main = []  # per process: this build's positional call / main's, timed back to back
     for round_index in range(args.rounds):
-        for row, sides in run_worker(rust_lib, cpp_lib, args.number, 5).items():
+        # The sides in alternating order from process to process: no side is always timed first.
+        result = run_worker(rust_lib, cpp_lib, args.number, 5, main_lib, round_index % 2 == 1)
+        if main_lib is not None:
+            against_main.append(result["positional"]["Rust"] / result["positional"]["main"])
+        for row, sides in result.items():
             for side, ns in sides.items():
                 old = best.setdefault(row, {}).get(side)
                 best[row][side] = ns if old is None or (ns is not None and ns < old) else old
-        if main_lib is not None:
-            ns = run_worker(main_lib, cpp_lib, args.number, 5, "positional")["positional"]["Rust"]
-            main_best = ns if main_best is None else min(main_best, ns)
         print(f"   round {round_index + 1}/{args.rounds} done", file=sys.stderr)
 
     import tvm_ffi
@@ -162,10 +176,13 @@ def main() -> int:
         base = best["construct" if row.startswith("construct") else "positional"]["Rust"]
         per = "-" if rust is None else f"{rust / base:.2f}x"
         print("%-13s %9s %9s %9s %14s" % (row, fmt(cpp), fmt(rust), ratio, per))
-    if main_best is not None:
-        here = best["positional"]["Rust"]
-        print(f"\npositional call, this build {here:.1f} ns, {args.main} {main_best:.1f} ns: "
-              f"ratio {here / main_best:.3f} (alternating processes)")
+    if main_lib is not None:
+        here = best["positional"]
+        print(f"\npositional call f(1, 2, 3), same process: this build {here['Rust']:.1f} ns, "
+              f"{args.main} {here['main']:.1f} ns, C++ {here['C++']:.1f} ns: this build / "
+              f"{args.main} = {here['Rust'] / here['main']:.3f} (best of each); median of the "
+              f"per-process ratios {statistics.median(against_main):.3f} "
+              f"(range {min(against_main):.3f}-{max(against_main):.3f})")
     return 0
 
 

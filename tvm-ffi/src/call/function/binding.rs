@@ -6,7 +6,8 @@
 //! `tvm_ffi.core.KWARGS`): the convention of the runtime's auto-generated `__ffi_init__`, which
 //! Python's `__init__` uses for `Point(x=1, y=2)`. A function with names binds such a call, and
 //! a call that omits trailing arguments, to its parameters ([`FnSignature::with_args`]); a
-//! positional call with every argument skips the binding (one type-index test per argument).
+//! positional call with every argument skips the binding (a type-index test of every other
+//! argument from the third last; none with fewer than three).
 use crate::abi::sys::type_index as ti;
 use crate::base::error::{Error, Result};
 use crate::base::value::{Any, AnyView};
@@ -36,6 +37,21 @@ fn is_marker(view: &AnyView<'_>) -> bool {
     view.type_index() == ti::kTVMFFIObject && is_sentinel(view)
 }
 
+/// Whether a call with as many arguments as parameters may hold the `KWARGS` marker: the
+/// marker is followed by at least one key/value pair, so it can only be at `len - 3`,
+/// `len - 5`, ...; with fewer than 3 arguments the answer is no without a look.
+#[inline(always)]
+fn may_have_marker(args: &[AnyView<'_>]) -> bool {
+    let mut at = args.len().wrapping_sub(3);
+    while at < args.len() {
+        if is_marker(&args[at]) {
+            return true;
+        }
+        at = at.wrapping_sub(2);
+    }
+    false
+}
+
 #[cold]
 fn is_sentinel(view: &AnyView<'_>) -> bool {
     // SAFETY: an object's value is its pointer.
@@ -55,8 +71,7 @@ impl FnSignature {
         args: &[AnyView<'_>],
         body: impl for<'b> FnOnce(&'b [AnyView<'b>]) -> Result<Any>,
     ) -> Result<Any> {
-        if args.len() == self.params.len() && (self.names.is_empty() || !args.iter().any(is_marker))
-        {
+        if args.len() == self.params.len() && (self.names.is_empty() || !may_have_marker(args)) {
             return body(args);
         }
         let mut body = Some(body);
