@@ -197,30 +197,37 @@ def _ffi_signatures(namespace: dict[str, object], prefix: str) -> None:
             for name in names
         ])
 
+    # A convenience: a runtime without the metadata API (or objects that refuse attributes)
+    # leaves the signatures unset rather than failing the import.
+    get_metadata = getattr(tvm_ffi, "get_global_func_metadata", None)
     for name, value in list(namespace.items()):
-        if isinstance(value, tvm_ffi.Function):
-            sig = signature(tvm_ffi.get_global_func_metadata(prefix + name), False)
-            if sig is not None:
-                setattr(value, "__signature__", sig)
-            continue
-        if not isinstance(value, type):
-            continue
-        info = getattr(value, "__tvm_ffi_type_info__", None)
-        for method in getattr(info, "methods", None) or []:
-            attr = value.__dict__.get(method.name)
-            target = getattr(attr, "__func__", attr)
-            if method.name == "__ffi_init__":
-                sig = signature(method.metadata, True)
-                init = value.__dict__.get("__init__")
-                if sig is not None and init is not None:
-                    self_param = param("self", param.POSITIONAL_ONLY)
-                    sig = sig.replace(parameters=[self_param, *sig.parameters.values()])
-                    setattr(init, "__signature__", sig)
-                    if target is not None:
-                        setattr(target, "__signature__", sig)
+        try:
+            if isinstance(value, tvm_ffi.Function):
+                sig = signature(get_metadata(prefix + name), False) if get_metadata else None
+                if sig is not None:
+                    setattr(value, "__signature__", sig)
                 continue
-            sig = signature(method.metadata, False)
-            if sig is not None and target is not None:
-                setattr(target, "__signature__", sig)
+            if not isinstance(value, type):
+                continue
+            info = getattr(value, "__tvm_ffi_type_info__", None)
+            for method in getattr(info, "methods", None) or []:
+                meta = getattr(method, "metadata", None) or {}
+                attr = value.__dict__.get(method.name)
+                target = getattr(attr, "__func__", attr)
+                if method.name == "__ffi_init__":
+                    sig = signature(meta, True)
+                    init = value.__dict__.get("__init__")
+                    if sig is not None and init is not None:
+                        self_param = param("self", param.POSITIONAL_ONLY)
+                        sig = sig.replace(parameters=[self_param, *sig.parameters.values()])
+                        setattr(init, "__signature__", sig)
+                        if target is not None:
+                            setattr(target, "__signature__", sig)
+                    continue
+                sig = signature(meta, False)
+                if sig is not None and target is not None:
+                    setattr(target, "__signature__", sig)
+        except (AttributeError, TypeError, ValueError):
+            continue
 _ffi_signatures(globals(), "my_ext.")
 # tvm_ffi_build(end)
