@@ -7,7 +7,8 @@
 #      graphs, PDL / cluster / >48 KiB shared-memory launches, the debug stream check, the
 #      torch.library op under opcheck and torch.compile(fullgraph=True) on CPU and CUDA), the
 #      JAX test, and the toolkit's Rust tests (which launch for real when a driver exists);
-#   2. the speed comparison against a C++ program launching the same PTX kernel (release build);
+#   2. the speed comparison against a C++ program launching the same PTX kernel, and against
+#      the C++ TVM-FFI twin library (bench/cpp_rmsnorm.cc) called from Python (release build);
 #   3. the per-call cost of the registered torch op against the direct call, on CPU and CUDA.
 # Record the figures and the GPU in examples/rmsnorm/README.md's benchmark table.
 set -euo pipefail
@@ -28,6 +29,10 @@ echo "==> pytest (CUDA, PyTorch, JAX)"
 echo "==> benchmarks (release build)"
 cargo build -q --release -p tvm-ffi-example-rmsnorm
 c++ -std=c++17 -O2 examples/rmsnorm/bench/cuda_launch.cc -o target/release/rmsnorm_cuda_launch -ldl
-.venv/bin/python examples/rmsnorm/bench/bench.py gpu --cpp target/release/rmsnorm_cuda_launch
+config=.venv/bin/tvm-ffi-config
+c++ -std=c++17 -O2 -shared -fPIC examples/rmsnorm/bench/cpp_rmsnorm.cc $("$config" --cxxflags) \
+  -L"$("$config" --libdir)" -ltvm_ffi -ldl -o target/release/librmsnorm_cpp.so
+.venv/bin/python examples/rmsnorm/bench/bench.py gpu --cpp target/release/rmsnorm_cuda_launch \
+  --cpp-lib target/release/librmsnorm_cpp.so
 .venv/bin/python examples/rmsnorm/bench/bench.py op-overhead --device cpu
 .venv/bin/python examples/rmsnorm/bench/bench.py op-overhead --device cuda

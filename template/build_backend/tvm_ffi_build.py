@@ -49,7 +49,9 @@ What it does:
 Commands (``python build_backend/tvm_ffi_build.py COMMAND`` in the project directory):
 ``develop`` (the rebuild after ``pip install -e .``), ``lib --out PATH [--release]`` (the
 library under the file name a loader expects, e.g. ``build/add_one_cpu.so``; cargo names it
-``lib<crate>.so``) and ``stubs [--check]``.
+``lib<crate>.so``), ``stubs [--check]`` and ``cpp-header --out PATH`` (a C++ header for the
+package's types, written by ``tvm_ffi_cpp_header.py`` beside this file: layout structs with
+``static_assert``\\ s and typed accessors for C++ code reading the objects in place).
 
 Config settings (``pip wheel --config-settings KEY=VALUE``): ``profile``, and
 ``platform-tag`` (e.g. ``manylinux_2_28_x86_64`` when building in a manylinux container).
@@ -310,11 +312,12 @@ def _stubgen(project: _Project, source_root: Path, library: Path) -> None:
     run = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     if run.returncode != 0:
         raise BuildError(f"tvm-ffi-stubgen failed:\n{run.stdout}")
-    query = subprocess.run([sys.executable, "-c", _ENUM_QUERY, str(library), f"{project.prefix}."],
+    query = subprocess.run([sys.executable, "-c", _TYPE_QUERY, str(library), f"{project.prefix}."],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     if query.returncode != 0:
-        raise BuildError(f"reading the enums of {library.name} failed:\n{query.stdout}")
-    enums = json.loads(query.stdout.strip().splitlines()[-1])
+        raise BuildError(f"reading the enums and comparison hooks of {library.name} failed:\n{query.stdout}")
+    found = json.loads(query.stdout.strip().splitlines()[-1])
+    enums, hooks = found["enums"], found["hooks"]
     query = subprocess.run([sys.executable, "-c", _PARAMS_QUERY, str(library), f"{project.prefix}."],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     if query.returncode != 0:
@@ -322,14 +325,14 @@ def _stubgen(project: _Project, source_root: Path, library: Path) -> None:
     params = json.loads(query.stdout.strip().splitlines()[-1])
     for path in sorted((source_root / project.package.replace(".", "/")).rglob("*.py")):
         text = path.read_text(encoding="utf-8")
-        refined = _refine_stubs(text, enums, params)
+        refined = _refine_stubs(text, enums, hooks, params)
         if refined != text:
             path.write_text(refined, encoding="utf-8")
 
 
 # ---- stub refinements ---------------------------------------------------------------------
 #
-# What tvm-ffi-stubgen (0.1.15) writes needs four repairs before a package imports and passes
+# What tvm-ffi-stubgen (0.1.15) writes needs five repairs before a package imports and passes
 # `mypy --strict` and `pyright`; each is applied after every stubgen run (stubgen regenerates
 # its blocks, so the repairs are idempotent edits of its output):
 # 1. enum classes: stubgen imports `IntEnum`/`StrEnum` from `tvm_ffi` (they live in
@@ -342,30 +345,47 @@ def _stubgen(project: _Project, source_root: Path, library: Path) -> None:
 #    the runtime's `__init__` forwards to `__ffi_init__`, so `__init__` gets its parameters;
 #    a subclass's `__ffi_init__` that differs from its parent's is marked as an override;
 # 4. the package's `__init__.py` re-exports `__all__` in a form type checkers can follow;
-# 5. parameters: stubgen numbers them (`_0: int`); the SDK registers their names and defaults
+# 6. parameters: stubgen numbers them (`_0: int`); the SDK registers their names and defaults
 #    (metadata `arg_names`, `arg_defaults`), which replace the numbers. Functions and methods
 #    stay positional-only (`/`): the runtime's `Function.__call__` takes no keyword arguments.
 #    A constructor (`__ffi_init__`, hence `__init__`) takes keywords: the runtime's `__init__`
 #    passes them in its KWARGS convention, which the SDK binds by name. The module ends with
 #    a call that gives the functions, methods and constructors their `inspect.signature`
 #    (`help()`, IDEs) from the same metadata, once at import (no per-call cost).
+# 5. a type with comparison hooks (`#[ffi_type(eq, hash, ord)]`, or methods marked
+#    `#[ffi(eq)]`, `#[ffi(compare)]`, `#[ffi(hash)]`) is registered with
+#    `@c_class(key, eq=True, order=True, unsafe_hash=True)` (the options its hooks call for),
+#    so that Python's `==`, `<`, `hash()` call them (`register_object` compares identities).
 
-# Lists the entries (string indices, in order) of every enum type under a prefix; run with the
-# built library loaded.
-_ENUM_QUERY = r"""
+# For every type under a prefix, run with the built library loaded: the entries (string
+# indices, in order) of each enum type, and for each type with comparison hooks the `c_class`
+# options that install the Python operators calling them.
+_TYPE_QUERY = r"""
 import json, sys
 import tvm_ffi
 from tvm_ffi import core
 tvm_ffi.load_module(sys.argv[1])
-out = {}
+enums, hooks = {}, {}
 for key in tvm_ffi.get_global_func("ffi.GetRegisteredTypeKeys")():
     if not str(key).startswith(sys.argv[2]):
         continue
     index = core._object_type_key_to_index(str(key))
-    state = None if index is None else core._lookup_type_attr(index, "__ffi_enum__")
+    attr = lambda name: None if index is None else core._lookup_type_attr(index, name)
+    state = attr("__ffi_enum__")
     if state is not None:
-        out[str(key)] = [str(entry._str_index) for entry in state.entries]
-print(json.dumps(out))
+        enums[str(key)] = [str(entry._str_index) for entry in state.entries]
+    eq, compare = attr("__ffi_eq__") is not None, attr("__ffi_compare__") is not None
+    hash_ = attr("__ffi_hash__") is not None
+    options = []
+    if eq or compare:
+        options.append("eq=True")
+    if compare:
+        options.append("order=True")
+    if eq or compare or hash_:
+        options.append("unsafe_hash=True")
+    if options:
+        hooks[str(key)] = ", ".join(options)
+print(json.dumps({"enums": enums, "hooks": hooks}))
 """
 
 # The registered parameter names and defaults of the functions and methods under a prefix:
@@ -394,10 +414,13 @@ print(json.dumps(out))
 
 _ENUM_BASES = {"IntEnum": "_ffi_IntEnum", "StrEnum": "_ffi_StrEnum", "Enum": "_ffi_Enum"}
 _REFINED_IMPORTS = "# tvm_ffi_build: names the refined stubs use\n"
+_C_CLASS_IMPORT = "from tvm_ffi.dataclasses import c_class as _ffi_c_class\n"
 
 
-def _refine_stubs(text: str, enums: dict[str, list[str]], params: dict[str, dict] | None = None) -> str:
+def _refine_stubs(text: str, enums: dict[str, list[str]], hooks: dict[str, str],
+                  params: dict[str, dict] | None = None) -> str:
     text = _refine_enum_classes(text, enums)
+    text = _refine_hook_classes(text, hooks)
     text = _refine_param_names(text, params or {})
     text = _refine_init_signatures(text)
     text = _refine_signature_block(text)
@@ -583,6 +606,18 @@ def _refine_signature_block(text: str) -> str:
     return text.rstrip("\n") + "\n\n" + block
 
 
+def _refine_hook_classes(text: str, hooks: dict[str, str]) -> str:
+    """`@_FFI_REG_OBJ("key")` becomes `@_ffi_c_class("key", <options>)` for a type with
+    comparison hooks (and back, with the options brought up to date, when they change)."""
+    def decorator(match: re.Match) -> str:
+        key = match.group(1) or match.group(2)
+        options = hooks.get(key)
+        return f'@_ffi_c_class("{key}", {options})' if options else f'@_FFI_REG_OBJ("{key}")'
+
+    return re.sub(r'^@(?:_FFI_REG_OBJ\("([\w.]+)"\)|_ffi_c_class\("([\w.]+)", [\w=, ]+\))$',
+                  decorator, text, flags=re.M)
+
+
 _DEF = re.compile(r"^(?P<indent> +)def (?P<name>__init__|__ffi_init__)\(self(?P<params>.*)\) -> None: \.\.\.(?P<tail>.*)$",
                   re.M)
 
@@ -634,15 +669,20 @@ def _refine_imports(text: str) -> str:
         return text
     at = text.index(end, start) + len(end)
     if text.startswith(_REFINED_IMPORTS, at):
-        at_end = text.index("\n", at + len(_REFINED_IMPORTS)) + 1
+        at_end = at + len(_REFINED_IMPORTS)
+        while text.startswith(("from typing import ", _C_CLASS_IMPORT), at_end):
+            at_end = text.index("\n", at_end) + 1
         text = text[:at] + text[at_end:]
     code = re.sub(r"^\s*#.*$", "", text, flags=re.M)
     imported = text[start:at]
     needed = [name for name in ("Any", "ClassVar")
               if re.search(rf"\b{name}\b", code) and not re.search(rf"import .*\b{name}\b", imported)]
-    if not needed:
+    lines = [f"from typing import {', '.join(needed)}\n"] if needed else []
+    if re.search(r"^@_ffi_c_class\(", code, re.M):
+        lines.append(_C_CLASS_IMPORT)
+    if not lines:
         return text
-    return text[:at] + _REFINED_IMPORTS + f"from typing import {', '.join(needed)}\n" + text[at:]
+    return text[:at] + _REFINED_IMPORTS + "".join(lines) + text[at:]
 
 
 # ---- metadata ----------------------------------------------------------------------------
@@ -1093,6 +1133,23 @@ def _lib_command(out: Path, release: bool) -> int:
     return 0
 
 
+def _cpp_header_command(out: Path) -> int:
+    """`cpp-header --out PATH`: builds the library and writes a C++ header for its types (those
+    under the project's prefix) with `tvm_ffi_cpp_header.py`, next to this file: layout structs
+    with `static_assert`s and typed accessors, so C++ code reads the objects' fields directly."""
+    project = _Project(Path.cwd(), None)
+    library = _build_library(project, project.editable_profile)
+    generator = Path(__file__).resolve().with_name("tvm_ffi_cpp_header.py")
+    if not generator.exists():
+        raise BuildError(f"{generator} is missing: copy it from the SDK's template/build_backend")
+    # A process of its own: the generator loads the library.
+    run = subprocess.run([sys.executable, str(generator), str(library), "--prefix",
+                          project.prefix + ".", "--out", str(out)])
+    if run.returncode == 0:
+        print(out)
+    return run.returncode
+
+
 def _develop_command() -> int:
     """`develop`: after `pip install -e .`, rebuilds the library (dev profile), rewrites the
     stubs and replaces the library that the editable install put where `import` loads it: the
@@ -1120,7 +1177,9 @@ USAGE = f"""usage (in the project directory): python {Path(__file__).name} COMMA
   develop              after `pip install -e .`: rebuild the library, rewrite the stubs, reinstall
   lib --out PATH [--release]
                        build the library and copy it to PATH (e.g. build/add_one_cpu.so)
-  stubs [--check]      rewrite the stubs (or check that they are current)"""
+  stubs [--check]      rewrite the stubs (or check that they are current)
+  cpp-header --out PATH
+                       write a C++ header for the library's types (layouts, typed accessors)"""
 
 
 def _main(argv: list[str]) -> int:
@@ -1129,6 +1188,8 @@ def _main(argv: list[str]) -> int:
         return _develop_command()
     if command == "stubs" and set(args) <= {"--check"}:
         return _stubs_command("--check" in args)
+    if command == "cpp-header" and len(args) == 2 and args[0] == "--out":
+        return _cpp_header_command(Path(args[1]))
     if command == "lib" and "--out" in args[:-1]:
         rest = [a for a in args if a != "--release"]
         if len(rest) == 2 and rest[0] == "--out":

@@ -179,6 +179,10 @@ length: float = Interval(1.0, 2.0).length()
 keyword_length: float = Interval(lo=1.0, hi=2.0).length()
 shifted: int = my_ext.shift(1) + my_ext.shift(1, 2)
 moved: Point = p.moved(1) if p.moved(1, 2) else p
+# A type with comparison hooks: its stub class has `==`, `<` and `hash()`.
+from my_ext import Version  # noqa: E402
+newer: bool = Version(1, 2) < Version(1, 3, patch=1) and hash(Version(1, 2)) == hash(Version(1, 2))
+latest: Version | None = my_ext.newest([Version(1, 2)])
 """
 
 

@@ -1,7 +1,8 @@
-"""`examples/rmsnorm` from JAX on the CPU, through jax-tvm-ffi: the Rust function registered as
-an XLA FFI target runs under `jax.jit` on float32, float16 and bfloat16 arrays of odd sizes and
-matches a float32 reference. (The GPU path is the same registration with platform="gpu",
-checked by scripts/gpu-check.sh.)"""
+"""`examples/rmsnorm` from JAX through jax-tvm-ffi: the Rust function registered as an XLA FFI
+target runs under `jax.jit` on float32, float16 and bfloat16 arrays of odd sizes and matches a
+float32 reference, on the CPU (in CI) and, where JAX sees a CUDA device, on the GPU (the same
+registration with platform="gpu": the CUDA kernels launched on XLA's stream; run by
+scripts/gpu-check.sh)."""
 import numpy as np
 import pytest
 import tvm_ffi
@@ -14,23 +15,42 @@ jnp = jax.numpy
 TOL = {"float32": 1e-5, "float16": 2e-3, "bfloat16": 1.6e-2}
 
 
+def gpu_devices():
+    try:
+        return jax.devices("gpu")
+    except RuntimeError:  # no GPU backend
+        return []
+
+
+# "gpu" only where JAX has a CUDA device: CI's JAX is CPU-only.
+PLATFORMS = ["cpu"] + (["gpu"] if gpu_devices() else [])
+
+
 @pytest.fixture(scope="module")
-def rmsnorm():
+def registered():
     tvm_ffi.load_module(_lib_path("libtvm_ffi_example_rmsnorm.so"))
     # rmsnorm(out, x, weight, eps, enable_pdl): XLA allocates `out` (the result), passed first.
-    jax_tvm_ffi.register_ffi_target(
-        "rmsnorm.rmsnorm",
-        tvm_ffi.get_global_func("rmsnorm.rmsnorm"),
-        arg_spec=["rets", "args", "attrs.eps", "attrs.enable_pdl"],
-        platform="cpu",
-    )
+    for platform in PLATFORMS:
+        jax_tvm_ffi.register_ffi_target(
+            "rmsnorm.rmsnorm",
+            tvm_ffi.get_global_func("rmsnorm.rmsnorm"),
+            arg_spec=["rets", "args", "attrs.eps", "attrs.enable_pdl"],
+            platform=platform,
+        )
+
+
+@pytest.fixture(params=PLATFORMS)
+def rmsnorm(registered, request):
+    """The op, with arrays placed on the platform's first device."""
+    device = jax.devices(request.param)[0]
 
     def call(x, weight, eps):
         return jax.ffi.ffi_call("rmsnorm.rmsnorm", jax.ShapeDtypeStruct(x.shape, x.dtype))(
             x, weight, eps=np.float32(eps), enable_pdl=False
         )
 
-    return call
+    with jax.default_device(device):
+        yield call
 
 
 def reference(x, w, eps):

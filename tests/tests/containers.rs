@@ -274,6 +274,145 @@ fn dict_reads_in_place_agree_with_the_runtime_through_mutations() {
     }
 }
 
+/// Set in the process that [`reads_through_the_runtime_agree_with_the_runtime`] starts.
+const FORCE_RUNTIME_READS: &str = "TVM_FFI_TEST_FORCE_RUNTIME_READS";
+
+#[test]
+fn reads_through_the_runtime_agree_with_the_runtime() {
+    // In a process of its own: the verdict is process-wide, and other tests of this binary
+    // check the in-place reads.
+    if std::env::var_os(FORCE_RUNTIME_READS).is_none() {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "reads_through_the_runtime_agree_with_the_runtime",
+                "--test-threads=1",
+            ])
+            .env(FORCE_RUNTIME_READS, "1")
+            .output()
+            .unwrap();
+        let stdout = std::string::String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{stdout}{}",
+            std::string::String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(stdout.contains("1 passed"), "{stdout}");
+        return;
+    }
+    // Answers of the fast path (in place) on a map and a dict of mixed keys, small and dense.
+    let (make_map, make_dict) = (global("ffi.Map"), global("ffi.Dict"));
+    let mut rng = Rng(0x0dd_ba11);
+    let tables: Vec<(Any, Vec<Any>)> = [3, 40]
+        .into_iter()
+        .flat_map(|size| {
+            let mut keys = table_keys(&mut rng, size, None);
+            let args: Vec<Any> = keys
+                .iter()
+                .enumerate()
+                .flat_map(|(i, k)| [k.clone(), Any::new(i as i64)])
+                .collect();
+            keys.extend((0..5).map(|_| random_key(&mut rng, 0)));
+            let (map, dict) = (
+                make_map.call(&args).unwrap(),
+                make_dict.call(&args).unwrap(),
+            );
+            [(map, keys.clone()), (dict, keys)]
+        })
+        .collect();
+    let answers = |table: &Any, keys: &[Any]| -> Vec<[u64; 2]> {
+        let raw = |a: &Any| {
+            // SAFETY: a TVMFFIAny is 16 initialised bytes.
+            unsafe { *(a.as_raw() as *const TVMFFIAny as *const [u64; 2]) }
+        };
+        let mut out = Vec::new();
+        if table.type_key() == "ffi.Map" {
+            let map: Map<Any, Any> = table.cast().unwrap();
+            out.push([map.len() as u64, 0]);
+            for (k, v) in map.iter() {
+                out.extend([raw(&k), raw(&v)]);
+            }
+            for key in keys {
+                out.push([map.contains_key(key) as u64, 1]);
+                out.extend(map.get(key).as_ref().map(raw));
+            }
+        } else {
+            let dict: Dict = table.cast().unwrap();
+            out.push([dict.len() as u64, 0]);
+            for entry in dict.iter() {
+                let (k, v) = entry.unwrap();
+                out.extend([raw(&k), raw(&v)]);
+            }
+            for key in keys {
+                out.push([dict.contains_key(key) as u64, 1]);
+                out.extend(dict.get(key).as_ref().map(raw));
+            }
+        }
+        out
+    };
+    let fast: Vec<_> = tables.iter().map(|(t, keys)| answers(t, keys)).collect();
+    // What the load-time check decides when the runtime's table layout is not the one read in
+    // place: every read of a Map or Dict goes through the runtime's functions, with the same
+    // answers.
+    tvm_ffi::__private::force_runtime_reads(true);
+    for ((table, keys), fast) in tables.iter().zip(&fast) {
+        assert_eq!(&answers(table, keys), fast, "{}", table.type_key());
+    }
+    let (set, erase) = (global("ffi.DictSetItem"), global("ffi.DictErase"));
+    let mut rng = Rng(0x5eed_f00d_0bad_cafe);
+    let mut lookups = 0;
+    for &size in &[0, 1, 2, 3, 5, 8, 17, 100, 257] {
+        for kind in [Some(0), Some(2), Some(3), Some(8), Some(9), None] {
+            let keys = table_keys(&mut rng, size, kind);
+            let args: Vec<Any> = keys
+                .iter()
+                .enumerate()
+                .flat_map(|(i, k)| [k.clone(), Any::new(i as i64)])
+                .collect();
+            let map = make_map.call(&args).unwrap();
+            lookups += check_against_runtime(&map, &keys, &mut rng, &format!("map {size}"));
+            let dict = make_dict.call(&args).unwrap();
+            let mut keys = keys;
+            for step in 0..(size / 2 + 4) {
+                if step % 3 != 2 || keys.is_empty() {
+                    let key_kind = kind.unwrap_or_else(|| rng.below(12));
+                    let key = random_key(&mut rng, key_kind);
+                    set.call((&dict, &key, step as i64)).unwrap();
+                    keys.push(key);
+                } else {
+                    let key = keys.swap_remove(rng.below(keys.len() as u64) as usize);
+                    erase.call((&dict, &key)).unwrap();
+                }
+            }
+            lookups += check_against_runtime(&dict, &keys, &mut rng, &format!("dict {size}"));
+        }
+    }
+    assert!(lookups > 2_000, "{lookups}");
+    // The typed API: lookups, iteration, writes, removal, and a dict changed while iterated.
+    let map: Map<String, i64> = Map::new([("a".into(), 1), ("bb".into(), 2)]).unwrap();
+    assert_eq!((map.len(), map.get("bb"), map.get("c")), (2, Some(2), None));
+    assert!(map.contains_key("a") && !map.contains_key("z"));
+    assert_eq!(
+        map.iter().collect::<Vec<_>>(),
+        [("a".into(), 1), ("bb".into(), 2)]
+    );
+    let dict: Dict<String, i64> = Dict::new([("a".into(), 1)]).unwrap();
+    dict.insert("b".into(), 2).unwrap();
+    assert_eq!((dict.len(), dict.get("b")), (2, Some(2)));
+    assert_eq!(dict.remove("a").unwrap(), Some(1));
+    assert_eq!(dict.remove("a").unwrap(), None);
+    assert_eq!(dict.entries().unwrap(), [("b".into(), 2)]);
+    let mut iter = dict.iter();
+    assert_eq!(iter.next().unwrap().unwrap(), ("b".into(), 2));
+    dict.insert("c".into(), 3).unwrap();
+    let err = iter.next().unwrap().unwrap_err();
+    assert_eq!(err.message(), "dict changed size during iteration");
+    dict.clear().unwrap();
+    assert!(dict.is_empty());
+    // Keys with hooks (found by Rust calling the hooks on copies, without the lock).
+    keys_with_a_custom_hash_are_looked_up_through_the_runtime();
+}
+
 #[test]
 fn keys_with_a_custom_hash_are_looked_up_through_the_runtime() {
     // `ffi.StructuralKey` registers `__any_hash__`/`__any_equal__`: structurally equal keys of

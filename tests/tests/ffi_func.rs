@@ -96,7 +96,8 @@ fn call_export(f: SafeCall, args: &[Any]) -> tvm_ffi::Result<Any> {
 
 /// The export wrapped as a runtime function object, as C++ `Function::FromExternC` does.
 fn export_as_function(f: SafeCall) -> Function {
-    let from_extern = Function::get_global("ffi.FunctionFromExternC").unwrap();
+    // SAFETY: called below with a safe-call function and null handle and deleter.
+    let from_extern = unsafe { Function::get_global_unchecked("ffi.FunctionFromExternC") }.unwrap();
     // SAFETY: `f` is a safe-call function of the C ABI's signature; no handle and no deleter
     // (null), as `ffi.FunctionFromExternC` accepts.
     let (handle, safe_call, deleter) = unsafe {

@@ -514,3 +514,96 @@ fn registering_globals_while_other_threads_look_them_up_is_serialised() {
     let f = Function::get_global("rust_tests.race.f2999").unwrap();
     assert_eq!(f.call_as::<i64, _>((41,)).unwrap(), 42);
 }
+
+/// The runtime's functions that trust their arguments as code or raw memory, by name.
+const TRUST_REQUIRING: &[&str] = &[
+    "ffi.ModuleLoadFromFile",
+    "ffi.Module.load_from_file.so",
+    "ffi.FunctionFromExternC",
+    "ffi.MakeFieldSetter",
+    "ffi._PyClassRegisterTypeAttrColumns",
+    "ffi._RegisterFFIInit",
+    "ffi.FunctionRemoveGlobal",
+    "ffi.ModuleGlobalsRemove",
+    "ffi.ModuleClearImports",
+];
+
+#[test]
+fn safe_lookups_refuse_functions_that_trust_their_arguments() {
+    tvm_ffi_tests::load_cpp_testing_library();
+    let expected = |name: &str| format!("Function `{name}` cannot be looked up by the safe");
+    for &name in TRUST_REQUIRING {
+        // SAFETY: only looked up, never called.
+        let real = unsafe { Function::get_global_unchecked(name) };
+        assert!(real.is_some(), "{name} is a global of the runtime");
+        let err = Function::get_global_required(name).unwrap_err();
+        assert_eq!(err.kind().as_str(), "ValueError", "{name}");
+        assert!(err.message().starts_with(&expected(name)), "{err}");
+        assert!(
+            err.message().contains("`Function::get_global_unchecked`"),
+            "{err}"
+        );
+        // `get_global` finds it (it exists), as a function that raises the same error with
+        // any arguments, and is not the runtime's function.
+        let stub = Function::get_global(name).expect("the name exists");
+        assert!(Some(&stub) != real.as_ref());
+        let err = stub
+            .call(("/no/such/library.so", 0x4141_4141_i64, 0_i64))
+            .unwrap_err();
+        assert_eq!(err.kind().as_str(), "ValueError", "{name}");
+        assert!(err.message().starts_with(&expected(name)), "{err}");
+    }
+    // The library loader names the unsafe `Module::load_from_file`.
+    let err = Function::get_global_required("ffi.ModuleLoadFromFile").unwrap_err();
+    assert!(err.message().contains("`Module::load_from_file`"), "{err}");
+    // A name under the loaders' prefix that no runtime registers: missing, not refused.
+    assert!(Function::get_global("ffi.Module.load_from_file.nothing").is_none());
+    // Other runtime functions are handed out as they are.
+    let array = Function::get_global("ffi.Array").unwrap();
+    let made: Array<i64> = array.call_as((1_i64,)).unwrap();
+    assert_eq!(made.to_vec(), [1]);
+}
+
+/// Heap strings and bytes are allocated by Rust in the layout c_api.h gives them (`{ header,
+/// TVMFFIByteArray, bytes }`, NUL-terminated as C++ writes them) with a Rust deleter: the
+/// runtime's own functions read, hash, compare, concatenate and release them as their own.
+#[test]
+fn rust_allocated_strings_and_bytes_are_the_runtimes_own() {
+    let long = "a string longer than seven bytes, with é";
+    let s = String::new(long);
+    let any = Any::new(s.clone());
+    assert_eq!(any.type_index(), tvm_ffi::sys::type_index::kTVMFFIStr);
+    // SAFETY: a heap string object: header, then the byte-array cell.
+    let cell = unsafe {
+        let raw = any.as_raw().value.v_obj as *const u8;
+        &*(raw.add(24) as *const tvm_ffi::sys::TVMFFIByteArray)
+    };
+    assert_eq!(cell.size, long.len());
+    // SAFETY: `size` bytes and the NUL after them belong to the object `any` holds.
+    let with_nul = unsafe { std::slice::from_raw_parts(cell.data as *const u8, cell.size + 1) };
+    assert_eq!(&with_nul[..long.len()], long.as_bytes());
+    assert_eq!(
+        with_nul[long.len()],
+        0,
+        "NUL-terminated, as C++ strings are"
+    );
+    // Through C++ and back, in containers, hashed and compared by the runtime.
+    assert_eq!(echo(any.clone()).cast::<String>().unwrap(), long);
+    let map = Map::new([(s.clone(), 1i64), (String::new("another long key!"), 2)]).unwrap();
+    assert_eq!(map.get(String::new(long)), Some(1));
+    let bytes = Bytes::new(&[0u8, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    assert_eq!(
+        echo(Any::new(bytes.clone()))
+            .cast::<Bytes>()
+            .unwrap()
+            .as_bytes(),
+        bytes.as_bytes()
+    );
+    // Many allocations and releases through the runtime (counts reach zero in C++ code).
+    for i in 0..1000 {
+        let text = format!("string number {i} of a thousand");
+        let back = echo(Any::new(String::new(&text)));
+        drop(any.clone());
+        assert_eq!(back.cast::<String>().unwrap(), text.as_str());
+    }
+}

@@ -1230,6 +1230,37 @@ fn borrowed_dltensor_arguments_do_not_escape_the_call() {
         drop(fresh);
         expect_type_error(kept.get_field_any("v_any"), "get_field_any");
     }
+    // The runtime's builtins keep their arguments as `Any` (C++ `Any(AnyView)` copies a
+    // DLTensor* bitwise): a borrowed view passed to one is refused before the call, and a
+    // C++ function that takes a view still receives it.
+    for name in [
+        "ffi.Array",
+        "ffi.List",
+        "ffi.Map",
+        "ffi.Dict",
+        "ffi.StructuralKey",
+    ] {
+        let fresh = TensorMut::from_vec(vec![7.0f32; 4], &[4]).unwrap();
+        let f = global(name);
+        let result = if name == "ffi.Map" || name == "ffi.Dict" {
+            f.call(("key", fresh.view()))
+        } else {
+            f.call((fresh.view(),))
+        };
+        expect_type_error(result, name);
+        let err = global(name).call((1_i64, fresh.view())).unwrap_err();
+        assert!(err.message().contains("runtime builtin"), "{name}: {err}");
+    }
+    let fresh = TensorMut::from_vec(vec![7.0f32; 4], &[4]).unwrap();
+    let list: tvm_ffi::List<Any> = global("ffi.List").call_as(()).unwrap();
+    expect_type_error(
+        global("ffi.ListAppend").call((&list, fresh.view())),
+        "ffi.ListAppend",
+    );
+    assert_eq!(list.len(), 0);
+    global("testing.schema_tensor_view_input")
+        .call((fresh.view(),))
+        .unwrap();
     // The view of an `ffi.Tensor` is passed as the object, which may be kept.
     let shared = Tensor::from_vec(vec![3i32; 2], &[2]).unwrap();
     let kept: Tensor = keep_packed.call_as((shared.view(),)).unwrap();

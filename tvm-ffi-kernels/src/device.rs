@@ -70,3 +70,48 @@ impl Drop for DeviceGuard {
         let _ = unsafe { (self.driver.api.cu_ctx_set_current)(self.previous) };
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn current_context(driver: &Driver) -> Handle {
+        let mut current: Handle = std::ptr::null_mut();
+        // SAFETY: a valid output slot.
+        let rc = unsafe { (driver.api.cu_ctx_get_current)(&mut current) };
+        driver.check("cuCtxGetCurrent", rc).unwrap();
+        current
+    }
+
+    /// With a driver (the GPU machine): the guard makes the device's primary context current
+    /// and puts the previous one (here none) back on drop; an absent ordinal is an error.
+    /// Without one (CI): the error says the driver is missing.
+    #[test]
+    fn the_guard_sets_and_restores_the_current_context() {
+        let Ok(driver) = Driver::get() else {
+            let err = DeviceGuard::new(Device::cuda(0)).err().expect("no driver");
+            assert_eq!(err.kind(), "RuntimeError");
+            assert!(
+                err.message().starts_with("cannot load the CUDA driver"),
+                "{}",
+                err.message()
+            );
+            return;
+        };
+        let before = current_context(driver);
+        {
+            let guard = DeviceGuard::new(Device::cuda(0)).expect("cuda:0");
+            assert_eq!(guard.device(), Device::cuda(0));
+            let primary = driver.primary_context(0).unwrap();
+            assert!(!primary.is_null());
+            assert_eq!(current_context(driver), primary);
+        }
+        assert_eq!(current_context(driver), before);
+        let err = DeviceGuard::new(Device::cuda(4096))
+            .err()
+            .expect("no such device");
+        assert_eq!(err.kind(), "RuntimeError");
+        assert!(err.message().contains("cuDeviceGet"), "{}", err.message());
+        assert_eq!(current_context(driver), before);
+    }
+}

@@ -5,7 +5,8 @@
 //! repeated option), `ast` builds the item's model with its attributes attached, `check`
 //! reports what the finished model must satisfy, and `codegen` emits code per item kind
 //! (`object`, `methods`, `func`, `enums`, `variant`, with the helpers they share in
-//! `codegen::shared`). Every stage reports into one error context (`ctxt::Ctxt`), which must
+//! `codegen::shared`); the function-like `match_any!` (`match_any`) parses and expands in one
+//! module of its own. Every stage reports into one error context (`ctxt::Ctxt`), which must
 //! be checked before code is generated: every error is reported at once, none is lost. A
 //! stage only uses earlier ones. Generated code names the runtime only through
 //! `::tvm_ffi::__private` (no semver guarantee; `tvm-ffi` pins this crate exactly) and the
@@ -26,6 +27,7 @@ mod check;
 mod codegen;
 mod crate_path;
 mod ctxt;
+mod match_any;
 
 /// Makes a Rust function a TVM-FFI function: a global registered when the library loads
 /// (`name = "pkg.func"`, like C++ `refl::GlobalDef().def`), a module export
@@ -97,7 +99,11 @@ pub fn ffi_func(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// }
 /// ```
 ///
-/// Type options (`#[ffi_type(..)]`): `key`, `final`, `structural`, `external` (declares a type
+/// Type options (`#[ffi_type(..)]`): `key`, `final`, `structural`, `init = false`,
+/// `creator = false`, `convert`, `eq`, `hash`, `ord`, `str` (the runtime's `==`, hash, order
+/// and repr hooks from the struct's `PartialEq`, `Hash`, `PartialOrd`, `Display`; `hash` and
+/// `ord` need `eq`), `frozen` (no field writable from any language: no `#[ffi(rw)]`, no
+/// `Rw<T>`), `type_attr(..)`, `external` (declares a type
 /// defined elsewhere, checked against the runtime's reflection at load; requires
 /// `unsafe impl tvm_ffi::ExternalType` for it). Field options
 /// (`#[ffi(..)]`): `base`, `skip`, `rw`, `name`, `default`, `default_factory`, `kw_only`,
@@ -109,7 +115,9 @@ pub fn ffi_func(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// SDK's own), and `Rw<Rw<T>>` fields; each is a compile error.
 ///
 /// Guide: [Object types](../tvm_ffi/index.html#object-types) in the `tvm_ffi` crate docs (every type and field
-/// option, writable fields, constructors, methods, parents defined elsewhere, loading), and
+/// option, writable fields, constructors, methods, parents defined elsewhere, loading),
+/// [Value types](../tvm_ffi/index.html#value-types-eq-hash-ord-str-frozen) (`eq`, `hash`, `ord`,
+/// `str`, `frozen`), and
 /// [Stubs](../tvm_ffi/index.html#stubs) (the Python class tvm-ffi-stubgen writes for the type).
 #[proc_macro_derive(Object, attributes(ffi_type, ffi))]
 pub fn derive_object(input: TokenStream) -> TokenStream {
@@ -309,4 +317,12 @@ fn expand_methods(
 fn with_original(err: syn::Error, original: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
     let errors = err.to_compile_error();
     quote! { #errors #original }
+}
+
+/// The expansion of `tvm_ffi::match_any!`, which prepends its own crate path and a `;`; use
+/// `tvm_ffi::match_any!`, documented there.
+#[doc(hidden)]
+#[proc_macro]
+pub fn match_any_impl(input: TokenStream) -> TokenStream {
+    match_any::expand(input.into()).into()
 }

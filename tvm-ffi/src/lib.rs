@@ -15,6 +15,8 @@
 //!   and C++ without copying (`f16`/`bf16` through [`half`], fp8 and sub-byte types as bytes,
 //!   checked strided views);
 //! - [`env`](mod@env): the current stream of each device, the DLPack allocator, Ctrl-C in long loops;
+//! - [`match_any!`]: typed arms over any value, with a per-call-site table keyed by runtime
+//!   type index; [`ObjectRef::try_cast`] / [`ObjectRef::checked_cast`] between object types;
 //! - [`Function`]: closures as FFI functions, typed calls, the global registry;
 //! - [`Error`] / [`Result`]: errors with kind, message and backtrace; panics never cross
 //!   the ABI.
@@ -77,7 +79,8 @@
 //!      |      layout checks, load errors, the runtime version check
 //!  reflect/   reflection: Rw<T>, construction state, field accessors,       (4)
 //!      |      creators, type registry queries; enums: EnumRef<E>;
-//!      |      structural (equal/hash/mismatch, deep copy); serialization
+//!      |      structural (equal/hash/mismatch, deep copy); serialization;
+//!      |      matching: match_any! and its per-call-site type-index tables
 //!  data/      container: Array, Map, Shape, List, Dict;                     (3)
 //!      |      tensor: Tensor, TensorView, TensorMut, ...; module: Module;
 //!      |      lock: the striped locks of containers and Rw<T> fields
@@ -185,6 +188,10 @@ pub mod __private {
         new_function, InitByDefault, InitByFields, InitProbe, InitResult, IntoDefault,
         ShallowCopyByClone, ShallowCopyProbe, ShallowCopyUnsupported,
     };
+    pub use crate::reflect::reflection::dunder::{
+        assert_frozen_field, compare_hook, eq_hook, hash_hook, repr_hook, EqHook, HashHook,
+        OrdHook, StrHook,
+    };
     pub use crate::reflect::reflection::field::{
         assert_foreign_field, assert_writable, FieldValue, ForeignField, NullablePointer,
         WritableField,
@@ -217,4 +224,10 @@ pub mod __private {
     pub use crate::registry::version::{check_version, ensure_compatible};
 
     pub use crate::call::function::export::{function_from_invoke, function_from_packed_invoke};
+
+    /// Tests of the runtime-read fallback of `Map` / `Dict` (see the crate's
+    /// `data::container::table`).
+    pub use crate::data::container::table::force_runtime_reads;
+    pub use crate::reflect::matching;
+    pub use tvm_ffi_macros::match_any_impl;
 }

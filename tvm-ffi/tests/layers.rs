@@ -54,7 +54,9 @@ const MACROS: CrateLayers = CrateLayers {
     // serde_derive's shape: one front end (attributes parsed into an AST, checked), then code
     // generation per item kind; the stages run one way.
     layers: &[
-        &["crate_path", "ctxt"],
+        // `match_any`: the function-like `match_any!`, parsed and generated in one module (no
+        // attributes, no item model); it uses none of the others.
+        &["crate_path", "ctxt", "match_any"],
         &["attr"],
         &["ast"],
         &["check"],

@@ -5,6 +5,7 @@ use tvm_ffi::{ffi_func, ffi_methods, Array, Function, Object, ObjectRef, Rw};
 pub mod options;
 pub mod space;
 pub mod style;
+pub mod version;
 
 /// A point in the plane.
 #[derive(Object, Clone)]

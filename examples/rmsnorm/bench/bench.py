@@ -5,10 +5,12 @@
       calling the Rust function directly, a hand-written direct registration
       (torch.library.Library define + impl, as vLLM and sglang write them) and a hand-written
       torch.library.custom_op wrapper, on 1 x 16 float32 tensors.
-  python examples/rmsnorm/bench/bench.py gpu --cpp <cuda_launch executable>
+  python examples/rmsnorm/bench/bench.py gpu --cpp <cuda_launch executable> [--cpp-lib <lib>]
       The Rust library against a C++ program launching the same PTX kernel with no TVM-FFI in
       between: the kernel's time (4096 x 4096 bfloat16, back-to-back launches) and the launch
-      overhead (1 x 128, synchronised per call), side by side, with their ratios.
+      overhead (1 x 128, synchronised per call), side by side, with their ratios. With
+      --cpp-lib (librmsnorm_cpp.so built from cpp_rmsnorm.cc), also against the C++ TVM-FFI
+      twin called from Python the same way: like for like, interleaved rounds.
 """
 import argparse
 import json
@@ -80,7 +82,7 @@ def op_overhead(device, iterations):
     return rows
 
 
-def gpu(cpp, iterations):
+def gpu(cpp, iterations, cpp_lib=None):
     fn = tvm_ffi.get_global_func("rmsnorm.rmsnorm")
     x = torch.ones(4096, 4096, device="cuda", dtype=torch.bfloat16)
     w = torch.ones(4096, device="cuda", dtype=torch.bfloat16)
@@ -109,6 +111,44 @@ def gpu(cpp, iterations):
         f"  {'launch + sync, 1 x 128 (us/call)':34s} {launch_us:18.2f} {native['launch_us']:16.2f} "
         f"{launch_us / native['launch_us']:7.3f}"
     )
+    if cpp_lib:
+        versus_cpp_library(fn, cpp_lib, ptx, iterations)
+
+
+def versus_cpp_library(rust, cpp_lib, ptx, iterations):
+    """Python -> Rust against Python -> the C++ TVM-FFI twin: the same kernel, the same
+    caller; rounds alternate so that clock and cache drift hit both alike."""
+    tvm_ffi.load_module(cpp_lib)
+    tvm_ffi.get_global_func("rmsnorm_cpp.load_ptx")(str(ptx))
+    cpp = tvm_ffi.get_global_func("rmsnorm_cpp.rmsnorm")
+    rows = {}
+    for label, shape, sync in [
+        ("kernel, 4096 x 4096 (us/call)", (4096, 4096), False),
+        ("launch + sync, 1 x 128 (us/call)", (1, 128), True),
+        ("launch only, 1 x 128 (us/call)", (1, 128), False),
+    ]:
+        x = torch.randn(*shape, device="cuda", dtype=torch.bfloat16)
+        w = torch.randn(shape[1], device="cuda", dtype=torch.bfloat16)
+        out_rust, out_cpp = torch.empty_like(x), torch.empty_like(x)
+        rust(out_rust, x, w, 1e-6, False)
+        cpp(out_cpp, x, w, 1e-6, False)
+        torch.cuda.synchronize()
+        assert torch.equal(out_rust, out_cpp), "the Rust and C++ launches disagree"
+
+        def call(f, out):
+            if sync:
+                return lambda: (f(out, x, w, 1e-6, False), torch.cuda.synchronize())
+            return lambda: f(out, x, w, 1e-6, False)
+
+        best = {"rust": float("inf"), "cpp": float("inf")}
+        for _ in range(5):
+            best["rust"] = min(best["rust"], per_call_us(call(rust, out_rust), iterations, torch.cuda.synchronize, 1))
+            best["cpp"] = min(best["cpp"], per_call_us(call(cpp, out_cpp), iterations, torch.cuda.synchronize, 1))
+        rows[label] = best
+    print(f"RMSNorm bfloat16 from Python: Rust against the C++ TVM-FFI twin ({iterations} calls):")
+    print(f"  {'':34s} {'Rust':>10s} {'C++':>10s} {'ratio':>7s}")
+    for label, best in rows.items():
+        print(f"  {label:34s} {best['rust']:10.2f} {best['cpp']:10.2f} {best['rust'] / best['cpp']:7.3f}")
 
 
 def main():
@@ -116,6 +156,7 @@ def main():
     parser.add_argument("what", choices=["op-overhead", "gpu"])
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--cpp")
+    parser.add_argument("--cpp-lib")
     parser.add_argument("--iterations", type=int, default=20000)
     parser.add_argument("--target-dir", default=str(ROOT / "target" / "release"))
     args = parser.parse_args()
@@ -123,7 +164,7 @@ def main():
     if args.what == "op-overhead":
         op_overhead(args.device, args.iterations)
     else:
-        gpu(args.cpp, min(args.iterations, 2000))
+        gpu(args.cpp, min(args.iterations, 2000), args.cpp_lib)
 
 
 if __name__ == "__main__":

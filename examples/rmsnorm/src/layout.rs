@@ -19,6 +19,15 @@ pub struct Rows {
 pub fn rows(x: &TensorView<'_>, name: &str, written: bool) -> Result<Rows> {
     let x = x.check(name).ndim(2)?.view();
     let (rows, hidden) = (x.shape()[0], x.shape()[1]);
+    if rows == 0 || hidden == 0 {
+        // No element, no memory addressed: exporters put anything in the strides of an empty
+        // array (NumPy 2.3+ exports zeros), as C++'s IsContiguous accepts.
+        return Ok(Rows {
+            rows: rows as usize,
+            hidden: hidden as usize,
+            row_stride: hidden as usize,
+        });
+    }
     let strides = x.strides();
     if hidden > 1 && strides[1] != 1 {
         bail!(
@@ -68,3 +77,36 @@ pub fn weight(weight: &TensorView<'_>, x: &TensorView<'_>, hidden: usize) -> Res
 
 /// The dtypes the ops accept.
 pub const DTYPES: [DataType; 3] = [DataType::FLOAT32, DataType::FLOAT16, DataType::BFLOAT16];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tvm_ffi::sys::DLTensor;
+    use tvm_ffi::Device;
+
+    /// NumPy 2.3+ exports an empty array with zero strides (seen on the GPU machine): an empty
+    /// operand addresses nothing, so it is accepted whatever its strides.
+    #[test]
+    fn empty_operands_are_accepted_whatever_their_strides() {
+        for (mut shape, mut strides) in [([0i64, 8], [0i64, 0]), ([3, 0], [0, 0])] {
+            let dl = DLTensor {
+                data: std::ptr::null_mut(),
+                device: Device::cpu().0,
+                ndim: 2,
+                dtype: DataType::FLOAT32.0,
+                shape: shape.as_mut_ptr(),
+                strides: strides.as_mut_ptr(),
+                byte_offset: 0,
+            };
+            // SAFETY: shape and strides hold 2 entries that outlive the view; it has no
+            // element, so no data is addressed.
+            let view = unsafe { TensorView::from_dltensor(&dl) };
+            let checked = rows(&view, "x", true).expect("an empty operand is accepted");
+            assert_eq!(
+                (checked.rows, checked.hidden),
+                (shape[0] as usize, shape[1] as usize)
+            );
+            assert_eq!(checked.row_stride, shape[1] as usize);
+        }
+    }
+}

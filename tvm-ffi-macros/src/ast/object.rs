@@ -33,6 +33,51 @@ pub struct ObjectModel {
     pub convert: bool,
     /// `type_attr(..)`: constant type attributes.
     pub type_attrs: Vec<(String, syn::Lit)>,
+    /// `eq`, `hash`, `ord`, `str`, in that order, each spanned at its option.
+    pub hooks: Vec<(TraitHook, Span)>,
+    /// `frozen`, spanned at the option.
+    pub frozen: Option<Span>,
+}
+
+/// A hook registered from one of the payload's traits (`#[ffi_type(eq)]`, ...).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum TraitHook {
+    Eq,
+    Hash,
+    Ord,
+    Str,
+}
+
+impl TraitHook {
+    /// The option's name.
+    pub fn option(self) -> &'static str {
+        match self {
+            TraitHook::Eq => "eq",
+            TraitHook::Hash => "hash",
+            TraitHook::Ord => "ord",
+            TraitHook::Str => "str",
+        }
+    }
+
+    /// The type attribute it registers.
+    pub fn attr(self) -> &'static str {
+        match self {
+            TraitHook::Eq => "__ffi_eq__",
+            TraitHook::Hash => "__ffi_hash__",
+            TraitHook::Ord => "__ffi_compare__",
+            TraitHook::Str => "__ffi_repr__",
+        }
+    }
+
+    /// The runtime's generic function that makes the hook (in `__private`).
+    pub fn helper(self) -> &'static str {
+        match self {
+            TraitHook::Eq => "eq_hook",
+            TraitHook::Hash => "hash_hook",
+            TraitHook::Ord => "compare_hook",
+            TraitHook::Str => "repr_hook",
+        }
+    }
 }
 
 /// A reflected field.
@@ -170,6 +215,16 @@ pub fn object(
         creator: !attrs.creator_off.get().copied().unwrap_or(false),
         convert: attrs.convert.is_set(),
         type_attrs: attrs.type_attrs.into_inner().unwrap_or_default(),
+        hooks: [
+            (TraitHook::Eq, attrs.eq.get()),
+            (TraitHook::Hash, attrs.hash.get()),
+            (TraitHook::Ord, attrs.ord.get()),
+            (TraitHook::Str, attrs.str.get()),
+        ]
+        .into_iter()
+        .filter_map(|(hook, span)| span.map(|span| (hook, *span)))
+        .collect(),
+        frozen: attrs.frozen.get().copied(),
     }
 }
 

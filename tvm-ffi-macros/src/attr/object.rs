@@ -8,7 +8,7 @@ use syn::spanned::Spanned;
 use crate::attr::{self, Attr};
 use crate::ctxt::Ctxt;
 
-const TYPE_OPTIONS: &str = "`key = \"pkg.Name\"`, `final`, `structural = \"tree\"|\"dag\"|\"const-tree\"|\"free-var\"|\"unique\"`, `init = false`, `creator = false`, `convert`, `type_attr(name = <literal>, ..)`, `external`, `crate = \"path\"`";
+const TYPE_OPTIONS: &str = "`key = \"pkg.Name\"`, `final`, `structural = \"tree\"|\"dag\"|\"const-tree\"|\"free-var\"|\"unique\"`, `init = false`, `creator = false`, `convert`, `eq`, `hash`, `ord`, `str`, `frozen`, `type_attr(name = <literal>, ..)`, `external`, `crate = \"path\"`";
 const FIELD_OPTIONS: &str = "`base`, `skip`, `rw`, `name = \"..\"`, `default = <expr>`, `default_factory = <path>`, `kw_only`, `init = false`, `repr = false`, `compare = false`, `hash = false`, `structural = \"ignore\"|\"def\"`, `metadata(key = <literal>, ..)`";
 
 /// The options of `#[ffi_type(..)]`.
@@ -27,6 +27,13 @@ pub struct TypeAttrs {
     pub convert: Attr<()>,
     /// `type_attr(name = literal, ..)`: constant type attributes.
     pub type_attrs: Attr<Vec<(String, syn::Lit)>>,
+    /// `eq`, `hash`, `ord`, `str`: hooks from the payload's traits; spans are the options'.
+    pub eq: Attr<Span>,
+    pub hash: Attr<Span>,
+    pub ord: Attr<Span>,
+    pub str: Attr<Span>,
+    /// `frozen`: no field is writable.
+    pub frozen: Attr<Span>,
 }
 
 /// A field's `default = <expr>` or `default_factory = <path>`.
@@ -97,6 +104,11 @@ pub fn type_attrs(item: &syn::DeriveInput, cx: &Ctxt) -> TypeAttrs {
     let mut creator_off = Attr::none("creator");
     let mut convert = Attr::none("convert");
     let mut type_attrs = Attr::none("type_attr");
+    let mut eq = Attr::none("eq");
+    let mut hash = Attr::none("hash");
+    let mut ord = Attr::none("ord");
+    let mut str = Attr::none("str");
+    let mut frozen = Attr::none("frozen");
     let common = attr::ffi_type_options(attrs, "my_ext.Point", cx, |meta, cx| {
         if meta.path.is_ident("final") {
             attr::flag(meta, "final", cx)?;
@@ -130,6 +142,18 @@ pub fn type_attrs(item: &syn::DeriveInput, cx: &Ctxt) -> TypeAttrs {
         } else if meta.path.is_ident("type_attr") {
             let entries = attr::literal_list(meta, "type_attr", cx)?;
             type_attrs.set(meta, entries, cx);
+        } else if let Some((name, option)) = [
+            ("eq", &mut eq),
+            ("hash", &mut hash),
+            ("ord", &mut ord),
+            ("str", &mut str),
+            ("frozen", &mut frozen),
+        ]
+        .into_iter()
+        .find(|(name, _)| meta.path.is_ident(name))
+        {
+            attr::flag(meta, name, cx)?;
+            option.set(meta, meta.path.span(), cx);
         } else {
             attr::unknown(meta, "#[ffi_type]", TYPE_OPTIONS, cx)?;
         }
@@ -156,6 +180,11 @@ pub fn type_attrs(item: &syn::DeriveInput, cx: &Ctxt) -> TypeAttrs {
         creator_off,
         convert,
         type_attrs,
+        eq,
+        hash,
+        ord,
+        str,
+        frozen,
     }
 }
 

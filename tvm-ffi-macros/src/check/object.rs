@@ -2,7 +2,7 @@
 //! field is, reserved and duplicate names, and options that contradict each other. Type-level facts the macro cannot see (a field type's
 //! support, the parent being an object, `Send + Sync`) are checked by the compiler through the
 //! generated code, with errors spanned at the user's tokens.
-use crate::ast::object::ObjectModel;
+use crate::ast::object::{ObjectModel, TraitHook};
 use crate::ctxt::Ctxt;
 
 /// Every check of a struct's model.
@@ -62,6 +62,38 @@ fn object(model: &ObjectModel, cx: &Ctxt) {
     }
     if model.external && !model.creator {
         cx.error(&model.ident, "an `external` declaration has no creator of its own (the defining library's is used): remove `creator = false`");
+    }
+    let given = |wanted| {
+        model
+            .hooks
+            .iter()
+            .find(|(h, _)| *h == wanted)
+            .map(|(_, span)| *span)
+    };
+    if given(TraitHook::Eq).is_none() {
+        for (needs_eq, why) in [
+            (TraitHook::Hash, "a hash is only meaningful with the equality it agrees with (`a == b` implies `hash(a) == hash(b)`)"),
+            (TraitHook::Ord, "the runtime's `==` must agree with the order (`RecursiveEq` and `RecursiveLe` alike)"),
+        ] {
+            if let Some(span) = given(needs_eq) {
+                cx.push(syn::Error::new(span, format!("`{}` needs `eq` too: {why}; write `#[ffi_type(.., eq, {})]`", needs_eq.option(), needs_eq.option())));
+            }
+        }
+    }
+    if model.external {
+        if let Some((hook, span)) = model.hooks.first() {
+            cx.push(syn::Error::new(*span, format!("`{}` registers a hook of the type, but an `external` declaration describes a type defined elsewhere, whose hooks its definition registers; remove it", hook.option())));
+        }
+        if let Some(span) = model.frozen {
+            cx.push(syn::Error::new(span, "an `external` declaration cannot be `frozen`: the library that defines the type may write its fields (they are `Rw<T>`); remove `frozen`"));
+        }
+    }
+    if model.frozen.is_some() {
+        for field in &model.fields {
+            if let Some(rw) = field.rw {
+                cx.push(syn::Error::new(rw, format!("field `{}` of a `frozen` type cannot be `#[ffi(rw)]`: no field of a frozen type is writable, from Python, C++ or Rust; remove `rw` (and store `T`, not `Rw<T>`), or remove `frozen`", field.name)));
+            }
+        }
     }
     if model.is_final && model.external {
         cx.error(&model.ident, "an `external` declaration describes a type defined elsewhere; `final` is decided by its definition, remove it");

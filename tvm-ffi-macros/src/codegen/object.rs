@@ -107,6 +107,14 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
                 const _: () = #krate::__private::assert_foreign_field::<#ty>();
             });
         }
+        if model.frozen.is_some() {
+            // Spanned at the field's type: an `Rw<T>` (which Rust code could write) is reported
+            // there.
+            let at_ty = crate::crate_path::respan(krate, ty.span());
+            field_checks.push(quote_spanned! {ty.span()=>
+                const _: () = #at_ty::__private::assert_frozen_field::<#ty>();
+            });
+        }
         if let Some(rw) = field.rw {
             field_checks.push(quote_spanned! {rw=>
                 const _: () = #krate::__private::assert_writable::<#ty>();
@@ -204,6 +212,16 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
         let value = metadata_value(krate, lit);
         quote!((#name, #value))
     });
+    // Each hook's helper names the type at the option's token: a payload without the trait
+    // the hook needs is reported there.
+    let hooks = model.hooks.iter().map(|(hook, span)| {
+        let attr = hook.attr();
+        let helper = syn::Ident::new(hook.helper(), *span);
+        let at = crate::crate_path::respan(krate, *span);
+        let mut ty = ident.clone();
+        ty.set_span(*span);
+        quote_spanned! {*span=> (#attr, #at::__private::#helper::<#ty> as fn() -> #at::Function) }
+    });
     let auto_init = model.auto_init;
     let convert = if model.convert {
         quote!(Some(#p::convert_function::<#ident>))
@@ -212,10 +230,18 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
     };
     // One `Member` impl per reflected name: a method of the same name (see #[ffi_methods]) is
     // then a compile error at the method, instead of Python silently hiding it.
+    // A trait hook claims its attribute's name too: the same hook on a method
+    // (`#[ffi(eq)]`) is then a compile error rather than a load error.
     let members = model
         .fields
         .iter()
-        .map(|f| member_impl(krate, &quote!(#ident), &f.name, f.ident.span()));
+        .map(|f| member_impl(krate, &quote!(#ident), &f.name, f.ident.span()))
+        .chain(
+            model
+                .hooks
+                .iter()
+                .map(|(hook, span)| member_impl(krate, &quote!(#ident), hook.attr(), *span)),
+        );
     quote! {
         const _: () = {
             use #p::core::option::Option::{None, Some};
@@ -275,6 +301,7 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
                 parts: <#ident as #p::Reflected>::PARTS,
                 shallow_copy: #shallow_copy,
                 type_attrs: &[#(#type_attrs),*],
+                hooks: &[#(#hooks),*],
                 seal_check: #seal_check,
                 // SAFETY: generated from the struct definition itself, with every layout
                 // fact checked at compile time above.

@@ -1,7 +1,9 @@
 //! The striped locks of Rust's shared mutable storage, one module for both users: the lock
 //! around Rust's operations on a `List` or `Dict` (container stripes: reentrant, owner-tracked)
 //! and the lock of non-scalar `Rw<T>` fields (field stripes: never re-entered, with readers
-//! counted so that a replaced value outlives their snapshots). Both kinds park waiters and
+//! counted so that a replaced value outlives their snapshots; the holder is recorded too, so
+//! that a second acquisition on the holding thread panics with a message instead of waiting
+//! for itself). Both kinds park waiters and
 //! live in one process-wide table with one cross-library publication.
 //!
 //! The runtime does not synchronise its mutable containers (neither does C++): a write may move
@@ -22,10 +24,17 @@
 //! **No user code runs while a stripe is held** (it could take another stripe: a deadlock):
 //! payload drops of Rust objects that a runtime write releases are queued and run after the
 //! lock is released; reads copy a value (a reference count, or a bit copy) under the lock and
-//! convert or compare it afterwards. What remains: the runtime itself runs a key's custom
-//! `__any_hash__`/equality hooks and Python `__del__` inside a write; such code may read the
-//! container (the lock re-enters on the same thread) but not write it (refused with an
-//! error). A thread waiting for a stripe parks (a futex on Linux) after a short spin.
+//! convert or compare it afterwards; a lookup with a key whose type has custom
+//! `__any_hash__`/`__any_equal__` hooks hashes the key before taking the lock, copies the
+//! entries of its hash chain under it, and compares them with the hooks after releasing it.
+//! What remains: the runtime itself runs those hooks and Python `__del__` inside a write
+//! (`ffi.DictSetItem`, `ffi.DictErase`); such code may read the container (the lock re-enters
+//! on the same thread) but not write it (refused with an error), and if it waits for another
+//! container's stripe whose holder waits, through a chain of holders, for a stripe this thread
+//! holds (two such writes on two threads, each reading the other's dict), the wait is refused
+//! with a `RuntimeError` instead of deadlocking (holders record what they wait for in the
+//! stripes they hold). A thread waiting for a stripe parks (a futex on Linux) after a short
+//! spin.
 use std::ffi::c_void;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering};
@@ -56,7 +65,10 @@ pub(crate) struct Stripe {
     readers: AtomicUsize,
     /// Field stripes: values replaced while readers copied them, dropped by the last reader.
     graveyard: AtomicPtr<Grave>,
-    _pad: [AtomicUsize; 3],
+    /// Container stripes: the stripe the holder of this one waits for (0: none), so that a
+    /// waiter can tell a cycle of waits (a deadlock) from a wait that ends.
+    blocked_on: AtomicUsize,
+    _pad: [AtomicUsize; 2],
 }
 
 /// A value waiting for the readers of its stripe: the head of a larger allocation that `bury`
@@ -78,11 +90,8 @@ const FREE_STRIPE: Stripe = Stripe {
     writing: AtomicUsize::new(0),
     readers: AtomicUsize::new(0),
     graveyard: AtomicPtr::new(std::ptr::null_mut()),
-    _pad: [
-        AtomicUsize::new(0),
-        AtomicUsize::new(0),
-        AtomicUsize::new(0),
-    ],
+    blocked_on: AtomicUsize::new(0),
+    _pad: [AtomicUsize::new(0), AtomicUsize::new(0)],
 };
 
 /// The table every Rust library of the process uses: the payload of the published object.
@@ -298,6 +307,24 @@ mod park {
         };
     }
 
+    /// Sleeps while `word` holds `expected`, at most about `timeout`.
+    pub(super) fn wait_for(word: &AtomicU32, expected: u32, timeout: std::time::Duration) {
+        let ts: [c_long; 2] = [
+            timeout.as_secs() as c_long,
+            c_long::from(timeout.subsec_nanos() as i32),
+        ];
+        // SAFETY: FUTEX_WAIT on a valid, aligned u32 with a valid relative timeout.
+        unsafe {
+            syscall(
+                SYS_FUTEX,
+                word.as_ptr(),
+                FUTEX_WAIT_PRIVATE,
+                expected,
+                ts.as_ptr(),
+            )
+        };
+    }
+
     /// Wakes one thread sleeping on `word`.
     pub(super) fn wake_one(word: &AtomicU32) {
         // SAFETY: FUTEX_WAKE on a valid, aligned u32.
@@ -317,6 +344,10 @@ mod park {
         if word.load(Ordering::Relaxed) == expected {
             std::thread::sleep(std::time::Duration::from_micros(50));
         }
+    }
+
+    pub(super) fn wait_for(word: &AtomicU32, expected: u32, _timeout: std::time::Duration) {
+        wait(word, expected);
     }
 
     pub(super) fn wake_one(_word: &AtomicU32) {}
@@ -399,7 +430,13 @@ impl ReentrantGuard {
                 reentered: true,
             };
         }
-        stripe.lock_raw();
+        if stripe
+            .state
+            .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            lock_container_contended(stripe, me);
+        }
         stripe.owner.store(me, Ordering::Relaxed);
         let _ = HELD.try_with(|held| held.set(held.get() + 1));
         ReentrantGuard {
@@ -407,6 +444,72 @@ impl ReentrantGuard {
             reentered: false,
         }
     }
+}
+
+/// Waits for a container stripe that another thread holds. A thread holding other container
+/// stripes meanwhile (a key hook or destructor that a runtime write runs reads another
+/// container) records what it waits for in them, and follows the chain of holders: if it
+/// leads back to this thread, the wait would never end (two such writes on two threads, each
+/// reading the other's container), so it panics with a message (a `RuntimeError` at the FFI
+/// boundary, which fails the write that ran the hook) instead of deadlocking.
+#[cold]
+#[inline(never)]
+fn lock_container_contended(stripe: &'static Stripe, me: usize) {
+    let table = &shared_locks().containers;
+    let mine = || {
+        table
+            .iter()
+            .filter(move |s| s.owner.load(Ordering::SeqCst) == me)
+    };
+    if mine().next().is_none() {
+        stripe.lock_contended();
+        return;
+    }
+    let target = stripe as *const Stripe as usize;
+    let clear = || mine().for_each(|s| s.blocked_on.store(0, Ordering::SeqCst));
+    loop {
+        if stripe
+            .state
+            .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+        {
+            clear();
+            return;
+        }
+        mine().for_each(|s| s.blocked_on.store(target, Ordering::SeqCst));
+        // The holder of `stripe` waits for the stripe its own record names, and so on.
+        let mut at = stripe;
+        for _ in 0..=STRIPES {
+            let owner = at.owner.load(Ordering::SeqCst);
+            if owner == me {
+                clear();
+                container_deadlock();
+            }
+            let next = at.blocked_on.load(Ordering::SeqCst);
+            if owner == 0 || next == 0 {
+                break;
+            }
+            // SAFETY: `blocked_on` holds 0 or the address of a stripe of this table.
+            at = unsafe { &*(next as *const Stripe) };
+        }
+        // Not a cycle now: wait a little and look again (the holders move on).
+        let state = stripe.state.load(Ordering::Relaxed);
+        if state != 0 {
+            park::wait_for(&stripe.state, state, std::time::Duration::from_micros(200));
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn container_deadlock() -> ! {
+    crate::base::error::panic::panic_with(
+        "RuntimeError",
+        "a container is used by a key hook or destructor that a container write runs, while \
+         another thread's write, which holds that container, waits for the container this \
+         thread is writing: refused instead of deadlocking"
+            .to_owned(),
+    )
 }
 
 impl Drop for ReentrantGuard {
@@ -487,7 +590,9 @@ pub(crate) fn reentrant_write() -> Error {
     )
 }
 
-/// Holds a field stripe (no re-entry: no code but a bit copy or swap runs under it).
+/// Holds a field stripe (no re-entry: no code but a bit copy or swap runs under it). The
+/// holder is recorded, so that a second acquisition on the same thread, which could only wait
+/// for itself, panics with a message (a `RuntimeError` at the FFI boundary) instead of hanging.
 pub(crate) struct FieldGuard(&'static Stripe);
 
 impl FieldGuard {
@@ -496,7 +601,7 @@ impl FieldGuard {
     pub(crate) fn lock(addr: *const c_void) -> FieldGuard {
         // Fields are at least 4-byte aligned and usually 8: drop the low bits before hashing.
         let stripe = &shared_locks().fields[((addr as usize) >> 3) % STRIPES];
-        stripe.lock_raw();
+        stripe.lock_field();
         FieldGuard(stripe)
     }
 
@@ -551,8 +656,39 @@ impl FieldGuard {
 impl Drop for FieldGuard {
     #[inline]
     fn drop(&mut self) {
-        self.0.unlock_raw();
+        self.0.unlock_field();
     }
+}
+
+impl Stripe {
+    /// Locks a field stripe, recording the holder; panics if this thread holds it already.
+    #[inline]
+    fn lock_field(&self) {
+        let me = this_thread();
+        // Only this thread stores its own identity: equal means it holds the lock already.
+        if self.owner.load(Ordering::Relaxed) == me {
+            field_reentered();
+        }
+        self.lock_raw();
+        self.owner.store(me, Ordering::Relaxed);
+    }
+
+    #[inline]
+    fn unlock_field(&self) {
+        self.owner.store(0, Ordering::Relaxed);
+        self.unlock_raw();
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn field_reentered() -> ! {
+    crate::base::error::panic::panic_with(
+        "RuntimeError",
+        "an Rw field's lock is taken again by the thread that holds it (a field read or \
+         written while the same lock stripe is held): refused instead of waiting forever"
+            .to_owned(),
+    )
 }
 
 /// A reader of a field stripe, counted until it is dropped; the last reader frees what was
@@ -577,14 +713,14 @@ impl Stripe {
     /// reader counted, no snapshot of a buried value exists.
     #[cold]
     fn free_graves(&self) {
-        self.lock_raw();
+        self.lock_field();
         let graves = if self.readers.load(Ordering::Acquire) == HAS_GRAVES {
             self.readers.fetch_and(!HAS_GRAVES, Ordering::Relaxed);
             self.graveyard.swap(std::ptr::null_mut(), Ordering::Relaxed)
         } else {
             std::ptr::null_mut()
         };
-        self.unlock_raw();
+        self.unlock_field();
         let mut grave = graves;
         while !grave.is_null() {
             // SAFETY: buried by `bury`, no reader left; `free` releases the whole allocation.
@@ -625,3 +761,36 @@ unsafe extern "C" fn free_grave<T>(grave: *mut Grave) {
 }
 
 const _: () = assert!(std::mem::size_of::<Stripe>() == 64);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_field_stripe_taken_twice_on_one_thread_panics_instead_of_hanging() {
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let field = 0_u64;
+            let addr = &field as *const u64 as *const c_void;
+            let outer = FieldGuard::lock(addr);
+            let again = std::panic::catch_unwind(|| drop(FieldGuard::lock(addr)));
+            drop(outer);
+            // Released: the stripe is free again for this thread and others.
+            drop(FieldGuard::lock(addr));
+            let _ = done.send(again.map_err(|payload| {
+                payload
+                    .downcast_ref::<std::string::String>()
+                    .cloned()
+                    .unwrap_or_default()
+            }));
+        });
+        let again = finished
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("the second acquisition hangs");
+        let message = again.expect_err("the second acquisition is refused");
+        assert!(
+            message.starts_with("an Rw field's lock is taken again by the thread that holds it"),
+            "{message}"
+        );
+    }
+}

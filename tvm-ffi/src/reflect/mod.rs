@@ -1,7 +1,9 @@
 //! Layer 4, what the type registry knows about types: reflected fields (`Rw<T>`, construction
 //! state, accessors, creators), Rust enums as TVM-FFI enums, structural equality and hashing,
-//! and JSON graph serialization.
+//! JSON graph serialization, and matching values against typed arms (`match_any!`).
 pub mod enums;
+#[doc(hidden)]
+pub mod matching;
 pub mod reflection;
 pub mod serialization;
 pub mod structural;

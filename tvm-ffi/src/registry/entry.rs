@@ -128,6 +128,10 @@ impl Trusted {
     }
 }
 
+/// A hook of `#[ffi_type(eq, hash, ord, str)]`: the type attribute's name and the function
+/// that makes its value.
+pub type TypeHook = (&'static str, fn() -> Function);
+
 /// A type collected from `#[derive(Object)]`.
 pub struct TypeEntry {
     /// Registry key.
@@ -164,6 +168,9 @@ pub struct TypeEntry {
     pub parts: &'static [PayloadPart],
     /// Constant type attributes (`#[ffi_type(type_attr(name = value))]`).
     pub type_attrs: &'static [(&'static str, MetadataValue)],
+    /// The hooks of `#[ffi_type(eq, hash, ord, str)]`: each type attribute's name and its
+    /// function.
+    pub hooks: &'static [TypeHook],
     /// The check sealing runs on objects of this type, whatever type they are dereferenced
     /// as (every Rust-defined type has one; declarations have none).
     pub seal_check: Option<crate::reflect::reflection::construction::SealCheck>,

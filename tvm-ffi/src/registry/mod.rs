@@ -456,6 +456,9 @@ fn finish_type(entry: &'static TypeEntry, ty: RuntimeType) -> Result<()> {
         register_attr(ty, "__ffi_convert__", Any::new(convert()))?;
     }
     register_attr(ty, "__ffi_type_final__", Any::new(entry.is_final))?;
+    for (name, make) in entry.hooks {
+        register_attr(ty, name, Any::new(make()))?;
+    }
     for (name, value) in entry.type_attrs {
         let value = match *value {
             MetadataValue::Int(v) => Any::new(v),

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 # tvm-ffi-stubgen(end)
 # tvm_ffi_build: names the refined stubs use
 from typing import ClassVar
+from tvm_ffi.dataclasses import c_class as _ffi_c_class
 # tvm-ffi-stubgen(import-object): tvm_ffi.libinfo.load_lib_module;False;_FFI_LOAD_LIB
 LIB = _FFI_LOAD_LIB("my_ext", "tvm_ffi_example_point")
 # tvm-ffi-stubgen(begin): global/my_ext
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     def join(*args: Any) -> Any: ...
     def map_total(m: Mapping[str, int], /) -> int: ...
     def narrow(x: int, /) -> int: ...
+    def newest(versions: Sequence[Version], /) -> Version | None: ...
     def parse(text: str, /) -> int: ...
     def range(n: int, /) -> Sequence[int]: ...
     def shift(x: int, by: int = 1, /) -> int: ...
@@ -136,6 +138,7 @@ __all__ = [
     "Options",
     "Point",
     "Point3",
+    "Version",
     "add",
     "apply_twice",
     "checked_div",
@@ -147,6 +150,7 @@ __all__ = [
     "join",
     "map_total",
     "narrow",
+    "newest",
     "parse",
     "range",
     "shift",
@@ -173,6 +177,22 @@ class Marker(_ffi_IntEnum, type_key="my_ext.Marker"):
     # fmt: off
     Dot: ClassVar[Marker]
     Cross: ClassVar[Marker]
+    # fmt: on
+    # tvm-ffi-stubgen(end)
+
+# tvm-ffi-stubgen(import-object): ffi.Object;False;_ffi_Object
+@_ffi_c_class("my_ext.Version", eq=True, order=True, unsafe_hash=True)
+class Version(_ffi_Object):
+    """FFI binding for `my_ext.Version`."""
+
+    # tvm-ffi-stubgen(begin): object/my_ext.Version
+    # fmt: off
+    major: int
+    minor: int
+    patch: int
+    if TYPE_CHECKING:
+        def __init__(self, major: int, minor: int, patch: int = ...) -> None: ...
+        def __ffi_init__(self, major: int, minor: int, patch: int = ...) -> None: ...
     # fmt: on
     # tvm-ffi-stubgen(end)
 

@@ -478,17 +478,28 @@ pub(crate) unsafe fn try_alloc_object_with<P, D: DropPayload<P>>(
     Ok(cell.cast())
 }
 
-/// A payload followed, in the same allocation, by a variable number of plain elements (C++'s
-/// `make_inplace_array_object`: a `Shape`'s dimensions after its cell).
+/// A payload followed, in the same allocation, by a variable number of elements (C++'s
+/// `make_inplace_array_object`: a `Shape`'s dimensions, an `Array`'s values after its cell).
 ///
 /// # Safety
 /// `inplace_len` must return the element count the object was allocated with, for as long as
-/// the memory lives: the deleter frees the allocation with the layout computed from it.
-pub(crate) unsafe trait InplaceArray: Copy {
-    /// The trailing element type (plain data: nothing to drop).
+/// the memory lives (also after [`InplaceArray::release`]): the deleter frees the allocation
+/// with the layout computed from it.
+pub(crate) unsafe trait InplaceArray {
+    /// The trailing element type.
     type Elem: Copy;
     /// The number of trailing elements, read back from the payload.
     fn inplace_len(&self) -> usize;
+    /// Releases what the object owns (an `Array`'s element references) when its strong count
+    /// reaches zero; the payload itself is never dropped. Plain data owns nothing.
+    ///
+    /// # Safety
+    /// `payload` is the payload of an object whose strong count reached zero: no one can reach
+    /// it any more, and this runs once.
+    #[inline]
+    unsafe fn release(payload: *mut Self) {
+        let _ = payload;
+    }
 }
 
 /// The layout of `[header][P][Elem; len]` and the offset of the elements, or `None` when the
@@ -508,24 +519,44 @@ fn inplace_layout<P: InplaceArray>(len: usize) -> Option<(std::alloc::Layout, us
 ///
 /// # Safety
 /// `type_index` must describe a type whose payload layout is `P`; `init` must write the
-/// payload (whose `inplace_len` is then `len`) and the `len` elements, and must not unwind.
+/// payload (whose `inplace_len` is then `len`) and the elements that the payload says are
+/// there (all `len` of them, or for an `Array` the first `size`), and must not unwind.
 pub(crate) unsafe fn alloc_inplace_array<P: InplaceArray>(
     type_index: i32,
     len: usize,
     init: impl FnOnce(*mut P, *mut P::Elem),
 ) -> NonNull<TVMFFIObject> {
+    // SAFETY: the caller's contract.
+    match unsafe { try_alloc_inplace_array(type_index, len, init) } {
+        Ok(ptr) => ptr,
+        Err(failure) => AllocFailure::raise(failure.bytes),
+    }
+}
+
+/// [`alloc_inplace_array`], returning the [`AllocFailure`] instead of unwinding (`init` is not
+/// called then).
+///
+/// # Safety
+/// As for [`alloc_inplace_array`].
+pub(crate) unsafe fn try_alloc_inplace_array<P: InplaceArray>(
+    type_index: i32,
+    len: usize,
+    init: impl FnOnce(*mut P, *mut P::Elem),
+) -> Result<NonNull<TVMFFIObject>, AllocFailure> {
     assert!(
         ObjectCell::<P>::PAYLOAD_OFFSET == std::mem::size_of::<TVMFFIObject>(),
         "object payload `{}` is aligned above 8 bytes",
         std::any::type_name::<P>()
     );
     let Some((layout, offset)) = inplace_layout::<P>(len) else {
-        AllocFailure::raise(usize::MAX)
+        return Err(AllocFailure { bytes: usize::MAX });
     };
     // SAFETY: the layout has a non-zero size (the header alone is 24 bytes).
     let raw = unsafe { std::alloc::alloc(layout) };
     let Some(cell) = NonNull::new(raw as *mut ObjectCell<P>) else {
-        AllocFailure::raise(layout.size())
+        return Err(AllocFailure {
+            bytes: layout.size(),
+        });
     };
     // SAFETY: fresh memory of `layout`, which holds the header, the payload and, at `offset`
     // (inside the allocation by construction of the layout), `len` elements; `init` writes
@@ -542,12 +573,18 @@ pub(crate) unsafe fn alloc_inplace_array<P: InplaceArray>(
             raw.add(offset) as *mut P::Elem,
         );
     }
-    cell.cast()
+    Ok(cell.cast())
 }
 
-/// The deleter of [`alloc_inplace_array`] objects: nothing to drop (plain data), the memory is
-/// freed with the layout its payload reports.
+/// The deleter of [`alloc_inplace_array`] objects: what the payload owns is released with the
+/// last strong reference ([`InplaceArray::release`]), the memory is freed with the last weak
+/// one, with the layout its payload reports.
 unsafe extern "C" fn inplace_array_deleter<P: InplaceArray>(ptr: *mut c_void, flags: c_int) {
+    if flags & sys::kTVMFFIObjectDeleterFlagBitMaskStrong != 0 {
+        let cell = ptr as *mut ObjectCell<P>;
+        // SAFETY: the strong count reached zero (the runtime calls the strong phase once).
+        unsafe { P::release(std::ptr::addr_of_mut!((*cell).payload)) };
+    }
     if flags & sys::kTVMFFIObjectDeleterFlagBitMaskWeak != 0 {
         let cell = ptr as *const ObjectCell<P>;
         // SAFETY: the weak count reached zero; the payload (plain data, never dropped) still

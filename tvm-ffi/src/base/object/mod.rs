@@ -35,7 +35,8 @@ mod types;
 pub(crate) use header::ObjectCell;
 pub(crate) use header::{
     alloc_inplace_array, alloc_object, alloc_object_with, dec_ref, hold_releases, inc_ref,
-    padding_word, run_held_releases, try_inc_strong, type_index_of, InplaceArray,
+    padding_word, run_held_releases, try_alloc_inplace_array, try_inc_strong, type_index_of,
+    InplaceArray,
 };
 use header::{dec_weak, inc_weak, ref_count, STRONG_MASK};
 pub(crate) use types::DropRustObject;
@@ -246,6 +247,28 @@ impl<T: ObjectType> ObjectRef<T> {
     pub fn downcast<U: ObjectType>(&self) -> Option<ObjectRef<U>> {
         if self.usable_as::<U>() {
             Some(self.clone().cast_unchecked())
+        } else {
+            None
+        }
+    }
+
+    /// A borrowed reference typed as `U` when the object is an instance of `U` (and, for a
+    /// Rust-defined `U`, fully constructed), without touching the reference count: the
+    /// borrowed form of [`ObjectRef::downcast`].
+    ///
+    /// ```
+    /// use tvm_ffi::builtin::{AnyObject, ArrayObj, MapObj};
+    /// use tvm_ffi::{Array, ObjectRef};
+    /// let root: ObjectRef<AnyObject> = Array::new([1i64]).unwrap().into_object_ref().into();
+    /// let array: &ObjectRef<ArrayObj> = root.downcast_ref().unwrap();
+    /// assert_eq!((array.type_key(), root.strong_count()), ("ffi.Array", 1));
+    /// assert!(root.downcast_ref::<MapObj>().is_none());
+    /// ```
+    #[inline]
+    pub fn downcast_ref<U: ObjectType>(&self) -> Option<&ObjectRef<U>> {
+        if self.usable_as::<U>() {
+            // SAFETY: checked just above: the object is a (usable) instance of `U`.
+            Some(unsafe { self.cast_ref_unchecked() })
         } else {
             None
         }

@@ -571,6 +571,18 @@ pub trait FromAny<'a>: Sized + TypeSchema {
     fn from_checked(view: &'a AnyView<'a>) -> Option<Self> {
         Self::from_any(view)
     }
+    /// Whether a `match_any!` arm of this type takes a value of runtime type `index` (a
+    /// registered index), before [`FromAny::from_any`] converts it: the type itself, not what
+    /// converts to it (an `int` for the integers, a `bool` for `bool`, a `float` for the
+    /// floats, an instance for an object type, an `ffi.Array` for `Array<T>`); `true` where
+    /// the conversion alone decides. A function of the index only, so `match_any!` caches it
+    /// per type index. Not part of the public API.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn match_type_index(index: i32) -> bool {
+        let _ = index;
+        true
+    }
 }
 
 impl TypeSchema for Any {
@@ -688,6 +700,10 @@ impl<'a> FromAny<'a> for bool {
         int_value(view, true).map(|v| v != 0)
     }
     #[inline]
+    fn match_type_index(index: i32) -> bool {
+        index == ti::kTVMFFIBool
+    }
+    #[inline]
     fn from_any_exact(view: &'a AnyView<'a>) -> Option<Self> {
         if view.raw.type_index == ti::kTVMFFIBool {
             // SAFETY: bool stores v_int64.
@@ -727,6 +743,10 @@ impl<'a> FromAny<'a> for f64 {
         float_value(view)
     }
     #[inline]
+    fn match_type_index(index: i32) -> bool {
+        index == ti::kTVMFFIFloat
+    }
+    #[inline]
     fn from_any_exact(view: &'a AnyView<'a>) -> Option<Self> {
         if view.raw.type_index == ti::kTVMFFIFloat {
             // SAFETY: float stores v_float64.
@@ -755,6 +775,10 @@ impl<'a> FromAny<'a> for f32 {
     #[inline]
     fn from_any_exact(view: &'a AnyView<'a>) -> Option<Self> {
         f64::from_any_exact(view).and_then(narrow_f32)
+    }
+    #[inline]
+    fn match_type_index(index: i32) -> bool {
+        index == ti::kTVMFFIFloat
     }
     fn describe_mismatch(view: &AnyView<'_>) -> String {
         match float_value(view) {
@@ -826,6 +850,10 @@ impl<'a, T: FromAny<'a>> FromAny<'a> for Option<T> {
     fn describe_mismatch(view: &AnyView<'_>) -> String {
         T::describe_mismatch(view)
     }
+    #[inline]
+    fn match_type_index(index: i32) -> bool {
+        index == ti::kTVMFFINone || T::match_type_index(index)
+    }
 }
 
 // ---- objects ----
@@ -856,12 +884,16 @@ impl<T: ObjectType> IntoAny for &ObjectRef<T> {
     }
 }
 impl<'a, T: ObjectType> FromAny<'a> for ObjectRef<T> {
-    #[inline]
+    #[inline(always)]
     fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         <&ObjectRef<T>>::from_any(view).cloned()
     }
     fn unusable(view: &AnyView<'_>) -> Option<Error> {
         <&ObjectRef<T>>::unusable(view)
+    }
+    #[inline]
+    fn match_type_index(index: i32) -> bool {
+        <&ObjectRef<T>>::match_type_index(index)
     }
 }
 impl<T: ObjectType> TypeSchema for &ObjectRef<T> {
@@ -870,7 +902,7 @@ impl<T: ObjectType> TypeSchema for &ObjectRef<T> {
     }
 }
 impl<'a, T: ObjectType> FromAny<'a> for &'a ObjectRef<T> {
-    #[inline]
+    #[inline(always)]
     fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         if is_object_index(view.raw.type_index)
             && type_info::is_instance_index(view.raw.type_index, T::runtime_type())
@@ -902,6 +934,10 @@ impl<'a, T: ObjectType> FromAny<'a> for &'a ObjectRef<T> {
             .err()
             .map(Error::runtime_error)
     }
+    #[inline]
+    fn match_type_index(index: i32) -> bool {
+        is_object_index(index) && type_info::is_instance_index(index, T::runtime_type())
+    }
 }
 
 /// Implements the conversions of a `repr(transparent)` wrapper around `ObjectRef<Obj>`.
@@ -926,6 +962,12 @@ macro_rules! object_wrapper_conversions {
                     view,
                 )
                 .map(<$wrapper>::from_object_ref)
+            }
+            #[inline]
+            fn match_type_index(index: i32) -> bool {
+                <$crate::base::object::ObjectRef<$obj> as $crate::base::value::FromAny>::match_type_index(
+                    index,
+                )
             }
         }
     };

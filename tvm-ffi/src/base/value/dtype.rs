@@ -245,6 +245,11 @@ impl<'a> FromAny<'a> for DataType {
         (view.type_index() == ti::kTVMFFIDataType)
             .then(|| DataType(unsafe { view.as_raw().value.v_dtype }))
     }
+    /// A `match_any!` arm takes a `DataType` value only (not a string that parses).
+    #[inline]
+    fn match_type_index(index: i32) -> bool {
+        index == ti::kTVMFFIDataType
+    }
 }
 
 /// `float32`, PyTorch's default element type.
@@ -404,6 +409,11 @@ impl<'a> FromAny<'a> for Device {
         // SAFETY: the index selects v_device.
         (view.type_index() == ti::kTVMFFIDevice)
             .then(|| Device(unsafe { view.as_raw().value.v_device }))
+    }
+    /// A `match_any!` arm takes a `Device` value only (not a string that parses).
+    #[inline]
+    fn match_type_index(index: i32) -> bool {
+        index == ti::kTVMFFIDevice
     }
 }
 

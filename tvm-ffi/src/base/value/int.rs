@@ -44,6 +44,10 @@ macro_rules! impl_int {
             fn from_checked(view: &'a AnyView<'a>) -> Option<Self> {
                 from_checked_int(view).map(|v| v as $t)
             }
+            #[inline]
+            fn match_type_index(index: i32) -> bool {
+                index == ti::kTVMFFIInt || index == ti::kTVMFFIBigInt
+            }
         }
     )*};
 }

@@ -7,6 +7,7 @@ pub(crate) mod any;
 mod bigint;
 mod dtype;
 mod int;
+mod object_cast;
 mod optional;
 mod string;
 mod variant;

@@ -6,30 +6,32 @@ use std::ptr::NonNull;
 use super::any::{is_object_index, Any, AnyView, FromAny, IntoAny, TypeSchema};
 use crate::abi::sys::{self, type_index as ti, TVMFFIAny, TVMFFIAnyValue};
 use crate::abi::AllocFailure;
-use crate::base::error::{Error, Result};
-use crate::base::object;
+use crate::base::error::Result;
+use crate::base::object::builtin::{BytesObj, StringObj};
+use crate::base::object::{self, try_alloc_inplace_array, InplaceArray};
 
 /// Longest content stored inline (small string/bytes form), as in C++.
 pub const SMALL_CAPACITY: usize = 7;
 
-/// Builds the small form (`len <= 7`) or a heap object through the runtime.
-fn make(
-    bytes: &[u8],
-    small_index: i32,
-    create: unsafe extern "C" fn(*const sys::TVMFFIByteArray, *mut TVMFFIAny) -> i32,
-) -> TVMFFIAny {
-    match try_make(bytes, small_index, create) {
+/// Allocates a heap string or bytes object holding `bytes` (with a NUL after them, as C++
+/// keeps one), in one block laid out as the runtime lays one out (`make_inplace_array_object`:
+/// the byte-array cell, then the bytes).
+type Create = fn(&[u8]) -> std::result::Result<NonNull<sys::TVMFFIObject>, AllocFailure>;
+
+/// Builds the small form (`len <= 7`) or a heap object of type `object_index`.
+fn make(bytes: &[u8], small_index: i32, object_index: i32, create: Create) -> TVMFFIAny {
+    match try_make(bytes, small_index, object_index, create) {
         Ok(raw) => raw,
-        // The runtime only fails to copy bytes when it cannot allocate them.
         Err(_) => AllocFailure::raise(bytes.len()),
     }
 }
 
-/// [`make`], failing with the runtime's error (a `MemoryError`) instead of unwinding.
+/// [`make`], failing with a `MemoryError` instead of unwinding.
 fn try_make(
     bytes: &[u8],
     small_index: i32,
-    create: unsafe extern "C" fn(*const sys::TVMFFIByteArray, *mut TVMFFIAny) -> i32,
+    object_index: i32,
+    create: Create,
 ) -> Result<TVMFFIAny> {
     if bytes.len() <= SMALL_CAPACITY {
         let mut inline = [0u8; 8];
@@ -40,14 +42,66 @@ fn try_make(
             value: TVMFFIAnyValue { v_bytes: inline },
         })
     } else {
-        let input = sys::TVMFFIByteArray::from_bytes(bytes);
-        let mut out = TVMFFIAny::NONE;
-        // SAFETY: valid input slice and output slot; the runtime copies the bytes.
-        let rc = unsafe { create(&input, &mut out) };
-        if rc != 0 {
-            return Err(Error::from_return_code(rc));
+        let obj = create(bytes)?;
+        Ok(TVMFFIAny {
+            type_index: object_index,
+            zero_padding: 0,
+            value: TVMFFIAnyValue {
+                v_obj: obj.as_ptr(),
+            },
+        })
+    }
+}
+
+/// The heap objects of strings and bytes: the byte-array cell, then `size` bytes and a NUL.
+trait ByteCell: InplaceArray<Elem = u8> {
+    /// The object's type index.
+    const INDEX: i32;
+    /// The cell of `len` bytes at `data`.
+    fn cell(data: *mut u8, len: usize) -> Self;
+}
+
+macro_rules! byte_cell {
+    ($obj:ident, $index:expr) => {
+        // SAFETY: allocated by `create_heap` with `size + 1` bytes after the cell, which never
+        // changes (strings and bytes are immutable); bytes own nothing.
+        unsafe impl InplaceArray for $obj {
+            type Elem = u8;
+            #[inline]
+            fn inplace_len(&self) -> usize {
+                self.bytes.size + 1
+            }
         }
-        Ok(out)
+        impl ByteCell for $obj {
+            const INDEX: i32 = $index;
+            #[inline]
+            fn cell(data: *mut u8, len: usize) -> Self {
+                $obj {
+                    bytes: sys::TVMFFIByteArray {
+                        data: data as *const std::ffi::c_char,
+                        size: len,
+                    },
+                }
+            }
+        }
+    };
+}
+byte_cell!(StringObj, ti::kTVMFFIStr);
+byte_cell!(BytesObj, ti::kTVMFFIBytes);
+
+/// A [`Create`] function: the object in Rust memory.
+fn create_heap<P: ByteCell>(
+    bytes: &[u8],
+) -> std::result::Result<NonNull<sys::TVMFFIObject>, AllocFailure> {
+    let len = bytes.len();
+    // SAFETY: the payload of `P::INDEX` is its byte-array cell; the closure writes the cell
+    // (pointing at the elements) and all `len + 1` elements; a copy cannot unwind.
+    unsafe {
+        try_alloc_inplace_array::<P>(P::INDEX, len + 1, |payload, elems| {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), elems, len);
+            elems.add(len).write(0);
+            payload.write(P::cell(elems, len));
+        })
     }
 }
 
@@ -121,11 +175,11 @@ macro_rules! bytes_like {
             }
 
             fn from_content(bytes: &[u8]) -> Self {
-                $name { raw: make(bytes, $small, Self::CREATE) }
+                $name { raw: make(bytes, $small, $object, Self::CREATE) }
             }
 
             fn try_from_content(bytes: &[u8]) -> Result<Self> {
-                Ok($name { raw: try_make(bytes, $small, Self::CREATE)? })
+                Ok($name { raw: try_make(bytes, $small, $object, Self::CREATE)? })
             }
         }
 
@@ -254,8 +308,7 @@ bytes_like!(
 );
 
 impl String {
-    const CREATE: unsafe extern "C" fn(*const sys::TVMFFIByteArray, *mut TVMFFIAny) -> i32 =
-        sys::TVMFFIStringFromByteArray;
+    const CREATE: Create = create_heap::<StringObj>;
 
     fn valid(bytes: &[u8]) -> bool {
         std::str::from_utf8(bytes).is_ok()
@@ -294,8 +347,7 @@ impl String {
 }
 
 impl Bytes {
-    const CREATE: unsafe extern "C" fn(*const sys::TVMFFIByteArray, *mut TVMFFIAny) -> i32 =
-        sys::TVMFFIBytesFromByteArray;
+    const CREATE: Create = create_heap::<BytesObj>;
 
     fn valid(_: &[u8]) -> bool {
         true

@@ -4,7 +4,8 @@ use std::sync::OnceLock;
 use super::Function;
 use crate::base::error::{Error, Result};
 
-/// A global function looked up once and cached (for the runtime's own `ffi.*` helpers).
+/// A global function looked up once and cached (for the runtime's own `ffi.*` helpers; the
+/// names are this crate's, so the lookup is unchecked: see `trust`).
 pub struct GlobalCache {
     name: &'static str,
     cell: OnceLock<Function>,
@@ -24,7 +25,7 @@ impl GlobalCache {
         if let Some(f) = self.cell.get() {
             return Ok(f);
         }
-        let f = Function::get_global(self.name).ok_or_else(|| {
+        let f = Function::lookup(self.name).ok_or_else(|| {
             Error::runtime_error(format!("Global Function `{}` is not registered", self.name))
         })?;
         Ok(self.cell.get_or_init(|| f))

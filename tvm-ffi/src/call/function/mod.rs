@@ -23,6 +23,7 @@ pub(crate) mod metadata;
 pub(crate) mod params;
 mod repr;
 pub(crate) mod signature;
+mod trust;
 
 pub(crate) use args::{impl_into_arg_borrowed, object_view};
 pub use args::{IntoArg, IntoArgs};
@@ -129,6 +130,9 @@ impl Function {
     /// Calls with borrowed arguments.
     #[inline]
     pub fn call_packed(&self, args: &[AnyView<'_>]) -> Result<Any> {
+        if trust::has_borrowed_tensor(args) && builtins().addresses.contains(&self.address()) {
+            return Err(trust::kept_view_error());
+        }
         // SAFETY: AnyView is repr(transparent) over TVMFFIAny; the callee only reads them.
         unsafe { self.call_raw(args.as_ptr() as *const TVMFFIAny, args.len()) }
     }
@@ -210,19 +214,61 @@ impl Function {
 
     /// Looks up a global function.
     ///
+    /// The runtime's functions that trust their arguments as code or raw memory (loading a
+    /// library, making a function of raw pointers, ...: the list is in the crate's
+    /// `call::function::trust`) are not handed out: for those names this returns a function
+    /// that raises a `ValueError` naming the function and the `unsafe`
+    /// [`Function::get_global_unchecked`].
+    ///
     /// ```
     /// use tvm_ffi::{Array, Function};
     /// let make_array = Function::get_global("ffi.Array").unwrap(); // a global of the runtime
     /// let array: Array<i64> = make_array.call_as((1i64, 2i64)).unwrap();
     /// assert_eq!(array.to_vec(), [1, 2]);
     /// assert!(Function::get_global("no_such.function").is_none());
+    /// let load = Function::get_global("ffi.ModuleLoadFromFile").unwrap();
+    /// let err = load.call(("/tmp/any.so",)).unwrap_err();
+    /// assert!(err.message().contains("get_global_unchecked"));
     /// ```
     pub fn get_global(name: &str) -> Option<Function> {
+        if let Some(why) = trust::refusal(name) {
+            let _exists = Self::lookup(name)?;
+            let name = name.to_owned();
+            return Some(Function::from_packed_named(
+                "Function::get_global",
+                move |_| Err(trust::refused_error(&name, why)),
+            ));
+        }
+        Self::lookup(name)
+    }
+
+    /// Looks up a global function, including those [`Function::get_global`] refuses.
+    ///
+    /// # Safety
+    /// For a function that trusts its arguments (loading a library, making a function of raw
+    /// pointers, writing through a raw address, registering constructors or type attributes,
+    /// changing the global table or letting a library unload), the caller vouches for every
+    /// call of the returned function as for the `unsafe` operation it performs: for
+    /// `ffi.ModuleLoadFromFile`, the contract of
+    /// `Module::load_from_file`.
+    ///
+    /// ```
+    /// use tvm_ffi::Function;
+    /// // SAFETY: only looked up, never called.
+    /// let load = unsafe { Function::get_global_unchecked("ffi.ModuleLoadFromFile") };
+    /// assert!(load.is_some());
+    /// ```
+    pub unsafe fn get_global_unchecked(name: &str) -> Option<Function> {
+        Self::lookup(name)
+    }
+
+    /// A global function, unchecked.
+    pub(crate) fn lookup(name: &str) -> Option<Function> {
         let _reading = global_table_read();
         Self::get_global_unlocked(name)
     }
 
-    /// [`Function::get_global`] for a caller that holds the table lock.
+    /// [`Function::lookup`] for a caller that holds the table lock.
     fn get_global_unlocked(name: &str) -> Option<Function> {
         let name = sys::TVMFFIByteArray::from_bytes(name.as_bytes());
         let mut out: sys::TVMFFIObjectHandle = std::ptr::null_mut();
@@ -238,10 +284,20 @@ impl Function {
     }
 
     /// Looks up a global function that must exist; a missing one is the `ValueError` C++'s
-    /// `Function::GetGlobalRequired` raises.
+    /// `Function::GetGlobalRequired` raises, and one [`Function::get_global`] refuses is a
+    /// `ValueError` naming it and [`Function::get_global_unchecked`].
+    ///
+    /// ```
+    /// use tvm_ffi::Function;
+    /// let err = Function::get_global_required("ffi.FunctionFromExternC").unwrap_err();
+    /// assert_eq!(err.kind(), "ValueError");
+    /// assert!(err.message().starts_with("Function `ffi.FunctionFromExternC` cannot be looked up"));
+    /// ```
     pub fn get_global_required(name: &str) -> Result<Function> {
-        Self::get_global(name)
-            .ok_or_else(|| Error::value_error(format!("Function {name} not found")))
+        if let Some(why) = trust::refusal(name) {
+            return Err(trust::refused_error(name, why));
+        }
+        Self::lookup(name).ok_or_else(|| Error::value_error(format!("Function {name} not found")))
     }
 
     /// Registers `self` as global `name`. Without `allow_override`, an existing name is an error.
@@ -308,7 +364,12 @@ impl Function {
     /// Names of all registered global functions.
     pub fn list_global_names() -> Result<Vec<std::string::String>> {
         static LIST: GlobalCache = GlobalCache::new("ffi.FunctionListGlobalNamesFunctor");
-        let functor: Function = LIST.get()?.call_as(())?;
+        let list = LIST.get()?;
+        // The functor copies the names when it is made: with the table's lock held.
+        let functor: Function = {
+            let _reading = global_table_read();
+            list.call_as(())?
+        };
         let count: i64 = functor.call_as((-1i64,))?;
         (0..count)
             .map(|i| functor.call_as::<std::string::String, _>((i,)))
@@ -327,6 +388,38 @@ impl Function {
     pub fn into_object_ref(self) -> ObjectRef<FunctionObj> {
         self.0
     }
+}
+
+impl Function {
+    fn address(&self) -> usize {
+        self.0.as_raw().as_ptr() as usize
+    }
+}
+
+/// The runtime's builtins that keep their arguments (`trust::keeps_arguments`).
+struct Builtins {
+    addresses: std::collections::HashSet<usize>,
+    /// Kept for the process, so that no address is reused by another function.
+    _functions: Vec<Function>,
+}
+
+/// The function objects of the runtime's builtins, looked up once, at the first call with a
+/// borrowed tensor argument.
+#[cold]
+fn builtins() -> &'static Builtins {
+    static BUILTINS: std::sync::OnceLock<Builtins> = std::sync::OnceLock::new();
+    BUILTINS.get_or_init(|| {
+        let names = Function::list_global_names().unwrap_or_default();
+        let functions: Vec<Function> = names
+            .iter()
+            .filter(|name| trust::keeps_arguments(name))
+            .filter_map(|name| Function::lookup(name))
+            .collect();
+        Builtins {
+            addresses: functions.iter().map(Function::address).collect(),
+            _functions: functions,
+        }
+    })
 }
 
 /// Rust's accesses to the runtime's global function table. The runtime does not synchronise

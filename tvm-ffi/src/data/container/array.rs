@@ -2,10 +2,10 @@
 use super::traits::container_traits;
 use std::marker::PhantomData;
 
-use crate::abi::sys::TVMFFIAny;
+use crate::abi::sys::{type_index as ti, TVMFFIAny, TVMFFISeqCell};
 use crate::base::error::Result;
 use crate::base::object::builtin::ArrayObj;
-use crate::base::object::ObjectRef;
+use crate::base::object::{alloc_inplace_array, try_alloc_inplace_array, InplaceArray, ObjectRef};
 use crate::base::value::{Any, AnyView, FromAny, TryIntoAny};
 use crate::call::function::GlobalCache;
 
@@ -125,6 +125,136 @@ impl<T: for<'a> FromAny<'a>> Array<T> {
 
 pub(super) static ARRAY_NEW: GlobalCache = GlobalCache::new("ffi.Array");
 
+// SAFETY: an array allocated by Rust (`array_of`) keeps `capacity` element slots right after
+// its cell, `data` pointing at them, and nothing changes `capacity` in place (C++ mutators of
+// a uniquely held array write within it, or make a new array). `release` drops the `size`
+// elements the array holds then, and calls a `data_deleter` if C++ installed one, as C++'s
+// `~SeqBaseObj` does.
+unsafe impl InplaceArray for ArrayObj {
+    type Elem = TVMFFIAny;
+    #[inline]
+    fn inplace_len(&self) -> usize {
+        self.seq.capacity as usize
+    }
+    unsafe fn release(payload: *mut ArrayObj) {
+        // SAFETY: the caller's contract: the last reference is gone, so the cell is ours.
+        let seq = unsafe { &mut (*payload).seq };
+        let data = seq.data as *mut TVMFFIAny;
+        for i in 0..seq.size.max(0) as usize {
+            // SAFETY: the first `size` slots hold owned values.
+            drop(unsafe { Any::from_raw(data.add(i).read()) });
+        }
+        if let Some(deleter) = seq.data_deleter {
+            // SAFETY: installed by C++ for `data`, called once, as `~SeqBaseObj` does.
+            unsafe { deleter(seq.data) };
+        }
+    }
+}
+
+/// A new `ffi.Array` holding `items` (moved in, no reference count change), allocated in one
+/// block as C++ `ArrayObj::Empty` lays one out: no call into the runtime, no copy per element.
+fn array_of(mut items: Vec<Any>) -> ObjectRef<ArrayObj> {
+    let len = items.len();
+    // SAFETY: `ffi.Array`'s payload is its sequence cell; the closure writes the cell (size
+    // and capacity `len`, data at the element slots, no data deleter) and the `len` elements,
+    // moved bitwise out of `items`, which then forgets them; a copy cannot unwind.
+    let ptr = unsafe {
+        alloc_inplace_array::<ArrayObj>(ti::kTVMFFIArray, len, |payload, elems| {
+            std::ptr::copy_nonoverlapping(items.as_ptr() as *const TVMFFIAny, elems, len);
+            items.set_len(0);
+            payload.write(ArrayObj {
+                seq: TVMFFISeqCell {
+                    data: elems as *mut std::ffi::c_void,
+                    size: len as i64,
+                    capacity: len as i64,
+                    data_deleter: None,
+                },
+            });
+        })
+    };
+    // SAFETY: a fresh array object with one reference.
+    unsafe { ObjectRef::from_raw(ptr) }
+}
+
+/// Iterators that promise more elements than this are collected first (a lying `size_hint`
+/// must not make a good iterator fail with a `MemoryError`).
+const DIRECT_BUILD_LIMIT: usize = 1 << 24;
+
+/// A new `ffi.Array` of the converted `items`. When the iterator says exactly how many it
+/// yields, each value is converted straight into its slot of the array (no vector of values in
+/// between); otherwise the values are collected first.
+fn array_from_iter<T: TryIntoAny>(
+    mut items: impl Iterator<Item = T>,
+) -> Result<ObjectRef<ArrayObj>> {
+    let capacity = match items.size_hint() {
+        (low, Some(high)) if low == high && low <= DIRECT_BUILD_LIMIT => low,
+        _ => return Ok(array_of(super::try_collect(items, T::try_into_any)?)),
+    };
+    // SAFETY: `ffi.Array`'s payload is its sequence cell; the closure writes the cell (size 0,
+    // capacity `capacity`, data at the element slots, no data deleter): `release` reads the
+    // first `size` elements only, and each is written below before `size` counts it.
+    let ptr = unsafe {
+        try_alloc_inplace_array::<ArrayObj>(ti::kTVMFFIArray, capacity, |payload, elems| {
+            payload.write(ArrayObj {
+                seq: TVMFFISeqCell {
+                    data: elems as *mut std::ffi::c_void,
+                    size: 0,
+                    capacity: capacity as i64,
+                    data_deleter: None,
+                },
+            });
+        })
+    }?;
+    // SAFETY: a fresh array object with one reference. Dropped on an error or a panic below,
+    // it releases the elements written so far.
+    let array: ObjectRef<ArrayObj> = unsafe { ObjectRef::from_raw(ptr) };
+    // The cell, written through the object pointer: no reference to it is alive meanwhile, and
+    // no one else can reach the object yet.
+    let cell = (ptr.as_ptr() as *mut u8)
+        .wrapping_add(std::mem::size_of::<crate::abi::sys::TVMFFIObject>())
+        as *mut TVMFFISeqCell;
+    // SAFETY: as above; the cell's `data` points at `capacity` slots.
+    let data = unsafe { (*cell).data as *mut TVMFFIAny };
+    /// Counts the written elements into the cell's `size` when the loop ends, returns early or
+    /// unwinds (before `array` is dropped, which then releases them).
+    struct Written(*mut TVMFFISeqCell, usize);
+    impl Drop for Written {
+        fn drop(&mut self) {
+            // SAFETY: the cell of the array, which outlives this guard (declared after it).
+            unsafe { (*self.0).size = self.1 as i64 };
+        }
+    }
+    let mut written = Written(cell, 0);
+    for item in items.by_ref().take(capacity) {
+        let value = item.try_into_any()?;
+        // SAFETY: slot `written.1` < capacity is unused; the value is moved in, then counted.
+        unsafe { data.add(written.1).write(value.into_raw()) };
+        written.1 += 1;
+    }
+    if let Some(item) = items.next() {
+        // More than the iterator promised: move the values out and collect the rest.
+        let len = std::mem::replace(&mut written.1, 0);
+        drop(written);
+        let mut all: Vec<Any> = Vec::new();
+        all.try_reserve_exact(len + 1 + items.size_hint().0)?;
+        for i in 0..len {
+            // SAFETY: the first `len` slots hold owned values, moved out here (the array's
+            // `size` is 0: it releases none of them).
+            all.push(unsafe { Any::from_raw(data.add(i).read()) });
+        }
+        drop(array);
+        for item in std::iter::once(item).chain(items) {
+            if all.len() == all.capacity() {
+                all.try_reserve(1)?;
+            }
+            all.push(item.try_into_any()?);
+        }
+        return Ok(array_of(all));
+    }
+    drop(written);
+    Ok(array)
+}
+
 impl<T: TryIntoAny> Array<T> {
     /// Builds an array from Rust values.
     ///
@@ -133,10 +263,8 @@ impl<T: TryIntoAny> Array<T> {
     /// assert_eq!(a.iter().collect::<Vec<_>>(), vec![1, 2, 3]);
     /// ```
     pub fn new(items: impl IntoIterator<Item = T>) -> Result<Self> {
-        let items: Vec<Any> = super::try_collect(items.into_iter(), T::try_into_any)?;
-        let out = ARRAY_NEW.get()?.call(items.as_slice())?;
         // Each element is a `T` converted into an `Any`, which converts back.
-        Ok(Array::wrap(out.cast::<ObjectRef<ArrayObj>>()?))
+        Ok(Array::wrap(array_from_iter(items.into_iter())?))
     }
 }
 

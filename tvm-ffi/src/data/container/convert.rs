@@ -116,6 +116,22 @@ impl<'a, T: for<'b> FromAny<'b>> FromAny<'a> for Array<T> {
     fn describe_mismatch(view: &AnyView<'_>) -> String {
         describe_sequence::<T>("Array", view)
     }
+    /// Only an `Array` whose elements are exactly `T`s (no copy of a `List`, no element
+    /// coercion), as C++ `ObjectRef::as<Array<T>>` checks.
+    fn from_any_exact(view: &'a AnyView<'a>) -> Option<Self> {
+        let obj = <&ObjectRef<ArrayObj>>::from_any(view)?;
+        let array = Array::<T>::wrap(obj.clone());
+        (T::ACCEPTS_ANY
+            || array
+                .as_views()
+                .iter()
+                .all(|v| T::from_any_exact(v).is_some()))
+        .then_some(array)
+    }
+    #[inline]
+    fn match_type_index(index: i32) -> bool {
+        <ObjectRef<ArrayObj>>::match_type_index(index)
+    }
 }
 
 impl<'a, T: for<'b> FromAny<'b>> FromAny<'a> for List<T> {
@@ -143,6 +159,10 @@ impl<'a, T: for<'b> FromAny<'b>> FromAny<'a> for List<T> {
     fn describe_mismatch(view: &AnyView<'_>) -> String {
         describe_sequence::<T>("List", view)
     }
+    #[inline]
+    fn match_type_index(index: i32) -> bool {
+        <ObjectRef<ListObj>>::match_type_index(index)
+    }
 }
 
 impl<'a, K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>> FromAny<'a> for Map<K, V> {
@@ -165,6 +185,21 @@ impl<'a, K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>> FromAny<'a> for Map<K, 
     }
     fn describe_mismatch(view: &AnyView<'_>) -> String {
         describe_mapping::<K, V>("Map", view)
+    }
+    /// Only a `Map` whose keys and values are exactly `K`s and `V`s (no copy of a `Dict`, no
+    /// coercion), as C++ `ObjectRef::as<Map<K, V>>` checks.
+    fn from_any_exact(view: &'a AnyView<'a>) -> Option<Self> {
+        let obj = <&ObjectRef<MapObj>>::from_any(view)?;
+        let map = Map::<K, V>::from_object_ref(obj.clone());
+        let exact = (K::ACCEPTS_ANY && V::ACCEPTS_ANY)
+            || map
+                .iter_views()
+                .all(|(k, v)| K::from_any_exact(&k).is_some() && V::from_any_exact(&v).is_some());
+        exact.then_some(map)
+    }
+    #[inline]
+    fn match_type_index(index: i32) -> bool {
+        <ObjectRef<MapObj>>::match_type_index(index)
     }
 }
 
@@ -197,5 +232,9 @@ impl<'a, K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>> FromAny<'a> for Dict<K,
     }
     fn describe_mismatch(view: &AnyView<'_>) -> String {
         describe_mapping::<K, V>("Dict", view)
+    }
+    #[inline]
+    fn match_type_index(index: i32) -> bool {
+        <ObjectRef<DictObj>>::match_type_index(index)
     }
 }

@@ -2,15 +2,15 @@
 use super::traits::container_traits;
 use std::marker::PhantomData;
 
-use super::hash::KeyProbe;
+use super::hash::{Hooks, KeyProbe};
 use super::locked::copy_live;
 use super::map::unless_missing;
-use super::table::Cursor;
+use super::table::{self, Cursor};
 use crate::base::error::{Error, Result};
 use crate::base::object::builtin::DictObj;
 use crate::base::object::{hold_releases, ObjectRef};
 use crate::base::value::{Any, AnyView, FromAny, TryIntoAny};
-use crate::call::function::{GlobalCache, IntoArg};
+use crate::call::function::{object_view, GlobalCache, IntoArg};
 use crate::data::lock::with_locked;
 
 pub(super) static DICT_NEW: GlobalCache = GlobalCache::new("ffi.Dict");
@@ -72,7 +72,10 @@ impl<K, V> Dict<K, V> {
     /// Number of entries now.
     #[inline]
     pub fn len(&self) -> usize {
-        with_locked(&self.obj, |dict| dict.table().len())
+        with_locked(&self.obj, |dict| match dict.table() {
+            Some(table) => table.len(),
+            None => table::runtime_len(object_view(&self.obj), true),
+        })
     }
     /// Whether the dict is empty now.
     #[inline]
@@ -105,8 +108,19 @@ impl<K, V> Dict<K, V> {
     fn raw_entries(&self) -> RawEntries<'_> {
         with_locked(&self.obj, |dict| RawEntries {
             dict: &self.obj,
-            cursor: dict.table().first(),
-            shape: dict.table().shape(),
+            source: match dict.table() {
+                Some(table) => Source::InPlace {
+                    cursor: table.first(),
+                    shape: table.shape(),
+                },
+                None => {
+                    let entries = table::runtime_entries(object_view(&self.obj), true);
+                    Source::Copied {
+                        len: entries.len(),
+                        entries: entries.into_iter(),
+                    }
+                }
+            },
             changed: false,
         })
     }
@@ -114,21 +128,78 @@ impl<K, V> Dict<K, V> {
     /// The value for `key` now, copied, or `None`.
     fn lookup(&self, key: &AnyView<'_>) -> Result<Option<Any>> {
         match KeyProbe::new(key) {
-            Some(probe) => Ok(with_locked(&self.obj, |dict| {
-                let entry = dict.table().find(&probe)?;
-                // SAFETY: the entry lives in the dict now; it is copied under the lock, before
-                // any other code runs (nothing, if the runtime is releasing it).
-                unsafe { copy_live(std::ptr::addr_of!((*entry).value)) }
-            })),
+            Some(probe) if table::layout_verified() => {
+                return Ok(with_locked(&self.obj, |dict| {
+                    let entry = dict.table()?.find(&probe)?;
+                    // SAFETY: the entry lives in the dict now; it is copied under the lock,
+                    // before any other code runs (nothing, if the runtime is releasing it).
+                    unsafe { copy_live(std::ptr::addr_of!((*entry).value)) }
+                }));
+            }
+            Some(_) => {}
             None => {
-                // The runtime runs the key's hash and equality hooks: a write meanwhile is
-                // refused, as during a write.
-                let f = DICT_GET.get()?;
-                let found =
-                    with_locked(&self.obj, |dict| dict.write(|| f.call((&self.obj, *key))))?;
-                Ok(unless_missing(found))
+                if let Some(hooks) = Hooks::of(key) {
+                    return Ok(self.find_hooked(key, &hooks)?.map(|found| found.value));
+                }
             }
         }
+        // A key only the runtime compares (an rvalue reference), or a table not read in place
+        // (a key without hooks: the runtime runs no user code). A write meanwhile is refused, as
+        // during a write.
+        let f = DICT_GET.get()?;
+        let found = with_locked(&self.obj, |dict| dict.write(|| f.call((&self.obj, *key))))?;
+        Ok(unless_missing(found))
+    }
+
+    /// The hooks a lookup of `key` runs without the dict's lock (see [`Dict::find_hooked`]),
+    /// when its type has any.
+    fn hooked(key: &AnyView<'_>) -> Option<Hooks> {
+        KeyProbe::new(key)
+            .is_none()
+            .then(|| Hooks::of(key))
+            .flatten()
+    }
+
+    /// The entry equal to `key`, a key whose type registers its own hash or equality: user
+    /// code, which never runs under the dict's lock (it may take other locks). The key is
+    /// hashed first; the entries it may equal (its hash chain; every entry of its type when
+    /// the table is not read in place) are copied under the lock; the lock is released and the
+    /// copies compared. The answer is the dict's state when the copies were taken.
+    fn find_hooked(&self, key: &AnyView<'_>, hooks: &Hooks) -> Result<Option<Found>> {
+        let hash = hooks.hash(key)?;
+        let candidates = with_locked(&self.obj, |dict| {
+            let Some(table) = dict.table() else {
+                let mut entries = table::runtime_entries(object_view(&self.obj), true);
+                entries.retain(|(stored, _)| stored.type_index() == key.type_index());
+                return entries;
+            };
+            table
+                .candidates(hash, key.type_index())
+                .into_iter()
+                .filter_map(|entry| {
+                    // SAFETY: entries of the dict now, copied under the lock (nothing of one
+                    // the runtime is releasing).
+                    let (stored, value) = unsafe {
+                        (
+                            copy_live(std::ptr::addr_of!((*entry).key)),
+                            copy_live(std::ptr::addr_of!((*entry).value)),
+                        )
+                    };
+                    stored.zip(value)
+                })
+                .collect::<Vec<_>>()
+        });
+        // Compared, and the copies released, without the lock.
+        for (stored, value) in candidates {
+            if hooks.equal(key, stored.as_view())? {
+                return Ok(Some(Found {
+                    key: stored,
+                    value,
+                    hash,
+                }));
+            }
+        }
+        Ok(None)
     }
 
     /// Whether `key` is present now.
@@ -181,10 +252,19 @@ impl<K: TryIntoAny, V: TryIntoAny> Dict<K, V> {
     pub fn insert(&self, key: K, value: V) -> Result<()> {
         let (key, value) = (key.try_into_any()?, value.try_into_any()?);
         let f = DICT_SET.get()?;
-        // The value replaced, kept until after the lock (see `clear`).
-        let mut keep = None;
+        // The value replaced, kept until after the lock (see `clear`); found before taking the
+        // lock for a key with hooks (user code never runs under it), in which case another
+        // thread's write in between may replace a different value, released under the lock.
+        let hooked = Dict::<K, V>::hooked(key.as_view()).is_some();
+        let mut keep = if hooked {
+            self.lookup(key.as_view())?
+        } else {
+            None
+        };
         let out = with_locked(&self.obj, |dict| {
-            keep = self.lookup(key.as_view())?;
+            if !hooked {
+                keep = self.lookup(key.as_view())?;
+            }
             dict.write(|| f.call((&self.obj, &key, &value)).map(drop))
         });
         drop(keep);
@@ -217,20 +297,27 @@ impl<K, V: for<'a> FromAny<'a>> Dict<K, V> {
     /// Removes `key` (`ffi.DictErase`) and returns its value, if it was present.
     pub fn remove<Q: IntoArg>(&self, key: Q) -> Result<Option<V>> {
         let (key, erase) = (Key::new(key)?, DICT_ERASE.get()?);
+        if let Some(hooks) = Dict::<K, V>::hooked(&key.view()) {
+            return self
+                .remove_hooked(&key.view(), &hooks, erase)?
+                .map(|v| v.cast::<V>())
+                .transpose();
+        }
         // The stored key, kept until after the lock (see `clear`); the value is returned.
         let mut keep = None;
         // One operation: the lookup re-enters the lock.
         let value = with_locked(&self.obj, |dict| -> Result<Option<Any>> {
             let view = key.view();
-            let value = match KeyProbe::new(&view) {
-                Some(probe) => dict.table().find(&probe).and_then(|entry| {
+            let value = match KeyProbe::new(&view).zip(dict.table()) {
+                Some((probe, table)) => table.find(&probe).and_then(|entry| {
                     // SAFETY: the entry lives in the dict now, copied under the lock.
                     unsafe {
                         keep = copy_live(std::ptr::addr_of!((*entry).key));
                         copy_live(std::ptr::addr_of!((*entry).value))
                     }
                 }),
-                // A key with custom hooks: found by the runtime, which keeps its stored key.
+                // A key with custom hooks, or a table not read in place: found by the runtime,
+                // which keeps its stored key.
                 None => self.lookup(&view)?,
             };
             let Some(value) = value else {
@@ -242,6 +329,62 @@ impl<K, V: for<'a> FromAny<'a>> Dict<K, V> {
         drop(keep);
         value?.map(|v| v.cast::<V>()).transpose()
     }
+}
+
+impl<K, V> Dict<K, V> {
+    /// [`Dict::remove`] of a key with hooks: found without the lock ([`Dict::find_hooked`]),
+    /// then erased under it if the entry found is still there, unchanged (else found again).
+    fn remove_hooked(
+        &self,
+        key: &AnyView<'_>,
+        hooks: &Hooks,
+        erase: &crate::call::function::Function,
+    ) -> Result<Option<Any>> {
+        loop {
+            let Some(found) = self.find_hooked(key, hooks)? else {
+                return Ok(None);
+            };
+            let probe = KeyProbe::identical(*found.key.as_raw(), found.hash);
+            let erased = with_locked(&self.obj, |dict| -> Result<bool> {
+                let unchanged = match dict.table() {
+                    Some(table) => table.find(&probe).is_some_and(
+                        // SAFETY: an entry of the dict now, read under the lock (bits only).
+                        |entry| unsafe { bits(&(*entry).value) == bits(found.value.as_raw()) },
+                    ),
+                    // Not read in place: the runtime's copies, compared by bits.
+                    None => table::runtime_entries(object_view(&self.obj), true)
+                        .iter()
+                        .any(|(k, v)| {
+                            bits(k.as_raw()) == bits(found.key.as_raw())
+                                && bits(v.as_raw()) == bits(found.value.as_raw())
+                        }),
+                };
+                if unchanged {
+                    // The runtime hashes the key again, running its hook under the lock: a
+                    // write (see `data::lock` on what that may do).
+                    dict.write(|| erase.call((&self.obj, *key)))?;
+                }
+                Ok(unchanged)
+            })?;
+            if erased {
+                // The stored key is released here, after the lock.
+                return Ok(Some(found.value));
+            }
+        }
+    }
+}
+
+/// An entry found by a key with hooks: copies of the stored key and value, and the key's hash.
+struct Found {
+    key: Any,
+    value: Any,
+    hash: u64,
+}
+
+/// The 16 bytes of a value.
+fn bits(value: &crate::abi::sys::TVMFFIAny) -> [u64; 2] {
+    // SAFETY: a TVMFFIAny is 16 initialised bytes.
+    unsafe { *(value as *const crate::abi::sys::TVMFFIAny as *const [u64; 2]) }
 }
 
 impl<K: for<'a> FromAny<'a>, V: for<'a> FromAny<'a>> Dict<K, V> {
@@ -267,22 +410,51 @@ impl<K: for<'a> FromAny<'a>, V: for<'a> FromAny<'a>> Dict<K, V> {
 #[derive(Clone)]
 struct RawEntries<'a> {
     dict: &'a ObjectRef<DictObj>,
-    cursor: Cursor,
-    shape: [u64; 3],
+    source: Source,
     changed: bool,
+}
+
+/// Where [`RawEntries`] reads the entries.
+#[derive(Clone)]
+enum Source {
+    /// The table, in place, and the shape it had when the iteration started.
+    InPlace { cursor: Cursor, shape: [u64; 3] },
+    /// Copies the runtime's iterator made when the iteration started (when the table is not
+    /// read in place), and the number of entries then.
+    Copied {
+        entries: std::vec::IntoIter<(Any, Any)>,
+        len: usize,
+    },
 }
 
 impl Iterator for RawEntries<'_> {
     type Item = (Any, Any);
     fn next(&mut self) -> Option<(Any, Any)> {
         with_locked(self.dict, |dict| {
-            let table = dict.table();
-            if self.changed || table.shape() != self.shape {
+            if self.changed {
+                return None;
+            }
+            let (table, cursor, shape) = match (&mut self.source, dict.table()) {
+                (Source::InPlace { cursor, shape }, Some(table)) => (table, cursor, *shape),
+                (Source::Copied { entries, len }, _) => {
+                    if table::runtime_len(object_view(self.dict), true) != *len {
+                        self.changed = true;
+                        return None;
+                    }
+                    return entries.next();
+                }
+                // The verdict changed since the iteration started (only when forced).
+                (Source::InPlace { .. }, None) => {
+                    self.changed = true;
+                    return None;
+                }
+            };
+            if table.shape() != shape {
                 self.changed = true;
                 return None;
             }
             loop {
-                let entry = table.next(&mut self.cursor)?;
+                let entry = table.next(cursor)?;
                 // SAFETY: the entry lives in the dict now; both halves are copied before any
                 // other code runs (nothing of a half the runtime is releasing).
                 let (key, value) = unsafe {

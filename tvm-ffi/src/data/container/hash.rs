@@ -12,7 +12,10 @@
 use std::sync::atomic::{AtomicPtr, Ordering};
 
 use crate::abi::sys::{self, type_index as ti, TVMFFIAny};
-use crate::base::value::{words_of, AnyView};
+use crate::base::error::{Error, Result};
+use crate::base::object::builtin::ErrorObj;
+use crate::base::value::{words_of, Any, AnyView};
+use crate::call::function::Function;
 
 /// `StableHashCombine` (`base_detail.h`).
 #[inline]
@@ -68,13 +71,19 @@ impl Column {
 
     /// Whether the type `index` has an entry (other than `None`) in the column.
     fn has_entry(&self, index: i32) -> bool {
+        self.entry(index).is_some()
+    }
+
+    /// The entry of type `index` (a bit copy; the registry keeps the value alive), unless it is
+    /// absent or `None`.
+    fn entry(&self, index: i32) -> Option<TVMFFIAny> {
         let mut column = self.column.load(Ordering::Acquire);
         if column.is_null() {
             let name = sys::TVMFFIByteArray::from_bytes(self.name.as_bytes());
             // SAFETY: a valid name; the result is null or a column owned by the registry.
             column = unsafe { sys::TVMFFIGetTypeAttrColumn(&name) } as *mut _;
             if column.is_null() {
-                return false;
+                return None;
             }
             self.column.store(column, Ordering::Release);
         }
@@ -82,18 +91,118 @@ impl Column {
         // entries (read together, as C++ `AnyHash` reads them).
         unsafe {
             let column = &*column;
-            let Some(slot) = index.checked_sub(column.begin_index) else {
-                return false;
-            };
-            slot >= 0
-                && slot < column.size
-                && (*column.data.add(slot as usize)).type_index != ti::kTVMFFINone
+            let slot = index.checked_sub(column.begin_index)?;
+            if slot < 0 || slot >= column.size {
+                return None;
+            }
+            let entry = column.data.add(slot as usize).read();
+            (entry.type_index != ti::kTVMFFINone).then_some(entry)
         }
     }
 }
 
 static ANY_HASH: Column = Column::new("__any_hash__");
 static ANY_EQUAL: Column = Column::new("__any_equal__");
+
+/// The `__any_hash__` / `__any_equal__` hooks of a key object's type, called by Rust (so that
+/// no lock is held while they run: they are user code).
+pub(crate) struct Hooks {
+    type_index: i32,
+    hash: Option<TVMFFIAny>,
+    equal: Option<TVMFFIAny>,
+}
+
+impl Hooks {
+    /// The hooks of `key`'s type, when it is an object whose type registers at least one.
+    pub(crate) fn of(key: &AnyView<'_>) -> Option<Hooks> {
+        let index = key.type_index();
+        if index < ti::kTVMFFIStaticObjectBegin || index == ti::kTVMFFIBigInt {
+            return None;
+        }
+        let (hash, equal) = (ANY_HASH.entry(index), ANY_EQUAL.entry(index));
+        (hash.is_some() || equal.is_some()).then_some(Hooks {
+            type_index: index,
+            hash,
+            equal,
+        })
+    }
+
+    /// `AnyHash(key)` (C++ `any.h`): the type index combined with the hook's value, or with
+    /// the object's address when the type registers only an equality.
+    pub(crate) fn hash(&self, key: &AnyView<'_>) -> Result<u64> {
+        let value = match self.hash {
+            None => {
+                // SAFETY: an object value: 8 initialised value bytes.
+                unsafe { key.as_raw().value.v_uint64 }
+            }
+            Some(hook) => call_hook(hook, &[*key])?
+                .cast::<i64>()
+                .map_err(|_| hook_error("__any_hash__", "int"))? as u64,
+        };
+        Ok(hash_combine(self.type_index as u64, value))
+    }
+
+    /// `AnyEqual(key, stored)` for a stored key (C++ `any.h`, the order of the runtime's
+    /// lookups): identical values, else the type's `__any_equal__`, else unequal.
+    pub(crate) fn equal(&self, key: &AnyView<'_>, stored: &AnyView<'_>) -> Result<bool> {
+        // SAFETY: both are 16 initialised bytes.
+        let same_bits = unsafe {
+            *(key.as_raw() as *const TVMFFIAny as *const [u64; 2])
+                == *(stored.as_raw() as *const TVMFFIAny as *const [u64; 2])
+        };
+        if same_bits {
+            return Ok(true);
+        }
+        match self.equal {
+            Some(hook) if stored.type_index() == self.type_index => {
+                call_hook(hook, &[*key, *stored])?
+                    .cast::<bool>()
+                    .map_err(|_| hook_error("__any_equal__", "bool"))
+            }
+            _ => Ok(false),
+        }
+    }
+}
+
+/// Calls a hook as the runtime does: an `ffi.Function`, or a native function pointer
+/// (`TVMFFIAny (*)(const Any&, ...) noexcept`, C++'s `NativeFunction` convention).
+fn call_hook(hook: TVMFFIAny, args: &[AnyView<'_>]) -> Result<Any> {
+    if hook.type_index == ti::kTVMFFIOpaquePtr {
+        // SAFETY: the registry stores a native hook as a function pointer of this convention
+        // (C++ `CallCustomAnyHash` / `CallCustomAnyEqual` call it the same way); `Any` and
+        // `TVMFFIAny` share a layout, and a C++ reference is a pointer.
+        let out = unsafe {
+            let ptr = hook.value.v_ptr;
+            if args.len() == 1 {
+                let f: unsafe extern "C" fn(*const TVMFFIAny) -> TVMFFIAny =
+                    std::mem::transmute(ptr);
+                f(args[0].as_raw())
+            } else {
+                let f: unsafe extern "C" fn(*const TVMFFIAny, *const TVMFFIAny) -> TVMFFIAny =
+                    std::mem::transmute(ptr);
+                f(args[0].as_raw(), args[1].as_raw())
+            }
+        };
+        // SAFETY: the hook returns an owned value (its result or an error object).
+        let out = unsafe { Any::from_raw(out) };
+        return match out.cast::<crate::base::object::ObjectRef<ErrorObj>>() {
+            Ok(error) => Err(Error::from_object_ref(error)),
+            Err(_) => Ok(out),
+        };
+    }
+    // SAFETY: a column entry that is neither None nor a pointer is an `ffi.Function` the
+    // registry keeps alive; the view only lends it for this call.
+    let function = unsafe { AnyView::from_raw(hook) }.cast::<Function>()?;
+    function.call_packed(args)
+}
+
+#[cold]
+fn hook_error(hook: &str, expected: &str) -> Error {
+    Error::new(
+        "TypeError",
+        format!("`{hook}` of a dict key returned a value that is not {expected}"),
+    )
+}
 
 /// How a key compares.
 #[derive(Clone, Copy)]
@@ -106,6 +215,9 @@ enum Kind<'a> {
     Bytes(&'a [u8]),
     /// An `ffi.BigInt`: by its words.
     BigInt(&'a [i64]),
+    /// This very value (its bits), under the hash given (a stored key found by a key with
+    /// hooks: the hash of that key).
+    Identical(u64),
 }
 
 /// A lookup key with its hash and equality resolved once.
@@ -132,6 +244,16 @@ unsafe fn heap_content<'a>(raw: &TVMFFIAny) -> &'a [u8] {
         let cell = (raw.value.v_obj as *const u8).add(std::mem::size_of::<sys::TVMFFIObject>())
             as *const sys::TVMFFIByteArray;
         (*cell).as_bytes()
+    }
+}
+
+impl KeyProbe<'static> {
+    /// Finds the entry whose key is exactly `stored` (its bits) in the chain of `hash`.
+    pub(crate) fn identical(stored: TVMFFIAny, hash: u64) -> KeyProbe<'static> {
+        KeyProbe {
+            raw: stored,
+            kind: Kind::Identical(hash),
+        }
     }
 }
 
@@ -187,6 +309,7 @@ impl<'a> KeyProbe<'a> {
     #[inline]
     pub(crate) fn hash(&self) -> u64 {
         match self.kind {
+            Kind::Identical(hash) => hash,
             Kind::Bits => {
                 // SAFETY: every 16-byte value has 8 initialised value bytes (Rust zeroes the
                 // unused ones, as C++ does).
@@ -222,7 +345,9 @@ impl<'a> KeyProbe<'a> {
             a == b
         };
         // SAFETY: the caller's contract.
-        same_bits || (!matches!(self.kind, Kind::Bits) && unsafe { self.same_content(stored) })
+        same_bits
+            || (!matches!(self.kind, Kind::Bits | Kind::Identical(_))
+                && unsafe { self.same_content(stored) })
     }
 
     /// `AnyEqual` beyond equal bits: strings and bytes by content, big integers by words.
@@ -231,7 +356,7 @@ impl<'a> KeyProbe<'a> {
     /// As for [`KeyProbe::matches`].
     unsafe fn same_content(&self, stored: &TVMFFIAny) -> bool {
         match self.kind {
-            Kind::Bits => false,
+            Kind::Bits | Kind::Identical(_) => false,
             Kind::Str(bytes) => match stored.type_index {
                 ti::kTVMFFISmallStr => small_content(stored) == bytes,
                 // SAFETY: a live string object of the map (the caller's contract).

@@ -51,9 +51,10 @@ impl<'a> Locked<'a, ListObj> {
 }
 
 impl<'a> Locked<'a, DictObj> {
-    /// The dict's table, read in place while the lock is held.
+    /// The dict's table, read in place while the lock is held; `None` when the runtime's
+    /// layout is not the one read in place (the runtime's functions answer then).
     #[inline]
-    pub(crate) fn table(&self) -> Table<'_> {
+    pub(crate) fn table(&self) -> Option<Table<'_>> {
         // SAFETY: `self.object()` keeps the dict alive and the lock is held for the borrow; each
         // `Table` method reads the current state.
         unsafe { Table::new(self.object().as_raw()) }

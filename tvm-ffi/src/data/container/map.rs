@@ -4,13 +4,13 @@ use super::traits::container_traits;
 use std::marker::PhantomData;
 
 use super::hash::KeyProbe;
-use super::table::{Cursor, RawEntry, Table};
+use super::table::{self, Cursor, RawEntry, Table};
 use crate::abi::sys::TVMFFIAny;
 use crate::base::error::Result;
 use crate::base::object::builtin::MapObj;
 use crate::base::object::ObjectRef;
 use crate::base::value::{Any, AnyView, FromAny, TryIntoAny};
-use crate::call::function::{GlobalCache, IntoArg};
+use crate::call::function::{object_view, GlobalCache, IntoArg};
 
 pub(super) static MAP_NEW: GlobalCache = GlobalCache::new("ffi.Map");
 static MAP_GET: GlobalCache = GlobalCache::new("ffi.MapGetItemOrMissing");
@@ -49,7 +49,8 @@ pub(super) unsafe fn stored_view<'a>(raw: *const TVMFFIAny) -> &'a AnyView<'a> {
 /// An immutable, reference-counted hash map in insertion order (C++ `ffi::Map<K, V>`).
 ///
 /// Length, lookup and iteration read the runtime's table in place, as C++ does: no call into
-/// the runtime. A lookup hashes and compares the key with the runtime's own `AnyHash` /
+/// the runtime (when the layout check made at the first read agrees with the loaded runtime;
+/// otherwise they go through the runtime's `ffi.Map*` functions, with the same answers). A lookup hashes and compares the key with the runtime's own `AnyHash` /
 /// `AnyEqual` (strings by content, integers and other plain values by value, objects by
 /// identity, `ffi.BigInt` by value); only a key object whose type registers a custom
 /// `__any_hash__` (e.g. `ffi.StructuralKey`) is looked up through `ffi.MapGetItemOrMissing`.
@@ -79,8 +80,10 @@ pub struct Map<K, V> {
 }
 
 impl<K, V> Map<K, V> {
+    /// The table read in place, or `None` when the runtime's layout is not the one read (the
+    /// runtime's functions answer then: see `table`).
     #[inline]
-    fn table(&self) -> Table<'_> {
+    fn table(&self) -> Option<Table<'_>> {
         // SAFETY: `self` keeps the map alive, and a shared map is never written (see the type
         // docs).
         unsafe { Table::new(self.obj.as_raw()) }
@@ -89,7 +92,10 @@ impl<K, V> Map<K, V> {
     /// Number of entries.
     #[inline]
     pub fn len(&self) -> usize {
-        self.table().len()
+        match self.table() {
+            Some(table) => table.len(),
+            None => table::runtime_len(object_view(&self.obj), false),
+        }
     }
     /// Whether the map is empty.
     #[inline]
@@ -114,9 +120,18 @@ impl<K, V> Map<K, V> {
 
     /// All entries as borrowed views, in insertion order.
     pub fn iter_views(&self) -> MapViews<'_> {
+        let source = match self.table() {
+            Some(table) => Source::InPlace(table, table.first()),
+            None => Source::Copied(
+                table::runtime_entries(object_view(&self.obj), false)
+                    .into_iter()
+                    .map(|(k, v)| (*k.as_raw(), *v.as_raw()))
+                    .collect::<Vec<_>>()
+                    .into_iter(),
+            ),
+        };
         MapViews {
-            table: self.table(),
-            cursor: self.table().first(),
+            source,
             remaining: self.len(),
             _map: PhantomData,
         }
@@ -130,15 +145,18 @@ impl<K, V> Map<K, V> {
     }
 
     /// The stored value for `key`, viewed in place; `Err(key)` when only the runtime can
-    /// compare the key.
+    /// compare the key, or the table is not read in place.
     #[inline]
     pub(super) fn find_view<'s>(
         &'s self,
         key: &AnyView<'_>,
     ) -> Option<std::result::Result<&'s AnyView<'s>, ()>> {
+        let Some(table) = self.table() else {
+            return Some(Err(()));
+        };
         match KeyProbe::new(key) {
             Some(probe) => {
-                let entry = self.table().find(&probe)?;
+                let entry = table.find(&probe)?;
                 // SAFETY: the entry lives in the map, which `self` keeps alive and unchanged.
                 Some(Ok(unsafe {
                     stored_view(std::ptr::addr_of!((*entry).value))
@@ -259,10 +277,19 @@ impl<K: for<'a> FromAny<'a>, V: for<'a> FromAny<'a>> Map<K, V> {
 /// ```
 #[derive(Clone)]
 pub struct MapViews<'a> {
-    table: Table<'a>,
-    cursor: Cursor,
+    source: Source<'a>,
     remaining: usize,
     _map: PhantomData<&'a ObjectRef<MapObj>>,
+}
+
+/// Where [`MapViews`] reads the entries.
+#[derive(Clone)]
+enum Source<'a> {
+    /// The table, in place.
+    InPlace(Table<'a>, Cursor),
+    /// Bit copies of the entries the runtime's iterator returned (when the table is not read
+    /// in place): plain values, or objects that the map itself holds.
+    Copied(std::vec::IntoIter<(TVMFFIAny, TVMFFIAny)>),
 }
 
 // SAFETY: a `MapViews` only reads an immutable `ffi.Map` that its borrow keeps alive, as `&Map`
@@ -300,7 +327,18 @@ impl<'a> Iterator for MapViews<'a> {
     type Item = (AnyView<'a>, AnyView<'a>);
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
-        let entry: *const RawEntry = self.table.next(&mut self.cursor)?;
+        let (table, cursor) = match &mut self.source {
+            Source::InPlace(table, cursor) => (table, cursor),
+            Source::Copied(entries) => {
+                let (key, value) = entries.next()?;
+                self.remaining = self.remaining.saturating_sub(1);
+                // SAFETY: copies of stored values (the runtime's iterator copies them: the same
+                // objects), which the map, borrowed for 'a and never written while shared,
+                // keeps alive.
+                return Some(unsafe { (AnyView::from_raw(key), AnyView::from_raw(value)) });
+            }
+        };
+        let entry: *const RawEntry = table.next(cursor)?;
         self.remaining = self.remaining.saturating_sub(1);
         // SAFETY: the entry lives in the map, borrowed for 'a and never written while shared.
         unsafe {

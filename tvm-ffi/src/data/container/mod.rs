@@ -5,9 +5,10 @@
 //! Reads go to the runtime's storage in place, as C++ reads it (no call per length, lookup or
 //! element): the immutable containers lend views of their elements; the mutable ones copy each
 //! element they read, since any language may write them at any time. `Map` and `Dict` lookups
-//! hash and compare keys exactly as the runtime does (`hash`). Construction and writes of
-//! `Array`, `Map`, `List` and `Dict` go through the runtime's own functions (`ffi.Array`,
-//! `ffi.ListAppend`, `ffi.DictSetItem`, ...).
+//! hash and compare keys exactly as the runtime does (`hash`). An `Array` (like a `Shape`) is
+//! built in Rust memory, laid out as C++ lays one out (each value converted straight into its
+//! slot); construction of `Map`, `List` and `Dict` and their writes go through the runtime's
+//! own functions (`ffi.Map`, `ffi.ListAppend`, `ffi.DictSetItem`, ...).
 //!
 //! The runtime has no tuple type: C++ `Tuple<A, B>` is an `ffi.Array` of two elements at run
 //! time, which Rust reads as `Array<Any>` (or `Array<T>` when the elements share a type).
@@ -19,7 +20,7 @@ mod list;
 mod locked;
 mod map;
 mod shape;
-mod table;
+pub(crate) mod table;
 mod traits;
 mod value_equality;
 

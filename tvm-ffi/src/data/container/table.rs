@@ -22,16 +22,19 @@
 //! checked, so it is verified once, at the first in-place read, against the runtime's own
 //! functions: tables of several sizes built by `ffi.Map` and `ffi.Dict` are read in place and
 //! compared with `ffi.MapSize` / `ffi.MapGetItem` (and the Dict ones). When they disagree, no
-//! table is ever read in place: [`Table::new`] raises a `RuntimeError` saying so, instead of
-//! reading memory whose layout is unknown. When they agree, the cost is one cached flag.
+//! table is ever read in place: [`Table::new`] returns `None` and `Map` and `Dict` read
+//! through the runtime's own functions instead (`ffi.MapSize`, `ffi.MapGetItemOrMissing`,
+//! `ffi.MapForwardIterFunctor` and the Dict ones; see [`runtime_len`] and
+//! [`runtime_entries`]): slower, never wrong. When they agree, the cost is one load of a
+//! cached verdict.
 use std::marker::PhantomData;
 use std::ptr::NonNull;
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use super::hash::KeyProbe;
 use crate::abi::sys::{type_index as ti, TVMFFIAny, TVMFFIObject};
-use crate::base::value::Any;
-use crate::call::function::GlobalCache;
+use crate::base::value::{Any, AnyView};
+use crate::call::function::{Function, GlobalCache};
 
 const DATA: usize = 24;
 const SIZE: usize = 32;
@@ -210,14 +213,11 @@ impl Table<'_> {
     /// the table's current state anew, so foreign code on this thread may change a `Dict`
     /// between two calls.
     ///
-    /// Raises a `RuntimeError` (a panic the FFI boundary reports as that error) when the loaded
-    /// runtime's table layout is not the one this module reads (see the module docs).
+    /// `None` when the loaded runtime's table layout is not the one this module reads (see
+    /// the module docs): the caller then asks the runtime.
     #[inline]
-    pub(crate) unsafe fn new(obj: NonNull<TVMFFIObject>) -> Self {
-        if !layout_verified() {
-            layout_mismatch();
-        }
-        Table(obj, PhantomData)
+    pub(crate) unsafe fn new(obj: NonNull<TVMFFIObject>) -> Option<Self> {
+        layout_verified().then_some(Table(obj, PhantomData))
     }
 
     #[inline]
@@ -320,6 +320,63 @@ impl Table<'_> {
         }
     }
 
+    /// The entries that a key of type `type_index` with `AnyHash` `hash` may equal (keys of
+    /// other types never do), in the order the runtime compares them: every such entry of a
+    /// small table, or those of the key's chain in a dense one.
+    pub(crate) fn candidates(&self, hash: u64, type_index: i32) -> Vec<*const RawEntry> {
+        let mut out = Vec::new();
+        let of_type = |entry: *const RawEntry| {
+            // SAFETY: an occupied entry of the live table.
+            unsafe { std::ptr::addr_of!((*entry).key.type_index).read() == type_index }
+        };
+        let size = self.word(SIZE);
+        let data = self.data();
+        let slots = self.word(SLOTS);
+        if slots & SMALL_TAG != 0 {
+            for i in 0..size as usize {
+                // SAFETY: a small table holds `size` entries at `data`.
+                let entry = unsafe { (data as *const RawEntry).add(i) };
+                if of_type(entry) {
+                    out.push(entry);
+                }
+            }
+            return out;
+        }
+        if size == 0 {
+            return out;
+        }
+        // SAFETY: a dense table (at least 80 bytes) keeps its u32 shift at FIB_SHIFT.
+        let fib_shift = unsafe {
+            (self.0.as_ptr() as *const u8)
+                .add(FIB_SHIFT)
+                .cast::<u32>()
+                .read()
+        };
+        let Some(mut index) = FIB_COEFF.wrapping_mul(hash).checked_shr(fib_shift) else {
+            return out;
+        };
+        if index >= slots {
+            return out;
+        }
+        let (mut meta, mut item) = Self::dense_slot(data, index);
+        if meta & 0x80 != 0 {
+            return out;
+        }
+        // At most `slots` steps, whatever the metadata says.
+        for _ in 0..slots {
+            if of_type(item) {
+                out.push(item);
+            }
+            let jump = match NEXT_PROBE.get((meta & 0x7F) as usize) {
+                Some(&jump) if jump != 0 => jump,
+                _ => break,
+            };
+            index = index.wrapping_add(jump) % slots;
+            (meta, item) = Self::dense_slot(data, index);
+        }
+        out
+    }
+
     /// The first position in iteration order.
     #[inline]
     pub(crate) fn first(&self) -> Cursor {
@@ -367,31 +424,92 @@ impl Table<'_> {
     }
 }
 
+const UNKNOWN: u8 = 0;
+const IN_PLACE: u8 = 1;
+const THROUGH_RUNTIME: u8 = 2;
+
+/// The verdict: [`UNKNOWN`] until the first read checks the layout.
+static VERDICT: AtomicU8 = AtomicU8::new(UNKNOWN);
+
 /// Whether the runtime's tables are laid out as this module reads them: checked once.
 #[inline]
 pub(crate) fn layout_verified() -> bool {
-    static VERIFIED: OnceLock<bool> = OnceLock::new();
-    *VERIFIED.get_or_init(|| verify_layout().is_some())
+    match VERDICT.load(Ordering::Relaxed) {
+        IN_PLACE => true,
+        THROUGH_RUNTIME => false,
+        _ => verify_once(),
+    }
 }
 
 #[cold]
 #[inline(never)]
-fn layout_mismatch() -> ! {
-    crate::base::error::panic::panic_with(
-        "RuntimeError",
-        "the loaded libtvm_ffi lays out ffi.Map / ffi.Dict tables otherwise than the tvm-ffi \
-         crate reads them in place (checked against ffi.MapGetItem at first use): install the \
-         wheel the crate was written for (apache-tvm-ffi 0.1.15.post2)"
-            .to_owned(),
-    )
+fn verify_once() -> bool {
+    static VERIFIED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let verified = *VERIFIED.get_or_init(|| verify_layout().is_some());
+    // A forced verdict set meanwhile wins (see `force_runtime_reads`).
+    let _ = VERDICT.compare_exchange(
+        UNKNOWN,
+        if verified { IN_PLACE } else { THROUGH_RUNTIME },
+        Ordering::Relaxed,
+        Ordering::Relaxed,
+    );
+    VERDICT.load(Ordering::Relaxed) == IN_PLACE
+}
+
+/// Makes every later `Map` / `Dict` read go through the runtime's functions, as when the
+/// layout check disagrees (`true`), or back to the verified verdict (`false`). For tests of
+/// the fallback: both paths give the same answers.
+pub fn force_runtime_reads(force: bool) {
+    VERDICT.store(
+        if force { THROUGH_RUNTIME } else { UNKNOWN },
+        Ordering::Relaxed,
+    );
+}
+
+/// The number of entries of a map or dict, through the runtime (`ffi.MapSize`, `ffi.DictSize`).
+pub(crate) fn runtime_len(obj: AnyView<'_>, dict: bool) -> usize {
+    let size = if dict { &DICT_SIZE } else { &MAP_SIZE };
+    size.get()
+        .and_then(|f| f.call((obj,)))
+        .and_then(|n| n.cast::<i64>())
+        .map_or(0, |n| usize::try_from(n).unwrap_or(0))
+}
+
+/// Copies of the entries of a map or dict in iteration order, through the runtime's forward
+/// iterator (`ffi.MapForwardIterFunctor`, `ffi.DictForwardIterFunctor`). The runtime returns
+/// copies of the stored values: for an object, a new reference to the very object the table
+/// holds. The caller keeps the container alive and unchanged meanwhile (a dict: its lock).
+pub(crate) fn runtime_entries(obj: AnyView<'_>, dict: bool) -> Vec<(Any, Any)> {
+    let n = runtime_len(obj, dict);
+    let iter = if dict { &DICT_ITER } else { &MAP_ITER };
+    let mut entries = Vec::new();
+    if n == 0 {
+        return entries;
+    }
+    let Ok(functor) = iter.get().and_then(|f| f.call_as::<Function, _>((obj,))) else {
+        return entries;
+    };
+    // The functor starts at the first entry; it must not be read past the `n`th (C++ iterators).
+    for i in 0..n {
+        let (Ok(key), Ok(value)) = (functor.call((0_i64,)), functor.call((1_i64,))) else {
+            break;
+        };
+        entries.push((key, value));
+        if i + 1 < n && !functor.call_as::<bool, _>((2_i64,)).unwrap_or(false) {
+            break;
+        }
+    }
+    entries
 }
 
 static MAP: GlobalCache = GlobalCache::new("ffi.Map");
 static MAP_SIZE: GlobalCache = GlobalCache::new("ffi.MapSize");
 static MAP_GET: GlobalCache = GlobalCache::new("ffi.MapGetItem");
+static MAP_ITER: GlobalCache = GlobalCache::new("ffi.MapForwardIterFunctor");
 static DICT: GlobalCache = GlobalCache::new("ffi.Dict");
 static DICT_SIZE: GlobalCache = GlobalCache::new("ffi.DictSize");
 static DICT_GET: GlobalCache = GlobalCache::new("ffi.DictGetItem");
+static DICT_ITER: GlobalCache = GlobalCache::new("ffi.DictForwardIterFunctor");
 
 /// Builds tables of several sizes (small and dense layouts, int and string keys) through the
 /// runtime and reads them in place: `Some` when every size, lookup and entry agrees with the

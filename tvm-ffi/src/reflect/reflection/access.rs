@@ -49,7 +49,7 @@ fn name_of(bytes: &sys::TVMFFIByteArray) -> &[u8] {
     unsafe { bytes.as_bytes() }
 }
 
-fn find_field(index: i32, name: &str) -> Option<sys::TVMFFIFieldInfo> {
+pub(super) fn find_field(index: i32, name: &str) -> Option<sys::TVMFFIFieldInfo> {
     search_order(index).into_iter().find_map(|ty| {
         type_info::fields(ty)
             .into_iter()
@@ -65,7 +65,7 @@ fn find_method(index: i32, name: &str) -> Option<sys::TVMFFIMethodInfo> {
     })
 }
 
-fn no_member(what: &str, name: &str, index: i32) -> Error {
+pub(super) fn no_member(what: &str, name: &str, index: i32) -> Error {
     Error::new(
         "AttributeError",
         format!(

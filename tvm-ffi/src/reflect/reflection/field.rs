@@ -59,8 +59,8 @@ pub unsafe trait FieldValue: Send + Sync + Sized + 'static {
     const STATIC_TYPE_INDEX: i32;
     /// Whether foreign code may write the field after construction (only [`Rw<T>`]).
     const INTERIOR_MUTABLE: bool = false;
-    /// Whether the storage is an [`Rw<T>`] of an interior-mutable `T` (`Rw<Rw<T>>`), whose
-    /// reads would take the same lock twice: generated code refuses it.
+    /// Whether the storage is an [`Rw<T>`] of an interior-mutable `T` (`Rw<Rw<T>>`): two locks
+    /// for one value, which nothing needs; generated code refuses it.
     const NESTED_INTERIOR_MUTABILITY: bool = false;
     /// Whether the storage is a pointer that may be *unset* (null) while the object is open.
     const MAY_BE_UNSET: bool = false;

@@ -10,8 +10,8 @@ use crate::base::value::{Any, TypeSchema};
 use crate::call::function::metadata::MetadataValue;
 
 /// The entry of a field of type `S` of object type `T`, `OFFSET` bytes from the header (its
-/// payload offset plus the 24-byte header). Evaluating it refuses `Rw<Rw<T>>` (a read would
-/// take the same lock twice) and a storage whose static type index misdescribes its size
+/// payload offset plus the 24-byte header). Evaluating it refuses `Rw<Rw<T>>` (two locks for
+/// one value, which nothing needs) and a storage whose static type index misdescribes its size
 /// (`-1`, "any", exactly for a 16-byte `Any`).
 ///
 /// The entry is trusted only through [`Reflected`] and the registry's `Trusted`, whose
@@ -26,7 +26,7 @@ pub const fn field<T: ObjectType, S: FieldValue, const OFFSET: usize>(
 ) -> FieldEntry {
     assert!(
         !S::NESTED_INTERIOR_MUTABILITY,
-        "a field cannot be `Rw<Rw<T>>`: reading it would take the same lock twice; declare it `Rw<T>`"
+        "a field cannot be `Rw<Rw<T>>`: one `Rw` already makes it writable from every language; declare it `Rw<T>`"
     );
     // The runtime and Python subclasses copy and destroy a field of index -1 as a 16-byte Any.
     let is_any = std::mem::size_of::<S>() == std::mem::size_of::<sys::TVMFFIAny>();

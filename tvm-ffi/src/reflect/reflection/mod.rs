@@ -7,7 +7,8 @@
 //!   (`construction`);
 //! - the field storage types and the generic getter and setter (`field`);
 //! - the field table generated code declares, and what is derived from it (`field_table`);
-//! - the creator, defaults, explicit constructors and shallow copy (`create`).
+//! - the creator, defaults, explicit constructors and shallow copy (`create`);
+//! - the hooks of `#[ffi_type(eq, hash, ord, str)]` and the check of `frozen` (`dunder`).
 //!
 //! The generic functions are instantiated by generated code through `tvm_ffi::__private`;
 //! [`crate::registry`] hands them to libtvm_ffi when the library loads.
@@ -18,7 +19,9 @@
 //! `method`), own or inherited.
 mod access;
 pub(crate) mod construction;
+mod copy_with;
 pub(crate) mod create;
+pub(crate) mod dunder;
 pub(crate) mod field;
 pub(crate) mod field_table;
 pub(crate) mod member;

@@ -322,6 +322,40 @@ impl<T: Clone + PartialEq + 'static> PartialEq<T> for Rw<T> {
 mod tests {
     use super::*;
 
+    /// Runs `f` on another thread: `None` if it does not finish within 10 s (a hang).
+    fn within_seconds<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> Option<R> {
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = done.send(f());
+        });
+        finished
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .ok()
+    }
+
+    #[test]
+    fn nested_rw_reads_and_writes_without_a_hang() {
+        use crate::base::value::String;
+        let out = within_seconds(|| {
+            let nested = Rw::new(Rw::new(String::from("a string longer than seven")));
+            let first = nested.get().get();
+            nested.set(Rw::new(String::from("another string, also long")));
+            let old = nested.replace(Rw::new(String::from("a third long string value")));
+            let scalar = Rw::new(Rw::new(1_i64));
+            (first, old.get(), nested.get().get(), scalar.get().get())
+        });
+        let (first, old, now, scalar) = out.expect("Rw<Rw<T>> hangs");
+        assert_eq!(
+            (&*first, &*old, &*now, scalar),
+            (
+                "a string longer than seven",
+                "another string, also long",
+                "a third long string value",
+                1
+            )
+        );
+    }
+
     #[test]
     fn same_layout_as_inner() {
         assert_eq!(std::mem::size_of::<Rw<i64>>(), 8);

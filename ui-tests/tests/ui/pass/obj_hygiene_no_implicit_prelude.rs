@@ -52,7 +52,29 @@ impl HygienePoint {
     }
 }
 
+/// A frozen value type whose hooks come from its traits.
+#[derive(
+    ::tvm_ffi::Object,
+    ::std::clone::Clone,
+    ::std::cmp::PartialEq,
+    ::std::cmp::PartialOrd,
+    ::std::hash::Hash,
+)]
+#[ffi_type(key = "ui_pass.HygieneValue", frozen, eq, hash, ord, str)]
+#[repr(C)]
+pub struct HygieneValue {
+    pub v: i64,
+}
+
+impl ::std::fmt::Display for HygieneValue {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        ::std::write!(f, "value {}", self.v)
+    }
+}
+
 fn main() {
+    let value = ::tvm_ffi::ObjectRef::new(HygieneValue { v: 1 });
+    ::std::assert_eq!(::std::format!("{value}"), "value 1");
     let p = ::tvm_ffi::ObjectRef::new(HygienePoint {
         x: ::tvm_ffi::Rw::new(3),
         label: ::tvm_ffi::String::new("p"),

@@ -1,0 +1,1 @@
+../../../template/build_backend/tvm_ffi_cpp_header.py
