@@ -22,6 +22,15 @@ class RwPairObj : public ffi::Object {
   static constexpr bool _type_mutable = true;
   TVM_FFI_DECLARE_OBJECT_INFO_FINAL("bench_cpp.RwPair", RwPairObj, ffi::Object);
 };
+
+/*! \brief Two int64 fields and an explicit constructor; the twin of the Rust `bench.Pair`. */
+class PairObj : public ffi::Object {
+ public:
+  int64_t a;
+  int64_t b;
+  PairObj(int64_t a, int64_t b) : a(a), b(b) {}
+  TVM_FFI_DECLARE_OBJECT_INFO_FINAL("bench_cpp.Pair", PairObj, ffi::Object);
+};
 }  // namespace
 
 TVM_FFI_STATIC_INIT_BLOCK() {
@@ -30,6 +39,10 @@ TVM_FFI_STATIC_INIT_BLOCK() {
       .def_rw("a", &RwPairObj::a)
       .def_rw("b", &RwPairObj::b)
       .def("sum", &RwPairObj::Sum);
+  refl::ObjectDef<PairObj>()
+      .def_ro("a", &PairObj::a)
+      .def_ro("b", &PairObj::b)
+      .def(refl::init<int64_t, int64_t>());
   refl::GlobalDef().def("bench_cpp.make_rw_pair", [](int64_t a, int64_t b) {
     ffi::ObjectPtr<RwPairObj> pair = ffi::make_object<RwPairObj>();
     pair->a = a;

@@ -59,3 +59,22 @@ pub fn make_rw_pair(a: i64, b: i64) -> ObjectRef<RwPair> {
         b: Rw::new(b),
     })
 }
+
+/// Two integers with an explicit constructor (C++: `refl::init<int64_t, int64_t>()`), for
+/// `benches/kwargs.py`: Python constructs it positionally or with keywords.
+#[derive(tvm_ffi::Object)]
+#[ffi_type(key = "bench.Pair", final)]
+#[repr(C)]
+pub struct Pair {
+    pub a: i64,
+    pub b: i64,
+}
+
+#[ffi_methods]
+impl Pair {
+    /// The constructor (C++: `PairObj(int64_t a, int64_t b)`).
+    #[ffi(init)]
+    pub fn new(a: i64, b: i64) -> Self {
+        Pair { a, b }
+    }
+}

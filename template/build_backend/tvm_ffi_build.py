@@ -51,7 +51,7 @@ Commands (``python build_backend/tvm_ffi_build.py COMMAND`` in the project direc
 library under the file name a loader expects, e.g. ``build/add_one_cpu.so``; cargo names it
 ``lib<crate>.so``), ``stubs [--check]`` and ``cpp-header --out PATH`` (a C++ header for the
 package's types, written by ``tvm_ffi_cpp_header.py`` beside this file: layout structs with
-``static_assert``\ s and typed accessors for C++ code reading the objects in place).
+``static_assert``\\ s and typed accessors for C++ code reading the objects in place).
 
 Config settings (``pip wheel --config-settings KEY=VALUE``): ``profile``, and
 ``platform-tag`` (e.g. ``manylinux_2_28_x86_64`` when building in a manylinux container).
@@ -318,9 +318,14 @@ def _stubgen(project: _Project, source_root: Path, library: Path) -> None:
         raise BuildError(f"reading the enums and comparison hooks of {library.name} failed:\n{query.stdout}")
     found = json.loads(query.stdout.strip().splitlines()[-1])
     enums, hooks = found["enums"], found["hooks"]
+    query = subprocess.run([sys.executable, "-c", _PARAMS_QUERY, str(library), f"{project.prefix}."],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    if query.returncode != 0:
+        raise BuildError(f"reading the parameter names of {library.name} failed:\n{query.stdout}")
+    params = json.loads(query.stdout.strip().splitlines()[-1])
     for path in sorted((source_root / project.package.replace(".", "/")).rglob("*.py")):
         text = path.read_text(encoding="utf-8")
-        refined = _refine_stubs(text, enums, hooks)
+        refined = _refine_stubs(text, enums, hooks, params)
         if refined != text:
             path.write_text(refined, encoding="utf-8")
 
@@ -340,6 +345,13 @@ def _stubgen(project: _Project, source_root: Path, library: Path) -> None:
 #    the runtime's `__init__` forwards to `__ffi_init__`, so `__init__` gets its parameters;
 #    a subclass's `__ffi_init__` that differs from its parent's is marked as an override;
 # 4. the package's `__init__.py` re-exports `__all__` in a form type checkers can follow;
+# 6. parameters: stubgen numbers them (`_0: int`); the SDK registers their names and defaults
+#    (metadata `arg_names`, `arg_defaults`), which replace the numbers. Functions and methods
+#    stay positional-only (`/`): the runtime's `Function.__call__` takes no keyword arguments.
+#    A constructor (`__ffi_init__`, hence `__init__`) takes keywords: the runtime's `__init__`
+#    passes them in its KWARGS convention, which the SDK binds by name. The module ends with
+#    a call that gives the functions, methods and constructors their `inspect.signature`
+#    (`help()`, IDEs) from the same metadata, once at import (no per-call cost).
 # 5. a type with comparison hooks (`#[ffi_type(eq, hash, ord)]`, or methods marked
 #    `#[ffi(eq)]`, `#[ffi(compare)]`, `#[ffi(hash)]`) is registered with
 #    `@c_class(key, eq=True, order=True, unsafe_hash=True)` (the options its hooks call for),
@@ -376,15 +388,42 @@ for key in tvm_ffi.get_global_func("ffi.GetRegisteredTypeKeys")():
 print(json.dumps({"enums": enums, "hooks": hooks}))
 """
 
+# The registered parameter names and defaults of the functions and methods under a prefix:
+# {"pkg.func": {"arg_names": [..], "arg_defaults": {..}}, "pkg.Type.method": {..}}.
+_PARAMS_QUERY = r"""
+import json, sys
+import tvm_ffi
+from tvm_ffi import core
+tvm_ffi.load_module(sys.argv[1])
+out = {}
+keep = ("arg_names", "arg_defaults")
+for name in tvm_ffi.registry.list_global_func_names():
+    if name.startswith(sys.argv[2]):
+        meta = tvm_ffi.get_global_func_metadata(name)
+        if "arg_names" in meta:
+            out[name] = {k: meta[k] for k in keep if k in meta}
+for key in tvm_ffi.get_global_func("ffi.GetRegisteredTypeKeys")():
+    if not str(key).startswith(sys.argv[2]):
+        continue
+    info = core._lookup_or_register_type_info_from_type_key(str(key))
+    for method in info.methods:
+        if "arg_names" in method.metadata:
+            out[f"{key}.{method.name}"] = {k: method.metadata[k] for k in keep if k in method.metadata}
+print(json.dumps(out))
+"""
+
 _ENUM_BASES = {"IntEnum": "_ffi_IntEnum", "StrEnum": "_ffi_StrEnum", "Enum": "_ffi_Enum"}
 _REFINED_IMPORTS = "# tvm_ffi_build: names the refined stubs use\n"
 _C_CLASS_IMPORT = "from tvm_ffi.dataclasses import c_class as _ffi_c_class\n"
 
 
-def _refine_stubs(text: str, enums: dict[str, list[str]], hooks: dict[str, str]) -> str:
+def _refine_stubs(text: str, enums: dict[str, list[str]], hooks: dict[str, str],
+                  params: dict[str, dict] | None = None) -> str:
     text = _refine_enum_classes(text, enums)
     text = _refine_hook_classes(text, hooks)
+    text = _refine_param_names(text, params or {})
     text = _refine_init_signatures(text)
+    text = _refine_signature_block(text)
     text = _refine_export_block(text)
     return _refine_imports(text)
 
@@ -425,6 +464,146 @@ def _refine_enum_classes(text: str, enums: dict[str, list[str]]) -> str:
         if not text.startswith(declared, at):
             text = text[:at] + declared + text[at:]
     return text
+
+
+_STUB_DEF = re.compile(r"^(?P<head> *def (?P<name>\w+)\()(?P<params>.*)(?P<tail>\) -> .*: \.\.\..*)$")
+
+
+def _split_params(params: str) -> list[str]:
+    """`a: int, b: Mapping[str, int], /` split at the top-level commas."""
+    out, depth, start = [], 0, 0
+    for at, c in enumerate(params):
+        depth += 1 if c in "[(" else -1 if c in "])" else 0
+        if c == "," and depth == 0:
+            out.append(params[start:at].strip())
+            start = at + 1
+    if params[start:].strip():
+        out.append(params[start:].strip())
+    return out
+
+
+def _python_literal(value) -> str:
+    return "None" if value is None else repr(value)
+
+
+def _named_def(line: str, info: dict) -> str:
+    """A stub `def` line with its numbered parameters (`_0: int`) renamed and given their
+    defaults from `info` (`arg_names`, `arg_defaults`)."""
+    m = _STUB_DEF.match(line)
+    if m is None:
+        return line
+    names, defaults = info.get("arg_names", []), info.get("arg_defaults", {})
+    parts = _split_params(m.group("params"))
+    out = []
+    for part in parts:
+        numbered = re.match(r"_(\d+): (.*)$", part)
+        if numbered is None or int(numbered.group(1)) >= len(names):
+            out.append(part)
+            continue
+        name = names[int(numbered.group(1))]
+        text = f"{name}: {numbered.group(2)}"
+        if name in defaults:
+            text += f" = {_python_literal(defaults[name])}"
+        out.append(text)
+    if m.group("name") == "__ffi_init__":
+        # The runtime's `__init__`/`__ffi_init__` pass keywords in its KWARGS convention.
+        out = [p for p in out if p != "/"]
+    return f"{m.group('head')}{', '.join(out)}{m.group('tail')}"
+
+
+def _refine_param_names(text: str, params: dict[str, dict]) -> str:
+    """Names the numbered parameters of the functions and methods stubgen wrote."""
+    out = []
+    scope = ""  # the prefix of the block being read: `pkg.` (functions) or `pkg.Type.` (methods)
+    for line in text.split("\n"):
+        block = re.match(r"^\s*# tvm-ffi-stubgen\(begin\): (global|object)/(\S+)$", line)
+        if block is not None:
+            scope = block.group(2) + "."
+        elif re.match(r"^\s*# tvm-ffi-stubgen\(end\)", line):
+            scope = ""
+        m = _STUB_DEF.match(line)
+        if scope and m is not None and f"{scope}{m.group('name')}" in params:
+            line = _named_def(line, params[f"{scope}{m.group('name')}"])
+        out.append(line)
+    return "\n".join(out)
+
+
+_SIGNATURES_BEGIN = "# tvm_ffi_build(begin): signatures\n"
+_SIGNATURES_END = "# tvm_ffi_build(end)\n"
+
+# Sets `__signature__` (what `inspect.signature` and `help()` read) of the module's functions and
+# of its classes' methods and explicit constructors, from the names and defaults the SDK
+# registers (metadata `arg_names`, `arg_defaults`). Functions and methods are positional-only,
+# as the runtime's `Function.__call__` is; a constructor takes keywords.
+SIGNATURES_HELPER = '''\
+def _ffi_signatures(namespace: dict[str, object], prefix: str) -> None:
+    import inspect
+
+    import tvm_ffi
+
+    param = inspect.Parameter
+
+    def signature(meta: dict[str, object], keywords: bool) -> inspect.Signature | None:
+        names = meta.get("arg_names")
+        if not isinstance(names, list):
+            return None
+        found = meta.get("arg_defaults")
+        defaults: dict[str, object] = found if isinstance(found, dict) else {}
+        kind = param.POSITIONAL_OR_KEYWORD if keywords else param.POSITIONAL_ONLY
+        return inspect.Signature([
+            param(str(name), param.POSITIONAL_ONLY if name == "self" else kind,
+                  default=defaults.get(str(name), param.empty))
+            for name in names
+        ])
+
+    # A convenience: a runtime without the metadata API (or objects that refuse attributes)
+    # leaves the signatures unset rather than failing the import.
+    get_metadata = getattr(tvm_ffi, "get_global_func_metadata", None)
+    for name, value in list(namespace.items()):
+        try:
+            if isinstance(value, tvm_ffi.Function):
+                sig = signature(get_metadata(prefix + name), False) if get_metadata else None
+                if sig is not None:
+                    setattr(value, "__signature__", sig)
+                continue
+            if not isinstance(value, type):
+                continue
+            info = getattr(value, "__tvm_ffi_type_info__", None)
+            for method in getattr(info, "methods", None) or []:
+                meta = getattr(method, "metadata", None) or {}
+                attr = value.__dict__.get(method.name)
+                target = getattr(attr, "__func__", attr)
+                if method.name == "__ffi_init__":
+                    sig = signature(meta, True)
+                    init = value.__dict__.get("__init__")
+                    if sig is not None and init is not None:
+                        self_param = param("self", param.POSITIONAL_ONLY)
+                        sig = sig.replace(parameters=[self_param, *sig.parameters.values()])
+                        setattr(init, "__signature__", sig)
+                        if target is not None:
+                            setattr(target, "__signature__", sig)
+                    continue
+                sig = signature(meta, False)
+                if sig is not None and target is not None:
+                    setattr(target, "__signature__", sig)
+        except (AttributeError, TypeError, ValueError):
+            continue
+'''
+
+
+def _refine_signature_block(text: str) -> str:
+    """Appends (or renews) the call of `SIGNATURES_HELPER` at the end of the module that
+    loads the library's functions (`_FFI_INIT_FUNC("prefix", __name__)`)."""
+    init = re.search(r'^_FFI_INIT_FUNC\("([^"]+)", __name__\)$', text, re.M)
+    if init is None:
+        return text
+    if _SIGNATURES_BEGIN in text:
+        start = text.index(_SIGNATURES_BEGIN)
+        end = text.index(_SIGNATURES_END, start) + len(_SIGNATURES_END)
+        text = text[:start].rstrip("\n") + "\n" + text[end:].lstrip("\n")
+    block = (_SIGNATURES_BEGIN + SIGNATURES_HELPER
+             + f'_ffi_signatures(globals(), "{init.group(1)}.")\n' + _SIGNATURES_END)
+    return text.rstrip("\n") + "\n\n" + block
 
 
 def _refine_hook_classes(text: str, hooks: dict[str, str]) -> str:

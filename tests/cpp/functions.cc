@@ -168,6 +168,30 @@ int main(int argc, char** argv) {
   Print("add", CallInt(add, {Int(40), Int(2)}));
   Print("add.wrong_type", CallInt(add, {Int(1), Float(2.5)}));
   Print("add.wrong_arity", CallInt(add, {Int(1)}));
+  // Parameter names and defaults: a default for an omitted argument, keywords in the
+  // runtime's KWARGS convention (`ffi.GetKwargsObject`), errors naming the keyword, and the
+  // names in the metadata.
+  TVMFFIObjectHandle shift = GetGlobal("my_ext.shift");
+  TVMFFIAny kwargs;
+  if (Call(GetGlobal("ffi.GetKwargsObject"), {}, &kwargs) != 0) {
+    std::fprintf(stderr, "ffi.GetKwargsObject failed: %s\n", TakeError().c_str());
+    std::exit(1);
+  }
+  Print("shift.default", CallInt(shift, {Int(1)}));
+  Print("shift.keyword", CallInt(shift, {Int(1), kwargs, RawStr("by"), Int(5)}));
+  Print("shift.keywords_only", CallInt(shift, {kwargs, RawStr("by"), Int(5), RawStr("x"), Int(2)}));
+  Print("shift.unknown_keyword", CallInt(shift, {Int(1), kwargs, RawStr("step"), Int(5)}));
+  Print("shift.repeated_keyword", CallInt(shift, {Int(1), kwargs, RawStr("x"), Int(5)}));
+  Print("shift.missing", CallInt(shift, {kwargs, RawStr("by"), Int(5)}));
+  Release(kwargs);
+  TVMFFIAny meta;
+  const char* shift_name = "my_ext.shift";
+  TVMFFIAny name_arg = RawStr(shift_name);
+  if (Call(GetGlobal("ffi.GetGlobalFuncMetadata"), {name_arg}, &meta) == 0) {
+    Print("shift.metadata", TakeString(meta));
+  } else {
+    Print("shift.metadata", TakeError());
+  }
   TVMFFIObjectHandle parse = GetGlobal("my_ext.parse");
   Print("parse", CallInt(parse, {RawStr(" 12 ")}));
   Print("parse.error", CallInt(parse, {RawStr("12x")}));

@@ -52,10 +52,53 @@ ffi::Function Attr(const std::string& key, const char* name) {
 
 ffi::Function Global(const std::string& name) { return ffi::Function::GetGlobalRequired(name); }
 
+// `f(a: int, b: Map<str, int>) -> int` numbered as C++ numbers parameters: `f(0: int, 1: ...)`.
+std::string Numbered(const std::string& signature) {
+  size_t open = signature.find('(');
+  size_t close = signature.rfind(") -> ");
+  if (open == std::string::npos || close == std::string::npos || close < open) return signature;
+  std::string out = signature.substr(0, open + 1);
+  int depth = 0, index = 0;
+  size_t start = open + 1;
+  for (size_t at = open + 1; at <= close; ++at) {
+    char c = signature[at];
+    if (c == '<' || c == '[' || c == '(') ++depth;
+    if (c == '>' || c == ']' || (c == ')' && at != close)) --depth;
+    if ((c == ',' && depth == 0) || at == close) {
+      std::string param = signature.substr(start, at - start);
+      size_t colon = param.find(": ");
+      if (colon != std::string::npos) {
+        if (index > 0) out += ", ";
+        out += std::to_string(index++) + param.substr(colon);
+      }
+      start = at + 1;
+    }
+  }
+  return out + signature.substr(close);
+}
+
+// The twin's results as C++ writes them: its key prefix replaced, and the parameter names Rust
+// registers (shown in its argument errors) replaced by C++'s numbers.
 std::string Normalize(std::string text) {
   const std::string from = "testing.rs.";
   for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at)) {
     text.replace(at, from.size(), "testing.");
+  }
+  // "argument #1 (`b`) when" -> "argument #1 when"
+  for (size_t at = text.find(" (`"); at != std::string::npos; at = text.find(" (`", at + 1)) {
+    size_t end = text.find("`)", at + 3);
+    if (end != std::string::npos && text.compare(end + 2, 5, " when") == 0) {
+      text.erase(at, end + 2 - at);
+    }
+  }
+  const std::string calling = "when calling: `";
+  size_t at = text.find(calling);
+  if (at != std::string::npos) {
+    size_t begin = at + calling.size();
+    size_t end = text.find('`', begin);
+    if (end != std::string::npos) {
+      text = text.substr(0, begin) + Numbered(text.substr(begin, end - begin)) + text.substr(end);
+    }
   }
   return text;
 }

@@ -41,7 +41,7 @@ def test_shape_as_argument_result_and_element(lib):
     with pytest.raises(TypeError) as err:
         f("shape_numel")(["a"])
     assert str(err.value) == (
-        "Mismatched type on argument #0 when calling: `rs_containers.shape_numel(0: ffi.Shape) -> int`. "
+        "Mismatched type on argument #0 (`shape`) when calling: `rs_containers.shape_numel(shape: ffi.Shape) -> int`. "
         "Expected `ffi.Shape` but got `ffi.Array`"
     )
     numels = f("numels")({"a": tvm_ffi.Shape((2, 3)), "b": tvm_ffi.Shape(())})
@@ -64,7 +64,7 @@ def test_list_is_shared_with_the_caller(lib):
     with pytest.raises(TypeError) as err:
         f("list_sum")(items)
     assert str(err.value) == (
-        "Mismatched type on argument #0 when calling: `rs_containers.list_sum(0: List<int>) -> int`. "
+        "Mismatched type on argument #0 (`list`) when calling: `rs_containers.list_sum(list: List<int>) -> int`. "
         "Expected `List<int>` but got `List[index 3: ffi.SmallStr]`"
     )
 
@@ -149,7 +149,7 @@ def test_big_integers(lib):
     with pytest.raises(TypeError) as err:
         f("u64_echo")(2**64)
     assert str(err.value) == (
-        "Mismatched type on argument #0 when calling: `rs_containers.u64_echo(0: int) -> int`. "
+        "Mismatched type on argument #0 (`x`) when calling: `rs_containers.u64_echo(x: int) -> int`. "
         "Expected `int` but got `ffi.BigInt`"
     )
     with pytest.raises(TypeError, match=r"got `int` \(value -1 is out of range for `u64`\)"):

@@ -25,7 +25,7 @@ def test_export_only_is_not_a_global(example_lib):
 
 
 def test_export_metadata_and_doc(example_lib):
-    assert example_lib.get_function_metadata("add_one") == {"type_schema": ADD_ONE_SCHEMA}
+    assert example_lib.get_function_metadata("add_one") == {"type_schema": ADD_ONE_SCHEMA, "arg_names": ["x"]}
     assert example_lib.get_function_doc("add_one") == (
         "Adds one: a module export, `tvm_ffi.load_module(lib).add_one(1) == 2` (the symbol\n"
         "`__tvm_ffi_add_one`), not a global function."
@@ -39,13 +39,13 @@ def test_export_argument_errors_use_cpp_wording(example_lib):
     with pytest.raises(TypeError) as e:
         example_lib.add_one("x")
     assert str(e.value) == (
-        "Mismatched type on argument #0 when calling: `add_one(0: int) -> int`. "
+        "Mismatched type on argument #0 (`x`) when calling: `add_one(x: int) -> int`. "
         "Expected `int` but got `ffi.SmallStr`"
     )
     with pytest.raises(TypeError) as e:
         example_lib.add_one()
     assert str(e.value) == (
-        "Mismatched number of arguments when calling: `add_one(0: int) -> int`. "
+        "Mismatched number of arguments when calling: `add_one(x: int) -> int`. "
         "Expected 1 but got 0 arguments"
     )
     with pytest.raises(TypeError) as e:
@@ -66,10 +66,10 @@ def test_function_both_global_and_exported(example_lib):
     assert example_lib.get_function_doc("checked_div").startswith("Divides; panics on zero")
     with pytest.raises(TypeError) as e:
         example_lib.checked_div(1)
-    assert "`checked_div(0: int, 1: int) -> int`" in str(e.value)
+    assert "`checked_div(a: int, b: int) -> int`" in str(e.value)
     with pytest.raises(TypeError) as e:
         div(1)
-    assert "`my_ext.checked_div(0: int, 1: int) -> int`" in str(e.value)
+    assert "`my_ext.checked_div(a: int, b: int) -> int`" in str(e.value)
 
 
 def test_panic_through_an_export_then_a_successful_call(example_lib):

@@ -41,13 +41,13 @@ def test_argument_errors_use_cpp_wording(example_lib):
     with pytest.raises(TypeError) as e:
         add(1)
     assert str(e.value) == (
-        "Mismatched number of arguments when calling: `my_ext.add(0: int, 1: int) -> int`. "
+        "Mismatched number of arguments when calling: `my_ext.add(a: int, b: int) -> int`. "
         "Expected 2 but got 1 arguments"
     )
     with pytest.raises(TypeError) as e:
         add(1, "x")
     assert str(e.value) == (
-        "Mismatched type on argument #1 when calling: `my_ext.add(0: int, 1: int) -> int`. "
+        "Mismatched type on argument #1 (`b`) when calling: `my_ext.add(a: int, b: int) -> int`. "
         "Expected `int` but got `ffi.SmallStr`"
     )
     with pytest.raises(TypeError) as e:

@@ -106,13 +106,13 @@ def test_explicit_constructor():
         Interval(3.0)
     assert str(info.value) == (
         "Mismatched number of arguments when calling: "
-        "`my_ext.Interval.__ffi_init__(0: float, 1: float) -> ffi.Object`. Expected 2 but got 1 arguments"
+        "`my_ext.Interval.__ffi_init__(lo: float, hi: float) -> ffi.Object`. Expected 2 but got 1 arguments"
     )
     with pytest.raises(TypeError) as info:
         Interval("a", 1.0)
     assert str(info.value) == (
-        "Mismatched type on argument #0 when calling: "
-        "`my_ext.Interval.__ffi_init__(0: float, 1: float) -> ffi.Object`. Expected `float` but got `ffi.SmallStr`"
+        "Mismatched type on argument #0 (`lo`) when calling: "
+        "`my_ext.Interval.__ffi_init__(lo: float, hi: float) -> ffi.Object`. Expected `float` but got `ffi.SmallStr`"
     )
 
 
@@ -195,8 +195,8 @@ def test_method_argument_errors_name_the_method():
     with pytest.raises(TypeError) as info:
         Point(1).scale("x")
     assert str(info.value) == (
-        "Mismatched type on argument #1 when calling: "
-        "`my_ext.Point.scale(0: my_ext.Point, 1: int) -> my_ext.Point`. Expected `int` but got `ffi.SmallStr`"
+        "Mismatched type on argument #1 (`k`) when calling: "
+        "`my_ext.Point.scale(self: my_ext.Point, k: int) -> my_ext.Point`. Expected `int` but got `ffi.SmallStr`"
     )
 
 

@@ -129,15 +129,19 @@ def test_point_wheel_is_tagged_for_the_platform_and_ships_only_the_package(point
         "class Point3(Point):",
         "        def __init__(self, x: int, y: int = ..., *, label: str = ...) -> None: ...",
         "        def norm2(self, /) -> int: ...",
-        "    def add(_0: int, _1: int, /) -> int: ...",
+        # Parameter names and defaults registered by the SDK; functions and methods are
+        # positional-only (the runtime's `Function.__call__` takes no keywords).
+        "    def add(a: int, b: int, /) -> int: ...",
+        "    def shift(x: int, by: int = 1, /) -> int: ...",
+        "        def moved(self, dx: int, dy: int = 0, /) -> Point: ...",
         # Enums: classes of the runtime's enum bases, one typed attribute per variant.
         "from tvm_ffi.dataclasses import IntEnum as _ffi_IntEnum, StrEnum as _ffi_StrEnum",
         'class Marker(_ffi_IntEnum, type_key="my_ext.Marker"):',
         "    Dot: ClassVar[Marker]\n    Cross: ClassVar[Marker]\n",
         'class Color(_ffi_StrEnum, type_key="my_ext.Color"):',
         "    red: ClassVar[Color]\n    green: ClassVar[Color]\n",
-        # An explicit constructor: `__init__` takes what `__ffi_init__` takes.
-        "        def __init__(self, _0: float, _1: float, /) -> None: ...",
+        # An explicit constructor: `__init__` takes what `__ffi_init__` takes, keywords too.
+        "        def __init__(self, lo: float, hi: float) -> None: ...",
     ]:
         assert line in api, line
     dynamic = dynamic_section(tmp_path / "my_ext" / "libtvm_ffi_example_point.so")
@@ -161,7 +165,8 @@ assert type(q) is my_ext.Point and not q.same_as(p) and (q.x, q.y, q.label) == (
 assert copy.deepcopy(p).norm2() == 65
 r = p.lift(2)
 assert type(r) is my_ext.Point3 and r.norm2_3d() == 69 and isinstance(my_ext.Point.origin(), my_ext.Point)
-assert my_ext.Interval(1.0, 3.5).length() == 2.5
+assert my_ext.Interval(1.0, 3.5).length() == 2.5 and my_ext.Interval(hi=3.5, lo=1.0).length() == 2.5
+assert my_ext.shift(1) == 2 and my_ext.shift(1, 5) == 6 and p.moved(1).y == p.y
 # Enums: named entries, values, and the singletons functions take and return.
 assert my_ext.Marker.Dot.value == 1 and my_ext.Marker.Cross.name == "Cross"
 assert my_ext.Marker(2).same_as(my_ext.Marker.Cross) and list(my_ext.Marker) == [my_ext.Marker.Dot, my_ext.Marker.Cross]
@@ -192,6 +197,9 @@ color: Color = Color.red
 text: str = my_ext.describe_marker(marker, color)
 total: int = my_ext.apply_twice(lambda x: x + 1, 1)
 length: float = Interval(1.0, 2.0).length()
+keyword_length: float = Interval(lo=1.0, hi=2.0).length()
+shifted: int = my_ext.shift(1) + my_ext.shift(1, 2)
+moved: Point = p.moved(1) if p.moved(1, 2) else p
 # A type with comparison hooks: its stub class has `==`, `<` and `hash()`.
 from my_ext import Version  # noqa: E402
 newer: bool = Version(1, 2) < Version(1, 3, patch=1) and hash(Version(1, 2)) == hash(Version(1, 2))
@@ -306,7 +314,7 @@ pub struct Tag {
     pip(user_env, "--python", str(python), "install", "-e", str(project))
     # The stubs were refreshed in the source tree, from the library just built.
     stubs = api.read_text()
-    for line in ["    def twice(_0: int, /) -> int: ...",
+    for line in ["    def twice(x: int, /) -> int: ...",
                  '@_FFI_REG_OBJ("acme_geo.Tag")\nclass Tag(_ffi_Object):',
                  "    text: str\n",
                  "        def __init__(self, text: str) -> None: ..."]:
@@ -338,7 +346,7 @@ pub fn thrice(x: i64) -> i64 {
 """)
     backend = ["build_backend/tvm_ffi_build.py"]
     run([str(python), *backend, "develop"], cwd=project, env=user_env)
-    assert "    def thrice(_0: int, /) -> int: ..." in api.read_text()
+    assert "    def thrice(x: int, /) -> int: ..." in api.read_text()
     run_script(python, """
 import acme_geo
 assert acme_geo.thrice(5) == 15 and acme_geo.twice(5) == 10

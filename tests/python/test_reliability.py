@@ -83,7 +83,7 @@ def test_several_wrong_arguments_name_the_last_as_cpp_does(example_lib):
     with pytest.raises(TypeError) as rust:
         add("a", "b")
     assert str(rust.value) == (
-        "Mismatched type on argument #1 when calling: `my_ext.add(0: int, 1: int) -> int`. "
+        "Mismatched type on argument #1 (`b`) when calling: `my_ext.add(a: int, b: int) -> int`. "
         "Expected `int` but got `ffi.SmallStr`"
     )
     # The C++ twin (a typed (int64, int64) constructor) names the same argument.
@@ -98,8 +98,8 @@ def test_a_method_with_a_wrong_receiver_and_argument_names_the_argument(example_
     with pytest.raises(TypeError) as err:
         Point.scale(1, "x")
     assert str(err.value) == (
-        "Mismatched type on argument #1 when calling: "
-        "`my_ext.Point.scale(0: my_ext.Point, 1: int) -> my_ext.Point`. "
+        "Mismatched type on argument #1 (`k`) when calling: "
+        "`my_ext.Point.scale(self: my_ext.Point, k: int) -> my_ext.Point`. "
         "Expected `int` but got `ffi.SmallStr`"
     )
 

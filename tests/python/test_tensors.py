@@ -95,8 +95,8 @@ def test_documented_errors(kernels_lib):
     with pytest.raises(TypeError) as err:
         add_one(x, 1)
     assert str(err.value) == (
-        "Mismatched type on argument #1 when calling: "
-        "`kernels.add_one(0: DLTensor*, 1: DLTensor*) -> void`. Expected `DLTensor*` but got `int`"
+        "Mismatched type on argument #1 (`y`) when calling: "
+        "`kernels.add_one(x: DLTensor*, y: DLTensor*) -> void`. Expected `DLTensor*` but got `int`"
     )
     with pytest.raises(TypeError) as err:
         f("kernels.sum_all")([x, np.ones(2)])

@@ -45,11 +45,34 @@ fn cpp_calls_rust_globals_and_exports() {
     assert_eq!(get("add"), "42");
     assert_eq!(
         get("add.wrong_type"),
-        "TypeError: Mismatched type on argument #1 when calling: `my_ext.add(0: int, 1: int) -> int`. Expected `int` but got `float`"
+        "TypeError: Mismatched type on argument #1 (`b`) when calling: `my_ext.add(a: int, b: int) -> int`. Expected `int` but got `float`"
     );
     assert_eq!(
         get("add.wrong_arity"),
-        "TypeError: Mismatched number of arguments when calling: `my_ext.add(0: int, 1: int) -> int`. Expected 2 but got 1 arguments"
+        "TypeError: Mismatched number of arguments when calling: `my_ext.add(a: int, b: int) -> int`. Expected 2 but got 1 arguments"
+    );
+    // Names and defaults from C: an omitted argument takes its default, keywords bind in the
+    // runtime's KWARGS convention, errors name the keyword, the metadata has the names.
+    let shift = "`my_ext.shift(x: int, by: int = 1) -> int`";
+    assert_eq!(get("shift.default"), "2");
+    assert_eq!(get("shift.keyword"), "6");
+    assert_eq!(get("shift.keywords_only"), "7");
+    assert_eq!(
+        get("shift.unknown_keyword"),
+        format!("TypeError: Unexpected keyword argument `step` when calling: {shift}")
+    );
+    assert_eq!(
+        get("shift.repeated_keyword"),
+        format!("TypeError: Multiple values for argument `x` when calling: {shift}")
+    );
+    assert_eq!(
+        get("shift.missing"),
+        format!("TypeError: Missing argument `x` when calling: {shift}")
+    );
+    assert!(
+        get("shift.metadata").ends_with(r#","arg_names":["x","by"],"arg_defaults":{"by":1}}"#),
+        "{}",
+        get("shift.metadata")
     );
     // A borrowed C string converts to `&str`; a Rust `Err` keeps its kind.
     assert_eq!(get("parse"), "12");
@@ -73,11 +96,11 @@ fn cpp_calls_rust_globals_and_exports() {
     assert_eq!(get("export.add_one"), "42");
     assert_eq!(
         get("export.add_one.wrong_type"),
-        "TypeError: Mismatched type on argument #0 when calling: `add_one(0: int) -> int`. Expected `int` but got `float`"
+        "TypeError: Mismatched type on argument #0 (`x`) when calling: `add_one(x: int) -> int`. Expected `int` but got `float`"
     );
     assert_eq!(
         get("export.add_one.wrong_arity"),
-        "TypeError: Mismatched number of arguments when calling: `add_one(0: int) -> int`. Expected 1 but got 0 arguments"
+        "TypeError: Mismatched number of arguments when calling: `add_one(x: int) -> int`. Expected 1 but got 0 arguments"
     );
     let panic = get("export.checked_div.panic");
     assert!(
@@ -88,7 +111,7 @@ fn cpp_calls_rust_globals_and_exports() {
     assert_eq!(get("export.checked_div.after_panic"), "3");
     assert_eq!(
         get("export.add_one.metadata"),
-        r#"{"type_schema":"{\"type\":\"ffi.Function\",\"named_args\":{\"return\":[{\"type\":\"int\"}],\"params\":[{\"type\":\"int\"}]}}"}"#
+        r#"{"type_schema":"{\"type\":\"ffi.Function\",\"named_args\":{\"return\":[{\"type\":\"int\"}],\"params\":[{\"type\":\"int\"}]}}","arg_names":["x"]}"#
     );
     assert_eq!(
         get("export.add_one.doc"),
@@ -99,7 +122,7 @@ fn cpp_calls_rust_globals_and_exports() {
     assert_eq!(get("module.add_one"), "2");
     assert_eq!(
         get("module.add_one.wrong_type"),
-        "TypeError: Mismatched type on argument #0 when calling: `add_one(0: int) -> int`. Expected `int` but got `float`"
+        "TypeError: Mismatched type on argument #0 (`x`) when calling: `add_one(x: int) -> int`. Expected `int` but got `float`"
     );
-    assert_eq!(lines.len(), 17, "{lines:?}");
+    assert_eq!(lines.len(), 24, "{lines:?}");
 }

@@ -19,6 +19,23 @@ pub fn sqrt(x: f64) -> f64 {
     x.sqrt()
 }
 
+/// Scales and shifts: every parameter after `x` has a default.
+#[ffi_func(name = "rust_ffi_func.affine", metadata(unit = "m"))]
+pub fn affine(
+    x: f64,
+    #[ffi(default = 2)] scale: i64,
+    #[ffi(default = -0.5)] shift: f64,
+    #[ffi(default = "y")] label: &str,
+    #[ffi(default = None)] note: Option<String>,
+    #[ffi(default = true)] enabled: bool,
+) -> std::string::String {
+    let value = if enabled { x * scale as f64 + shift } else { x };
+    match note {
+        Some(note) => format!("{label}={value} ({note})"),
+        None => format!("{label}={value}"),
+    }
+}
+
 #[ffi_func(export = "rust_ffi_func_undocumented")]
 pub fn undocumented() {}
 
@@ -107,7 +124,7 @@ fn globals_are_registered_and_callable_from_rust() {
     assert_eq!(err.kind().as_str(), "TypeError");
     assert_eq!(
         err.message(),
-        "Mismatched type on argument #0 when calling: `rust_ffi_func.add_one(0: int) -> int`. Expected `int` but got `ffi.SmallStr`"
+        "Mismatched type on argument #0 (`x`) when calling: `rust_ffi_func.add_one(x: int) -> int`. Expected `int` but got `ffi.SmallStr`"
     );
     let sum = Function::get_global("rust_ffi_func.sum").unwrap();
     assert_eq!(sum.call_as::<i64, _>((1, 2, 3, 4)).unwrap(), 10);
@@ -128,7 +145,7 @@ fn packed_and_typed_metadata_match_cpp() {
     );
     assert_eq!(
         metadata_of_global("rust_ffi_func.add_one"),
-        r#"{"type_schema":"{\"type\":\"ffi.Function\",\"named_args\":{\"return\":[{\"type\":\"int\"}],\"params\":[{\"type\":\"int\"}]}}"}"#
+        r#"{"type_schema":"{\"type\":\"ffi.Function\",\"named_args\":{\"return\":[{\"type\":\"int\"}],\"params\":[{\"type\":\"int\"}]}}","arg_names":["x"]}"#
     );
     let meta = call_export(__tvm_ffi__metadata_rust_ffi_func_sum, &[]).unwrap();
     assert_eq!(
@@ -151,7 +168,7 @@ fn exports_share_the_conversions_and_name_themselves() {
     let err = call_export(__tvm_ffi_rust_ffi_func_add_one, &[]).unwrap_err();
     assert_eq!(
         err.message(),
-        "Mismatched number of arguments when calling: `rust_ffi_func_add_one(0: int) -> int`. Expected 1 but got 0 arguments"
+        "Mismatched number of arguments when calling: `rust_ffi_func_add_one(x: int) -> int`. Expected 1 but got 0 arguments"
     );
     // Through a function object wrapping the symbol, as `Module::GetFunction` hands it out.
     let f = export_as_function(__tvm_ffi_rust_ffi_func_add_one);
@@ -159,7 +176,7 @@ fn exports_share_the_conversions_and_name_themselves() {
     let err = f.call((1.5,)).unwrap_err();
     assert_eq!(
         err.message(),
-        "Mismatched type on argument #0 when calling: `rust_ffi_func_add_one(0: int) -> int`. Expected `int` but got `float`"
+        "Mismatched type on argument #0 (`x`) when calling: `rust_ffi_func_add_one(x: int) -> int`. Expected `int` but got `float`"
     );
 }
 
@@ -180,4 +197,65 @@ fn a_panic_in_an_export_is_an_error_and_the_next_call_works() {
     );
     let ok = call_export(__tvm_ffi_rust_ffi_func_sqrt, &[Any::new(16.0)]).unwrap();
     assert_eq!(ok.cast::<f64>().unwrap(), 4.0);
+}
+
+/// The runtime's `KWARGS` sentinel: `[positional.., KWARGS, key0, value0, ..]` passes keywords.
+fn kwargs() -> Any {
+    Function::get_global("ffi.GetKwargsObject")
+        .unwrap()
+        .call(())
+        .unwrap()
+}
+
+#[test]
+fn names_and_defaults_are_registered_in_the_metadata() {
+    assert_eq!(
+        metadata_of_global("rust_ffi_func.affine"),
+        r#"{"type_schema":"{\"type\":\"ffi.Function\",\"named_args\":{\"return\":[{\"type\":\"ffi.String\"}],\"params\":[{\"type\":\"float\"},{\"type\":\"int\"},{\"type\":\"float\"},{\"type\":\"ffi.String\"},{\"type\":\"Optional\",\"args\":[{\"type\":\"ffi.String\"}]},{\"type\":\"bool\"}]}}","arg_names":["x","scale","shift","label","note","enabled"],"arg_defaults":{"scale":2,"shift":-0.5,"label":"y","note":null,"enabled":true},"unit":"m"}"#
+    );
+}
+
+#[test]
+fn omitted_arguments_take_their_defaults_and_keywords_bind_by_name() {
+    let f = Function::get_global("rust_ffi_func.affine").unwrap();
+    let call = |args: &[Any]| f.call_packed(&args.iter().map(Any::view).collect::<Vec<_>>());
+    let text = |args: &[Any]| call(args).unwrap().cast::<std::string::String>().unwrap();
+    assert_eq!(text(&[Any::new(1.0)]), "y=1.5");
+    assert_eq!(text(&[Any::new(1.0), Any::new(3)]), "y=2.5");
+    let k = kwargs();
+    assert_eq!(
+        text(&[
+            Any::new(1.0),
+            k.clone(),
+            Any::new("label"),
+            Any::new("z"),
+            Any::new("note"),
+            Any::new("n")
+        ]),
+        "z=1.5 (n)"
+    );
+    assert_eq!(
+        text(&[
+            k.clone(),
+            Any::new("enabled"),
+            Any::new(false),
+            Any::new("x"),
+            Any::new(4.0)
+        ]),
+        "y=4"
+    );
+    let error = |args: &[Any]| call(args).unwrap_err();
+    let sig = "`rust_ffi_func.affine(x: float, scale: int = 2, shift: float = -0.5, label: str = \"y\", note: Optional<str> = None, enabled: bool = True) -> str`";
+    for (args, message) in [
+        (vec![Any::new(1.0), k.clone(), Any::new("nope"), Any::new(1)], format!("Unexpected keyword argument `nope` when calling: {sig}")),
+        (vec![Any::new(1.0), k.clone(), Any::new("x"), Any::new(1.0)], format!("Multiple values for argument `x` when calling: {sig}")),
+        (vec![k.clone(), Any::new("scale"), Any::new(1)], format!("Missing argument `x` when calling: {sig}")),
+        (vec![Any::new(1.0), k.clone(), Any::new("scale")], format!("Keyword arguments must come in key/value pairs after the KWARGS marker when calling: {sig}")),
+        (vec![Any::new(1.0), k.clone(), Any::new(7), Any::new(1)], format!("A keyword must be a string, got `int` when calling: {sig}")),
+        (vec![Any::new(1.0), k.clone(), Any::new("scale"), Any::new("s")], format!("Mismatched type on argument #1 (`scale`) when calling: {sig}. Expected `int` but got `ffi.SmallStr`")),
+        (vec![], format!("Mismatched number of arguments when calling: {sig}. Expected 6 but got 0 arguments")),
+    ] {
+        let err = error(&args);
+        assert_eq!((err.kind().as_str(), err.message()), ("TypeError", message.as_str()));
+    }
 }

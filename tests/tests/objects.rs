@@ -503,7 +503,7 @@ fn methods_through_the_reflected_table() {
     let err = id_plus.call((&c, "x")).unwrap_err();
     assert_eq!(
         err.message(),
-        "Mismatched type on argument #1 when calling: `rust_tests.Shape.id_plus(0: rust_tests.Shape, 1: int) -> int`. Expected `int` but got `ffi.SmallStr`"
+        "Mismatched type on argument #1 (`k`) when calling: `rust_tests.Shape.id_plus(self: rust_tests.Shape, k: int) -> int`. Expected `int` but got `ffi.SmallStr`"
     );
     let (unit, info) = method(shape_ty, "unit");
     assert_eq!(
@@ -571,7 +571,23 @@ fn explicit_init_returning_an_object_ref() {
     let (_, info) = method(ty, "__ffi_init__");
     assert_eq!(
         text(&info.metadata),
-        r#"{"type_schema":"{\"type\":\"ffi.Function\",\"named_args\":{\"return\":[{\"type\":\"ffi.Object\"}],\"params\":[{\"type\":\"int\"}]}}"}"#
+        r#"{"type_schema":"{\"type\":\"ffi.Function\",\"named_args\":{\"return\":[{\"type\":\"ffi.Object\"}],\"params\":[{\"type\":\"int\"}]}}","arg_names":["start"]}"#
+    );
+    // Keyword arguments in the runtime's KWARGS convention (what Python's `Counter2(start=7)`
+    // passes) bind by name.
+    let kwargs = Function::get_global("ffi.GetKwargsObject")
+        .unwrap()
+        .call(())
+        .unwrap();
+    let c: ObjectRef<Counter2> = init.call_as((&kwargs, "start", 7)).unwrap();
+    assert_eq!(c.count.get(), 7);
+    let err = init.call((&kwargs, "count", 7)).unwrap_err();
+    assert_eq!(err.kind().as_str(), "TypeError");
+    assert!(
+        err.message()
+            .starts_with("Unexpected keyword argument `count` when calling: "),
+        "{}",
+        err.message()
     );
 }
 

@@ -673,8 +673,8 @@ fn rust_functions_take_and_return_tensors() {
     let err = add.call((&x, 1i64)).unwrap_err();
     assert_eq!(
         err.message(),
-        "Mismatched type on argument #1 when calling: `rust_tests.add_into(0: DLTensor*, 1: \
-         DLTensor*) -> void`. Expected `DLTensor*` but got `int`"
+        "Mismatched type on argument #1 (`y`) when calling: `rust_tests.add_into(x: DLTensor*, \
+         y: DLTensor*) -> void`. Expected `DLTensor*` but got `int`"
     );
 
     let double = global("rust_tests.double");

@@ -50,7 +50,20 @@ mod match_any;
 /// Arguments are converted with the runtime's rules (borrowed forms such as `&str`, `&[u8]`,
 /// `AnyView` and `&ObjectRef<T>` avoid copies and reference counting); the result may be any
 /// convertible value, `()` or a `Result` whose error converts into `tvm_ffi::Error`. The
-/// `///` doc and the `type_schema` metadata are registered with the global.
+/// `///` doc and the metadata (`type_schema`, the parameters' names `arg_names` and defaults
+/// `arg_defaults`) are registered with the global.
+///
+/// A parameter may have a default, a literal checked against its type at compile time
+/// (`#[ffi(default = 1)]`, `= 0.5`, `= true`, `= "x"`, `= None` for an `Option<T>`); the
+/// parameters after it need one too. A caller may omit such arguments, and may pass any
+/// argument by name in the runtime's `KWARGS` convention (what Python's `__init__` does for
+/// `#[ffi(init)]` constructors):
+///
+/// ```ignore
+/// /// `shift(1) == 2`, `shift(1, 5) == 6`, `shift(1, KWARGS, "by", 5) == 6`
+/// #[tvm_ffi::ffi_func(name = "my_ext.shift")]
+/// pub fn shift(x: i64, #[ffi(default = 1)] by: i64) -> i64 { x + by }
+/// ```
 ///
 /// An export `NAME` (a C identifier not starting with `_`) defines the `TVMFFISafeCallType`
 /// symbols `__tvm_ffi_NAME`, `__tvm_ffi__metadata_NAME` and, for a documented function,
@@ -59,7 +72,8 @@ mod match_any;
 /// as for C++ `def_packed`.
 ///
 /// Guide: the introduction of the [`tvm_ffi` crate docs](../tvm_ffi/index.html) (globals, `Result`,
-/// callbacks), [Module exports and packed functions](../tvm_ffi/index.html#module-exports-and-packed-functions),
+/// callbacks), [Parameters, defaults and keyword
+/// arguments](../tvm_ffi/index.html#parameters-defaults-and-keyword-arguments), [Module exports and packed functions](../tvm_ffi/index.html#module-exports-and-packed-functions),
 /// [Renaming the dependency, and mistakes the compiler
 /// catches](../tvm_ffi/index.html#renaming-the-dependency-and-mistakes-the-compiler-catches) (`crate = ".."`), and
 /// [Shipping a Python package](../tvm_ffi/index.html#shipping-a-python-package) (the functions become attributes of
@@ -181,8 +195,13 @@ pub fn derive_variant(input: TokenStream) -> TokenStream {
 /// }
 /// ```
 ///
+/// Parameters take defaults (`#[ffi(default = ..)]`) and register their names as for
+/// `#[ffi_func]` (a method's receiver is `self`); Python's `Point(x=1, y=2)` binds by name to an
+/// `#[ffi(init)]` constructor's parameters.
+///
 /// Guide: [Object types](../tvm_ffi/index.html#object-types) in the `tvm_ffi` crate docs, the paragraphs
-/// **Methods** and **Constructors**.
+/// **Methods** and **Constructors**, and [Parameters, defaults and keyword
+/// arguments](../tvm_ffi/index.html#parameters-defaults-and-keyword-arguments).
 #[proc_macro_attribute]
 pub fn ffi_methods(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand_methods(attr.into(), item.into()).into()
@@ -228,14 +247,17 @@ fn expand_func(
     // The signature: the generated code calls the function by name and names its types.
     let sig = &func.sig;
     check::reserved_prefix(quote!(#sig), &cx);
-    let model = ast::func::func(attrs, &func);
+    let params = attr::params::fn_params(&func.sig, &cx);
+    let model = ast::func::func(attrs, params, &func);
     check::func::check(&model, &cx);
+    let mut func = func;
+    attr::params::strip(&mut func.sig);
     match cx.check() {
         Ok(()) => {
             let generated = codegen::func::generate(&model);
             quote! { #func #generated }
         }
-        Err(err) => with_original(err, item),
+        Err(err) => with_original(err, quote!(#func)),
     }
 }
 
@@ -278,6 +300,7 @@ fn expand_methods(
     for item in &mut imp.items {
         if let syn::ImplItem::Fn(f) = item {
             f.attrs.retain(|a| !a.path().is_ident("ffi"));
+            attr::params::strip(&mut f.sig);
         }
     }
     match result {

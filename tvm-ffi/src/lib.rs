@@ -216,11 +216,14 @@ pub mod __private {
     };
     pub use crate::reflect::enums::{EnumTable, EnumType, EnumVariant};
 
-    pub use crate::call::function::export::{call as export_call, string as export_string};
+    pub use crate::call::function::export::{
+        call as export_call, call_packed as export_call_packed, string as export_string,
+    };
+    pub use crate::call::function::params::{check as default_check, DefaultValue, Param};
     pub use crate::call::function::signature::{packed_metadata, FfiReturn, FnSignature, TypeDesc};
     pub use crate::registry::version::{check_version, ensure_compatible};
 
-    pub use crate::call::function::export::function_from_invoke;
+    pub use crate::call::function::export::{function_from_invoke, function_from_packed_invoke};
 
     /// Tests of the runtime-read fallback of `Map` / `Dict` (see the crate's
     /// `data::container::table`).

@@ -40,6 +40,15 @@ impl Point {
         })
     }
 
+    /// A new point moved by `dx` and `dy` (0 unless given: a parameter with a default).
+    pub fn moved(&self, dx: i64, #[ffi(default = 0)] dy: i64) -> ObjectRef<Point> {
+        ObjectRef::new(Point {
+            x: (self.x.get() + dx).into(),
+            y: self.y + dy,
+            label: self.label.clone(),
+        })
+    }
+
     /// The origin (a static method).
     pub fn origin() -> ObjectRef<Point> {
         ObjectRef::new(Point {
@@ -124,6 +133,14 @@ impl CxxChild {
 #[ffi_func(name = "my_ext.add")]
 pub fn add(a: i64, b: i64) -> i64 {
     a + b
+}
+
+/// `x + by`: `by` has a default (`shift(1) == 2`), and Python passes keywords to a
+/// constructor (`Interval(lo=1.0, hi=2.0)`); Rust and C++ callers pass them all in the
+/// runtime's KWARGS convention.
+#[ffi_func(name = "my_ext.shift")]
+pub fn shift(x: i64, #[ffi(default = 1)] by: i64) -> i64 {
+    x + by
 }
 
 /// Parses an integer; an invalid text raises `ValueError`.

@@ -101,7 +101,7 @@ fn rmsnorm_impl(
 #[ffi_func(
     name = "rmsnorm.rmsnorm",
     export = "rmsnorm",
-    metadata(arg_names = "out,x,weight,eps,enable_pdl", mutates = "out")
+    metadata(mutates = "out")
 )]
 pub fn rmsnorm(
     out: TensorView,
@@ -122,7 +122,7 @@ pub fn rmsnorm(
 #[ffi_func(
     name = "rmsnorm.fused_add_rmsnorm",
     export = "fused_add_rmsnorm",
-    metadata(arg_names = "x,residual,weight,eps,enable_pdl", mutates = "x,residual")
+    metadata(mutates = "x,residual")
 )]
 pub fn fused_add_rmsnorm(
     x: TensorView,
@@ -170,7 +170,7 @@ pub fn fused_add_rmsnorm(
 #[ffi_func(
     name = "rmsnorm.rmsnorm_new",
     export = "rmsnorm_new",
-    metadata(arg_names = "x,weight,eps", returns_like = "x")
+    metadata(returns_like = "x")
 )]
 pub fn rmsnorm_new(x: TensorView, weight: TensorView, eps: f64) -> Result<Tensor> {
     layout::rows(&x, "x", false)?;

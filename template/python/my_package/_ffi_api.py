@@ -22,7 +22,7 @@ LIB = _FFI_LOAD_LIB("my_package", "my_package")
 # fmt: off
 _FFI_INIT_FUNC("my_package", __name__)
 if TYPE_CHECKING:
-    def greet(_0: str, /) -> str: ...
+    def greet(name: str, /) -> str: ...
 # fmt: on
 # tvm-ffi-stubgen(end)
 # tvm-ffi-stubgen(import-object): tvm_ffi.register_object;False;_FFI_REG_OBJ
@@ -38,9 +38,9 @@ class Counter(_ffi_Object):
     if TYPE_CHECKING:
         def __init__(self, name: str, count: int = ...) -> None: ...
         def __ffi_init__(self, name: str, count: int = ...) -> None: ...
-        def add(self, _1: int, /) -> int: ...
+        def add(self, n: int, /) -> int: ...
         @staticmethod
-        def starting_at(_0: str, _1: int, /) -> Counter: ...
+        def starting_at(name: str, start: int, /) -> Counter: ...
     # fmt: on
     # tvm-ffi-stubgen(end)
 
@@ -52,3 +52,59 @@ __all__ = [
     "greet",
     # tvm-ffi-stubgen(end)
 ]
+
+# tvm_ffi_build(begin): signatures
+def _ffi_signatures(namespace: dict[str, object], prefix: str) -> None:
+    import inspect
+
+    import tvm_ffi
+
+    param = inspect.Parameter
+
+    def signature(meta: dict[str, object], keywords: bool) -> inspect.Signature | None:
+        names = meta.get("arg_names")
+        if not isinstance(names, list):
+            return None
+        found = meta.get("arg_defaults")
+        defaults: dict[str, object] = found if isinstance(found, dict) else {}
+        kind = param.POSITIONAL_OR_KEYWORD if keywords else param.POSITIONAL_ONLY
+        return inspect.Signature([
+            param(str(name), param.POSITIONAL_ONLY if name == "self" else kind,
+                  default=defaults.get(str(name), param.empty))
+            for name in names
+        ])
+
+    # A convenience: a runtime without the metadata API (or objects that refuse attributes)
+    # leaves the signatures unset rather than failing the import.
+    get_metadata = getattr(tvm_ffi, "get_global_func_metadata", None)
+    for name, value in list(namespace.items()):
+        try:
+            if isinstance(value, tvm_ffi.Function):
+                sig = signature(get_metadata(prefix + name), False) if get_metadata else None
+                if sig is not None:
+                    setattr(value, "__signature__", sig)
+                continue
+            if not isinstance(value, type):
+                continue
+            info = getattr(value, "__tvm_ffi_type_info__", None)
+            for method in getattr(info, "methods", None) or []:
+                meta = getattr(method, "metadata", None) or {}
+                attr = value.__dict__.get(method.name)
+                target = getattr(attr, "__func__", attr)
+                if method.name == "__ffi_init__":
+                    sig = signature(meta, True)
+                    init = value.__dict__.get("__init__")
+                    if sig is not None and init is not None:
+                        self_param = param("self", param.POSITIONAL_ONLY)
+                        sig = sig.replace(parameters=[self_param, *sig.parameters.values()])
+                        setattr(init, "__signature__", sig)
+                        if target is not None:
+                            setattr(target, "__signature__", sig)
+                    continue
+                sig = signature(meta, False)
+                if sig is not None and target is not None:
+                    setattr(target, "__signature__", sig)
+        except (AttributeError, TypeError, ValueError):
+            continue
+_ffi_signatures(globals(), "my_package.")
+# tvm_ffi_build(end)

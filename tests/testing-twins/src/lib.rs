@@ -16,6 +16,11 @@
 //!   `TypeError`, as it does for arguments.
 //! - Enum entries the C++ library leaves to Python (`TestCxxIntEnum`, `TestCxxStrEnum`) are Rust
 //!   variants, registered when the library loads; the Python classes find and bind them.
+//! - Functions, methods and constructors register their parameter names (metadata `arg_names`),
+//!   which argument errors show where C++ numbers the parameters (`a: int` for `0: int`); and an
+//!   explicit constructor (`refl::init` in C++, `#[ffi(init)]` here) binds keyword arguments by
+//!   name, where C++ refuses them with its arity error. The tests number the names and take the
+//!   C++ constructor called with the arguments bound by name as the oracle of a keyword call.
 #![deny(unsafe_code)]
 
 mod compare;

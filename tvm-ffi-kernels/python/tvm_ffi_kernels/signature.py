@@ -1,8 +1,8 @@
 """The signature of an exported function, read from the metadata the Rust SDK registers with it:
-`type_schema` (parameter and return types) and the keys the author declares in
-`#[ffi_func(metadata(...))]`:
+`type_schema` (parameter and return types), `arg_names` (the parameter names, registered by
+the SDK from the Rust signature; else ``arg0``, ``arg1``, ...) and the keys the author declares
+in `#[ffi_func(metadata(...))]`:
 
-- ``arg_names = "out,x,weight,eps"``: the parameter names (else ``arg0``, ``arg1``, ...);
 - ``mutates = "out"``: the tensor parameters the function writes in place;
 - ``returns_like = "x"``: the returned tensor has the shape, dtype and device of that argument.
 
@@ -69,7 +69,9 @@ def read(name: str) -> Signature:
     named = schema.get("named_args") or {}
     params = named.get("params", schema.get("args", [])[1:])
     ret = named.get("return", schema.get("args", [{}])[:1])
-    names = [n.strip() for n in meta.get("arg_names", "").split(",") if n.strip()]
+    names = meta.get("arg_names", [])
+    if isinstance(names, str):  # a comma-separated list (hand-written metadata)
+        names = [n.strip() for n in names.split(",") if n.strip()]
     if names and len(names) != len(params):
         raise ValueError(
             f"{name}: arg_names lists {len(names)} names for {len(params)} parameters"

@@ -1,7 +1,7 @@
 //! The model of an `#[ffi_func]`.
 use proc_macro2::TokenStream;
 
-use crate::ast::Params;
+use crate::ast::{ParamInfo, Params};
 use crate::attr::func::FuncAttrs;
 
 pub struct FuncModel {
@@ -14,6 +14,8 @@ pub struct FuncModel {
     pub doc: String,
     pub ident: syn::Ident,
     pub params: Params,
+    /// The typed parameters' names and defaults.
+    pub names: Vec<ParamInfo>,
     pub ret: Option<syn::Type>,
     /// User metadata keys.
     pub metadata: Vec<(String, syn::Lit)>,
@@ -24,7 +26,11 @@ pub struct FuncModel {
 /// The model of `func` with its options. A function whose only parameter is `&[AnyView]` is
 /// packed; every other parameter list is typed (a receiver or a misplaced `&[AnyView]` is
 /// reported by the checks).
-pub fn func(attrs: FuncAttrs, func: &syn::ItemFn) -> FuncModel {
+pub fn func(
+    attrs: FuncAttrs,
+    param_attrs: Vec<crate::attr::params::ParamAttrs>,
+    func: &syn::ItemFn,
+) -> FuncModel {
     let sig = &func.sig;
     let params: Vec<syn::Type> = sig
         .inputs
@@ -33,6 +39,11 @@ pub fn func(attrs: FuncAttrs, func: &syn::ItemFn) -> FuncModel {
             syn::FnArg::Receiver(_) => None,
             syn::FnArg::Typed(pat) => Some((*pat.ty).clone()),
         })
+        .collect();
+    let names = param_attrs
+        .into_iter()
+        .zip(&params)
+        .map(|(attrs, ty)| ParamInfo::new(attrs, ty.clone()))
         .collect();
     let params = if params.len() == 1 && crate::ast::is_packed_args(&params[0]) {
         Params::Packed
@@ -53,6 +64,7 @@ pub fn func(attrs: FuncAttrs, func: &syn::ItemFn) -> FuncModel {
         doc: crate::attr::docs::collect(&func.attrs),
         ident: sig.ident.clone(),
         params,
+        names,
         ret,
         metadata: attrs.metadata.into_inner().unwrap_or_default(),
         sig: sig.clone(),

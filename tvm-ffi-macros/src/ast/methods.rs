@@ -2,7 +2,7 @@
 //! function, with `Self` already replaced by the impl's type.
 use proc_macro2::Span;
 
-use crate::ast::replace_self;
+use crate::ast::{replace_self, ParamInfo};
 use crate::attr::methods::{MethodAttrs, TypeAttr};
 
 #[derive(PartialEq)]
@@ -29,6 +29,10 @@ pub struct MethodModel {
     pub metadata: Vec<(String, syn::Lit)>,
     /// Parameter types after the receiver, with `Self` replaced.
     pub params: Vec<syn::Type>,
+    /// Their names and defaults.
+    pub names: Vec<ParamInfo>,
+    /// The `#[ffi(..)]` attribute of `this`, if any (reported by the checks).
+    pub this_attr: Option<syn::Attribute>,
     /// `this`'s type, with `Self` replaced.
     pub this_ty: Option<syn::Type>,
     pub ret: Option<syn::Type>,
@@ -51,17 +55,26 @@ pub fn method(f: &syn::ImplItemFn, attrs: MethodAttrs, self_ty: &syn::Type) -> O
     let mut receiver = Receiver::Static;
     let mut this_ty = None;
     let mut params = Vec::new();
+    let mut names = Vec::new();
+    let mut this_attr = None;
+    let mut param_attrs = attrs.params.into_iter();
     for (i, input) in sig.inputs.iter().enumerate() {
         match input {
             syn::FnArg::Receiver(_) => receiver = Receiver::Payload,
             syn::FnArg::Typed(pat) => {
                 let is_this =
                     i == 0 && matches!(&*pat.pat, syn::Pat::Ident(p) if p.ident == "this");
+                let param = param_attrs
+                    .next()
+                    .expect("one parsed option set per parameter");
                 if is_this {
                     receiver = Receiver::ObjectRef;
                     this_ty = Some(replace_self(&pat.ty, self_ty));
+                    this_attr = param.attr;
                 } else {
-                    params.push(replace_self(&pat.ty, self_ty));
+                    let ty = replace_self(&pat.ty, self_ty);
+                    names.push(ParamInfo::new(param, ty.clone()));
+                    params.push(ty);
                 }
             }
         }
@@ -88,6 +101,8 @@ pub fn method(f: &syn::ImplItemFn, attrs: MethodAttrs, self_ty: &syn::Type) -> O
         type_attr: type_attr.is_some(),
         metadata: attrs.metadata.into_inner().unwrap_or_default(),
         params,
+        names,
+        this_attr,
         this_ty,
         ret,
         sig: sig.clone(),

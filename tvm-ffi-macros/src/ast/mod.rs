@@ -8,6 +8,33 @@ pub mod methods;
 pub mod object;
 pub mod variant;
 
+/// A parameter's registered name and default (receivers excluded).
+pub struct ParamInfo {
+    /// The name Python and C++ see.
+    pub name: String,
+    /// The parameter's pattern.
+    pub span: proc_macro2::Span,
+    /// Its type, with `Self` replaced.
+    pub ty: syn::Type,
+    /// `#[ffi(default = ..)]`.
+    pub default: Option<crate::attr::params::DefaultArg>,
+    /// Its `#[ffi(..)]` attribute, if any.
+    pub attr: Option<syn::Attribute>,
+}
+
+impl ParamInfo {
+    /// The model of a parameter from its parsed options and type.
+    pub fn new(attrs: crate::attr::params::ParamAttrs, ty: syn::Type) -> ParamInfo {
+        ParamInfo {
+            name: attrs.name,
+            span: attrs.span,
+            ty,
+            default: attrs.default.into_inner(),
+            attr: attrs.attr,
+        }
+    }
+}
+
 /// How the arguments reach the user's function.
 pub enum Params {
     /// Converted one by one (`FnSignature::arg`), after an arity check.

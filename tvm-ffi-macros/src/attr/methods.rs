@@ -36,6 +36,8 @@ pub struct MethodAttrs {
     pub metadata: Attr<Vec<(String, syn::Lit)>>,
     /// A hook (its option name) or `type_attr = "name"`: registered as a type attribute.
     pub type_attr: Attr<(Span, TypeAttr)>,
+    /// The options of each typed parameter (`this` included), in order.
+    pub params: Vec<crate::attr::params::ParamAttrs>,
 }
 
 /// What a method registers as a type attribute instead of a method.
@@ -54,6 +56,7 @@ pub fn method_attrs(f: &syn::ImplItemFn, cx: &Ctxt) -> MethodAttrs {
         skip: Attr::none("skip"),
         metadata: Attr::none("metadata"),
         type_attr: Attr::none("type attribute"),
+        params: crate::attr::params::fn_params(&f.sig, cx),
     };
     for attr in f.attrs.iter().filter(|a| a.path().is_ident("ffi")) {
         let result = attr.parse_nested_meta(|meta| {

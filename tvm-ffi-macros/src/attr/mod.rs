@@ -14,6 +14,7 @@ pub mod func;
 pub mod hooks;
 pub mod methods;
 pub mod object;
+pub mod params;
 pub mod variant;
 
 /// One option of an attribute: absent, or set once.
@@ -156,6 +157,11 @@ pub fn literal_list(
             cx.error(
                 &entry.path,
                 "`type_schema` is written by the SDK from the field's type; choose another key",
+            );
+        } else if what == "metadata" && (key == "arg_names" || key == "arg_defaults") {
+            cx.error(
+                &entry.path,
+                format!("`{key}` is written by the SDK from the parameters (their names and `#[ffi(default = ..)]`); choose another key"),
             );
         } else if let Some(why) = (what == "type_attr")
             .then(|| reserved_type_attr(&key))

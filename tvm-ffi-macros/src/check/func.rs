@@ -15,6 +15,17 @@ pub fn check(model: &FuncModel, cx: &Ctxt) {
             );
         }
     }
+    match &model.params {
+        Params::Typed(_) => crate::check::param_defaults(&model.names, cx),
+        Params::Packed => {
+            if let Some(attr) = model.names.iter().find_map(|p| p.attr.as_ref()) {
+                cx.error(
+                    attr,
+                    "a packed function (`&[AnyView]`) receives its arguments as they come, so it has no parameters to give defaults; read `args.get(i)` and use a value when it is missing",
+                );
+            }
+        }
+    }
     // `&[AnyView]` is the packed form only as the sole parameter.
     if let Params::Typed(params) = &model.params {
         if let Some(packed) = params.iter().find(|ty| crate::ast::is_packed_args(ty)) {

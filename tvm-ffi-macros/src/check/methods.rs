@@ -9,6 +9,13 @@ pub fn check(imp: &syn::ItemImpl, methods: &[MethodModel], cx: &Ctxt) {
     block(imp, cx);
     for model in methods {
         signature(&model.sig, cx);
+        crate::check::param_defaults(&model.names, cx);
+        if let Some(attr) = &model.this_attr {
+            cx.error(
+                attr,
+                "the receiver `this` is always passed (it is the object), so it takes no `#[ffi(..)]` options",
+            );
+        }
         for input in &model.sig.inputs {
             if let syn::FnArg::Receiver(r) = input {
                 receiver(r, cx);

@@ -192,3 +192,22 @@ fn closure_type(ty: &syn::Type) -> Option<&'static str> {
             .and_then(|args| args.first().and_then(|t| closure_type(t))),
     }
 }
+
+/// Parameter defaults: once a parameter has a default, every later one has one (a caller
+/// omits trailing arguments only).
+pub fn param_defaults(params: &[crate::ast::ParamInfo], cx: &Ctxt) {
+    let mut first_default: Option<&crate::ast::ParamInfo> = None;
+    for param in params {
+        match (&param.default, first_default) {
+            (Some(_), None) => first_default = Some(param),
+            (None, Some(earlier)) => cx.push(syn::Error::new(
+                param.span,
+                format!(
+                    "parameter `{}` has no default but follows `{}`, which has one: a caller could not omit `{}` alone; give `{}` a default too (`#[ffi(default = ..)]`), or move it before `{}`",
+                    param.name, earlier.name, earlier.name, param.name, earlier.name
+                ),
+            )),
+            _ => {}
+        }
+    }
+}

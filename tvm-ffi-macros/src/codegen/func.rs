@@ -51,14 +51,21 @@ pub fn generate(model: &FuncModel) -> TokenStream {
         }
         Params::Packed => quote!(#krate::__private::packed_metadata(&[#(#extra),*])),
     };
+    let (names, default_checks) = match &model.params {
+        Params::Typed(_) => crate::codegen::shared::param_names(krate, false, &model.names),
+        Params::Packed => (quote!(&[]), quote!()),
+    };
     let callable = quote! {
+        #default_checks
         const __tvm_ffi_PARAMS: &[#krate::__private::TypeDesc] = #params;
+        const __tvm_ffi_NAMES: &[#krate::__private::Param] = #names;
         const fn __tvm_ffi_signature(name: &'static str) -> #krate::__private::FnSignature {
             #krate::__private::FnSignature {
                 owner: "",
                 name: #krate::__private::std::borrow::Cow::Borrowed(name),
                 params: #krate::__private::std::borrow::Cow::Borrowed(__tvm_ffi_PARAMS),
                 ret: #ret_desc,
+                names: __tvm_ffi_NAMES,
             }
         }
         #invoke_fn
@@ -67,6 +74,15 @@ pub fn generate(model: &FuncModel) -> TokenStream {
         }
     };
 
+    // A typed function's arguments are bound to its parameters by the runtime; a packed
+    // function's are passed as they came.
+    let (from_invoke, export_call) = match &model.params {
+        Params::Typed(_) => (quote!(function_from_invoke), quote!(export_call)),
+        Params::Packed => (
+            quote!(function_from_packed_invoke),
+            quote!(export_call_packed),
+        ),
+    };
     let global = model.name.as_ref().map(|lit| {
         let name = lit.value();
         // One symbol per global name: registering a name twice in one crate is then a compile
@@ -85,7 +101,7 @@ pub fn generate(model: &FuncModel) -> TokenStream {
             static __tvm_ffi_GLOBAL: #krate::__private::FnSignature =
                 __tvm_ffi_signature(#name);
             fn __tvm_ffi_make() -> #krate::Function {
-                #krate::__private::function_from_invoke(&__tvm_ffi_GLOBAL, __tvm_ffi_invoke)
+                #krate::__private::#from_invoke(&__tvm_ffi_GLOBAL, __tvm_ffi_invoke)
             }
             #[#krate::__private::linkme::distributed_slice(#krate::__private::FUNCTIONS)]
             #[linkme(crate = #krate::__private::linkme)]
@@ -138,7 +154,7 @@ pub fn generate(model: &FuncModel) -> TokenStream {
             ) -> i32 {
                 // SAFETY: called as a TVMFFISafeCallType: `args` holds `num_args` borrowed values
                 // alive during the call, `result` is a writable slot initialised to None.
-                unsafe { #krate::__private::export_call(&__tvm_ffi_EXPORT, __tvm_ffi_invoke, args, num_args, result) }
+                unsafe { #krate::__private::#export_call(&__tvm_ffi_EXPORT, __tvm_ffi_invoke, args, num_args, result) }
             }
             #[no_mangle]
             pub unsafe extern "C" fn #metadata_symbol(

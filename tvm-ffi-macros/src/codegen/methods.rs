@@ -9,7 +9,7 @@ use syn::spanned::Spanned;
 use crate::ast::methods::{MethodModel, Receiver};
 use crate::ast::Params;
 use crate::codegen::shared::{
-    arg_idents, invoke_fn, member_impl, metadata_values, param_descs, Callable,
+    arg_idents, invoke_closure, member_impl, metadata_values, param_descs, Callable,
 };
 
 /// The registrations of an `#[ffi_methods]` block: per method, its `Member` impl, invoke
@@ -93,12 +93,13 @@ fn method(
         ret_desc,
         convert,
     };
-    let invoke = quote::format_ident!("__tvm_ffi_invoke_{}", index);
     let make = quote::format_ident!("__tvm_ffi_make_{}", index);
-    let invoke_fn = invoke_fn(&callable, &invoke);
+    let invoke = invoke_closure(&callable);
     let params = param_descs(&callable);
     let ret_desc = &callable.ret_desc;
     let metadata = metadata_values(krate, &m.metadata);
+    let (names, default_checks) =
+        crate::codegen::shared::param_names(krate, m.receiver != Receiver::Static, &m.names);
     let member = member_impl(krate, &quote!(#self_ty), method_name, m.ident.span());
     let position = index as u32;
     // The impl block's place: methods register in source order (block by block, then by
@@ -106,8 +107,8 @@ fn method(
     let order = quote_spanned! {self_ty.span()=> (#krate::__private::core::file!(), #krate::__private::core::line!(), #position) };
     let p = quote!(#krate::__private);
     let item = quote! {
+        #default_checks
         #member
-        #invoke_fn
         fn #make() -> #krate::Function {
             #p::function_from_invoke(&__tvm_ffi_METHODS[#index].signature, #invoke)
         }
@@ -119,6 +120,7 @@ fn method(
                 name: #p::std::borrow::Cow::Borrowed(#method_name),
                 params: #p::std::borrow::Cow::Borrowed(#params),
                 ret: #ret_desc,
+                names: #names,
             },
             doc: #doc,
             kind: #p::MethodKind::#kind,

@@ -43,17 +43,36 @@ pub fn param_descs(callable: &Callable) -> TokenStream {
     }
 }
 
-/// `fn <name>(sig, args)`: checks and converts the arguments with the runtime's generic
-/// helpers, calls the user's function and converts its result.
+/// `fn <name>(sig, args)`: converts the arguments with the runtime's generic helpers, calls
+/// the user's function and converts its result.
 pub fn invoke_fn(callable: &Callable, name: &syn::Ident) -> TokenStream {
+    let krate = &callable.krate;
+    let body = invoke_body(callable);
+    quote! {
+        fn #name<'a>(
+            __tvm_ffi_sig: &#krate::__private::FnSignature,
+            __tvm_ffi_args: &'a [#krate::AnyView<'a>],
+        ) -> #krate::Result<#krate::Any> {
+            #body
+        }
+    }
+}
+
+/// The same as a closure `|sig, args| ..`, for a function object made in place (a method's).
+pub fn invoke_closure(callable: &Callable) -> TokenStream {
+    let body = invoke_body(callable);
+    quote! { |__tvm_ffi_sig, __tvm_ffi_args| { #body } }
+}
+
+/// The body of an invoke function: the conversions, the call, the result's conversion.
+fn invoke_body(callable: &Callable) -> TokenStream {
     let Callable {
-        krate,
         params,
         call,
         convert,
         ..
     } = callable;
-    let body = match params {
+    match params {
         Params::Typed(params) => {
             let args = arg_idents(params.len());
             // Last argument first, as the C++ runtime (built with GCC, which evaluates call
@@ -63,8 +82,9 @@ pub fn invoke_fn(callable: &Callable, name: &syn::Ident) -> TokenStream {
                 let a = &args[i];
                 quote_spanned! {ty.span()=> let #a = __tvm_ffi_sig.arg::<#ty>(__tvm_ffi_args, #i)?; }
             });
+            // The runtime binds the arguments to the parameters first (arity, keywords,
+            // defaults: `FnSignature::with_args`), so there is one argument per parameter.
             quote! {
-                __tvm_ffi_sig.check_arity(__tvm_ffi_args)?;
                 #(#conversions)*
                 #convert(#call)
             }
@@ -73,15 +93,84 @@ pub fn invoke_fn(callable: &Callable, name: &syn::Ident) -> TokenStream {
             let _ = __tvm_ffi_sig;
             #convert(#call)
         },
-    };
-    quote! {
-        fn #name<'a>(
-            __tvm_ffi_sig: &#krate::__private::FnSignature,
-            __tvm_ffi_args: &'a [#krate::AnyView<'a>],
-        ) -> #krate::Result<#krate::Any> {
-            #body
-        }
     }
+}
+
+/// `&[Param::new("a"), Param::with_default("b", DefaultValue::Int(1))]`: the parameters'
+/// names and defaults, `self` first for a method with a receiver; and the compile-time checks
+/// that each default fits its parameter's type, spanned at the default.
+pub fn param_names(
+    krate: &TokenStream,
+    receiver: bool,
+    params: &[crate::ast::ParamInfo],
+) -> (TokenStream, TokenStream) {
+    use crate::attr::params::DefaultLit;
+    let p = quote!(#krate::__private);
+    let receiver = receiver.then(|| quote!(#p::Param::new("self"),));
+    let mut checks = Vec::new();
+    let names = params
+        .iter()
+        .map(|param| {
+            let name = &param.name;
+            let Some(default) = &param.default else {
+                return quote!(#p::Param::new(#name));
+            };
+            // The parameter's type spanned at the default: a mismatch is reported there.
+            let span = default.span;
+            let ty_of = &param.ty;
+            let ty = respan(quote!(#ty_of), span);
+            let check = |f: &str| {
+                let f = syn::Ident::new(f, span);
+                quote_spanned!(span=> #p::default_check::#f::<#ty>())
+            };
+            let (value, check) = match &default.value {
+                DefaultLit::None => (quote!(None), check("none")),
+                DefaultLit::Bool(v) => (quote!(Bool(#v)), check("bool")),
+                DefaultLit::Int(v) => {
+                    let wide = *v as i128;
+                    let message = format!(
+                        "the default {v} of `{}` does not fit its type `{}`; give a value in the type's range",
+                        param.name,
+                        quote!(#ty_of)
+                    );
+                    // Spanned at the default, the runtime's path included: the failed
+                    // evaluation is reported there.
+                    let p = respan(p.clone(), span);
+                    let check = quote_spanned! {span=>
+                        match #p::default_check::int::<#ty>(#wide) {
+                            true => (),
+                            false => #p::core::panic!(#message),
+                        }
+                    };
+                    (quote!(Int(#v)), check)
+                }
+                DefaultLit::Float(v) => (quote!(Float(#v)), check("float")),
+                DefaultLit::Str(v) => (quote!(Str(#v)), check("str")),
+            };
+            checks.push(quote_spanned! {span=> const _: () = #check; });
+            quote!(#p::Param::with_default(#name, #p::DefaultValue::#value))
+        })
+        .collect::<Vec<_>>();
+    let names = quote!(&[#receiver #(#names),*]);
+    (names, quote!(#(#checks)*))
+}
+
+/// `tokens` with every span set to `span`.
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut tree| {
+            if let proc_macro2::TokenTree::Group(group) = &tree {
+                let mut inner =
+                    proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
+                inner.set_span(span);
+                tree = proc_macro2::TokenTree::Group(inner);
+            } else {
+                tree.set_span(span);
+            }
+            tree
+        })
+        .collect()
 }
 
 /// A metadata literal as the runtime's `MetadataValue`.

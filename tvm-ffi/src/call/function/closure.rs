@@ -68,6 +68,7 @@ mod tests {
         name: Cow::Borrowed("demo.twice"),
         params: Cow::Borrowed(&[TypeDesc::of::<i64>()]),
         ret: TypeDesc::of::<i64>(),
+        names: &[],
     };
 
     fn invoke<'a>(sig: &FnSignature, args: &'a [AnyView<'a>]) -> Result<Any> {

@@ -25,14 +25,43 @@ use crate::abi::sys::TVMFFIAny;
 use crate::base::error::Result;
 use crate::base::value::{Any, AnyView, String};
 
-/// The body of the `__tvm_ffi_NAME` symbol: runs `invoke` (the function's generated argument
-/// and result conversion) with `signature` (named after the export) at the ABI boundary.
+/// The body of the `__tvm_ffi_NAME` symbol of a typed function: binds the arguments to the
+/// parameters ([`FnSignature::with_args`]: arity, keywords, defaults) and runs `invoke` (the
+/// function's generated argument and result conversion, which receives exactly one argument
+/// per parameter) with `signature` (named after the export) at the ABI boundary.
 ///
 /// # Safety
 /// The `TVMFFISafeCallType` contract: `args` points to `num_args` borrowed values that stay
 /// alive during the call, and `result` is a writable slot the caller initialised to `None`.
 #[inline]
 pub unsafe fn call<F>(
+    signature: &FnSignature,
+    invoke: F,
+    args: *const TVMFFIAny,
+    num_args: i32,
+    result: *mut TVMFFIAny,
+) -> c_int
+where
+    F: for<'a> Fn(&FnSignature, &'a [AnyView<'a>]) -> Result<Any>,
+{
+    // SAFETY: the caller's contract, passed on unchanged.
+    unsafe {
+        call_packed(
+            signature,
+            |signature, args| signature.with_args(args, |args| invoke(signature, args)),
+            args,
+            num_args,
+            result,
+        )
+    }
+}
+
+/// [`call`] for a packed function: `invoke` receives the arguments as they came.
+///
+/// # Safety
+/// As for [`call`].
+#[inline]
+pub unsafe fn call_packed<F>(
     signature: &FnSignature,
     invoke: F,
     args: *const TVMFFIAny,
@@ -72,8 +101,20 @@ pub unsafe fn string<S: AsRef<str>>(
 
 /// The function object of a typed function whose argument and result conversion is
 /// `invoke` (what `#[ffi_func(name = ...)]` and `#[ffi_methods]` register; generated code
-/// names it as `__private::function_from_invoke`).
+/// names it as `__private::function_from_invoke`): the arguments are bound to the parameters
+/// first ([`FnSignature::with_args`]), so `invoke` receives one argument per parameter.
 pub fn function_from_invoke<F>(signature: &'static FnSignature, invoke: F) -> Function
+where
+    F: for<'a> Fn(&FnSignature, &'a [AnyView<'a>]) -> Result<Any> + Send + Sync + 'static,
+{
+    Function::from_invoke(signature, move |signature, args| {
+        signature.with_args(args, |args| invoke(signature, args))
+    })
+}
+
+/// [`function_from_invoke`] for a packed function: `invoke` receives the arguments as they
+/// came.
+pub fn function_from_packed_invoke<F>(signature: &'static FnSignature, invoke: F) -> Function
 where
     F: for<'a> Fn(&FnSignature, &'a [AnyView<'a>]) -> Result<Any> + Send + Sync + 'static,
 {

@@ -37,7 +37,16 @@ pub fn json_string(s: &str) -> String {
 
 /// `{"type_schema":"..."}` followed by the user's keys in order.
 pub fn metadata_json(type_schema: &str, extra: &[(&str, MetadataValue)]) -> String {
-    let mut out = format!("{{\"type_schema\":{}", json_string(type_schema));
+    metadata_json_with(type_schema, "", extra)
+}
+
+/// [`metadata_json`] with `keys` (`,"key":value...`, already JSON) after the `type_schema`.
+pub fn metadata_json_with(
+    type_schema: &str,
+    keys: &str,
+    extra: &[(&str, MetadataValue)],
+) -> String {
+    let mut out = format!("{{\"type_schema\":{}{keys}", json_string(type_schema));
     for (key, value) in extra {
         out.push(',');
         out.push_str(&json_string(key));

@@ -14,11 +14,13 @@ use crate::base::object::ObjectRef;
 use crate::base::value::{Any, AnyView, FromAny, TypeSchema};
 
 pub(crate) mod args;
+mod binding;
 pub(crate) mod boundary;
 pub(crate) mod cache;
 mod closure;
 pub(crate) mod export;
 pub(crate) mod metadata;
+pub(crate) mod params;
 mod repr;
 pub(crate) mod signature;
 mod trust;

@@ -5,7 +5,9 @@ use std::borrow::Cow;
 
 use crate::base::error::{Error, Result};
 use crate::base::value::{Any, AnyView, FromAny, TryIntoAny, TypeSchema};
+use crate::call::function::metadata::json_string;
 use crate::call::function::metadata::MetadataValue;
+use crate::call::function::params::Param;
 
 /// How a parameter or return type is named in messages and in `type_schema`.
 #[derive(Clone, Copy)]
@@ -37,6 +39,10 @@ pub struct FnSignature {
     pub params: Cow<'static, [TypeDesc]>,
     /// Return type.
     pub ret: TypeDesc,
+    /// Parameter names and defaults, in order (`self` first for a method); empty when the
+    /// function has none (a closure), which then takes positional arguments only and is
+    /// shown with numbered parameters, as C++ shows its functions.
+    pub names: &'static [Param],
 }
 
 impl FnSignature {
@@ -49,13 +55,21 @@ impl FnSignature {
         }
     }
 
-    /// `name(0: int, 1: str) -> int`, as C++ prints it (`void` for no result).
+    /// `name(0: int, 1: str) -> int`, as C++ prints it (`void` for no result); with names,
+    /// `name(a: int, b: str = "x") -> int`.
     pub fn text(&self) -> std::string::String {
         let params: Vec<_> = self
             .params
             .iter()
             .enumerate()
-            .map(|(i, p)| format!("{i}: {}", (p.type_str)()))
+            .map(|(i, p)| match self.names.get(i) {
+                Some(Param {
+                    name,
+                    default: Some(value),
+                }) => format!("{name}: {} = {}", (p.type_str)(), value.python()),
+                Some(Param { name, .. }) => format!("{name}: {}", (p.type_str)()),
+                None => format!("{i}: {}", (p.type_str)()),
+            })
             .collect();
         let ret = (self.ret.type_str)();
         let ret = if ret == "None" {
@@ -77,14 +91,38 @@ impl FnSignature {
     }
 
     /// The metadata JSON registered with the function (and returned by its module export's
-    /// `__tvm_ffi__metadata_<name>` symbol): `{"type_schema":"..."}`, as C++ writes it.
+    /// `__tvm_ffi__metadata_<name>` symbol): `{"type_schema":"..."}`, as C++ writes it, then
+    /// the parameters' `"arg_names"` and `"arg_defaults"` when the function has names.
     pub fn metadata(&self) -> std::string::String {
         self.metadata_with(&[])
     }
 
     /// [`metadata`](Self::metadata) followed by the user's keys (`metadata(..)` options).
     pub fn metadata_with(&self, extra: &[(&str, MetadataValue)]) -> std::string::String {
-        crate::call::function::metadata::metadata_json(&self.type_schema(), extra)
+        crate::call::function::metadata::metadata_json_with(
+            &self.type_schema(),
+            &self.names_json(),
+            extra,
+        )
+    }
+
+    /// The metadata keys of the parameters' names and defaults, after `type_schema`:
+    /// `"arg_names":["a","b"]` and, when some parameter has one, `"arg_defaults":{"b":1}`.
+    pub(crate) fn names_json(&self) -> String {
+        if self.names.len() != self.params.len() {
+            return String::new();
+        }
+        let names: Vec<_> = self.names.iter().map(|p| json_string(p.name)).collect();
+        let mut out = format!(",\"arg_names\":[{}]", names.join(","));
+        let defaults: Vec<_> = self
+            .names
+            .iter()
+            .filter_map(|p| Some(format!("{}:{}", json_string(p.name), p.default?.json())))
+            .collect();
+        if !defaults.is_empty() {
+            out.push_str(&format!(",\"arg_defaults\":{{{}}}", defaults.join(",")));
+        }
+        out
     }
 
     /// Checks the argument count.
@@ -98,7 +136,7 @@ impl FnSignature {
     }
 
     #[cold]
-    fn arity_error(&self, got: usize) -> Error {
+    pub(crate) fn arity_error(&self, got: usize) -> Error {
         Error::type_error(format!(
             "Mismatched number of arguments when calling: `{}`. Expected {} but got {} arguments",
             self.text(),
@@ -127,8 +165,12 @@ impl FnSignature {
                 format!("{} (when calling `{}`)", err.message(), self.full_name()),
             );
         }
+        let name = match self.names.get(index) {
+            Some(param) => format!(" (`{}`)", param.name),
+            None => std::string::String::new(),
+        };
         Error::type_error(format!(
-            "Mismatched type on argument #{index} when calling: `{}`. Expected `{}` but got {}",
+            "Mismatched type on argument #{index}{name} when calling: `{}`. Expected `{}` but got {}",
             self.text(),
             T::type_str(),
             T::describe_mismatch(view)
@@ -203,6 +245,7 @@ macro_rules! impl_typed_closure {
                     name: Cow::Borrowed(name),
                     params: Cow::Owned(vec![$(TypeDesc::of::<$arg>()),*]),
                     ret: Ret::DESC,
+                    names: &[],
                 }
             }
             #[allow(unused_variables)]
