@@ -607,3 +607,56 @@ fn rust_allocated_strings_and_bytes_are_the_runtimes_own() {
         assert_eq!(back.cast::<String>().unwrap(), text.as_str());
     }
 }
+
+/// `__private::allocate_type_index` is reachable from safe code (`__private` is only hidden), and
+/// `RuntimeType`'s fields are public: a made-up parent is an error naming the key, where the
+/// runtime would end the process (its depth check aborts).
+#[test]
+fn allocating_a_type_under_a_made_up_parent_is_an_error() {
+    use tvm_ffi::__private::allocate_type_index;
+    let object = tvm_ffi::builtin::AnyObject::runtime_type();
+    for (parent, what) in [
+        (
+            RuntimeType {
+                index: object.index,
+                depth: -3,
+            },
+            "a negative depth",
+        ),
+        (
+            RuntimeType {
+                index: object.index,
+                depth: 7,
+            },
+            "a wrong depth",
+        ),
+        (
+            RuntimeType {
+                index: 1 << 30,
+                depth: 0,
+            },
+            "an unregistered index",
+        ),
+        (
+            RuntimeType {
+                index: -5,
+                depth: 0,
+            },
+            "a negative index",
+        ),
+    ] {
+        let err = allocate_type_index("rust_tests.MadeUpParent", parent, false).expect_err(what);
+        assert_eq!(err.kind(), "RuntimeError", "{what}");
+        assert!(
+            err.message().starts_with(
+                "cannot register type `rust_tests.MadeUpParent`: its parent (type index"
+            ),
+            "{what}: {}",
+            err.message()
+        );
+    }
+    assert!(tvm_ffi::reflection::lookup_type("rust_tests.MadeUpParent").is_none());
+    // The real parent still works.
+    let ty = allocate_type_index("rust_tests.RealParent", object, false).unwrap();
+    assert_eq!(ty.depth, 1);
+}

@@ -4,6 +4,7 @@ use super::entry::{TypeEntry, TypeOrigin};
 use crate::abi::sys;
 use crate::base::error::{Error, Result};
 use crate::base::object::{type_info, RuntimeType};
+use crate::reflect::reflection::type_table;
 
 /// Checks a declared external type against the runtime's reflection.
 pub(super) fn check_external(
@@ -230,8 +231,20 @@ fn registered_type_schema(metadata: &[u8]) -> Option<std::string::String> {
 /// Allocates (or finds) the runtime index of type `key` under `parent`.
 ///
 /// The runtime returns the existing index for a known key without checking the parent, so this
-/// checks it: a key already registered under another parent is an error naming the key.
+/// checks it: a key already registered under another parent is an error naming the key. The
+/// parent itself is checked first (a registered index at its registered depth): the runtime
+/// ends the process on an inconsistent one, and `RuntimeType`'s fields are anyone's to set.
 pub fn allocate_type_index(key: &str, parent: RuntimeType, is_final: bool) -> Result<RuntimeType> {
+    let registered_depth = type_table::is_registered(parent.index)
+        .then(|| type_info::type_info(parent.index).map(|info| info.type_depth))
+        .flatten();
+    if registered_depth != Some(parent.depth) {
+        return Err(Error::runtime_error(format!(
+            "cannot register type `{key}`: its parent (type index {}, depth {}) is not a \
+             registered type at that depth",
+            parent.index, parent.depth
+        )));
+    }
     if let Some(existing) = type_info::lookup_type(key) {
         let info = type_info::type_info(existing.index);
         // SAFETY: ancestors has `type_depth` valid entries.

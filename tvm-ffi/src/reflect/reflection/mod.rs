@@ -28,7 +28,7 @@ pub(crate) mod member;
 pub(crate) mod reflected;
 mod rw;
 mod type_attr;
-mod type_table;
+pub(crate) mod type_table;
 
 pub use crate::base::object::type_info::lookup_type;
 pub use rw::Rw;

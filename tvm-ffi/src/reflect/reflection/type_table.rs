@@ -15,7 +15,7 @@ use crate::data::container::Array;
 static REGISTERED: RwLock<BTreeSet<i32>> = RwLock::new(BTreeSet::new());
 
 /// Whether the runtime has a type at `index` (`-1`, `Any`, is not a table entry).
-fn is_registered(index: i32) -> bool {
+pub(crate) fn is_registered(index: i32) -> bool {
     if index < 0 {
         return false;
     }
