@@ -26,7 +26,7 @@ export TVM_FFI_SANITIZE=address
 packages=()
 for crate in tvm-ffi-sys tvm-ffi tvm-ffi-kernels tests examples/point examples/kernels examples/cuda \
   examples/rmsnorm examples/ir \
-  tests/layout-variants tests/testing-twins tests/peer tests/containers tests/hook-docs; do
+  tests/layout-variants tests/testing-twins tests/peer tests/containers tests/hook-docs tests/mirrors; do
   packages+=(-p "$(sed -n 's/^name = "\(.*\)"/\1/p' "$crate/Cargo.toml" | head -1)")
 done
 echo "==> cargo build (AddressSanitizer, target/asan)"
