@@ -270,17 +270,27 @@ inline std::string TypeKeyOf(int32_t index) {{
   return std::string(key.data, key.size);
 }}
 
+// The getter the library registered for field `name` of type `index` (looked up once per
+// accessor: the accessor keeps it in a function-local static).
+inline TVMFFIFieldGetter GetterOf(int32_t index, const char* name) {{
+  const TVMFFIFieldInfo* field = FindField(TVMFFIGetTypeInfo(index), name);
+  if (field == nullptr || field->getter == nullptr) {{
+    TVM_FFI_THROW(RuntimeError) << "type `" << TypeKeyOf(index) << "` has no getter for `"
+                                << name << "`";
+  }}
+  return field->getter;
+}}
+
 // A field writable after construction, read through the getter its library registered (Rust
 // takes the field's lock there).
-inline tvm::ffi::Any GetThroughGetter(int32_t index, const char* name, const void* object,
-                                      int64_t offset) {{
-  const TVMFFIFieldInfo* field = FindField(TVMFFIGetTypeInfo(index), name);
+inline tvm::ffi::Any ReadThroughGetter(TVMFFIFieldGetter getter, const void* object,
+                                       int64_t offset) {{
   TVMFFIAny out;
   out.type_index = kTVMFFINone;
   out.zero_padding = 0;
   out.v_int64 = 0;
   void* address = const_cast<char*>(static_cast<const char*>(object) + offset);
-  TVM_FFI_CHECK_SAFE_CALL(field->getter(address, &out));
+  TVM_FFI_CHECK_SAFE_CALL(getter(address, &out));
   return tvm::ffi::details::AnyUnsafe::MoveTVMFFIAnyToAny(&out);
 }}
 
@@ -363,15 +373,19 @@ def _view_class(t: TypeDesc) -> list[str]:
             lines += ["", doc + ", its bytes. */",
                       f"  const uint8_t* {f.ident}() const {{ return layout().{f.member}; }}"]
         elif f.writable:
-            read = f'tvm_ffi_sdk_header::GetThroughGetter(TypeIndex(), "{f.name}", obj_.get(), {f.offset})'
-            if storage in ("TVMFFIObjectHandle",):
-                body = f"return {read}.cast<tvm::ffi::ObjectRef>();"
+            read = f"tvm_ffi_sdk_header::ReadThroughGetter(getter, obj_.get(), {f.offset})"
+            if storage == "TVMFFIObjectHandle":
+                value = f"{read}.cast<tvm::ffi::ObjectRef>()"
             elif storage == "TVMFFIAny":
-                body = f"return {read};"
+                value = read
             else:
-                body = f"return {read}.cast<{storage}>();"
+                value = f"{read}.cast<{storage}>()"
             lines += ["", doc + "; writable after construction, read through its getter. */",
-                      f"  {f.accessor_type()} {f.ident}() const {{ {body} }}"]
+                      f"  {f.accessor_type()} {f.ident}() const {{",
+                      "    static const TVMFFIFieldGetter getter =",
+                      f'        tvm_ffi_sdk_header::GetterOf(TypeIndex(), "{f.name}");',
+                      f"    return {value};",
+                      "  }"]
         elif storage == "TVMFFIObjectHandle":
             lines += ["", doc + ". */",
                       f"  {f.accessor_type()} {f.ident}() const {{",
