@@ -5,8 +5,8 @@
 //! repeated option), `ast` builds the item's model with its attributes attached, `check`
 //! reports what the finished model must satisfy, and `codegen` emits code per item kind
 //! (`object`, `methods`, `func`, `enums`, `variant`, with the helpers they share in
-//! `codegen::shared`); the function-like `match_any!` (`match_any`) parses and expands in one
-//! module of its own. Every stage reports into one error context (`ctxt::Ctxt`), which must
+//! `codegen::shared`); the function-like `match_any!` (`match_any`) and the attribute
+//! `#[dispatch(..)]` (`dispatch`) each parse and expand in one module of their own. Every stage reports into one error context (`ctxt::Ctxt`), which must
 //! be checked before code is generated: every error is reported at once, none is lost. A
 //! stage only uses earlier ones. Generated code names the runtime only through
 //! `::tvm_ffi::__private` (no semver guarantee; `tvm-ffi` pins this crate exactly) and the
@@ -27,6 +27,7 @@ mod check;
 mod codegen;
 mod crate_path;
 mod ctxt;
+mod dispatch;
 mod match_any;
 
 /// Makes a Rust function a TVM-FFI function: a global registered when the library loads
@@ -317,6 +318,33 @@ fn expand_methods(
 fn with_original(err: syn::Error, original: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
     let errors = err.to_compile_error();
     quote! { #errors #original }
+}
+
+/// Makes an inherent `impl` block a structural walk handler (`#[dispatch(visit)]`: its
+/// `visit_*` methods) or a structural mapper (`#[dispatch(map)]`: its `map_*` methods), tried
+/// in source order: the first method whose value argument matches the value runs.
+///
+/// ```ignore
+/// #[derive(Default)]
+/// struct Count { ints: usize }
+/// #[tvm_ffi::dispatch(visit)]
+/// impl Count {
+///     fn visit_int(&mut self, _value: i64) -> WalkResult {
+///         self.ints += 1;
+///         WalkResult::Advance
+///     }
+/// }
+/// structural::walk(&root, &mut Count::default(), WalkOrder::PreOrder)?;
+/// ```
+///
+/// A handler takes `&mut self`, the value (any type a walk callback takes: `i64`,
+/// `Array<i64>`, `ObjectRef<T>`, `&NodeObj`, `&VisitValue`, ...) and optionally a trailing
+/// `DefRegionKind`; it returns a `WalkResult` (`visit`) or an `Any` (`map`), or a `Result` of
+/// one. Other methods of the block are left alone. Documented with examples on
+/// `tvm_ffi::structural::VisitDispatch` and `MapDispatch`.
+#[proc_macro_attribute]
+pub fn dispatch(attr: TokenStream, item: TokenStream) -> TokenStream {
+    dispatch::expand(attr.into(), item.into()).into()
 }
 
 /// The expansion of `tvm_ffi::match_any!`, which prepends its own crate path and a `;`; use

@@ -153,7 +153,7 @@ pub use object::{ExternalType, IsA, ObjectRef, ObjectType, WeakRef};
 pub use reflection::Rw;
 pub use registry::version::runtime_version;
 pub use tensor::{DLPackTensor, Element, Tensor, TensorCheck, TensorMut, TensorView};
-pub use tvm_ffi_macros::{ffi_func, ffi_methods, Enum, Object, Variant};
+pub use tvm_ffi_macros::{dispatch, ffi_func, ffi_methods, Enum, Object, Variant};
 pub use value::{
     Any, AnyView, BigInt, Bytes, DataType, Device, FromAny, IntoAny, Optional, String, TryIntoAny,
     TypeSchema, VariantField,
@@ -229,5 +229,7 @@ pub mod __private {
     /// `data::container::table`).
     pub use crate::data::container::table::force_runtime_reads;
     pub use crate::reflect::matching;
+    pub use crate::reflect::mutate::try_map_link;
+    pub use crate::reflect::visit::try_visit_link;
     pub use tvm_ffi_macros::match_any_impl;
 }

@@ -41,7 +41,7 @@ const RUNTIME: CrateLayers = CrateLayers {
         &["base"],     // object, error, value
         &["call"],     // function, env
         &["data"],     // container, tensor, module
-        &["reflect"],  // reflection, enums, structural, serialization
+        &["reflect"],  // reflection, enums, structural (visit, mutate), serialization
         &["registry"], // load-time registration
     ],
     root_macros: &["bail", "ensure"],
@@ -55,8 +55,9 @@ const MACROS: CrateLayers = CrateLayers {
     // generation per item kind; the stages run one way.
     layers: &[
         // `match_any`: the function-like `match_any!`, parsed and generated in one module (no
-        // attributes, no item model); it uses none of the others.
-        &["crate_path", "ctxt", "match_any"],
+        // attributes, no item model); `dispatch`: `#[dispatch(..)]`, likewise (it uses only
+        // `crate_path`).
+        &["crate_path", "ctxt", "dispatch", "match_any"],
         &["attr"],
         &["ast"],
         &["check"],

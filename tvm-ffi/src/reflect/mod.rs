@@ -1,9 +1,11 @@
 //! Layer 4, what the type registry knows about types: reflected fields (`Rw<T>`, construction
-//! state, accessors, creators), Rust enums as TVM-FFI enums, structural equality and hashing,
+//! state, accessors, creators), Rust enums as TVM-FFI enums, structural equality and hashing, structural walk, visit, map and mutate,
 //! JSON graph serialization, and matching values against typed arms (`match_any!`).
 pub mod enums;
 #[doc(hidden)]
 pub mod matching;
+pub(crate) mod mutate;
 pub mod reflection;
 pub mod serialization;
 pub mod structural;
+pub(crate) mod visit;

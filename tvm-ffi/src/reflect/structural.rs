@@ -1,5 +1,7 @@
-//! The runtime's structural operations on values, typed: structural equality and hashing (with
-//! and without free-variable mapping), the first structural mismatch, deep copy.
+//! Structural operations on values: the runtime's structural equality and hashing (with and
+//! without free-variable mapping), the first structural mismatch, deep copy; and, in Rust, the
+//! structural walk and visit ([`walk`], [`visit`]) and the copy-on-write structural map and
+//! mutate ([`map`], [`mutate`]) of any value graph the runtime's reflection describes.
 //!
 //! Structural equality follows each type's `structural` kind and field flags (see
 //! `#[ffi_type(structural = ..)]` and `#[ffi(structural = ..)]`) and its `__s_equal__` /
@@ -15,6 +17,14 @@
 //! let mismatch = structural::first_mismatch(&a, &c).unwrap().unwrap();
 //! assert_eq!(mismatch.lhs_path, "<root>[2]");
 //! ```
+pub use super::mutate::{
+    map, mutate, InplaceValue, IntoMapResult, IntoMapper, MapDispatch, MapLink, MapValue, Mutator,
+    VarRemap,
+};
+pub use super::visit::{
+    shapes, visit, walk, DefRegionKind, IntoWalkResult, IntoWalker, VisitDispatch, VisitInterrupt,
+    VisitValue, Visitor, WalkLink, WalkOrder, WalkResult,
+};
 use crate::base::error::Result;
 use crate::base::object::{ObjectRef, ObjectType};
 use crate::base::value::Any;

@@ -137,6 +137,20 @@ impl<K, V> Map<K, V> {
         }
     }
 
+    /// The value cells of the table in insertion order, for the structural map's in-place
+    /// update of a map that nothing else holds; `None` when the table is not read in place.
+    pub(crate) fn value_cells(&self) -> Option<Vec<*mut TVMFFIAny>> {
+        let table = self.table()?;
+        let mut cursor = table.first();
+        let mut cells = Vec::with_capacity(table.len());
+        while let Some(entry) = table.next(&mut cursor) {
+            // SAFETY: an entry of the live table; the pointer derives from the object's raw
+            // handle, so a holder with the only reference may write through it.
+            cells.push(unsafe { std::ptr::addr_of!((*entry).value) } as *mut TVMFFIAny);
+        }
+        Some(cells)
+    }
+
     /// All entries as owned values, in insertion order.
     pub fn entries_any(&self) -> Result<Vec<(Any, Any)>> {
         super::try_collect(self.iter_views(), |(k, v)| {

@@ -1,0 +1,1778 @@
+//! Upstream's Rust tests of structural walk, visit, map and mutate (apache/tvm-ffi
+//! `rust/tvm-ffi/tests/`, crate `tvm-ffi` 0.1.15 with its structural map and mutator), translated
+//! one to one to this SDK's API with the upstream test names kept.
+//!
+//! Translated here: `test_structural_visit.rs` (all 28 tests),
+//! `test_structural_visitor_alignment.rs` (both tests), `test_structural_mutate.rs` (all 22).
+//!
+//! Spelling of the translations:
+//! - upstream's root functions `structural_walk`, `structural_visit`, `structural_map`,
+//!   `structural_mutate` are `structural::{walk, visit, map, mutate}`; `StructuralVisitor` is
+//!   `structural::Visitor`, `StructuralMutator` `structural::Mutator`, `StructuralVarRemap`
+//!   `structural::VarRemap`; `#[dispatch(..)]` is `tvm_ffi::dispatch`;
+//! - the def-region kinds are the pinned runtime's (`TVMFFIDefRegionKind` of 0.1.15.post2):
+//!   upstream's `Recursive` is `Pattern`, its `NonRecursive` is `Simple`;
+//! - upstream's `&Object` (any object's payload) is `&AnyObject`; `Array::new(vec)` returns a
+//!   `Result` here; runtime globals (`ffi.List`, `ffi.ListAppend`, `ffi.DictSetItem`, ...) are
+//!   called through this SDK's `List` and `Dict`, which call the same globals;
+//! - the reflected test types are `#[derive(Object)]` types (upstream registers them through the
+//!   raw C API), their def-region and ignore flags `#[ffi(structural = ..)]`, their shallow copy
+//!   their `Clone`.
+//!
+//! Deliberate differences, kept in the translations:
+//! - an unchanged reflected object is returned without calling its shallow copy (upstream copies
+//!   it, then drops the copy): `reflected_no_change_still_validates_copy_and_returns_original`
+//!   asserts that no copy was made; the copy is still validated (a type with structural fields
+//!   but no `__ffi_shallow_copy__` is refused, changed or not);
+//! - an object without structural fields is a leaf, returned as is: the type of
+//!   `reflected_object_without_shallow_copy_is_rejected_even_when_unchanged` has a field here
+//!   (upstream's has none);
+//! - shared maps are rebuilt from their entries (`ffi.Map`) at the first changed value
+//!   (upstream calls a shallow-copy helper that the pinned runtime does not have).
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use tvm_ffi::builtin::{AnyObject, ListObj};
+use tvm_ffi::structural::{
+    self, DefRegionKind, InplaceValue, MapDispatch, MapValue, Mutator, VarRemap, VisitInterrupt,
+    VisitValue, Visitor, WalkOrder, WalkResult,
+};
+use tvm_ffi::{
+    dispatch, Any, Array, Dict, Error, List, Map, Object, ObjectRef, ObjectType, Result, Shape,
+    String as FfiString,
+};
+
+fn runtime_error(message: &str) -> Error {
+    Error::runtime_error(message)
+}
+
+fn array<T: tvm_ffi::TryIntoAny>(items: impl IntoIterator<Item = T>) -> Array<T> {
+    Array::new(items).unwrap()
+}
+
+// ---------------------------------------------------------------------------------------------
+// test_structural_visit.rs
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn plain_walk_uses_native_sequence_fallback() {
+    let root = array([1i64, 2, 3]);
+    let mut integers = 0;
+    assert!(structural::walk(
+        &root,
+        |value: &VisitValue| {
+            if value.cast::<i64>().is_some() {
+                integers += 1;
+            }
+            WalkResult::Advance
+        },
+        WalkOrder::PreOrder,
+    )
+    .unwrap()
+    .is_none());
+    assert_eq!(integers, 3);
+}
+
+#[test]
+fn plain_walk_uses_native_map_fallback() {
+    let root = Map::<FfiString, i64>::new([("a".into(), 1i64), ("b".into(), 2i64)]).unwrap();
+    let mut integers = 0;
+    assert!(structural::walk(
+        &root,
+        |value: &VisitValue| {
+            if value.cast::<i64>().is_some() {
+                integers += 1;
+            }
+            WalkResult::Advance
+        },
+        WalkOrder::PreOrder,
+    )
+    .unwrap()
+    .is_none());
+    assert_eq!(integers, 2);
+}
+
+#[derive(Default)]
+struct SkipForeignShape {}
+
+#[dispatch(visit)]
+impl SkipForeignShape {
+    fn visit_shape(&mut self, _shape: Shape) -> WalkResult {
+        WalkResult::Skip
+    }
+}
+
+/// Visitor-layer handling of the foreign type: `visit` enumerates the children itself (none,
+/// for a shape) instead of the default recursion.
+#[derive(Default)]
+struct ForeignShapeVisitor {
+    shapes: usize,
+}
+
+impl Visitor for ForeignShapeVisitor {
+    fn visit(
+        &mut self,
+        value: &VisitValue,
+        def_region_kind: DefRegionKind,
+    ) -> Result<Option<VisitInterrupt>> {
+        if value.cast::<Shape>().is_some() {
+            self.shapes += 1;
+            return Ok(None);
+        }
+        self.default_visit_children(value, def_region_kind)
+    }
+}
+
+/// Registers `value` as the type attribute `name` of `type_index` (as upstream's test does,
+/// through the raw C API: a hook no Rust type declares).
+fn register_type_attr(type_index: i32, name: &str, value: Any) {
+    let name = tvm_ffi::sys::TVMFFIByteArray::from_bytes(name.as_bytes());
+    // SAFETY: a valid name and value; the runtime copies the value.
+    let rc = unsafe { tvm_ffi::sys::TVMFFITypeRegisterAttr(type_index, &name, value.as_raw()) };
+    assert_eq!(rc, 0);
+}
+
+#[test]
+fn foreign_structural_visit_requires_explicit_rust_override() {
+    let hook = tvm_ffi::Function::get_global("ffi.ArraySize").unwrap();
+    register_type_attr(
+        tvm_ffi::sys::type_index::kTVMFFIShape,
+        "__s_visit__",
+        Any::new(hook),
+    );
+
+    let root = Shape::new(&[2, 3]);
+    let error = match structural::walk(
+        &root,
+        |_value: &VisitValue| WalkResult::Advance,
+        WalkOrder::PreOrder,
+    ) {
+        Err(error) => error,
+        Ok(_) => panic!("foreign structural visit unexpectedly used reflection"),
+    };
+    assert!(error.message().contains("registers foreign `__s_visit__`"));
+    assert!(error.message().contains("StructuralVisitor"));
+
+    // Walk layer: a pre-order handler skips the foreign type.
+    assert!(
+        structural::walk(&root, &mut SkipForeignShape::default(), WalkOrder::PreOrder)
+            .unwrap()
+            .is_none()
+    );
+
+    // Visitor layer: take over the type's children explicitly instead.
+    let mut takeover = ForeignShapeVisitor::default();
+    assert!(structural::visit(&root, &mut takeover).unwrap().is_none());
+    assert_eq!(takeover.shapes, 1);
+}
+
+#[test]
+fn mutable_list_is_snapshotted_before_callbacks() {
+    let root = List::<i64>::new([1, 2]).unwrap();
+    let captured = root.clone();
+    let mut appended = false;
+    let mut integers = Vec::new();
+
+    assert!(structural::walk(
+        &root,
+        |value: &VisitValue| {
+            if let Some(integer) = value.cast::<i64>() {
+                integers.push(integer);
+                if !appended {
+                    captured.push(3).unwrap();
+                    appended = true;
+                }
+            }
+            WalkResult::Advance
+        },
+        WalkOrder::PreOrder,
+    )
+    .unwrap()
+    .is_none());
+
+    assert_eq!(integers, vec![1, 2]);
+    assert_eq!(root.len(), 3);
+}
+
+#[test]
+fn mutable_dict_is_snapshotted_before_callbacks() {
+    let root = Dict::<FfiString, i64>::new([("a".into(), 1), ("b".into(), 2)]).unwrap();
+    let captured = root.clone();
+    let mut inserted = false;
+    let mut integers = Vec::new();
+
+    assert!(structural::walk(
+        &root,
+        |value: &VisitValue| {
+            if let Some(integer) = value.cast::<i64>() {
+                integers.push(integer);
+                if !inserted {
+                    captured.insert("c".into(), 3).unwrap();
+                    inserted = true;
+                }
+            }
+            WalkResult::Advance
+        },
+        WalkOrder::PreOrder,
+    )
+    .unwrap()
+    .is_none());
+
+    integers.sort_unstable();
+    assert_eq!(integers, vec![1, 2]);
+    assert_eq!(root.len(), 3);
+}
+
+#[test]
+fn dense_map_layout_is_traversed_completely() {
+    // More than 4 entries forces the dense (block + iteration list) layout.
+    let root =
+        Map::<FfiString, i64>::new((0..9).map(|i| (FfiString::from(format!("k{i}")), i as i64)))
+            .unwrap();
+    let mut sum = 0;
+    let mut strings = 0;
+    assert!(structural::walk(
+        &root,
+        |value: &VisitValue| {
+            if let Some(integer) = value.cast::<i64>() {
+                sum += integer;
+            } else if value.cast::<FfiString>().is_some() {
+                strings += 1;
+            }
+            WalkResult::Advance
+        },
+        WalkOrder::PreOrder,
+    )
+    .unwrap()
+    .is_none());
+    assert_eq!(sum, (0..9).sum::<i64>());
+    assert_eq!(strings, 9);
+}
+
+#[test]
+fn interrupt_payload_crosses_map_traversal() {
+    let root = Map::<FfiString, i64>::new([("a".into(), 1i64), ("b".into(), 2i64)]).unwrap();
+    let outcome = structural::walk(
+        &root,
+        |value: &VisitValue| {
+            if value.cast::<i64>().is_some() {
+                return WalkResult::interrupt_with(99i64);
+            }
+            WalkResult::Advance
+        },
+        WalkOrder::PreOrder,
+    )
+    .unwrap();
+    let Some(interrupt) = outcome else {
+        panic!("map walk unexpectedly completed");
+    };
+    assert_eq!(interrupt.value.cast::<i64>().unwrap(), 99);
+}
+
+#[test]
+fn handler_error_crosses_map_traversal() {
+    let root = Map::<FfiString, i64>::new([("a".into(), 1i64)]).unwrap();
+    let error = match structural::walk(
+        &root,
+        |value: &VisitValue| -> Result<WalkResult> {
+            if value.cast::<i64>().is_some() {
+                Err(runtime_error("map handler failed"))
+            } else {
+                Ok(WalkResult::Advance)
+            }
+        },
+        WalkOrder::PreOrder,
+    ) {
+        Err(error) => error,
+        Ok(_) => panic!("map handler unexpectedly succeeded"),
+    };
+    assert_eq!(error.message(), "map handler failed");
+    assert!(error.backtrace().contains("object `ffi.Map`"));
+    assert!(error.backtrace().contains("map value [0]"));
+}
+
+#[test]
+fn interrupt_stops_without_running_remaining_callbacks() {
+    let root = array([1i64, 2, 3]);
+    let mut integers = 0;
+    let outcome = structural::walk(
+        &root,
+        |value: &VisitValue| {
+            if value.cast::<i64>().is_some() {
+                integers += 1;
+                return WalkResult::Interrupt;
+            }
+            WalkResult::Advance
+        },
+        WalkOrder::PreOrder,
+    )
+    .unwrap();
+    assert!(outcome.unwrap().value.is_none());
+    assert_eq!(integers, 1);
+}
+
+/// Visitor-layer traversal that overrides the def-region for one child and inherits it for
+/// the next, mirroring a C++ visitor using `WithDefRegionKind`.
+#[derive(Default)]
+struct ManualRegionVisitor {
+    seen: Vec<DefRegionKind>,
+}
+
+impl Visitor for ManualRegionVisitor {
+    fn visit(
+        &mut self,
+        value: &VisitValue,
+        def_region_kind: DefRegionKind,
+    ) -> Result<Option<VisitInterrupt>> {
+        if let Some(array) = value.cast::<Array<i64>>() {
+            // Override the state for exactly this child's subtree...
+            let overridden = array.get(0).unwrap();
+            if let Some(interrupt) = self.visit_child(overridden, DefRegionKind::Simple)? {
+                return Ok(Some(interrupt));
+            }
+            // ...and forward the received state to inherit it.
+            let inherited = array.get(1).unwrap();
+            return self.visit_child(inherited, def_region_kind);
+        }
+        if value.cast::<i64>().is_some() {
+            self.seen.push(def_region_kind);
+        }
+        Ok(None)
+    }
+}
+
+#[test]
+fn manual_child_visit_can_override_def_region() {
+    let root = array([7i64, 8]);
+    let mut probe = ManualRegionVisitor::default();
+    assert!(structural::visit(&root, &mut probe).unwrap().is_none());
+    assert_eq!(probe.seen, vec![DefRegionKind::Simple, DefRegionKind::None]);
+}
+
+#[derive(Default)]
+struct GenericDispatchProbe {
+    integers: Vec<i64>,
+    objects: usize,
+    catch_all: usize,
+}
+
+#[dispatch(visit)]
+impl GenericDispatchProbe {
+    fn visit_integer(&mut self, value: i64) -> WalkResult {
+        self.integers.push(value);
+        WalkResult::Advance
+    }
+
+    // Trailing DefRegionKind: handlers may mix arities within one impl.
+    fn visit_object(&mut self, _value: &AnyObject, kind: DefRegionKind) -> WalkResult {
+        assert_eq!(kind, DefRegionKind::None);
+        self.objects += 1;
+        WalkResult::Advance
+    }
+
+    fn visit_any(&mut self, _value: &VisitValue) -> WalkResult {
+        self.catch_all += 1;
+        WalkResult::Advance
+    }
+}
+
+#[test]
+fn generated_dispatch_supports_pod_and_ordered_catch_all() {
+    let root = array([1i64, 2]);
+    let mut probe = GenericDispatchProbe::default();
+    assert!(structural::walk(&root, &mut probe, WalkOrder::PreOrder)
+        .unwrap()
+        .is_none());
+    assert_eq!(probe.integers, vec![1, 2]);
+    assert_eq!(probe.objects, 1);
+
+    let floats = array([1.0f64, 2.0]);
+    assert!(structural::walk(&floats, &mut probe, WalkOrder::PreOrder)
+        .unwrap()
+        .is_none());
+    assert_eq!(probe.objects, 2);
+    assert_eq!(probe.catch_all, 2);
+}
+
+/// Visitor-layer enter/exit straddling: run enter logic, delegate the default child recursion,
+/// then run exit logic with the same locals in scope (the C++ `DefaultVisitExpected` pattern).
+#[derive(Default)]
+struct StraddleVisitor {
+    events: Vec<String>,
+}
+
+impl Visitor for StraddleVisitor {
+    fn visit(
+        &mut self,
+        value: &VisitValue,
+        def_region_kind: DefRegionKind,
+    ) -> Result<Option<VisitInterrupt>> {
+        let label = match value.cast::<i64>() {
+            Some(integer) => format!("int:{integer}"),
+            None => "node".to_string(),
+        };
+        self.events.push(format!("enter:{label}"));
+        if let Some(interrupt) = self.default_visit_children(value, def_region_kind)? {
+            return Ok(Some(interrupt));
+        }
+        self.events.push(format!("exit:{label}"));
+        Ok(None)
+    }
+}
+
+#[test]
+fn visitor_can_straddle_default_children() {
+    let root = array([1i64, 2]);
+    let mut probe = StraddleVisitor::default();
+    assert!(structural::visit(&root, &mut probe).unwrap().is_none());
+    assert_eq!(
+        probe.events,
+        vec![
+            "enter:node",
+            "enter:int:1",
+            "exit:int:1",
+            "enter:int:2",
+            "exit:int:2",
+            "exit:node",
+        ]
+    );
+}
+
+#[derive(Default)]
+struct OrderProbe {
+    events: Vec<String>,
+}
+
+#[dispatch(visit)]
+impl OrderProbe {
+    fn visit_array(&mut self, _array: Array<i64>) -> WalkResult {
+        self.events.push("array".to_string());
+        WalkResult::Advance
+    }
+
+    fn visit_integer(&mut self, value: i64) -> WalkResult {
+        self.events.push(format!("int:{value}"));
+        WalkResult::Advance
+    }
+}
+
+#[test]
+fn stateful_structural_walk_supports_post_order() {
+    let root = array([1i64, 2]);
+    let mut probe = OrderProbe::default();
+    assert!(structural::walk(&root, &mut probe, WalkOrder::PostOrder)
+        .unwrap()
+        .is_none());
+    assert_eq!(probe.events, vec!["int:1", "int:2", "array"]);
+}
+
+#[test]
+fn interrupt_payload_is_returned_to_the_caller() {
+    let root = array([1i64, 2]);
+    let outcome = structural::walk(
+        &root,
+        |value: &VisitValue| {
+            if value.cast::<i64>() == Some(1) {
+                return WalkResult::interrupt_with(42i64);
+            }
+            WalkResult::Advance
+        },
+        WalkOrder::PreOrder,
+    )
+    .unwrap();
+    let Some(interrupt) = outcome else {
+        panic!("walk unexpectedly completed");
+    };
+    assert_eq!(interrupt.value.cast::<i64>().unwrap(), 42);
+}
+
+#[test]
+fn handler_errors_include_native_visit_path() {
+    let root = array([1i64]);
+    let error = match structural::walk(
+        &root,
+        |value: &VisitValue| -> Result<WalkResult> {
+            if value.cast::<i64>().is_some() {
+                Err(runtime_error("handler failed"))
+            } else {
+                Ok(WalkResult::Advance)
+            }
+        },
+        WalkOrder::PreOrder,
+    ) {
+        Err(error) => error,
+        Ok(_) => panic!("handler unexpectedly succeeded"),
+    };
+    assert_eq!(error.message(), "handler failed");
+    assert!(error.backtrace().contains("sequence item [0]"));
+    assert!(error.backtrace().contains("object `ffi.Array`"));
+}
+
+#[test]
+fn visitor_errors_include_native_visit_path() {
+    struct FailingVisitor;
+
+    impl Visitor for FailingVisitor {
+        fn visit(
+            &mut self,
+            value: &VisitValue,
+            def_region_kind: DefRegionKind,
+        ) -> Result<Option<VisitInterrupt>> {
+            if value.cast::<i64>().is_some() {
+                return Err(runtime_error("visitor failed"));
+            }
+            self.default_visit_children(value, def_region_kind)
+        }
+    }
+
+    let root = array([1i64]);
+    let error = match structural::visit(&root, &mut FailingVisitor) {
+        Err(error) => error,
+        Ok(_) => panic!("visitor unexpectedly succeeded"),
+    };
+    assert_eq!(error.message(), "visitor failed");
+    assert!(error.backtrace().contains("sequence item [0]"));
+    assert!(error.backtrace().contains("object `ffi.Array`"));
+}
+
+#[test]
+fn visitor_interrupt_propagates_through_default_children() {
+    struct InterruptingVisitor;
+
+    impl Visitor for InterruptingVisitor {
+        fn visit(
+            &mut self,
+            value: &VisitValue,
+            def_region_kind: DefRegionKind,
+        ) -> Result<Option<VisitInterrupt>> {
+            if value.cast::<i64>() == Some(2) {
+                return Ok(Some(VisitInterrupt::with(7i64)));
+            }
+            self.default_visit_children(value, def_region_kind)
+        }
+    }
+
+    let root = array([1i64, 2, 3]);
+    let outcome = structural::visit(&root, &mut InterruptingVisitor).unwrap();
+    let Some(interrupt) = outcome else {
+        panic!("visitor traversal unexpectedly completed");
+    };
+    assert_eq!(interrupt.value.cast::<i64>().unwrap(), 7);
+}
+
+#[test]
+fn closure_walk_receives_def_region_kind() {
+    // C++: StructuralWalk<kPreOrder>(root,
+    //          [&](const TVarObj* var, TVMFFIDefRegionKind kind) { ... })
+    let root = array([1i64, 2]);
+    let mut kinds = Vec::new();
+    assert!(structural::walk(
+        &root,
+        |value: &VisitValue, kind: DefRegionKind| {
+            if value.cast::<i64>().is_some() {
+                kinds.push(kind);
+            }
+            WalkResult::Advance
+        },
+        WalkOrder::PreOrder,
+    )
+    .unwrap()
+    .is_none());
+    assert_eq!(kinds, vec![DefRegionKind::None; 2]);
+}
+
+#[test]
+fn closure_walk_supports_post_order_and_skip() {
+    let root = array([1i64, 2]);
+    let mut order_probe = Vec::new();
+    assert!(structural::walk(
+        &root,
+        |value: &VisitValue| {
+            order_probe.push(value.cast::<i64>());
+            WalkResult::Advance
+        },
+        WalkOrder::PostOrder,
+    )
+    .unwrap()
+    .is_none());
+    assert_eq!(order_probe, vec![Some(1), Some(2), None]);
+
+    let mut visited = 0;
+    assert!(structural::walk(
+        &root,
+        |value: &VisitValue| {
+            visited += 1;
+            if value.cast::<i64>().is_none() {
+                WalkResult::Skip
+            } else {
+                WalkResult::Advance
+            }
+        },
+        WalkOrder::PreOrder,
+    )
+    .unwrap()
+    .is_none());
+    assert_eq!(visited, 1);
+}
+
+// Tuple walkers: structural::walk(root, (link1, link2, ...), order): links are tried in order
+// and the first whose argument type matches the value runs, the Rust analog of the variadic
+// C++ StructuralWalk callback chain.
+
+#[test]
+fn chain_accepts_owned_object_ref_links() {
+    let root = array([array([1i64]), array([2i64, 3])]);
+    let mut lengths = Vec::new();
+    assert!(structural::walk(
+        &root,
+        (
+            |array: Array<i64>| {
+                lengths.push(array.len());
+                WalkResult::Advance
+            },
+            |_value: i64| WalkResult::Advance,
+        ),
+        WalkOrder::PreOrder,
+    )
+    .unwrap()
+    .is_none());
+    // The outer Array<Array<i64>> fails the element check and falls through the chain; only
+    // the inner arrays match the typed link.
+    assert_eq!(lengths, vec![1, 2]);
+}
+
+#[test]
+fn chain_links_may_mix_def_region_arity() {
+    // Like #[dispatch(visit)] handlers, each link independently opts into the trailing
+    // DefRegionKind argument.
+    let root = array([1i64, 2]);
+    let mut kinds = Vec::new();
+    let mut objects = 0;
+    assert!(structural::walk(
+        &root,
+        (
+            |_value: i64, kind: DefRegionKind| {
+                kinds.push(kind);
+                WalkResult::Advance
+            },
+            |_value: &VisitValue, kind: DefRegionKind| {
+                assert_eq!(kind, DefRegionKind::None);
+                objects += 1;
+                WalkResult::Advance
+            },
+        ),
+        WalkOrder::PreOrder,
+    )
+    .unwrap()
+    .is_none());
+    assert_eq!(kinds, vec![DefRegionKind::None; 2]);
+    assert_eq!(objects, 1);
+}
+
+#[test]
+fn chain_links_can_skip_children() {
+    let root = array([array([1i64]), array([2i64])]);
+    let mut arrays = 0;
+    let mut integers = 0;
+    assert!(structural::walk(
+        &root,
+        (
+            |_array: Array<i64>| {
+                arrays += 1;
+                WalkResult::Skip
+            },
+            |_value: i64| {
+                integers += 1;
+                WalkResult::Advance
+            },
+        ),
+        WalkOrder::PreOrder,
+    )
+    .unwrap()
+    .is_none());
+    assert_eq!(arrays, 2);
+    assert_eq!(integers, 0); // both inner arrays were skipped
+}
+
+#[test]
+fn chain_link_errors_include_native_visit_path() {
+    let root = array([1i64]);
+    let error = match structural::walk(
+        &root,
+        (
+            |_value: i64| -> Result<WalkResult> { Err(runtime_error("link failed")) },
+            |_value: &VisitValue| WalkResult::Advance,
+        ),
+        WalkOrder::PreOrder,
+    ) {
+        Err(error) => error,
+        Ok(_) => panic!("link unexpectedly succeeded"),
+    };
+    assert_eq!(error.message(), "link failed");
+    assert!(error.backtrace().contains("sequence item [0]"));
+    assert!(error.backtrace().contains("object `ffi.Array`"));
+}
+
+#[test]
+fn chain_supports_post_order() {
+    // Rust borrow rules apply per link: state shared across links goes through a RefCell (or
+    // a single #[dispatch(visit)] visitor).
+    let root = array([1i64, 2]);
+    let events = std::cell::RefCell::new(Vec::new());
+    assert!(structural::walk(
+        &root,
+        (
+            |value: i64| {
+                events.borrow_mut().push(format!("int:{value}"));
+                WalkResult::Advance
+            },
+            |_object: &AnyObject| {
+                events.borrow_mut().push("array".to_string());
+                WalkResult::Advance
+            },
+        ),
+        WalkOrder::PostOrder,
+    )
+    .unwrap()
+    .is_none());
+    assert_eq!(events.into_inner(), vec!["int:1", "int:2", "array"]);
+}
+
+#[derive(Default)]
+struct ObjectCounter {
+    objects: usize,
+}
+
+#[dispatch(visit)]
+impl ObjectCounter {
+    fn visit_object(&mut self, _value: &AnyObject) -> WalkResult {
+        self.objects += 1;
+        WalkResult::Advance
+    }
+}
+
+#[test]
+fn chain_splices_dispatch_visitors_between_closures() {
+    // A `&mut` typed visitor participates in the chain like any other link, keeping its own
+    // no-match fall-through semantics.
+    let root = array([1i64, 2]);
+    let mut counter = ObjectCounter::default();
+    let mut integers = 0;
+    assert!(structural::walk(
+        &root,
+        (&mut counter, |_value: i64| {
+            integers += 1;
+            WalkResult::Advance
+        },),
+        WalkOrder::PreOrder,
+    )
+    .unwrap()
+    .is_none());
+    assert_eq!(counter.objects, 1);
+    assert_eq!(integers, 2);
+}
+
+#[test]
+fn chain_supports_full_arity() {
+    // Doubles as the first-match ordering probe: earlier misses fall through, the first
+    // matching link claims the value, later links never run.
+    let root = array([1i64, 2, 3]);
+    let mut integers = Vec::new();
+    let mut objects = 0;
+    let mut others = 0;
+    assert!(structural::walk(
+        &root,
+        (
+            |_value: f64| WalkResult::Advance,
+            |_value: bool| WalkResult::Advance,
+            |_value: FfiString| WalkResult::Advance,
+            |_value: Array<f64>| WalkResult::Advance,
+            |value: i64| {
+                integers.push(value);
+                WalkResult::Advance
+            },
+            |_object: &AnyObject, _kind: DefRegionKind| {
+                objects += 1;
+                WalkResult::Advance
+            },
+            |_value: &VisitValue, _kind: DefRegionKind| {
+                others += 1;
+                WalkResult::Advance
+            },
+            |_value: &VisitValue| WalkResult::Advance,
+        ),
+        WalkOrder::PreOrder,
+    )
+    .unwrap()
+    .is_none());
+    assert_eq!(integers, vec![1, 2, 3]);
+    assert_eq!(objects, 1); // the array itself; integers matched earlier
+    assert_eq!(others, 0); // every value matched an earlier link
+}
+
+#[test]
+fn typed_lambda_walks_bare_and_as_single_link_tuple() {
+    // A lone typed handler needs no tuple: unmatched values (the array itself) advance
+    // normally. The 1-tuple spelling routes through the chain impls instead and must agree.
+    let root = array([1i64, 2, 3]);
+    let mut bare = 0;
+    assert!(structural::walk(
+        &root,
+        |value: i64| {
+            bare += value;
+            WalkResult::Advance
+        },
+        WalkOrder::PreOrder,
+    )
+    .unwrap()
+    .is_none());
+    let mut tupled = 0;
+    assert!(structural::walk(
+        &root,
+        (|value: i64| {
+            tupled += value;
+            WalkResult::Advance
+        },),
+        WalkOrder::PreOrder,
+    )
+    .unwrap()
+    .is_none());
+    assert_eq!((bare, tupled), (6, 6));
+}
+
+#[test]
+fn bare_node_lambda_takes_def_region_kind() {
+    let root = array([1i64, 2]);
+    let mut objects = 0;
+    assert!(structural::walk(
+        &root,
+        |_object: &AnyObject, kind: DefRegionKind| {
+            assert_eq!(kind, DefRegionKind::None);
+            objects += 1;
+            WalkResult::Advance
+        },
+        WalkOrder::PreOrder,
+    )
+    .unwrap()
+    .is_none());
+    assert_eq!(objects, 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// test_structural_visitor_alignment.rs: the Rust mirror of the C++ visitor example.
+//
+// `RecordingVisitor` lines up member-for-member with the C++ `TestVisitorObj`
+// (tests/cpp/extra/test_structural_visit.cc): its `visit` plays the role of the C++ vtable
+// `VisitImpl`, and the array arm plays the role of the C++ `TFuncObj::StructuralVisit` hook:
+// the first element is visited as a pattern definition region, the rest inherit the
+// surrounding state.
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Default)]
+struct RecordingVisitor {
+    visited: Vec<String>,
+    modes: Vec<DefRegionKind>,
+    interrupt_on: Option<i64>,
+}
+
+impl Visitor for RecordingVisitor {
+    fn visit(
+        &mut self,
+        value: &VisitValue,
+        def_region_kind: DefRegionKind,
+    ) -> Result<Option<VisitInterrupt>> {
+        let integer = value.cast::<i64>();
+        let label = match integer {
+            Some(integer) => integer.to_string(),
+            None if value.cast::<Array<i64>>().is_some() => "array".to_string(),
+            None => "obj".to_string(),
+        };
+        self.visited.push(label);
+        self.modes.push(def_region_kind);
+
+        if self.interrupt_on.is_some() && integer == self.interrupt_on {
+            return Ok(Some(VisitInterrupt::with("stop")));
+        }
+
+        // `TFuncObj::StructuralVisit`: "params" (element 0) in a pattern definition region,
+        // then the "body" (element 1) in the inherited state.
+        if let Some(array) = value.cast::<Array<i64>>() {
+            let params = array.get(0).unwrap();
+            if let Some(interrupt) = self.visit_child(params, DefRegionKind::Pattern)? {
+                return Ok(Some(interrupt));
+            }
+            let body = array.get(1).unwrap();
+            return self.visit_child(body, def_region_kind);
+        }
+
+        self.default_visit_children(value, def_region_kind)
+    }
+}
+
+/// C++ analog: TEST(StructuralVisitor, TraversesFunction): the def-region state flips to a
+/// definition under "params" and back to None for the "body".
+#[test]
+fn records_values_and_def_region_modes() {
+    let root = array([10i64, 20]);
+    let mut visitor = RecordingVisitor::default();
+
+    let outcome = structural::visit(&root, &mut visitor).unwrap();
+
+    assert!(outcome.is_none());
+    assert_eq!(visitor.visited, vec!["array", "10", "20"]);
+    assert_eq!(
+        visitor.modes,
+        vec![
+            DefRegionKind::None,    // the array itself
+            DefRegionKind::Pattern, // element 0: the "params" position
+            DefRegionKind::None,    // element 1: the "body" position
+        ]
+    );
+}
+
+/// C++ analog: TEST(StructuralVisitor, StopsOnInterrupt): the traversal halts at the marked
+/// value and the payload reaches the caller.
+#[test]
+fn stops_on_interrupt_with_payload() {
+    let root = array([10i64, 20]);
+    let mut visitor = RecordingVisitor {
+        interrupt_on: Some(20),
+        ..RecordingVisitor::default()
+    };
+
+    let outcome = structural::visit(&root, &mut visitor).unwrap();
+
+    let Some(interrupt) = outcome else {
+        panic!("traversal unexpectedly completed");
+    };
+    assert_eq!(
+        interrupt.value.cast::<FfiString>().unwrap().as_str(),
+        "stop"
+    );
+    assert_eq!(visitor.visited, vec!["array", "10", "20"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// test_structural_mutate.rs
+// ---------------------------------------------------------------------------------------------
+
+/// An object of identity by structure (`"dag"`): mapped once per map.
+#[derive(Object)]
+#[ffi_type(key = "testing.RustStructuralDagNode", structural = "dag", final)]
+#[repr(C)]
+struct RustDagNodeObj {}
+
+type RustDagNode = ObjectRef<RustDagNodeObj>;
+
+/// A free variable: mapped once per map, and remapped by a mutator's `VarRemap`.
+#[derive(Object)]
+#[ffi_type(key = "testing.RustStructuralFreeVar", structural = "free-var", final)]
+#[repr(C)]
+struct RustFreeVarObj {}
+
+type RustFreeVar = ObjectRef<RustFreeVarObj>;
+
+static SHALLOW_COPY_CALLS: AtomicUsize = AtomicUsize::new(0);
+static REFLECTED_TEST_LOCK: Mutex<()> = Mutex::new(());
+
+/// A pair whose `first` opens a pattern definition region and whose `ignored` is left out.
+#[derive(Object)]
+#[ffi_type(key = "testing.RustStructuralPair", structural = "tree", final)]
+#[repr(C)]
+struct RustPairObj {
+    #[ffi(structural = "def-pattern")]
+    first: Any,
+    #[ffi(structural = "ignore")]
+    ignored: Any,
+}
+
+/// The shallow copy (`__ffi_shallow_copy__`), counting its calls.
+impl Clone for RustPairObj {
+    fn clone(&self) -> Self {
+        SHALLOW_COPY_CALLS.fetch_add(1, Ordering::Relaxed);
+        RustPairObj {
+            first: self.first.clone(),
+            ignored: self.ignored.clone(),
+        }
+    }
+}
+
+type RustPair = ObjectRef<RustPairObj>;
+
+/// A type with a structural field but no shallow copy (not `Clone`).
+#[derive(Object)]
+#[ffi_type(key = "testing.RustStructuralNoCopy", structural = "tree", final)]
+#[repr(C)]
+struct RustNoCopyObj {
+    value: i64,
+}
+
+fn rust_dag_node() -> RustDagNode {
+    ObjectRef::new(RustDagNodeObj {})
+}
+
+/// A free variable of a type with a foreign `__s_mutate__` hook (registered once, as upstream
+/// registers it with its test types): the native map refuses to replace its custom semantics
+/// with reflection, while a `Mutator` may take the type over explicitly.
+fn rust_free_var() -> RustFreeVar {
+    static FOREIGN_MUTATE: std::sync::Once = std::sync::Once::new();
+    FOREIGN_MUTATE.call_once(|| {
+        let hook = tvm_ffi::Function::from_packed(|args| args[1].to_owned());
+        register_type_attr(RustFreeVarObj::type_index(), "__s_mutate__", Any::new(hook));
+    });
+    ObjectRef::new(RustFreeVarObj {})
+}
+
+fn rust_pair(first: impl tvm_ffi::IntoAny, ignored: impl tvm_ffi::IntoAny) -> RustPair {
+    ObjectRef::new(RustPairObj {
+        first: Any::new(first),
+        ignored: Any::new(ignored),
+    })
+}
+
+fn rust_no_copy() -> ObjectRef<RustNoCopyObj> {
+    ObjectRef::new(RustNoCopyObj { value: 1 })
+}
+
+struct IncrementIntegers;
+
+impl MapDispatch for IncrementIntegers {
+    fn dispatch_map(
+        &mut self,
+        value: &MapValue,
+        _def_region_kind: DefRegionKind,
+    ) -> Option<Result<Any>> {
+        value.cast::<i64>().map(|integer| Ok(Any::new(integer + 1)))
+    }
+}
+
+struct PreserveIntegers;
+
+impl MapDispatch for PreserveIntegers {
+    fn dispatch_map(
+        &mut self,
+        value: &MapValue,
+        _def_region_kind: DefRegionKind,
+    ) -> Option<Result<Any>> {
+        value.cast::<i64>().map(|integer| Ok(Any::new(integer)))
+    }
+}
+
+struct ChangeNthInteger {
+    target: usize,
+    seen: usize,
+    changed_value: Option<i64>,
+}
+
+impl MapDispatch for ChangeNthInteger {
+    fn dispatch_map(
+        &mut self,
+        value: &MapValue,
+        _def_region_kind: DefRegionKind,
+    ) -> Option<Result<Any>> {
+        value.cast::<i64>().map(|integer| {
+            let mapped = if self.seen == self.target {
+                self.changed_value = Some(integer);
+                integer + 1
+            } else {
+                integer
+            };
+            self.seen += 1;
+            Ok(Any::new(mapped))
+        })
+    }
+}
+
+struct ClearSourceDictAndIncrement {
+    source: Dict<i64, i64>,
+    cleared: bool,
+}
+
+impl MapDispatch for ClearSourceDictAndIncrement {
+    fn dispatch_map(
+        &mut self,
+        value: &MapValue,
+        _def_region_kind: DefRegionKind,
+    ) -> Option<Result<Any>> {
+        value.cast::<i64>().map(|integer| {
+            if !self.cleared {
+                self.source.clear()?;
+                self.cleared = true;
+            }
+            Ok(Any::new(integer + 1))
+        })
+    }
+}
+
+#[derive(Default)]
+struct ManualIncrement {
+    remap: VarRemap,
+}
+
+impl Mutator for ManualIncrement {
+    fn mutate(&mut self, value: &MapValue, def_region_kind: DefRegionKind) -> Result<Any> {
+        if let Some(integer) = value.cast::<i64>() {
+            Ok(Any::new(integer + 1))
+        } else {
+            self.default_mutate(value, def_region_kind)
+        }
+    }
+
+    fn maybe_inplace_mutate(
+        &mut self,
+        value: InplaceValue<'_>,
+        def_region_kind: DefRegionKind,
+    ) -> Result<Any> {
+        self.default_maybe_inplace_mutate(value, def_region_kind)
+    }
+
+    fn var_remap_get(&mut self, var: &MapValue) -> Result<Option<Any>> {
+        self.remap.get(var)
+    }
+
+    fn var_remap_set(&mut self, var: &MapValue, mapped_value: &Any) -> Result<()> {
+        self.remap.set(var, mapped_value)
+    }
+}
+
+struct RemappingFreeVar {
+    remap: VarRemap,
+    type_index: i32,
+    calls: usize,
+}
+
+impl Mutator for RemappingFreeVar {
+    fn mutate(&mut self, value: &MapValue, def_region_kind: DefRegionKind) -> Result<Any> {
+        if value.type_index() == self.type_index {
+            if let Some(mapped) = self.remap.get(value)? {
+                return Ok(mapped);
+            }
+            self.calls += 1;
+            let mapped = Any::new(41i64);
+            self.remap.set(value, &mapped)?;
+            Ok(mapped)
+        } else {
+            self.default_mutate(value, def_region_kind)
+        }
+    }
+
+    fn maybe_inplace_mutate(
+        &mut self,
+        value: InplaceValue<'_>,
+        def_region_kind: DefRegionKind,
+    ) -> Result<Any> {
+        self.default_maybe_inplace_mutate(value, def_region_kind)
+    }
+
+    fn var_remap_get(&mut self, var: &MapValue) -> Result<Option<Any>> {
+        self.remap.get(var)
+    }
+
+    fn var_remap_set(&mut self, var: &MapValue, mapped_value: &Any) -> Result<()> {
+        self.remap.set(var, mapped_value)
+    }
+}
+
+fn array_pointer<T>(array: &Array<T>) -> usize {
+    array.as_object_ref().as_raw().as_ptr() as usize
+}
+
+fn map_pointer<K, V>(map: &Map<K, V>) -> usize {
+    map.as_object_ref().as_raw().as_ptr() as usize
+}
+
+fn any_object_pointer(value: &Any) -> usize {
+    value
+        .cast::<ObjectRef<AnyObject>>()
+        .unwrap()
+        .as_raw()
+        .as_ptr() as usize
+}
+
+fn to_array(value: Any) -> Result<Array<i64>> {
+    value.cast::<Array<i64>>()
+}
+
+fn to_map(value: Any) -> Result<Map<i64, i64>> {
+    value.cast::<Map<i64, i64>>()
+}
+
+fn list_item(list: &Any, index: usize) -> i64 {
+    list.cast::<List<i64>>().unwrap().get(index).unwrap()
+}
+
+fn array_item(array: &Any, index: usize) -> Any {
+    array.cast::<Array<Any>>().unwrap().get(index).unwrap()
+}
+
+fn dict_item(dict: &Any, key: i64) -> i64 {
+    dict.cast::<Dict<i64, i64>>().unwrap().get(key).unwrap()
+}
+
+fn dict_size(dict: &Dict<i64, i64>) -> usize {
+    dict.len()
+}
+
+#[test]
+fn unique_array_is_reused_while_shared_array_uses_copy_on_write() {
+    let unique = array([1i64, 2, 3]);
+    let unique_pointer = array_pointer(&unique);
+    let mapped = structural::map(unique, &mut IncrementIntegers, WalkOrder::PostOrder)
+        .and_then(to_array)
+        .unwrap();
+    assert_eq!(array_pointer(&mapped), unique_pointer);
+    assert_eq!(mapped.to_vec(), vec![2, 3, 4]);
+
+    let source = array([4i64, 5]);
+    let source_pointer = array_pointer(&source);
+    let mapped = structural::map(source.clone(), &mut IncrementIntegers, WalkOrder::PostOrder)
+        .and_then(to_array)
+        .unwrap();
+    assert_ne!(array_pointer(&mapped), source_pointer);
+    assert_eq!(source.to_vec(), vec![4, 5]);
+    assert_eq!(mapped.to_vec(), vec![5, 6]);
+}
+
+#[test]
+fn user_driven_mutator_controls_default_recursion_and_in_place_opt_in() {
+    let unique = array([1i64, 2]);
+    let unique_pointer = array_pointer(&unique);
+    let mapped = structural::mutate(unique, &mut ManualIncrement::default())
+        .and_then(to_array)
+        .unwrap();
+    assert_eq!(array_pointer(&mapped), unique_pointer);
+    assert_eq!(mapped.to_vec(), vec![2, 3]);
+
+    let source = array([3i64]);
+    let source_pointer = array_pointer(&source);
+    let mapped = structural::mutate(source.clone(), &mut ManualIncrement::default())
+        .and_then(to_array)
+        .unwrap();
+    assert_ne!(array_pointer(&mapped), source_pointer);
+    assert_eq!(source.get(0).unwrap(), 3);
+    assert_eq!(mapped.get(0).unwrap(), 4);
+}
+
+#[test]
+fn user_mutator_can_store_a_changed_free_var_result() {
+    let var = rust_free_var();
+    let type_index = RustFreeVarObj::type_index();
+    let root = array([var.clone(), var]);
+    let mut mutator = RemappingFreeVar {
+        remap: VarRemap::default(),
+        type_index,
+        calls: 0,
+    };
+
+    let mapped = structural::mutate(root, &mut mutator).unwrap();
+    assert_eq!(mutator.calls, 1);
+    assert_eq!(array_item(&mapped, 0).cast::<i64>().unwrap(), 41);
+    assert_eq!(array_item(&mapped, 1).cast::<i64>().unwrap(), 41);
+}
+
+#[test]
+fn dag_identity_caches_the_final_pre_order_replacement() {
+    let node = rust_dag_node();
+    let root = array([node.clone(), node]);
+    let mut identity_calls = 0;
+    let mapped = structural::map(
+        root,
+        (
+            |_node: &RustDagNodeObj| {
+                identity_calls += 1;
+                Any::new(array([1i64]))
+            },
+            |integer: i64| Any::new(integer + 1),
+        ),
+        WalkOrder::PreOrder,
+    )
+    .unwrap();
+
+    let first = array_item(&mapped, 0);
+    let second = array_item(&mapped, 1);
+    assert_eq!(identity_calls, 1);
+    assert_eq!(any_object_pointer(&first), any_object_pointer(&second));
+    assert_eq!(array_item(&first, 0).cast::<i64>().unwrap(), 2);
+    assert_eq!(array_item(&second, 0).cast::<i64>().unwrap(), 2);
+}
+
+#[test]
+fn free_var_identity_caches_the_final_pre_order_replacement() {
+    let node = rust_free_var();
+    let type_index = RustFreeVarObj::type_index();
+    let root = array([node.clone(), node]);
+    let mut identity_calls = 0;
+    let mapped = structural::map(
+        root,
+        |value: &MapValue| {
+            if value.type_index() == type_index {
+                identity_calls += 1;
+                Any::new(array([1i64]))
+            } else if let Some(integer) = value.cast::<i64>() {
+                Any::new(integer + 1)
+            } else {
+                value.to_owned()
+            }
+        },
+        WalkOrder::PreOrder,
+    )
+    .unwrap();
+
+    let first = array_item(&mapped, 0);
+    let second = array_item(&mapped, 1);
+    assert_eq!(identity_calls, 1);
+    assert_eq!(any_object_pointer(&first), any_object_pointer(&second));
+    assert_eq!(array_item(&first, 0).cast::<i64>().unwrap(), 2);
+    assert_eq!(array_item(&second, 0).cast::<i64>().unwrap(), 2);
+}
+
+#[test]
+fn reflected_fields_use_shallow_copy_setters_and_field_flags() {
+    let _guard = REFLECTED_TEST_LOCK.lock().unwrap();
+    let source = rust_pair(1i64, 9i64);
+    let mut regions = Vec::new();
+    let mapped = structural::map(
+        source.clone(),
+        |integer: i64, kind: DefRegionKind| {
+            regions.push(kind);
+            Any::new(integer + 1)
+        },
+        WalkOrder::PostOrder,
+    )
+    .and_then(|value| value.cast::<RustPair>())
+    .unwrap();
+
+    assert!(!mapped.ptr_eq(&source));
+    assert_eq!(source.first.cast::<i64>().unwrap(), 1);
+    assert_eq!(mapped.first.cast::<i64>().unwrap(), 2);
+    assert_eq!(mapped.ignored.cast::<i64>().unwrap(), 9);
+    assert_eq!(regions, vec![DefRegionKind::Pattern]);
+}
+
+#[test]
+fn reflected_no_change_still_validates_copy_and_returns_original() {
+    let _guard = REFLECTED_TEST_LOCK.lock().unwrap();
+    let source = rust_pair(1i64, 9i64);
+    let calls_before = SHALLOW_COPY_CALLS.load(Ordering::Relaxed);
+    let mapped = structural::map(
+        source.clone(),
+        |string: FfiString| Any::new(string),
+        WalkOrder::PostOrder,
+    )
+    .and_then(|value| value.cast::<RustPair>())
+    .unwrap();
+
+    assert!(mapped.ptr_eq(&source));
+    // Deliberate difference: nothing changed, so nothing was copied (upstream: one copy,
+    // dropped).
+    assert_eq!(SHALLOW_COPY_CALLS.load(Ordering::Relaxed), calls_before);
+}
+
+#[test]
+fn reflected_object_without_shallow_copy_is_rejected_even_when_unchanged() {
+    let error = match structural::map(
+        rust_no_copy(),
+        |_integer: FfiString| Any::new(0i64),
+        WalkOrder::PostOrder,
+    ) {
+        Ok(_) => panic!("reflected object without a shallow-copy hook unexpectedly succeeded"),
+        Err(error) => error,
+    };
+    assert!(error.message().contains("__ffi_shallow_copy__"));
+    assert_eq!(error.kind(), "TypeError");
+}
+
+#[test]
+fn callback_errors_preserve_message_and_add_structural_path() {
+    let error = match structural::map(
+        array([1i64]),
+        |_integer: i64| -> Result<Any> {
+            Err(Error::with_backtrace(
+                "RuntimeError",
+                "mapper failed",
+                "origin",
+            ))
+        },
+        WalkOrder::PostOrder,
+    ) {
+        Ok(_) => panic!("fallible structural mapper unexpectedly succeeded"),
+        Err(error) => error,
+    };
+
+    assert_eq!(error.message(), "mapper failed");
+    assert!(error.backtrace().contains("origin"));
+    assert!(error.backtrace().contains("sequence item [0]"));
+    assert!(error.backtrace().contains("object `ffi.Array`"));
+}
+
+#[test]
+fn foreign_mutation_hook_requires_explicit_rust_takeover() {
+    let error = match structural::map(
+        rust_free_var(),
+        |_integer: i64| Any::new(0i64),
+        WalkOrder::PostOrder,
+    ) {
+        Ok(_) => panic!("foreign structural mutation unexpectedly used reflection"),
+        Err(error) => error,
+    };
+    assert!(error.message().contains("registers foreign `__s_mutate__`"));
+    assert!(error
+        .message()
+        .contains("implement its mutation explicitly in Rust"));
+}
+
+#[test]
+fn unique_list_map_and_dict_reuse_storage() {
+    let list = Any::new(List::<i64>::new([1, 2]).unwrap());
+    let list_pointer = any_object_pointer(&list);
+    let mapped_list = structural::map(list, &mut IncrementIntegers, WalkOrder::PostOrder).unwrap();
+    assert_eq!(any_object_pointer(&mapped_list), list_pointer);
+    assert_eq!(
+        (list_item(&mapped_list, 0), list_item(&mapped_list, 1)),
+        (2, 3)
+    );
+
+    let small = Map::<i64, i64>::new([(1, 10), (2, 20)]).unwrap();
+    let small_pointer = map_pointer(&small);
+    let mapped_small = structural::map(small, &mut IncrementIntegers, WalkOrder::PostOrder)
+        .and_then(to_map)
+        .unwrap();
+    assert_eq!(map_pointer(&mapped_small), small_pointer);
+    assert_eq!(mapped_small.get(1), Some(11));
+    assert_eq!(mapped_small.get(2), Some(21));
+
+    // More than four entries selects the dense map layout.
+    let dense = Map::<i64, i64>::new((0..9).map(|value| (value, value * 10))).unwrap();
+    let dense_pointer = map_pointer(&dense);
+    let mapped_dense = structural::map(dense, &mut IncrementIntegers, WalkOrder::PostOrder)
+        .and_then(to_map)
+        .unwrap();
+    assert_eq!(map_pointer(&mapped_dense), dense_pointer);
+    for value in 0..9 {
+        assert_eq!(mapped_dense.get(value), Some(value * 10 + 1));
+    }
+
+    let dict = Any::new(Dict::<i64, i64>::new([(1, 10), (2, 20)]).unwrap());
+    let dict_pointer = any_object_pointer(&dict);
+    let mapped_dict = structural::map(dict, &mut IncrementIntegers, WalkOrder::PostOrder).unwrap();
+    assert_eq!(any_object_pointer(&mapped_dict), dict_pointer);
+    assert_eq!(
+        (dict_item(&mapped_dict, 1), dict_item(&mapped_dict, 2)),
+        (11, 21)
+    );
+
+    let dense_dict =
+        Any::new(Dict::<i64, i64>::new((0..9i64).map(|value| (value, value * 10))).unwrap());
+    let dense_dict_pointer = any_object_pointer(&dense_dict);
+    let mapped_dense_dict =
+        structural::map(dense_dict, &mut IncrementIntegers, WalkOrder::PostOrder).unwrap();
+    assert_eq!(any_object_pointer(&mapped_dense_dict), dense_dict_pointer);
+    for value in 0..9i64 {
+        assert_eq!(dict_item(&mapped_dense_dict, value), value * 10 + 1);
+    }
+}
+
+#[test]
+fn shared_map_and_dict_copy_only_when_a_value_changes() {
+    let source = Map::<i64, i64>::new([(1, 10)]).unwrap();
+    let source_pointer = map_pointer(&source);
+    let mapped = structural::map(source.clone(), &mut IncrementIntegers, WalkOrder::PostOrder)
+        .and_then(to_map)
+        .unwrap();
+    assert_ne!(map_pointer(&mapped), source_pointer);
+    assert_eq!(source.get(1), Some(10));
+    assert_eq!(mapped.get(1), Some(11));
+
+    let dict = Any::new(Dict::<i64, i64>::new([(1, 10)]).unwrap());
+    let dict_pointer = any_object_pointer(&dict);
+    let mapped_dict =
+        structural::map(dict.clone(), &mut IncrementIntegers, WalkOrder::PostOrder).unwrap();
+    assert_ne!(any_object_pointer(&mapped_dict), dict_pointer);
+    assert_eq!(dict_item(&dict, 1), 10);
+    assert_eq!(dict_item(&mapped_dict, 1), 11);
+}
+
+#[test]
+fn shared_dense_map_and_dict_preserve_source_and_no_change_identity() {
+    let source = Map::<i64, i64>::new((0..64).map(|value| (value, value * 10))).unwrap();
+    let source_pointer = map_pointer(&source);
+
+    let unchanged = structural::map(source.clone(), &mut PreserveIntegers, WalkOrder::PostOrder)
+        .and_then(to_map)
+        .unwrap();
+    assert_eq!(map_pointer(&unchanged), source_pointer);
+
+    let mapped = structural::map(source.clone(), &mut IncrementIntegers, WalkOrder::PostOrder)
+        .and_then(to_map)
+        .unwrap();
+    assert_ne!(map_pointer(&mapped), source_pointer);
+    for value in 0..64 {
+        assert_eq!(source.get(value), Some(value * 10));
+        assert_eq!(mapped.get(value), Some(value * 10 + 1));
+    }
+
+    let dict =
+        Any::new(Dict::<i64, i64>::new((0..64i64).map(|value| (value, value * 10))).unwrap());
+    let dict_pointer = any_object_pointer(&dict);
+    let unchanged_dict =
+        structural::map(dict.clone(), &mut PreserveIntegers, WalkOrder::PostOrder).unwrap();
+    assert_eq!(any_object_pointer(&unchanged_dict), dict_pointer);
+
+    let mapped_dict =
+        structural::map(dict.clone(), &mut IncrementIntegers, WalkOrder::PostOrder).unwrap();
+    assert_ne!(any_object_pointer(&mapped_dict), dict_pointer);
+    for value in 0..64 {
+        assert_eq!(dict_item(&dict, value), value * 10);
+        assert_eq!(dict_item(&mapped_dict, value), value * 10 + 1);
+    }
+}
+
+#[test]
+fn shared_dense_map_aligns_a_lazily_copied_cursor() {
+    let source = Map::<i64, i64>::new((0..64).map(|value| (value, value * 10))).unwrap();
+    let source_pointer = map_pointer(&source);
+    let mut mapper = ChangeNthInteger {
+        target: 31,
+        seen: 0,
+        changed_value: None,
+    };
+
+    let mapped = structural::map(source.clone(), &mut mapper, WalkOrder::PostOrder)
+        .and_then(to_map)
+        .unwrap();
+
+    assert_eq!(mapper.seen, 64);
+    assert_ne!(map_pointer(&mapped), source_pointer);
+    let changed_value = mapper.changed_value.unwrap();
+    for key in 0..64 {
+        let original = key * 10;
+        assert_eq!(source.get(key), Some(original));
+        assert_eq!(
+            mapped.get(key),
+            Some(original + i64::from(original == changed_value))
+        );
+    }
+}
+
+#[test]
+fn shared_dict_shallow_copy_is_a_stable_reentrant_snapshot() {
+    let source = Dict::<i64, i64>::new((0..16i64).map(|value| (value, value * 10))).unwrap();
+    let mut mapper = ClearSourceDictAndIncrement {
+        source: source.clone(),
+        cleared: false,
+    };
+
+    let mapped = structural::map(source.clone(), &mut mapper, WalkOrder::PostOrder).unwrap();
+
+    assert!(mapper.cleared);
+    assert_eq!(dict_size(&source), 0);
+    assert_eq!(dict_size(&mapped.cast::<Dict<i64, i64>>().unwrap()), 16);
+    for value in 0..16 {
+        assert_eq!(dict_item(&mapped, value), value * 10 + 1);
+    }
+}
+
+#[test]
+fn shared_outer_container_does_not_mutate_its_nested_child() {
+    let nested = List::<i64>::new([1]).unwrap();
+    let nested_pointer = nested.as_object_ref().as_raw().as_ptr() as usize;
+    let outer = Any::new(array([nested]));
+    // The nested List's only owning reference is now the outer array's cell.
+    let outer_alias = outer.clone();
+
+    let mapped = structural::map(outer, &mut IncrementIntegers, WalkOrder::PostOrder).unwrap();
+    let source_nested = array_item(&outer_alias, 0);
+    let mapped_nested = array_item(&mapped, 0);
+    assert_eq!(any_object_pointer(&source_nested), nested_pointer);
+    assert_ne!(any_object_pointer(&mapped_nested), nested_pointer);
+    assert_eq!(list_item(&source_nested, 0), 1);
+    assert_eq!(list_item(&mapped_nested, 0), 2);
+}
+
+#[test]
+fn shared_list_uses_snapshot_and_copy_on_write() {
+    let source = List::<i64>::new([1, 2]).unwrap();
+    let source_pointer = source.as_object_ref().as_raw().as_ptr() as usize;
+    let captured = source.clone();
+    let mut appended = false;
+
+    let mapped = structural::map(
+        source,
+        |value: &MapValue| {
+            if let Some(integer) = value.cast::<i64>() {
+                if !appended {
+                    captured.push(3).unwrap();
+                    appended = true;
+                }
+                Any::new(integer + 1)
+            } else {
+                value.to_owned()
+            }
+        },
+        WalkOrder::PreOrder,
+    )
+    .unwrap();
+
+    assert_ne!(any_object_pointer(&mapped), source_pointer);
+    assert_eq!((list_item(&mapped, 0), list_item(&mapped, 1)), (2, 3));
+    assert_eq!(captured.to_vec().unwrap(), vec![1, 2, 3]);
+}
+
+#[derive(Default)]
+struct GeneratedMapper {
+    integers: Vec<(i64, DefRegionKind)>,
+    catch_all: usize,
+}
+
+#[dispatch(map)]
+impl GeneratedMapper {
+    fn map_integer(&mut self, value: i64, kind: DefRegionKind) -> Any {
+        self.integers.push((value, kind));
+        Any::new(value + 1)
+    }
+
+    fn map_any(&mut self, value: &MapValue) -> Result<Any> {
+        self.catch_all += 1;
+        Ok(value.to_owned())
+    }
+}
+
+#[test]
+fn generated_map_dispatch_supports_kind_and_ordered_catch_all() {
+    let mut mapper = GeneratedMapper::default();
+    let mapped = structural::map(array([1i64, 2]), &mut mapper, WalkOrder::PostOrder)
+        .and_then(to_array)
+        .unwrap();
+
+    assert_eq!(mapped.to_vec(), vec![2, 3]);
+    assert_eq!(
+        mapper.integers,
+        vec![(1, DefRegionKind::None), (2, DefRegionKind::None)]
+    );
+    assert_eq!(mapper.catch_all, 1);
+}
+
+#[test]
+fn pre_order_retained_alias_disables_in_place_mutation() {
+    let root = Any::new(List::<i64>::new([1]).unwrap());
+    let root_pointer = any_object_pointer(&root);
+    let mut retained = None;
+    let mapped = structural::map(
+        root,
+        |value: &MapValue| {
+            if value.type_index() == ListObj::type_index() {
+                retained = Some(value.to_owned());
+                value.to_owned()
+            } else if let Some(integer) = value.cast::<i64>() {
+                Any::new(integer + 1)
+            } else {
+                value.to_owned()
+            }
+        },
+        WalkOrder::PreOrder,
+    )
+    .unwrap();
+    let retained = retained.unwrap();
+
+    assert_eq!(any_object_pointer(&retained), root_pointer);
+    assert_ne!(any_object_pointer(&mapped), root_pointer);
+    assert_eq!(list_item(&retained, 0), 1);
+    assert_eq!(list_item(&mapped, 0), 2);
+}
+
+#[test]
+fn closures_and_tuples_use_ordered_first_match() {
+    let root = array([1i64, 2]);
+    let mapped = structural::map(
+        root,
+        |integer: i64| Any::new(integer + 10),
+        WalkOrder::PostOrder,
+    )
+    .and_then(to_array)
+    .unwrap();
+    assert_eq!(mapped.to_vec(), vec![11, 12]);
+
+    let mut first_calls = 0;
+    let mut later_calls = 0;
+    let mapped = structural::map(
+        array([3i64]),
+        (
+            |integer: i64| {
+                first_calls += 1;
+                Any::new(integer + 1)
+            },
+            |integer: i64| {
+                later_calls += 1;
+                Any::new(integer + 100)
+            },
+        ),
+        WalkOrder::PostOrder,
+    )
+    .and_then(to_array)
+    .unwrap();
+    assert_eq!(mapped.get(0).unwrap(), 4);
+    assert_eq!(first_calls, 1);
+    assert_eq!(later_calls, 0);
+}
+
+#[test]
+fn callbacks_run_in_the_configured_order() {
+    let root = array([1i64, 2]);
+    let mut pre = Vec::new();
+    structural::map(
+        root.clone(),
+        |value: &MapValue| {
+            pre.push(value.cast::<i64>());
+            value.to_owned()
+        },
+        WalkOrder::PreOrder,
+    )
+    .unwrap();
+    assert_eq!(pre, vec![None, Some(1), Some(2)]);
+
+    let mut post = Vec::new();
+    structural::map(
+        root,
+        |value: &MapValue| {
+            post.push(value.cast::<i64>());
+            value.to_owned()
+        },
+        WalkOrder::PostOrder,
+    )
+    .unwrap();
+    assert_eq!(post, vec![Some(1), Some(2), None]);
+}
+
+#[test]
+fn map_keys_are_anchors_and_object_leaves_are_preserved() {
+    let root = Map::<FfiString, i64>::new([("a".into(), 1i64), ("b".into(), 2i64)]).unwrap();
+    let mut key_callbacks = 0;
+    let mapped = structural::map(
+        root,
+        (
+            |_key: FfiString| {
+                key_callbacks += 1;
+                Any::new(FfiString::from("changed"))
+            },
+            |value: i64| Any::new(value + 1),
+        ),
+        WalkOrder::PostOrder,
+    )
+    .and_then(|value| value.cast::<Map<FfiString, i64>>())
+    .unwrap();
+    assert_eq!(key_callbacks, 0);
+    assert_eq!(mapped.get("a"), Some(2));
+    assert_eq!(mapped.get("b"), Some(3));
+
+    // A leaf object (a string long enough to be an `ffi.String` object) is kept as is.
+    let string = FfiString::from("a leaf string longer than the small form");
+    let heterogeneous = Any::new(array([Any::new(1i64), Any::new(string.clone())]));
+    let mapped = structural::map(
+        heterogeneous,
+        |value: i64| Any::new(value + 1),
+        WalkOrder::PostOrder,
+    )
+    .unwrap();
+    assert_eq!(array_item(&mapped, 0).cast::<i64>().unwrap(), 2);
+    assert_eq!(array_item(&mapped, 1).cast::<FfiString>().unwrap(), string);
+}

@@ -1,0 +1,233 @@
+//! `#[dispatch(visit)]` / `#[dispatch(map)]` on an inherent `impl` block: a structural walk
+//! handler (`structural::VisitDispatch`) or mapper (`structural::MapDispatch`) made of the
+//! block's `visit_*` / `map_*` methods, tried in source order (the first whose value argument
+//! matches runs). Parsed and expanded in one module, like `match_any`.
+//!
+//! A handler is `fn visit_x(&mut self, value: T) -> R` or `fn visit_x(&mut self, value: T, kind:
+//! DefRegionKind) -> R`, with `T` anything a walk callback takes (`i64`, `Array<i64>`, `&Node`,
+//! `&VisitValue`, ...); each becomes a closure of the same shape handed to the runtime's link
+//! trait, so a handler accepts exactly what a closure in a walk chain accepts.
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::parse::{Parse, ParseStream};
+use syn::spanned::Spanned;
+use syn::{FnArg, ImplItem, ItemImpl, Token};
+
+use crate::crate_path;
+
+/// What the attribute generates.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Visit,
+    Map,
+}
+
+struct Args {
+    mode: Mode,
+    krate: TokenStream,
+}
+
+impl Parse for Args {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let usage = "`#[dispatch(visit)]` (a structural walk handler) or `#[dispatch(map)]` (a \
+                     structural mapper), optionally with `crate = \"..\"`";
+        if input.is_empty() {
+            return Err(syn::Error::new(
+                Span::call_site(),
+                format!("expected {usage}"),
+            ));
+        }
+        let ident: syn::Ident = input.parse()?;
+        let mode = match ident.to_string().as_str() {
+            "visit" => Mode::Visit,
+            "map" => Mode::Map,
+            _ => {
+                return Err(syn::Error::new(
+                    ident.span(),
+                    format!("unknown dispatch kind `{ident}`: expected {usage}"),
+                ))
+            }
+        };
+        let mut krate = None;
+        while !input.is_empty() {
+            input.parse::<Token![,]>()?;
+            if input.is_empty() {
+                break;
+            }
+            let key: syn::Ident = input.call(syn::ext::IdentExt::parse_any)?;
+            if key != "crate" {
+                return Err(syn::Error::new(
+                    key.span(),
+                    format!("unknown option `{key}`: expected {usage}"),
+                ));
+            }
+            if krate.is_some() {
+                return Err(syn::Error::new(key.span(), "`crate` is given twice"));
+            }
+            input.parse::<Token![=]>()?;
+            krate = Some(crate_path::parse(&input.parse::<syn::LitStr>()?)?);
+        }
+        Ok(Args {
+            mode,
+            krate: krate.unwrap_or_else(crate_path::default_crate),
+        })
+    }
+}
+
+/// Expands the attribute; on error the item is re-emitted unchanged next to the errors.
+pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
+    match try_expand(attr, item.clone()) {
+        Ok(tokens) => tokens,
+        Err(error) => {
+            let error = error.to_compile_error();
+            quote!(#item #error)
+        }
+    }
+}
+
+fn try_expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
+    let args: Args = syn::parse2(attr)?;
+    let block: ItemImpl = syn::parse2(item).map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            "`#[dispatch(..)]` goes on an inherent `impl` block whose `visit_*` / `map_*` methods \
+             are the handlers",
+        )
+    })?;
+    if let Some((_, path, _)) = &block.trait_ {
+        return Err(syn::Error::new(
+            path.span(),
+            "`#[dispatch(..)]` goes on an inherent `impl` block, not a trait implementation",
+        ));
+    }
+    let prefix = match args.mode {
+        Mode::Visit => "visit_",
+        Mode::Map => "map_",
+    };
+    let krate = &args.krate;
+    let mut errors: Option<syn::Error> = None;
+    fn push(errors: &mut Option<syn::Error>, error: syn::Error) {
+        match errors {
+            Some(all) => all.combine(error),
+            None => *errors = Some(error),
+        }
+    }
+    let mut arms = Vec::new();
+    for item in &block.items {
+        let ImplItem::Fn(method) = item else { continue };
+        let name = &method.sig.ident;
+        if !name.to_string().starts_with(prefix) {
+            continue;
+        }
+        let mut inputs = method.sig.inputs.iter();
+        match inputs.next() {
+            Some(FnArg::Receiver(receiver))
+                if receiver.reference.is_some() && receiver.mutability.is_some() => {}
+            _ => {
+                push(
+                    &mut errors,
+                    syn::Error::new(
+                        method.sig.span(),
+                        format!("the handler `{name}` must take `&mut self`"),
+                    ),
+                );
+                continue;
+            }
+        }
+        let params: Vec<&syn::Type> = inputs
+            .filter_map(|arg| match arg {
+                FnArg::Typed(typed) => Some(&*typed.ty),
+                FnArg::Receiver(_) => None,
+            })
+            .collect();
+        if params.is_empty() || params.len() > 2 {
+            push(
+                &mut errors,
+                syn::Error::new(
+                    method.sig.inputs.span(),
+                    format!(
+                        "the handler `{name}` must take the value and, optionally, a trailing \
+                     `DefRegionKind` (`fn {name}(&mut self, value: T)` or `fn {name}(&mut self, \
+                     value: T, kind: DefRegionKind)`)"
+                    ),
+                ),
+            );
+            continue;
+        }
+        if !method.sig.generics.params.is_empty() {
+            push(&mut errors, syn::Error::new(
+                method.sig.generics.span(),
+                format!("the handler `{name}` cannot be generic: its argument type selects the values it takes"),
+            ));
+            continue;
+        }
+        let value_ty = params[0];
+        let call = match args.mode {
+            Mode::Visit => quote!(#krate::__private::try_visit_link),
+            Mode::Map => quote!(#krate::__private::try_map_link),
+        };
+        let span = method.sig.ident.span();
+        let value = format_ident!("__dispatch_value");
+        let kind = format_ident!("__dispatch_kind");
+        let closure = match params.get(1) {
+            None => quote_spanned!(span=> |#value: #value_ty| Self::#name(&mut *self, #value)),
+            Some(kind_ty) => quote_spanned!(span=>
+                |#value: #value_ty, #kind: #kind_ty| Self::#name(&mut *self, #value, #kind)
+            ),
+        };
+        arms.push(quote_spanned!(span=>
+            if let ::core::option::Option::Some(result) =
+                #call(#closure, __dispatch_input, __dispatch_region)
+            {
+                return ::core::option::Option::Some(result);
+            }
+        ));
+    }
+    if arms.is_empty() && errors.is_none() {
+        push(
+            &mut errors,
+            syn::Error::new(
+                block.self_ty.span(),
+                format!("`#[dispatch(..)]` found no handler: name the handler methods `{prefix}*`"),
+            ),
+        );
+    }
+    if let Some(errors) = errors {
+        return Err(errors);
+    }
+    let (impl_generics, _, where_clause) = block.generics.split_for_impl();
+    let self_ty = &block.self_ty;
+    let structural = quote!(#krate::structural);
+    let dispatch_impl = match args.mode {
+        Mode::Visit => quote! {
+            impl #impl_generics #structural::VisitDispatch for #self_ty #where_clause {
+                #[inline]
+                fn dispatch_visit(
+                    &mut self,
+                    __dispatch_input: &#structural::VisitValue,
+                    __dispatch_region: #structural::DefRegionKind,
+                ) -> ::core::option::Option<#krate::Result<#structural::WalkResult>> {
+                    #(#arms)*
+                    ::core::option::Option::None
+                }
+            }
+        },
+        Mode::Map => quote! {
+            impl #impl_generics #structural::MapDispatch for #self_ty #where_clause {
+                #[inline]
+                fn dispatch_map(
+                    &mut self,
+                    __dispatch_input: &#structural::MapValue,
+                    __dispatch_region: #structural::DefRegionKind,
+                ) -> ::core::option::Option<#krate::Result<#krate::Any>> {
+                    #(#arms)*
+                    ::core::option::Option::None
+                }
+            }
+        },
+    };
+    Ok(quote! {
+        #block
+        #dispatch_impl
+    })
+}

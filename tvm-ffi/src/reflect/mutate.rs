@@ -1,0 +1,1064 @@
+//! Structural map and mutate, in Rust: a rewrite of a value graph with copy-on-write. Reached
+//! through [`crate::structural`].
+//!
+//! Two layers, as for the walk: [`map`] recurses on its own and calls a mapper (closures, a
+//! chain, a `#[dispatch(map)]` type) per value; a [`Mutator`] drives the recursion itself.
+//!
+//! What nothing changed comes back as the same object, with no allocation: a container or
+//! object is rebuilt only when one of its children changed. The root is taken by value, so the
+//! engine knows who else holds it: a container that only the traversal holds (the root moved
+//! in, or a child of such a container) is updated in place; one held elsewhere too is copied
+//! (pass `root.clone()` to keep the original). An object is copied with its type's
+//! `__ffi_shallow_copy__` and its changed fields set through their setters; a type with
+//! structural fields but no shallow copy is refused, changed or not, so that whether a map
+//! succeeds never depends on the values. Map and dict keys are anchors: they are not mapped.
+//! An object of a `"dag-node"` or `"free-var"` type (identity matters) is mapped once per map,
+//! every occurrence receiving the same result; it is never updated in place.
+use std::collections::HashMap;
+use std::marker::PhantomData;
+use std::ops::ControlFlow;
+use std::ptr::NonNull;
+
+use super::visit::{
+    field_name, field_region, for_each_field, object_fields_region, object_type_info,
+    owned_from_raw, read_field, shapes, structural_kind, with_frame, with_value_frame, AttrColumn,
+    DefRegionKind, VisitValue, WalkOrder,
+};
+use crate::abi::sys::{self, field_flags, type_index as ti};
+use crate::base::error::{Error, Result};
+use crate::base::object::builtin::{AnyObject, ArrayObj, DictObj, ListObj, MapObj};
+use crate::base::object::{strong_count_of, ObjectRef, ObjectType};
+use crate::base::value::{Any, AnyView, FromAny, IntoAny};
+use crate::call::function::IntoArg;
+use crate::data::container::{Array, Dict, List, Map};
+use shapes::{CatchAll, CatchAllKind, Chain, Dispatch, Node, NodeKind, Owned, OwnedKind};
+
+/// A value met by a map or mutator (the same borrowed value a walk sees).
+pub type MapValue = VisitValue;
+
+/// How a mapped value converts from what a mapper returns: an [`Any`] or a `Result<Any>`.
+pub trait IntoMapResult {
+    /// The value, or the mapper's error.
+    fn into_map_result(self) -> Result<Any>;
+}
+
+impl IntoMapResult for Any {
+    #[inline(always)]
+    fn into_map_result(self) -> Result<Any> {
+        Ok(self)
+    }
+}
+
+impl IntoMapResult for Result<Any> {
+    #[inline(always)]
+    fn into_map_result(self) -> Result<Any> {
+        self
+    }
+}
+
+/// A stateful mapper: what `#[tvm_ffi::dispatch(map)]` implements for a type from its `map_*`
+/// methods (tried in source order; the first whose argument type matches runs). `None`: no
+/// method takes the value, which keeps it (after its children are mapped).
+///
+/// ```
+/// use tvm_ffi::structural::{self, WalkOrder};
+/// use tvm_ffi::{dispatch, Any, Array};
+/// struct Double;
+/// #[dispatch(map)]
+/// impl Double {
+///     fn map_int(&mut self, value: i64) -> Any {
+///         Any::new(value * 2)
+///     }
+/// }
+/// let out = structural::map(Array::new([1i64, 2]).unwrap(), &mut Double, WalkOrder::PostOrder)
+///     .unwrap();
+/// assert_eq!(out.cast::<Array<i64>>().unwrap().to_vec(), [2, 4]);
+/// ```
+pub trait MapDispatch {
+    /// Runs the first method that takes `value`, if any.
+    fn dispatch_map(
+        &mut self,
+        value: &MapValue,
+        def_region_kind: DefRegionKind,
+    ) -> Option<Result<Any>>;
+}
+
+impl<V: MapDispatch + ?Sized> MapDispatch for &mut V {
+    #[inline(always)]
+    fn dispatch_map(&mut self, value: &MapValue, kind: DefRegionKind) -> Option<Result<Any>> {
+        (**self).dispatch_map(value, kind)
+    }
+}
+
+/// One link of a mapper: a callback of one of the [`shapes`], or `&mut` a `#[dispatch(map)]`
+/// type. `None` when the link does not take the value.
+pub trait MapLink<M> {
+    /// Runs the link on `value` if it takes it.
+    fn try_map(&mut self, value: &MapValue, def_region_kind: DefRegionKind) -> Option<Result<Any>>;
+}
+
+impl<F, T, O> MapLink<Owned<T>> for F
+where
+    F: FnMut(T) -> O,
+    T: for<'a> FromAny<'a>,
+    O: IntoMapResult,
+{
+    #[inline(always)]
+    fn try_map(&mut self, value: &MapValue, _: DefRegionKind) -> Option<Result<Any>> {
+        value.cast::<T>().map(|v| self(v).into_map_result())
+    }
+}
+
+impl<F, T, O> MapLink<OwnedKind<T>> for F
+where
+    F: FnMut(T, DefRegionKind) -> O,
+    T: for<'a> FromAny<'a>,
+    O: IntoMapResult,
+{
+    #[inline(always)]
+    fn try_map(&mut self, value: &MapValue, kind: DefRegionKind) -> Option<Result<Any>> {
+        value.cast::<T>().map(|v| self(v, kind).into_map_result())
+    }
+}
+
+impl<F, T, O> MapLink<Node<T>> for F
+where
+    F: FnMut(&T) -> O,
+    T: ObjectType,
+    O: IntoMapResult,
+{
+    #[inline(always)]
+    fn try_map(&mut self, value: &MapValue, _: DefRegionKind) -> Option<Result<Any>> {
+        value.as_node::<T>().map(|v| self(v).into_map_result())
+    }
+}
+
+impl<F, T, O> MapLink<NodeKind<T>> for F
+where
+    F: FnMut(&T, DefRegionKind) -> O,
+    T: ObjectType,
+    O: IntoMapResult,
+{
+    #[inline(always)]
+    fn try_map(&mut self, value: &MapValue, kind: DefRegionKind) -> Option<Result<Any>> {
+        value
+            .as_node::<T>()
+            .map(|v| self(v, kind).into_map_result())
+    }
+}
+
+impl<F, O> MapLink<CatchAll> for F
+where
+    F: FnMut(&MapValue) -> O,
+    O: IntoMapResult,
+{
+    #[inline(always)]
+    fn try_map(&mut self, value: &MapValue, _: DefRegionKind) -> Option<Result<Any>> {
+        Some(self(value).into_map_result())
+    }
+}
+
+impl<F, O> MapLink<CatchAllKind> for F
+where
+    F: FnMut(&MapValue, DefRegionKind) -> O,
+    O: IntoMapResult,
+{
+    #[inline(always)]
+    fn try_map(&mut self, value: &MapValue, kind: DefRegionKind) -> Option<Result<Any>> {
+        Some(self(value, kind).into_map_result())
+    }
+}
+
+impl<V: MapDispatch> MapLink<Dispatch> for &mut V {
+    #[inline(always)]
+    fn try_map(&mut self, value: &MapValue, kind: DefRegionKind) -> Option<Result<Any>> {
+        (**self).dispatch_map(value, kind)
+    }
+}
+
+/// What [`map`] accepts as its mapper: `&mut` a `#[dispatch(map)]` type, one callback of any
+/// of the [`shapes`], or a tuple of up to 8 of them tried in order.
+pub trait IntoMapper<M> {
+    /// The mapper as a dispatch.
+    type Mapper: MapDispatch;
+    /// Converts.
+    fn into_mapper(self) -> Self::Mapper;
+}
+
+impl<'v, V: MapDispatch> IntoMapper<Dispatch> for &'v mut V {
+    type Mapper = &'v mut V;
+    #[inline(always)]
+    fn into_mapper(self) -> &'v mut V {
+        self
+    }
+}
+
+/// One bare callback as a mapper.
+#[doc(hidden)]
+pub struct SingleMapLink<F, M> {
+    link: F,
+    _shape: PhantomData<fn(M)>,
+}
+
+impl<F: MapLink<M>, M> MapDispatch for SingleMapLink<F, M> {
+    #[inline(always)]
+    fn dispatch_map(&mut self, value: &MapValue, kind: DefRegionKind) -> Option<Result<Any>> {
+        self.link.try_map(value, kind)
+    }
+}
+
+macro_rules! bare_map_link {
+    ($($shape:ty => [$($param:ident),*]),*) => {$(
+        impl<F $(, $param)*> IntoMapper<$shape> for F
+        where
+            F: MapLink<$shape>,
+        {
+            type Mapper = SingleMapLink<F, $shape>;
+            #[inline(always)]
+            fn into_mapper(self) -> Self::Mapper {
+                SingleMapLink { link: self, _shape: PhantomData }
+            }
+        }
+    )*};
+}
+bare_map_link!(
+    Owned<T> => [T],
+    OwnedKind<T> => [T],
+    Node<T> => [T],
+    NodeKind<T> => [T],
+    CatchAll => [],
+    CatchAllKind => []
+);
+
+/// A chain of map links: the first link that takes a value runs.
+#[doc(hidden)]
+pub struct MapLinkChain<L, M> {
+    links: L,
+    _shapes: PhantomData<fn(M)>,
+}
+
+macro_rules! chain_mapper {
+    ($(($link:ident, $shape:ident, $index:tt)),+) => {
+        impl<$($link: MapLink<$shape>, $shape),+> MapDispatch
+            for MapLinkChain<($($link,)+), ($($shape,)+)>
+        {
+            #[inline(always)]
+            fn dispatch_map(&mut self, value: &MapValue, kind: DefRegionKind) -> Option<Result<Any>> {
+                $(
+                    if let Some(result) = self.links.$index.try_map(value, kind) {
+                        return Some(result);
+                    }
+                )+
+                None
+            }
+        }
+        impl<$($link: MapLink<$shape>, $shape),+> IntoMapper<Chain<($($shape,)+)>>
+            for ($($link,)+)
+        {
+            type Mapper = MapLinkChain<($($link,)+), ($($shape,)+)>;
+            #[inline(always)]
+            fn into_mapper(self) -> Self::Mapper {
+                MapLinkChain { links: self, _shapes: PhantomData }
+            }
+        }
+    };
+}
+chain_mapper!((L0, M0, 0));
+chain_mapper!((L0, M0, 0), (L1, M1, 1));
+chain_mapper!((L0, M0, 0), (L1, M1, 1), (L2, M2, 2));
+chain_mapper!((L0, M0, 0), (L1, M1, 1), (L2, M2, 2), (L3, M3, 3));
+chain_mapper!(
+    (L0, M0, 0),
+    (L1, M1, 1),
+    (L2, M2, 2),
+    (L3, M3, 3),
+    (L4, M4, 4)
+);
+chain_mapper!(
+    (L0, M0, 0),
+    (L1, M1, 1),
+    (L2, M2, 2),
+    (L3, M3, 3),
+    (L4, M4, 4),
+    (L5, M5, 5)
+);
+chain_mapper!(
+    (L0, M0, 0),
+    (L1, M1, 1),
+    (L2, M2, 2),
+    (L3, M3, 3),
+    (L4, M4, 4),
+    (L5, M5, 5),
+    (L6, M6, 6)
+);
+chain_mapper!(
+    (L0, M0, 0),
+    (L1, M1, 1),
+    (L2, M2, 2),
+    (L3, M3, 3),
+    (L4, M4, 4),
+    (L5, M5, 5),
+    (L6, M6, 6),
+    (L7, M7, 7)
+);
+
+/// A value that a [`Mutator`] may update in place: the traversal holds the only reference to
+/// it. Made only by the engine, for the duration of one [`Mutator::maybe_inplace_mutate`];
+/// pass it on to [`Mutator::default_maybe_inplace_mutate`] (which checks again that nothing
+/// else holds the value, since the mutator may have kept a reference meanwhile).
+pub struct InplaceValue<'a> {
+    value: MapValue,
+    _scope: PhantomData<&'a mut ()>,
+}
+
+impl InplaceValue<'_> {
+    /// The value, as a plain [`MapValue`].
+    #[inline]
+    pub fn as_value(&self) -> &MapValue {
+        &self.value
+    }
+
+    /// An owned reference to the value (which then is no longer updated in place).
+    #[inline]
+    pub fn to_owned(&self) -> Any {
+        self.value.to_owned()
+    }
+}
+
+impl std::ops::Deref for InplaceValue<'_> {
+    type Target = MapValue;
+    #[inline]
+    fn deref(&self) -> &MapValue {
+        &self.value
+    }
+}
+
+/// The replacements a [`Mutator`] made for objects of identity (free variables), by object:
+/// what [`Mutator::var_remap_get`] and [`Mutator::var_remap_set`] can delegate to. It holds
+/// the objects it maps, so that no address is reused while it lives.
+///
+/// ```
+/// use tvm_ffi::structural::{self, DefRegionKind, MapValue, Mutator, VarRemap};
+/// use tvm_ffi::{Any, Array, Result};
+/// /// Numbers the distinct inner arrays: one number per object, however often it occurs.
+/// #[derive(Default)]
+/// struct Number { remap: VarRemap, calls: i64 }
+/// impl Mutator for Number {
+///     fn mutate(&mut self, value: &MapValue, kind: DefRegionKind) -> Result<Any> {
+///         if value.cast::<Array<i64>>().is_none() {
+///             return self.default_mutate(value, kind);
+///         }
+///         if let Some(image) = self.remap.get(value)? {
+///             return Ok(image);
+///         }
+///         self.calls += 1;
+///         let image = Any::new(self.calls);
+///         self.remap.set(value, &image)?;
+///         Ok(image)
+///     }
+/// }
+/// let inner = Array::new([7i64]).unwrap();
+/// let root = Array::new([inner.clone(), inner, Array::new([8i64]).unwrap()]).unwrap();
+/// let mut number = Number::default();
+/// let out = structural::mutate(root, &mut number).unwrap();
+/// assert_eq!(out.cast::<Array<i64>>().unwrap().to_vec(), [1, 1, 2]);
+/// assert_eq!(number.calls, 2);
+/// ```
+#[derive(Default)]
+pub struct VarRemap {
+    entries: HashMap<usize, (Any, Any)>,
+}
+
+impl VarRemap {
+    /// The replacement stored for the object `var`; a `TypeError` when `var` is no object.
+    pub fn get(&self, var: &MapValue) -> Result<Option<Any>> {
+        let key = identity_key(var)?;
+        Ok(self.entries.get(&key).map(|(_, mapped)| mapped.clone()))
+    }
+
+    /// Stores the replacement of the object `var`; a `TypeError` when `var` is no object.
+    pub fn set(&mut self, var: &MapValue, mapped: &Any) -> Result<()> {
+        let key = identity_key(var)?;
+        self.entries.insert(key, (var.to_owned(), mapped.clone()));
+        Ok(())
+    }
+
+    /// Forgets every replacement.
+    pub fn clear(&mut self) {
+        self.entries.clear();
+    }
+}
+
+fn identity_key(var: &MapValue) -> Result<usize> {
+    if var.type_index() < ti::kTVMFFIStaticObjectBegin {
+        return Err(Error::type_error(format!(
+            "a variable remap is keyed by objects, not `{}`",
+            var.type_key()
+        )));
+    }
+    // SAFETY: an object index: reading the pointer member of the union is valid.
+    Ok(unsafe { var.view().as_raw().value.v_obj } as usize)
+}
+
+/// A user-driven rewrite (C++ `StructuralMutatorObj`): [`Mutator::mutate`] runs for the root
+/// and decides where to recurse: [`Mutator::default_mutate`] maps the default children of a
+/// value through `mutate` again (copy-on-write, as [`map`]); [`Mutator::mutate_child`] maps a
+/// value of its choosing.
+///
+/// A mutator that also implements [`Mutator::maybe_inplace_mutate`] (delegating to
+/// [`Mutator::default_maybe_inplace_mutate`]) lets containers that only the traversal holds be
+/// updated in place, as [`map`] does.
+///
+/// ```
+/// use tvm_ffi::structural::{self, DefRegionKind, MapValue, Mutator};
+/// use tvm_ffi::{Any, Array, Result};
+/// struct Negate;
+/// impl Mutator for Negate {
+///     fn mutate(&mut self, value: &MapValue, kind: DefRegionKind) -> Result<Any> {
+///         match value.cast::<i64>() {
+///             Some(int) => Ok(Any::new(-int)),
+///             None => self.default_mutate(value, kind),
+///         }
+///     }
+/// }
+/// let source = Array::new([1i64, 2]).unwrap();
+/// let out = structural::mutate(source.clone(), &mut Negate).unwrap();
+/// assert_eq!(out.cast::<Array<i64>>().unwrap().to_vec(), [-1, -2]);
+/// assert_eq!(source.to_vec(), [1, 2]); // shared: copied, not changed
+/// ```
+pub trait Mutator {
+    /// The replacement of `value`, reached in `def_region_kind`; the source is not changed.
+    fn mutate(&mut self, value: &MapValue, def_region_kind: DefRegionKind) -> Result<Any>;
+
+    /// The replacement of a value that only the traversal holds. By default as
+    /// [`Mutator::mutate`] (no update in place).
+    fn maybe_inplace_mutate(
+        &mut self,
+        value: InplaceValue<'_>,
+        def_region_kind: DefRegionKind,
+    ) -> Result<Any> {
+        self.mutate(value.as_value(), def_region_kind)
+    }
+
+    /// Maps `child` (borrowed: never updated in place) through this mutator.
+    fn mutate_child<A: IntoArg>(&mut self, child: A, def_region_kind: DefRegionKind) -> Result<Any>
+    where
+        Self: Sized,
+    {
+        let holder = child.into_holder()?;
+        user_dispatch(self, &A::view(&holder), def_region_kind, Permit::Copy)
+    }
+
+    /// Maps `child` (owned: updated in place when nothing else holds it) through this mutator.
+    fn maybe_inplace_mutate_child<T: IntoAny>(
+        &mut self,
+        child: T,
+        def_region_kind: DefRegionKind,
+    ) -> Result<Any>
+    where
+        Self: Sized,
+    {
+        let child = Any::new(child);
+        user_dispatch(self, &child.view(), def_region_kind, Permit::InPlace)
+    }
+
+    /// Maps the default children of `value` through this mutator (copy-on-write): the same
+    /// value when none changed.
+    fn default_mutate(&mut self, value: &MapValue, def_region_kind: DefRegionKind) -> Result<Any>
+    where
+        Self: Sized,
+    {
+        user_default(self, value.view(), def_region_kind, Permit::Copy)
+    }
+
+    /// As [`Mutator::default_mutate`], updating the value in place when still nothing else
+    /// holds it.
+    fn default_maybe_inplace_mutate(
+        &mut self,
+        value: InplaceValue<'_>,
+        def_region_kind: DefRegionKind,
+    ) -> Result<Any>
+    where
+        Self: Sized,
+    {
+        let permit = if is_unique(value.view()) {
+            Permit::InPlace
+        } else {
+            Permit::Copy
+        };
+        user_default(self, value.view(), def_region_kind, permit)
+    }
+
+    /// The replacement already made for the free variable `var`, if any (by default none: each
+    /// occurrence is mapped again).
+    fn var_remap_get(&mut self, var: &MapValue) -> Result<Option<Any>> {
+        let _ = var;
+        Ok(None)
+    }
+
+    /// Records the replacement of the free variable `var` (by default forgotten).
+    fn var_remap_set(&mut self, var: &MapValue, mapped: &Any) -> Result<()> {
+        let _ = (var, mapped);
+        Ok(())
+    }
+}
+
+impl<M: Mutator + ?Sized> Mutator for &mut M {
+    fn mutate(&mut self, value: &MapValue, def_region_kind: DefRegionKind) -> Result<Any> {
+        (**self).mutate(value, def_region_kind)
+    }
+    fn maybe_inplace_mutate(
+        &mut self,
+        value: InplaceValue<'_>,
+        def_region_kind: DefRegionKind,
+    ) -> Result<Any> {
+        (**self).maybe_inplace_mutate(value, def_region_kind)
+    }
+    fn var_remap_get(&mut self, var: &MapValue) -> Result<Option<Any>> {
+        (**self).var_remap_get(var)
+    }
+    fn var_remap_set(&mut self, var: &MapValue, mapped: &Any) -> Result<()> {
+        (**self).var_remap_set(var, mapped)
+    }
+}
+
+/// Whether a value may be updated in place.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Permit {
+    /// Never: another holder may see it.
+    Copy,
+    /// When nothing but the traversal holds it (checked at the container).
+    InPlace,
+}
+
+/// Whether `value` is an object that nothing but its one holder references.
+#[inline]
+fn is_unique(value: &AnyView<'_>) -> bool {
+    let raw = value.as_raw();
+    if raw.type_index < ti::kTVMFFIStaticObjectBegin {
+        return false;
+    }
+    // SAFETY: an object index: `v_obj` is a live object that `value`'s owner keeps alive.
+    unsafe { strong_count_of(NonNull::new_unchecked(raw.value.v_obj)) == 1 }
+}
+
+/// Whether two values are the same bits (the same object, the same plain value).
+#[inline(always)]
+fn same(a: &AnyView<'_>, b: &AnyView<'_>) -> bool {
+    let (a, b) = (a.as_raw(), b.as_raw());
+    // SAFETY: every member of the union is 8 plain bytes; comparing bits is always defined.
+    a.type_index == b.type_index
+        && a.zero_padding == b.zero_padding
+        && unsafe { a.value.v_uint64 == b.value.v_uint64 }
+}
+
+#[inline(always)]
+fn owned(value: &AnyView<'_>) -> Any {
+    // SAFETY: `value` is a valid value kept alive by its owner.
+    unsafe { owned_from_raw(value.as_raw()) }
+}
+
+static MUTATE_COLUMN: AttrColumn = AttrColumn::new("__s_mutate__");
+static INPLACE_MUTATE_COLUMN: AttrColumn = AttrColumn::new("__s_maybe_inplace_mutate__");
+static SHALLOW_COPY_COLUMN: AttrColumn = AttrColumn::new("__ffi_shallow_copy__");
+
+#[cold]
+fn foreign_mutate_error(type_index: i32, hook: &str) -> Error {
+    Error::runtime_error(format!(
+        "type `{}` registers foreign `{hook}`, which the Rust traversal cannot call; implement \
+         its mutation explicitly in Rust (a `structural::Mutator` that maps its fields itself)",
+        crate::base::object::type_info::type_key_of_index(type_index)
+    ))
+}
+
+/// The default rewrite of a value's children; what differs between [`map`] and a [`Mutator`]
+/// is how a child is mapped (`recurse`).
+trait Driver {
+    fn recurse(&mut self, child: &AnyView<'_>, kind: DefRegionKind, permit: Permit) -> Result<Any>;
+
+    fn default_map(
+        &mut self,
+        value: &AnyView<'_>,
+        kind: DefRegionKind,
+        permit: Permit,
+    ) -> Result<Any> {
+        let type_index = value.as_raw().type_index;
+        if type_index < ti::kTVMFFIStaticObjectBegin {
+            return Ok(owned(value));
+        }
+        match type_index {
+            ti::kTVMFFIArray => self.map_array(value, kind, permit),
+            ti::kTVMFFIList => self.map_list(value, kind, permit),
+            ti::kTVMFFIMap => self.map_map(value, kind, permit),
+            ti::kTVMFFIDict => self.map_dict(value, kind, permit),
+            // Immutable scalars: the runtime's own `__s_mutate__` of these keeps them.
+            ti::kTVMFFIStr | ti::kTVMFFIBytes | ti::kTVMFFIBigInt => Ok(owned(value)),
+            _ => self.map_object(value, type_index, kind),
+        }
+    }
+
+    fn map_array(
+        &mut self,
+        value: &AnyView<'_>,
+        kind: DefRegionKind,
+        permit: Permit,
+    ) -> Result<Any> {
+        let array = <&ObjectRef<ArrayObj>>::from_any(value).ok_or_else(not_container)?;
+        let size = array.seq.size.max(0) as usize;
+        let cells = array.seq.data as *mut sys::TVMFFIAny;
+        if permit == Permit::InPlace && is_unique(value) {
+            for index in 0..size {
+                // SAFETY: `size` cells owned by the array, which only this traversal holds:
+                // nothing else reads or writes them while it runs.
+                let cell = unsafe { cells.add(index) };
+                // SAFETY: as above; the cell keeps the child alive until it is replaced.
+                let child = unsafe { AnyView::from_raw(*cell) };
+                let mapped = self
+                    .recurse(&child, kind, Permit::InPlace)
+                    .map_err(|e| with_frame(e, format_args!("sequence item [{index}]")))?;
+                if !same(&child, &mapped.view()) {
+                    // SAFETY: the cell owns its value: the old one is released, the new one
+                    // moved in.
+                    unsafe { drop(Any::from_raw(std::ptr::replace(cell, mapped.into_raw()))) };
+                }
+            }
+            return Ok(owned(value));
+        }
+        let mut out: Option<Vec<Any>> = None;
+        for index in 0..size {
+            // SAFETY: a shared array never changes, and `value`'s owner keeps it alive.
+            let child = unsafe { AnyView::from_raw(*cells.add(index)) };
+            let mapped = self
+                .recurse(&child, kind, Permit::Copy)
+                .map_err(|e| with_frame(e, format_args!("sequence item [{index}]")))?;
+            match &mut out {
+                Some(out) => out.push(mapped),
+                None if !same(&child, &mapped.view()) => {
+                    let mut items = Vec::with_capacity(size);
+                    // SAFETY: as above.
+                    items.extend(
+                        (0..index).map(|i| owned(unsafe { &AnyView::from_raw(*cells.add(i)) })),
+                    );
+                    items.push(mapped);
+                    out = Some(items);
+                }
+                None => {}
+            }
+        }
+        match out {
+            None => Ok(owned(value)),
+            Some(items) => Ok(Any::new(Array::<Any>::new(items)?)),
+        }
+    }
+
+    fn map_list(
+        &mut self,
+        value: &AnyView<'_>,
+        kind: DefRegionKind,
+        permit: Permit,
+    ) -> Result<Any> {
+        let list = <&ObjectRef<ListObj>>::from_any(value).ok_or_else(not_container)?;
+        let list = List::<Any>::from_object_ref(list.clone());
+        // A copy first: a callback may change the list it was reached through.
+        let mut items = list.snapshot()?;
+        let mut changed = Vec::new();
+        for (index, item) in items.iter_mut().enumerate() {
+            let mapped = self
+                .recurse(&item.view(), kind, Permit::Copy)
+                .map_err(|e| with_frame(e, format_args!("sequence item [{index}]")))?;
+            if !same(&item.view(), &mapped.view()) {
+                *item = mapped;
+                changed.push(index);
+            }
+        }
+        if changed.is_empty() {
+            return Ok(owned(value));
+        }
+        // `list` is one more reference of ours: unique means two.
+        if permit == Permit::InPlace && list.as_object_ref().strong_count() == 2 {
+            for index in changed {
+                list.set(index, items[index].clone())?;
+            }
+            return Ok(owned(value));
+        }
+        Ok(Any::new(List::<Any>::new(items)?))
+    }
+
+    fn map_map(&mut self, value: &AnyView<'_>, kind: DefRegionKind, permit: Permit) -> Result<Any> {
+        let map = <&ObjectRef<MapObj>>::from_any(value).ok_or_else(not_container)?;
+        // SAFETY: Map is repr(transparent) over ObjectRef<MapObj>.
+        let map = unsafe { &*(map as *const ObjectRef<MapObj> as *const Map<Any, Any>) };
+        if permit == Permit::InPlace && is_unique(value) {
+            if let Some(cells) = map.value_cells() {
+                for (index, cell) in cells.into_iter().enumerate() {
+                    // SAFETY: a value cell of a map that only this traversal holds.
+                    let child = unsafe { AnyView::from_raw(*cell) };
+                    let mapped = self
+                        .recurse(&child, kind, Permit::InPlace)
+                        .map_err(|e| with_frame(e, format_args!("map value [{index}]")))?;
+                    if !same(&child, &mapped.view()) {
+                        // SAFETY: the cell owns its value; keys (and so the table) are kept.
+                        unsafe { drop(Any::from_raw(std::ptr::replace(cell, mapped.into_raw()))) };
+                    }
+                }
+                return Ok(owned(value));
+            }
+        }
+        let mut out: Option<Vec<(Any, Any)>> = None;
+        for (index, (key, child)) in map.iter_views().enumerate() {
+            let mapped = self
+                .recurse(&child, kind, Permit::Copy)
+                .map_err(|e| with_frame(e, format_args!("map value [{index}]")))?;
+            match &mut out {
+                Some(out) => out.push((owned(&key), mapped)),
+                None if !same(&child, &mapped.view()) => {
+                    let mut entries = Vec::with_capacity(map.len());
+                    entries.extend(
+                        map.iter_views()
+                            .take(index)
+                            .map(|(k, v)| (owned(&k), owned(&v))),
+                    );
+                    entries.push((owned(&key), mapped));
+                    out = Some(entries);
+                }
+                None => {}
+            }
+        }
+        match out {
+            None => Ok(owned(value)),
+            Some(entries) => Ok(Any::new(Map::<Any, Any>::new(entries)?)),
+        }
+    }
+
+    fn map_dict(
+        &mut self,
+        value: &AnyView<'_>,
+        kind: DefRegionKind,
+        permit: Permit,
+    ) -> Result<Any> {
+        let dict = <&ObjectRef<DictObj>>::from_any(value).ok_or_else(not_container)?;
+        let dict = Dict::<Any, Any>::from_object_ref(dict.clone());
+        // A copy first: a callback may change the dict it was reached through.
+        let mut entries = dict.snapshot()?;
+        let mut changed = Vec::new();
+        for (index, (_, item)) in entries.iter_mut().enumerate() {
+            let mapped = self
+                .recurse(&item.view(), kind, Permit::Copy)
+                .map_err(|e| with_frame(e, format_args!("dict value [{index}]")))?;
+            if !same(&item.view(), &mapped.view()) {
+                *item = mapped;
+                changed.push(index);
+            }
+        }
+        if changed.is_empty() {
+            return Ok(owned(value));
+        }
+        // `dict` is one more reference of ours: unique means two.
+        if permit == Permit::InPlace && dict.as_object_ref().strong_count() == 2 {
+            for index in changed {
+                let (key, item) = &entries[index];
+                dict.insert(key.clone(), item.clone())?;
+            }
+            return Ok(owned(value));
+        }
+        Ok(Any::new(Dict::<Any, Any>::new(entries)?))
+    }
+
+    fn map_object(
+        &mut self,
+        value: &AnyView<'_>,
+        type_index: i32,
+        kind: DefRegionKind,
+    ) -> Result<Any> {
+        if MUTATE_COLUMN.get(type_index).is_some() {
+            return Err(foreign_mutate_error(type_index, "__s_mutate__"));
+        }
+        if INPLACE_MUTATE_COLUMN.get(type_index).is_some() {
+            return Err(foreign_mutate_error(
+                type_index,
+                "__s_maybe_inplace_mutate__",
+            ));
+        }
+        let info = object_type_info(type_index)?;
+        let structural = |field: &sys::TVMFFIFieldInfo| {
+            field.flags & field_flags::kTVMFFIFieldFlagBitMaskSEqHashIgnore == 0
+        };
+        // A leaf (no structural fields: strings, shapes, functions...) is its own image.
+        if for_each_field(info, |field| {
+            if structural(field) {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        })
+        .is_none()
+        {
+            return Ok(owned(value));
+        }
+        if SHALLOW_COPY_COLUMN.get(type_index).is_none() {
+            return Err(Error::type_error(format!(
+                "type `{}` cannot be mapped structurally: it registers no `__ffi_shallow_copy__` \
+                 (a Rust type registers one when it derives `Clone`)",
+                crate::base::object::type_info::type_key_of_index(type_index)
+            )));
+        }
+        let kind = object_fields_region(info, kind);
+        // SAFETY: an object index: `v_obj` is a live object that `value`'s owner keeps alive.
+        let object = unsafe { NonNull::new_unchecked(value.as_raw().value.v_obj) };
+        let mut changes: Vec<(&'static str, Any)> = Vec::new();
+        let failed = for_each_field(info, |field| {
+            if !structural(field) {
+                return ControlFlow::Continue(());
+            }
+            let name = field_name(field);
+            // SAFETY: the object is live and of a type that has `field`.
+            let mapped = unsafe { read_field(object, field) }.and_then(|child| {
+                let mapped =
+                    self.recurse(&child.view(), field_region(field.flags, kind), Permit::Copy)?;
+                Ok((!same(&child.view(), &mapped.view())).then_some(mapped))
+            });
+            match mapped {
+                Ok(Some(mapped)) => changes.push((name, mapped)),
+                Ok(None) => {}
+                Err(error) => {
+                    return ControlFlow::Break(with_frame(error, format_args!("field `{name}`")))
+                }
+            }
+            ControlFlow::Continue(())
+        });
+        if let Some(error) = failed {
+            return Err(error);
+        }
+        if changes.is_empty() {
+            return Ok(owned(value));
+        }
+        let source = <&ObjectRef<AnyObject>>::from_any(value).ok_or_else(not_container)?;
+        Ok(Any::new(source.copy_with(changes)?))
+    }
+}
+
+#[cold]
+fn not_container() -> Error {
+    Error::runtime_error("an object value is not an instance of its own type")
+}
+
+/// Whether the value is an object whose identity matters (`"dag-node"`, `"free-var"`).
+#[inline]
+fn has_identity(value: &AnyView<'_>) -> bool {
+    let type_index = value.as_raw().type_index;
+    if type_index < ti::kTVMFFIStaticObjectBegin
+        || matches!(
+            type_index,
+            ti::kTVMFFIArray | ti::kTVMFFIList | ti::kTVMFFIMap | ti::kTVMFFIDict
+        )
+    {
+        return false;
+    }
+    object_type_info(type_index).is_ok_and(|info| {
+        matches!(
+            structural_kind(info),
+            sys::kTVMFFISEqHashKindDAGNode | sys::kTVMFFISEqHashKindFreeVar
+        )
+    })
+}
+
+/// The engine of [`map`].
+struct Mapper<D> {
+    dispatch: D,
+    order: WalkOrder,
+    /// Objects of identity mapped so far: (the object, kept alive; its image).
+    memo: HashMap<usize, (Any, Any)>,
+}
+
+impl<D: MapDispatch> Mapper<D> {
+    fn map_value(
+        &mut self,
+        value: &AnyView<'_>,
+        kind: DefRegionKind,
+        permit: Permit,
+    ) -> Result<Any> {
+        let type_index = value.as_raw().type_index;
+        if type_index == ti::kTVMFFINone {
+            return Ok(Any::none());
+        }
+        let identity = has_identity(value);
+        if identity {
+            // SAFETY: an object index.
+            let key = unsafe { value.as_raw().value.v_obj } as usize;
+            if let Some((_, image)) = self.memo.get(&key) {
+                return Ok(image.clone());
+            }
+            // Never in place: the memo holds the object too.
+            let image = self
+                .map_uncached(value, kind, Permit::Copy)
+                .map_err(|e| with_value_frame(e, type_index))?;
+            self.memo.insert(key, (owned(value), image.clone()));
+            return Ok(image);
+        }
+        self.map_uncached(value, kind, permit)
+            .map_err(|e| with_value_frame(e, type_index))
+    }
+
+    fn map_uncached(
+        &mut self,
+        value: &AnyView<'_>,
+        kind: DefRegionKind,
+        permit: Permit,
+    ) -> Result<Any> {
+        match self.order {
+            WalkOrder::PreOrder => {
+                // SAFETY: `value`'s owner keeps it alive through the call.
+                let visit_value = unsafe { VisitValue::new(*value) };
+                let Some(replacement) = self.dispatch.dispatch_map(&visit_value, kind) else {
+                    return self.default_map(value, kind, permit);
+                };
+                let replacement = replacement?;
+                if same(value, &replacement.view()) {
+                    // Let go of the mapper's reference before the uniqueness check.
+                    drop(replacement);
+                    self.default_map(value, kind, permit)
+                } else {
+                    // The replacement's children are mapped too (not the replacement itself).
+                    self.default_map(&replacement.view(), kind, Permit::InPlace)
+                }
+            }
+            WalkOrder::PostOrder => {
+                let mapped = self.default_map(value, kind, permit)?;
+                // SAFETY: `mapped` lives through the call.
+                let visit_value = unsafe { VisitValue::new(mapped.view()) };
+                match self.dispatch.dispatch_map(&visit_value, kind) {
+                    Some(result) => result,
+                    None => Ok(mapped),
+                }
+            }
+        }
+    }
+}
+
+impl<D: MapDispatch> Driver for Mapper<D> {
+    #[inline]
+    fn recurse(&mut self, child: &AnyView<'_>, kind: DefRegionKind, permit: Permit) -> Result<Any> {
+        self.map_value(child, kind, permit)
+    }
+}
+
+/// Maps `root` with a mapper (C++ `StructuralMap`): every value reached gets the mapper's
+/// replacement, before (`PreOrder`: the replacement's children are then mapped) or after
+/// (`PostOrder`: the mapper sees the value with its children mapped) its children. A value no
+/// link takes is kept. Copy-on-write: a value none of whose children changed is returned as the
+/// same object, without allocation (see the [module docs](crate::structural) for in-place
+/// updates and objects of identity).
+///
+/// The mapper is `&mut` a `#[dispatch(map)]` type, a callback (`|v: i64|`, `|n: &MyNodeObj|`,
+/// `|v: &MapValue|`, each optionally with a trailing `kind: DefRegionKind`, returning an `Any`
+/// or a `Result<Any>`), or a tuple of them tried in order. An error carries the path to the
+/// value whose mapping failed in its backtrace; updates made in place before it are kept.
+///
+/// ```
+/// use tvm_ffi::structural::{self, WalkOrder};
+/// use tvm_ffi::{Any, Array};
+/// let source = Array::new([Array::new([1i64, 2]).unwrap(), Array::new([3i64]).unwrap()]).unwrap();
+/// // Nothing changes: the same object comes back.
+/// let same = structural::map(source.clone(), |v: i64| Any::new(v), WalkOrder::PostOrder).unwrap();
+/// assert!(same.cast::<Array<Any>>().unwrap().as_object_ref().ptr_eq(source.as_object_ref()));
+/// // One leaf changes: its array and the root are copied, the other array is shared.
+/// let out = structural::map(
+///     source.clone(),
+///     |v: i64| Any::new(if v == 3 { 30 } else { v }),
+///     WalkOrder::PostOrder,
+/// )
+/// .unwrap();
+/// let out = out.cast::<Array<Array<i64>>>().unwrap();
+/// assert_eq!(out.get(1).unwrap().to_vec(), [30]);
+/// assert!(out.get(0).unwrap().as_object_ref().ptr_eq(source.get(0).unwrap().as_object_ref()));
+/// ```
+pub fn map<R: IntoAny, M, H: IntoMapper<M>>(root: R, mapper: H, order: WalkOrder) -> Result<Any> {
+    let root = Any::new(root);
+    let mut engine = Mapper {
+        dispatch: mapper.into_mapper(),
+        order,
+        memo: HashMap::new(),
+    };
+    engine.map_value(&root.view(), DefRegionKind::None, Permit::InPlace)
+}
+
+/// Mutates `root` with a [`Mutator`] (C++ `visitor->Mutate(root)`): its `maybe_inplace_mutate`
+/// (when only the traversal holds the root) or `mutate` runs for the root, in
+/// [`DefRegionKind::None`], and drives the rest.
+pub fn mutate<R: IntoAny, U: Mutator>(root: R, mutator: &mut U) -> Result<Any> {
+    let root = Any::new(root);
+    user_dispatch(mutator, &root.view(), DefRegionKind::None, Permit::InPlace)
+}
+
+fn user_dispatch<U: Mutator>(
+    mutator: &mut U,
+    value: &AnyView<'_>,
+    kind: DefRegionKind,
+    permit: Permit,
+) -> Result<Any> {
+    let type_index = value.as_raw().type_index;
+    if type_index == ti::kTVMFFINone {
+        return Ok(Any::none());
+    }
+    // SAFETY: `value`'s owner keeps it alive through the call.
+    let visit_value = unsafe { VisitValue::new(*value) };
+    let result = if permit == Permit::InPlace && is_unique(value) {
+        let inplace = InplaceValue {
+            value: visit_value,
+            _scope: PhantomData,
+        };
+        mutator.maybe_inplace_mutate(inplace, kind)
+    } else {
+        mutator.mutate(&visit_value, kind)
+    };
+    result.map_err(|e| with_value_frame(e, type_index))
+}
+
+struct UserDriver<'m, U> {
+    mutator: &'m mut U,
+}
+
+impl<U: Mutator> Driver for UserDriver<'_, U> {
+    #[inline]
+    fn recurse(&mut self, child: &AnyView<'_>, kind: DefRegionKind, permit: Permit) -> Result<Any> {
+        user_dispatch(self.mutator, child, kind, permit)
+    }
+}
+
+fn user_default<U: Mutator>(
+    mutator: &mut U,
+    value: &AnyView<'_>,
+    kind: DefRegionKind,
+    permit: Permit,
+) -> Result<Any> {
+    let type_index = value.as_raw().type_index;
+    let free_var = type_index >= ti::kTVMFFIStaticObjectBegin
+        && object_type_info(type_index)
+            .is_ok_and(|info| structural_kind(info) == sys::kTVMFFISEqHashKindFreeVar);
+    // SAFETY: `value`'s owner keeps it alive through the call.
+    let var = unsafe { VisitValue::new(*value) };
+    if free_var {
+        if let Some(image) = mutator.var_remap_get(&var)? {
+            return Ok(image);
+        }
+    }
+    let image = UserDriver {
+        mutator: &mut *mutator,
+    }
+    .default_map(value, kind, permit)?;
+    if free_var {
+        mutator.var_remap_set(&var, &image)?;
+    }
+    Ok(image)
+}
+
+/// What `#[dispatch(map)]` expands to (`tvm_ffi::__private`; no semver guarantee).
+#[doc(hidden)]
+#[inline(always)]
+pub fn try_map_link<M, L: MapLink<M>>(
+    mut link: L,
+    value: &MapValue,
+    def_region_kind: DefRegionKind,
+) -> Option<Result<Any>> {
+    link.try_map(value, def_region_kind)
+}

@@ -1,0 +1,1098 @@
+//! Structural walk and visit, in Rust: the traversal of a value graph that the runtime's
+//! reflection describes (container contents, then the structural fields of objects), with the
+//! definition region each value sits in. Reached through [`crate::structural`].
+//!
+//! Two layers, as in C++:
+//! - the walk ([`walk`]): the engine recurses on its own; one handler (a closure, a chain of
+//!   typed closures, or a `#[dispatch(visit)]` type) runs per value, before or after its
+//!   children ([`WalkOrder`]), and steers with a [`WalkResult`];
+//! - the visitor ([`Visitor`], [`visit`]): `visit` runs for each value it is handed and chooses
+//!   itself which children to descend into and in which region
+//!   ([`Visitor::default_visit_children`], [`Visitor::visit_child`]).
+//!
+//! `List` and `Dict` contents are copied before the first callback runs, so a callback that
+//! mutates the container it was reached through sees the old contents and cannot invalidate
+//! the traversal. An object type that registers a foreign `__s_visit__` hook is refused with an
+//! error naming the way out (a [`Visitor`] that visits its children itself, or a pre-order
+//! `Skip`): its hook expects a C++ visitor, and reflection could disagree with it.
+use std::marker::PhantomData;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicPtr, Ordering};
+
+use crate::abi::sys::{self, field_flags, type_index as ti};
+use crate::base::error::{Error, Result};
+use crate::base::object::builtin::{ArrayObj, DictObj, ListObj, MapObj};
+use crate::base::object::{type_info, ObjectRef, ObjectType};
+use crate::base::value::{Any, AnyView, FromAny, IntoAny};
+use crate::call::function::IntoArg;
+use crate::data::container::{Dict, List, Map};
+
+const VISIT_ATTR: &str = "__s_visit__";
+
+/// When a walk handler runs for a value: before its children or after them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WalkOrder {
+    /// The handler runs before the children; its [`WalkResult::Skip`] prunes them.
+    PreOrder,
+    /// The handler runs after the children (a `Skip` then means `Advance`).
+    PostOrder,
+}
+
+/// What a walk handler tells the walk to do next.
+#[must_use = "a walk handler's result steers the walk"]
+#[derive(Debug)]
+pub enum WalkResult {
+    /// Go on, into this value's children (pre-order).
+    Advance,
+    /// Go on, but not into this value's children (pre-order; post-order: as `Advance`).
+    Skip,
+    /// Stop the whole walk; the caller receives a [`VisitInterrupt`] holding `None`.
+    Interrupt,
+    /// Stop the whole walk; the caller receives a [`VisitInterrupt`] holding this payload.
+    InterruptWith(Any),
+}
+
+impl WalkResult {
+    /// [`WalkResult::InterruptWith`] of any convertible value.
+    ///
+    /// ```
+    /// use tvm_ffi::structural::{self, VisitValue, WalkOrder, WalkResult};
+    /// use tvm_ffi::Array;
+    /// let root = Array::new([1i64, 2, 3]).unwrap();
+    /// let stop = structural::walk(
+    ///     &root,
+    ///     |value: i64| if value == 2 { WalkResult::interrupt_with(value * 10) } else { WalkResult::Advance },
+    ///     WalkOrder::PreOrder,
+    /// )
+    /// .unwrap()
+    /// .unwrap();
+    /// assert_eq!(stop.value.cast::<i64>().unwrap(), 20);
+    /// ```
+    pub fn interrupt_with<T: IntoAny>(payload: T) -> WalkResult {
+        WalkResult::InterruptWith(Any::new(payload))
+    }
+}
+
+/// The definition region a value is reached in (C `TVMFFIDefRegionKind`), as structural
+/// equality uses it: whether free variables met there are uses or definitions.
+///
+/// A field flagged `#[ffi(structural = "def-pattern")]` or `"def-simple"` opens its region for
+/// the field's whole subtree; inside a pattern region every field stays in the pattern. A free
+/// variable (`structural = "free-var"`) reached in a simple region is the definition, and its
+/// own fields are uses again ([`DefRegionKind::None`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(i32)]
+pub enum DefRegionKind {
+    /// A use: outside any definition region.
+    #[default]
+    None = 0,
+    /// A definition matched as a pattern: every free variable in the subtree is defined.
+    Pattern = 1,
+    /// A simple definition: the variable alone is defined, its type is a use.
+    Simple = 2,
+}
+
+/// A walk or visit stopped by a handler: the payload it gave (`None` for a bare
+/// [`WalkResult::Interrupt`]).
+#[derive(Debug)]
+pub struct VisitInterrupt {
+    /// The handler's payload.
+    pub value: Any,
+}
+
+impl VisitInterrupt {
+    /// An interrupt carrying `payload`.
+    ///
+    /// ```
+    /// use tvm_ffi::structural::VisitInterrupt;
+    /// assert_eq!(VisitInterrupt::with(7i64).value.cast::<i64>().unwrap(), 7);
+    /// ```
+    pub fn with<T: IntoAny>(payload: T) -> VisitInterrupt {
+        VisitInterrupt {
+            value: Any::new(payload),
+        }
+    }
+}
+
+/// A value met by a walk, visit or map, borrowed for the duration of the callback.
+///
+/// [`VisitValue::cast`] matches exactly, as C++ `ObjectRef::as<T>`: the value's own runtime type
+/// must be the target's, with no coercion (an `int` for `i64`, never a `bool`; a `float` for
+/// `f64`, never an `int`; an `ffi.Array` whose elements all are exactly `T`s for `Array<T>`), so
+/// that typed callbacks of a chain claim only their own values.
+///
+/// ```
+/// use tvm_ffi::structural::{self, VisitValue, WalkOrder, WalkResult};
+/// use tvm_ffi::{Any, Array};
+/// let root = Array::new([Any::new(1i64), Any::new(true), Any::new("s")]).unwrap();
+/// let mut seen = Vec::new();
+/// structural::walk(
+///     &root,
+///     |value: &VisitValue| {
+///         seen.push((value.type_key(), value.cast::<i64>()));
+///         WalkResult::Advance
+///     },
+///     WalkOrder::PreOrder,
+/// )
+/// .unwrap();
+/// assert_eq!(seen[1], ("int", Some(1)));
+/// assert_eq!(seen[2], ("bool", None));
+/// ```
+pub struct VisitValue {
+    // The engine makes a `VisitValue` only over a cell that outlives every `&VisitValue` it
+    // hands out; the `'static` never escapes (every accessor reborrows for `&self`).
+    view: AnyView<'static>,
+}
+
+impl VisitValue {
+    /// # Safety
+    /// What `view` points to must stay alive and unchanged while the result is used.
+    #[inline(always)]
+    pub(crate) unsafe fn new(view: AnyView<'_>) -> VisitValue {
+        VisitValue {
+            // SAFETY: the caller's contract; the lifetime is only erased, never exposed.
+            view: unsafe { AnyView::from_raw(*view.as_raw()) },
+        }
+    }
+
+    /// The value, borrowed.
+    #[inline(always)]
+    pub fn view(&self) -> &AnyView<'_> {
+        &self.view
+    }
+
+    /// The runtime type index of the value.
+    #[inline(always)]
+    pub fn type_index(&self) -> i32 {
+        self.view.as_raw().type_index
+    }
+
+    /// The runtime type key of the value (`"int"`, `"ffi.Array"`, ...).
+    pub fn type_key(&self) -> &'static str {
+        self.view.type_key()
+    }
+
+    /// Whether the value is `None`.
+    #[inline]
+    pub fn is_none(&self) -> bool {
+        self.type_index() == ti::kTVMFFINone
+    }
+
+    /// The value as a `T` when it is exactly a `T` (see the type docs), else `None`.
+    #[inline]
+    pub fn cast<T: for<'a> FromAny<'a>>(&self) -> Option<T> {
+        if !T::match_type_index(self.type_index()) {
+            return None;
+        }
+        T::from_any_exact(self.view())
+    }
+
+    /// The payload of an object of type `T` (or a subtype), borrowed, else `None`.
+    ///
+    /// ```
+    /// use tvm_ffi::builtin::ArrayObj;
+    /// use tvm_ffi::structural::{self, VisitValue, WalkOrder, WalkResult};
+    /// use tvm_ffi::Array;
+    /// let root = Array::new([Array::new([1i64]).unwrap()]).unwrap();
+    /// let mut arrays = 0;
+    /// structural::walk(
+    ///     &root,
+    ///     |value: &VisitValue| {
+    ///         arrays += value.as_node::<ArrayObj>().is_some() as usize;
+    ///         WalkResult::Advance
+    ///     },
+    ///     WalkOrder::PreOrder,
+    /// )
+    /// .unwrap();
+    /// assert_eq!(arrays, 2);
+    /// ```
+    #[inline]
+    pub fn as_node<T: ObjectType>(&self) -> Option<&T> {
+        <&ObjectRef<T>>::from_any(self.view()).map(|object| &**object)
+    }
+
+    /// The value as an object reference of type `T`, borrowed, else `None`.
+    #[inline]
+    pub fn as_object<T: ObjectType>(&self) -> Option<&ObjectRef<T>> {
+        <&ObjectRef<T>>::from_any(self.view())
+    }
+
+    /// An owned copy of the value (objects: a new reference to the same object).
+    #[inline]
+    pub fn to_owned(&self) -> Any {
+        // SAFETY: the view is a valid value (see `new`); cloning takes a reference of its own.
+        unsafe { owned_from_raw(self.view.as_raw()) }
+    }
+}
+
+impl std::fmt::Debug for VisitValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&self.view, f)
+    }
+}
+
+/// A new owned value equal to the valid value at `raw` (objects: one more reference).
+///
+/// # Safety
+/// `raw` is a valid value whose owner keeps it alive during the call.
+#[inline]
+pub(crate) unsafe fn owned_from_raw(raw: &sys::TVMFFIAny) -> Any {
+    // SAFETY: the caller's contract; `Any` is repr(transparent) over TVMFFIAny.
+    let any = unsafe { &*(raw as *const sys::TVMFFIAny as *const Any) };
+    any.clone()
+}
+
+/// How a walk result converts from what a handler returns: a [`WalkResult`] or a
+/// `Result<WalkResult>`.
+pub trait IntoWalkResult {
+    /// The result, or the handler's error.
+    fn into_walk_result(self) -> Result<WalkResult>;
+}
+
+impl IntoWalkResult for WalkResult {
+    #[inline(always)]
+    fn into_walk_result(self) -> Result<WalkResult> {
+        Ok(self)
+    }
+}
+
+impl IntoWalkResult for Result<WalkResult> {
+    #[inline(always)]
+    fn into_walk_result(self) -> Result<WalkResult> {
+        self
+    }
+}
+
+/// A stateful walk handler: what `#[tvm_ffi::dispatch(visit)]` implements for a type from its
+/// `visit_*` methods (tried in source order, the first whose argument type matches runs).
+///
+/// `None`: no handler takes the value, which the walk treats as [`WalkResult::Advance`] (and a
+/// chain passes to its next link).
+///
+/// ```
+/// use tvm_ffi::structural::{self, DefRegionKind, VisitValue, WalkOrder, WalkResult};
+/// use tvm_ffi::{dispatch, Array};
+/// #[derive(Default)]
+/// struct Sum { total: i64, others: usize }
+/// #[dispatch(visit)]
+/// impl Sum {
+///     fn visit_int(&mut self, value: i64) -> WalkResult {
+///         self.total += value;
+///         WalkResult::Advance
+///     }
+///     fn visit_other(&mut self, _value: &VisitValue, _kind: DefRegionKind) -> WalkResult {
+///         self.others += 1;
+///         WalkResult::Advance
+///     }
+/// }
+/// let mut sum = Sum::default();
+/// structural::walk(&Array::new([1i64, 2, 3]).unwrap(), &mut sum, WalkOrder::PreOrder).unwrap();
+/// assert_eq!((sum.total, sum.others), (6, 1));
+/// ```
+pub trait VisitDispatch {
+    /// Runs the first handler that takes `value`, if any.
+    fn dispatch_visit(
+        &mut self,
+        value: &VisitValue,
+        def_region_kind: DefRegionKind,
+    ) -> Option<Result<WalkResult>>;
+}
+
+impl<V: VisitDispatch + ?Sized> VisitDispatch for &mut V {
+    #[inline(always)]
+    fn dispatch_visit(
+        &mut self,
+        value: &VisitValue,
+        def_region_kind: DefRegionKind,
+    ) -> Option<Result<WalkResult>> {
+        (**self).dispatch_visit(value, def_region_kind)
+    }
+}
+
+/// The shapes of callback a walk or map accepts, as marker types: they only tell the trait
+/// impls apart, so that a closure's own argument types choose how it is called.
+pub mod shapes {
+    use std::marker::PhantomData;
+
+    /// `|value: T|`, any `T` a value can be cast to ([`super::VisitValue::cast`]).
+    pub struct Owned<T>(PhantomData<fn(T)>);
+    /// `|value: T, kind: DefRegionKind|`.
+    pub struct OwnedKind<T>(PhantomData<fn(T)>);
+    /// `|node: &T|`, the payload of an object of type `T` or a subtype.
+    pub struct Node<T>(PhantomData<fn(&T)>);
+    /// `|node: &T, kind: DefRegionKind|`.
+    pub struct NodeKind<T>(PhantomData<fn(&T)>);
+    /// `|value: &VisitValue|`: every value.
+    pub struct CatchAll;
+    /// `|value: &VisitValue, kind: DefRegionKind|`.
+    pub struct CatchAllKind;
+    /// `&mut V` of a `#[dispatch(..)]` type.
+    pub struct Dispatch;
+    /// A tuple of links, tried in order.
+    pub struct Chain<M>(PhantomData<M>);
+}
+use shapes::{CatchAll, CatchAllKind, Chain, Dispatch, Node, NodeKind, Owned, OwnedKind};
+
+/// One link of a walk handler: a callback of one of the [`shapes`], or `&mut` a
+/// `#[dispatch(visit)]` type. `None` when the link does not take the value.
+pub trait WalkLink<M> {
+    /// Runs the link on `value` if it takes it.
+    fn try_visit(
+        &mut self,
+        value: &VisitValue,
+        def_region_kind: DefRegionKind,
+    ) -> Option<Result<WalkResult>>;
+}
+
+impl<F, T, O> WalkLink<Owned<T>> for F
+where
+    F: FnMut(T) -> O,
+    T: for<'a> FromAny<'a>,
+    O: IntoWalkResult,
+{
+    #[inline(always)]
+    fn try_visit(&mut self, value: &VisitValue, _: DefRegionKind) -> Option<Result<WalkResult>> {
+        value.cast::<T>().map(|v| self(v).into_walk_result())
+    }
+}
+
+impl<F, T, O> WalkLink<OwnedKind<T>> for F
+where
+    F: FnMut(T, DefRegionKind) -> O,
+    T: for<'a> FromAny<'a>,
+    O: IntoWalkResult,
+{
+    #[inline(always)]
+    fn try_visit(&mut self, value: &VisitValue, kind: DefRegionKind) -> Option<Result<WalkResult>> {
+        value.cast::<T>().map(|v| self(v, kind).into_walk_result())
+    }
+}
+
+impl<F, T, O> WalkLink<Node<T>> for F
+where
+    F: FnMut(&T) -> O,
+    T: ObjectType,
+    O: IntoWalkResult,
+{
+    #[inline(always)]
+    fn try_visit(&mut self, value: &VisitValue, _: DefRegionKind) -> Option<Result<WalkResult>> {
+        value.as_node::<T>().map(|v| self(v).into_walk_result())
+    }
+}
+
+impl<F, T, O> WalkLink<NodeKind<T>> for F
+where
+    F: FnMut(&T, DefRegionKind) -> O,
+    T: ObjectType,
+    O: IntoWalkResult,
+{
+    #[inline(always)]
+    fn try_visit(&mut self, value: &VisitValue, kind: DefRegionKind) -> Option<Result<WalkResult>> {
+        value
+            .as_node::<T>()
+            .map(|v| self(v, kind).into_walk_result())
+    }
+}
+
+impl<F, O> WalkLink<CatchAll> for F
+where
+    F: FnMut(&VisitValue) -> O,
+    O: IntoWalkResult,
+{
+    #[inline(always)]
+    fn try_visit(&mut self, value: &VisitValue, _: DefRegionKind) -> Option<Result<WalkResult>> {
+        Some(self(value).into_walk_result())
+    }
+}
+
+impl<F, O> WalkLink<CatchAllKind> for F
+where
+    F: FnMut(&VisitValue, DefRegionKind) -> O,
+    O: IntoWalkResult,
+{
+    #[inline(always)]
+    fn try_visit(&mut self, value: &VisitValue, kind: DefRegionKind) -> Option<Result<WalkResult>> {
+        Some(self(value, kind).into_walk_result())
+    }
+}
+
+impl<V: VisitDispatch> WalkLink<Dispatch> for &mut V {
+    #[inline(always)]
+    fn try_visit(&mut self, value: &VisitValue, kind: DefRegionKind) -> Option<Result<WalkResult>> {
+        (**self).dispatch_visit(value, kind)
+    }
+}
+
+/// A chain of links as one handler: the first link that takes a value runs.
+#[doc(hidden)]
+pub struct LinkChain<L, M> {
+    links: L,
+    _shapes: PhantomData<fn(M)>,
+}
+
+/// What [`walk`] accepts as its handler: `&mut` a `#[dispatch(visit)]` type, one callback of
+/// any of the [`shapes`], or a tuple of up to 8 of them (links, tried in order: the first
+/// whose argument type matches the value runs, later ones do not).
+pub trait IntoWalker<M> {
+    /// The handler as a dispatch.
+    type Walker: VisitDispatch;
+    /// Converts.
+    fn into_walker(self) -> Self::Walker;
+}
+
+impl<'v, V: VisitDispatch> IntoWalker<Dispatch> for &'v mut V {
+    type Walker = &'v mut V;
+    #[inline(always)]
+    fn into_walker(self) -> &'v mut V {
+        self
+    }
+}
+
+/// One bare callback.
+#[doc(hidden)]
+pub struct SingleLink<F, M> {
+    link: F,
+    _shape: PhantomData<fn(M)>,
+}
+
+impl<F: WalkLink<M>, M> VisitDispatch for SingleLink<F, M> {
+    #[inline(always)]
+    fn dispatch_visit(
+        &mut self,
+        value: &VisitValue,
+        kind: DefRegionKind,
+    ) -> Option<Result<WalkResult>> {
+        self.link.try_visit(value, kind)
+    }
+}
+
+macro_rules! bare_link_walker {
+    ($($shape:ty => [$($param:ident),*]),*) => {$(
+        impl<F $(, $param)*> IntoWalker<$shape> for F
+        where
+            F: WalkLink<$shape>,
+        {
+            type Walker = SingleLink<F, $shape>;
+            #[inline(always)]
+            fn into_walker(self) -> Self::Walker {
+                SingleLink { link: self, _shape: PhantomData }
+            }
+        }
+    )*};
+}
+bare_link_walker!(
+    Owned<T> => [T],
+    OwnedKind<T> => [T],
+    Node<T> => [T],
+    NodeKind<T> => [T],
+    CatchAll => [],
+    CatchAllKind => []
+);
+
+macro_rules! chain_walker {
+    ($(($link:ident, $shape:ident, $index:tt)),+) => {
+        impl<$($link: WalkLink<$shape>, $shape),+> VisitDispatch
+            for LinkChain<($($link,)+), ($($shape,)+)>
+        {
+            #[inline(always)]
+            fn dispatch_visit(
+                &mut self,
+                value: &VisitValue,
+                kind: DefRegionKind,
+            ) -> Option<Result<WalkResult>> {
+                $(
+                    if let Some(result) = self.links.$index.try_visit(value, kind) {
+                        return Some(result);
+                    }
+                )+
+                None
+            }
+        }
+        impl<$($link: WalkLink<$shape>, $shape),+> IntoWalker<Chain<($($shape,)+)>>
+            for ($($link,)+)
+        {
+            type Walker = LinkChain<($($link,)+), ($($shape,)+)>;
+            #[inline(always)]
+            fn into_walker(self) -> Self::Walker {
+                LinkChain { links: self, _shapes: PhantomData }
+            }
+        }
+    };
+}
+chain_walker!((L0, M0, 0));
+chain_walker!((L0, M0, 0), (L1, M1, 1));
+chain_walker!((L0, M0, 0), (L1, M1, 1), (L2, M2, 2));
+chain_walker!((L0, M0, 0), (L1, M1, 1), (L2, M2, 2), (L3, M3, 3));
+chain_walker!(
+    (L0, M0, 0),
+    (L1, M1, 1),
+    (L2, M2, 2),
+    (L3, M3, 3),
+    (L4, M4, 4)
+);
+chain_walker!(
+    (L0, M0, 0),
+    (L1, M1, 1),
+    (L2, M2, 2),
+    (L3, M3, 3),
+    (L4, M4, 4),
+    (L5, M5, 5)
+);
+chain_walker!(
+    (L0, M0, 0),
+    (L1, M1, 1),
+    (L2, M2, 2),
+    (L3, M3, 3),
+    (L4, M4, 4),
+    (L5, M5, 5),
+    (L6, M6, 6)
+);
+chain_walker!(
+    (L0, M0, 0),
+    (L1, M1, 1),
+    (L2, M2, 2),
+    (L3, M3, 3),
+    (L4, M4, 4),
+    (L5, M5, 5),
+    (L6, M6, 6),
+    (L7, M7, 7)
+);
+
+/// Why a traversal stopped early.
+pub(crate) enum Halt {
+    Interrupt(Any),
+    Error(Error),
+}
+
+pub(crate) type Flow = std::result::Result<(), Halt>;
+
+impl From<Error> for Halt {
+    #[inline]
+    fn from(error: Error) -> Halt {
+        Halt::Error(error)
+    }
+}
+
+/// Appends a frame of the traversal path to an error.
+#[cold]
+pub(crate) fn with_frame(mut error: Error, frame: std::fmt::Arguments<'_>) -> Error {
+    error.append_backtrace(&format!("  [structural traversal] {frame}\n"));
+    error
+}
+
+#[inline]
+fn halt_frame(halt: Halt, frame: impl FnOnce() -> String) -> Halt {
+    match halt {
+        Halt::Error(error) => Halt::Error(with_frame(error, format_args!("{}", frame()))),
+        interrupt => interrupt,
+    }
+}
+
+/// The frame naming the object an error passed through (plain values add none).
+#[cold]
+pub(crate) fn with_value_frame(error: Error, type_index: i32) -> Error {
+    if type_index < ti::kTVMFFIStaticObjectBegin {
+        error
+    } else {
+        let key = type_info::type_key_of_index(type_index);
+        with_frame(error, format_args!("object `{key}`"))
+    }
+}
+
+fn halt_value(halt: Halt, type_index: i32) -> Halt {
+    match halt {
+        Halt::Error(error) => Halt::Error(with_value_frame(error, type_index)),
+        interrupt => interrupt,
+    }
+}
+
+/// A cached type-attribute column (`__s_visit__`, ...): looked up by name until it exists, then
+/// kept (the registry never frees a column; its entries are read on each use).
+pub(crate) struct AttrColumn {
+    name: &'static str,
+    column: AtomicPtr<sys::TVMFFITypeAttrColumn>,
+}
+
+impl AttrColumn {
+    pub(crate) const fn new(name: &'static str) -> AttrColumn {
+        AttrColumn {
+            name,
+            column: AtomicPtr::new(std::ptr::null_mut()),
+        }
+    }
+
+    /// The type index of the attribute registered for exactly `index`, when one is.
+    #[inline]
+    pub(crate) fn get(&self, index: i32) -> Option<i32> {
+        let mut column = self.column.load(Ordering::Acquire);
+        if column.is_null() {
+            let name = sys::TVMFFIByteArray::from_bytes(self.name.as_bytes());
+            // SAFETY: a valid name; the column, if any, is owned by the registry forever.
+            column = unsafe { sys::TVMFFIGetTypeAttrColumn(&name) } as *mut _;
+            if column.is_null() {
+                return None;
+            }
+            self.column.store(column, Ordering::Release);
+        }
+        // SAFETY: a column of the registry, never freed.
+        let column = unsafe { &*column };
+        let slot = index.checked_sub(column.begin_index)?;
+        if slot < 0 || slot >= column.size {
+            return None;
+        }
+        // SAFETY: `data` has `size` entries.
+        let attr = unsafe { &*column.data.add(slot as usize) };
+        (attr.type_index != ti::kTVMFFINone).then_some(attr.type_index)
+    }
+}
+
+static VISIT_COLUMN: AttrColumn = AttrColumn::new(VISIT_ATTR);
+
+/// Refuses an object type whose children only its foreign `__s_visit__` knows.
+#[inline]
+fn refuse_foreign_visit(type_index: i32) -> Result<()> {
+    match VISIT_COLUMN.get(type_index) {
+        None => Ok(()),
+        Some(_) => Err(foreign_visit_error(type_index)),
+    }
+}
+
+#[cold]
+fn foreign_visit_error(type_index: i32) -> Error {
+    Error::runtime_error(format!(
+        "type `{}` registers foreign `{VISIT_ATTR}`, which the Rust traversal cannot call; visit \
+         its children explicitly from a `StructuralVisitor` (`structural::visit`), or skip it \
+         with a pre-order `WalkResult::Skip` handler",
+        type_info::type_key_of_index(type_index)
+    ))
+}
+
+/// The region of a field's subtree: the field's flag opens one, except inside a pattern.
+#[inline]
+pub(crate) fn field_region(flags: i64, inherited: DefRegionKind) -> DefRegionKind {
+    if inherited == DefRegionKind::Pattern {
+        DefRegionKind::Pattern
+    } else if flags & field_flags::kTVMFFIFieldFlagBitMaskSEqHashDefSimple != 0 {
+        DefRegionKind::Simple
+    } else if flags & field_flags::kTVMFFIFieldFlagBitMaskSEqHashDefPattern != 0 {
+        DefRegionKind::Pattern
+    } else {
+        inherited
+    }
+}
+
+/// The structural kind (`TVMFFISEqHashKind`) of a registered type; `Unsupported` without one.
+#[inline]
+pub(crate) fn structural_kind(info: &sys::TVMFFITypeInfo) -> i32 {
+    // SAFETY: `metadata` is null or points to the registry's metadata of the type.
+    match unsafe { info.metadata.as_ref() } {
+        Some(metadata) => metadata.structural_eq_hash_kind,
+        None => sys::kTVMFFISEqHashKindUnsupported,
+    }
+}
+
+/// The region a free variable's own fields are in: a simple definition defines the variable,
+/// not what its fields hold.
+#[inline]
+pub(crate) fn object_fields_region(
+    info: &sys::TVMFFITypeInfo,
+    kind: DefRegionKind,
+) -> DefRegionKind {
+    if kind == DefRegionKind::Simple && structural_kind(info) == sys::kTVMFFISEqHashKindFreeVar {
+        DefRegionKind::None
+    } else {
+        kind
+    }
+}
+
+/// Calls `each` for every reflected field of a type, its ancestors' first (as C++
+/// `ForEachFieldInfo`), until it breaks.
+pub(crate) fn for_each_field<B>(
+    info: &'static sys::TVMFFITypeInfo,
+    mut each: impl FnMut(&'static sys::TVMFFIFieldInfo) -> std::ops::ControlFlow<B>,
+) -> Option<B> {
+    let mut level = |level: &'static sys::TVMFFITypeInfo| -> Option<B> {
+        if level.fields.is_null() {
+            return None;
+        }
+        for index in 0..level.num_fields.max(0) as usize {
+            // SAFETY: `fields` has `num_fields` entries, owned by the registry for the life of
+            // the process (a table moves only when its type registers a field, which happens
+            // when the type registers, before objects of it exist).
+            let field = unsafe { &*level.fields.add(index) };
+            if let std::ops::ControlFlow::Break(b) = each(field) {
+                return Some(b);
+            }
+        }
+        None
+    };
+    // Ancestor 0 is `ffi.Object`, which has no fields.
+    for depth in 1..info.type_depth.max(0) as usize {
+        // SAFETY: `type_ancestors` has `type_depth` valid registry pointers.
+        let ancestor = unsafe { &**info.type_ancestors.add(depth) };
+        if let Some(b) = level(ancestor) {
+            return Some(b);
+        }
+    }
+    level(info)
+}
+
+/// Reads a field of the object at `object` through its reflected getter: an owned value.
+///
+/// # Safety
+/// `object` is a live object of a type that has `field`.
+pub(crate) unsafe fn read_field(
+    object: NonNull<sys::TVMFFIObject>,
+    field: &sys::TVMFFIFieldInfo,
+) -> Result<Any> {
+    let Some(getter) = field.getter else {
+        return Err(Error::runtime_error(format!(
+            "reflected field `{}` has no getter",
+            field_name(field)
+        )));
+    };
+    let mut out = sys::TVMFFIAny::NONE;
+    // SAFETY: the field lives at `offset` in the object (the caller's contract); the getter
+    // writes an owned value (or nothing) into `out`.
+    let rc = unsafe {
+        getter(
+            (object.as_ptr() as *mut u8).offset(field.offset as isize) as *mut std::ffi::c_void,
+            &mut out,
+        )
+    };
+    // SAFETY: `out` is NONE or what the getter wrote, owned; wrapping it releases a partial
+    // result on error too.
+    let value = unsafe { Any::from_raw(out) };
+    if rc != 0 {
+        drop(value);
+        return Err(Error::take_raised()
+            .unwrap_or_else(|| Error::runtime_error("a field getter failed without an error")));
+    }
+    Ok(value)
+}
+
+/// The name of a registered field.
+pub(crate) fn field_name(field: &sys::TVMFFIFieldInfo) -> &'static str {
+    if field.name.data.is_null() {
+        return "<unnamed>";
+    }
+    // SAFETY: field names are `size` bytes owned by the registry for the life of the process.
+    let bytes: &'static [u8] =
+        unsafe { std::slice::from_raw_parts(field.name.data as *const u8, field.name.size) };
+    std::str::from_utf8(bytes).unwrap_or("<invalid>")
+}
+
+/// The registered type info of an object index.
+#[inline]
+pub(crate) fn object_type_info(type_index: i32) -> Result<&'static sys::TVMFFITypeInfo> {
+    type_info::type_info(type_index)
+        .ok_or_else(|| Error::runtime_error(format!("unregistered type index {type_index}")))
+}
+
+/// Calls `each` for every child of `value` (container contents; the structural fields of an
+/// object), in the region each is reached in. Errors and interrupts from `each` pass up with
+/// the child's position appended to the error's path.
+#[inline]
+pub(crate) fn for_each_child(
+    value: &AnyView<'_>,
+    kind: DefRegionKind,
+    each: &mut dyn FnMut(&AnyView<'_>, DefRegionKind) -> Flow,
+) -> Flow {
+    let type_index = value.as_raw().type_index;
+    if type_index < ti::kTVMFFIStaticObjectBegin {
+        return Ok(());
+    }
+    match type_index {
+        ti::kTVMFFIArray => {
+            let array = <&ObjectRef<ArrayObj>>::from_any(value).ok_or_else(not_container)?;
+            let size = array.seq.size.max(0) as usize;
+            for index in 0..size {
+                // SAFETY: an array never changes while referenced, and `value`'s owner keeps it
+                // alive: its `size` cells stay valid through the callbacks.
+                let child = unsafe {
+                    AnyView::from_raw(*(array.seq.data as *const sys::TVMFFIAny).add(index))
+                };
+                each(&child, kind)
+                    .map_err(|h| halt_frame(h, || format!("sequence item [{index}]")))?;
+            }
+            Ok(())
+        }
+        ti::kTVMFFIList => {
+            let list = <&ObjectRef<ListObj>>::from_any(value).ok_or_else(not_container)?;
+            let items = List::<Any>::from_object_ref(list.clone()).snapshot()?;
+            for (index, child) in items.iter().enumerate() {
+                each(&child.view(), kind)
+                    .map_err(|h| halt_frame(h, || format!("sequence item [{index}]")))?;
+            }
+            Ok(())
+        }
+        ti::kTVMFFIMap => {
+            let map = <&ObjectRef<MapObj>>::from_any(value).ok_or_else(not_container)?;
+            // SAFETY: Map is repr(transparent) over ObjectRef<MapObj>.
+            let map = unsafe { &*(map as *const ObjectRef<MapObj> as *const Map<Any, Any>) };
+            for (index, (key, val)) in map.iter_views().enumerate() {
+                each(&key, kind).map_err(|h| halt_frame(h, || format!("map key [{index}]")))?;
+                each(&val, kind).map_err(|h| halt_frame(h, || format!("map value [{index}]")))?;
+            }
+            Ok(())
+        }
+        ti::kTVMFFIDict => {
+            let dict = <&ObjectRef<DictObj>>::from_any(value).ok_or_else(not_container)?;
+            let entries = Dict::<Any, Any>::from_object_ref(dict.clone()).snapshot()?;
+            for (index, (key, val)) in entries.iter().enumerate() {
+                each(&key.view(), kind)
+                    .map_err(|h| halt_frame(h, || format!("dict key [{index}]")))?;
+                each(&val.view(), kind)
+                    .map_err(|h| halt_frame(h, || format!("dict value [{index}]")))?;
+            }
+            Ok(())
+        }
+        _ => for_each_field_child(value, type_index, kind, each),
+    }
+}
+
+#[cold]
+fn not_container() -> Error {
+    Error::runtime_error("a container value is not an instance of its container type")
+}
+
+fn for_each_field_child(
+    value: &AnyView<'_>,
+    type_index: i32,
+    kind: DefRegionKind,
+    each: &mut dyn FnMut(&AnyView<'_>, DefRegionKind) -> Flow,
+) -> Flow {
+    refuse_foreign_visit(type_index)?;
+    let info = object_type_info(type_index)?;
+    let kind = object_fields_region(info, kind);
+    // SAFETY: an object index: `v_obj` is a live object that `value`'s owner keeps alive.
+    let object = unsafe { NonNull::new_unchecked(value.as_raw().value.v_obj) };
+    let halted = for_each_field(info, |field| {
+        if field.flags & field_flags::kTVMFFIFieldFlagBitMaskSEqHashIgnore != 0 {
+            return std::ops::ControlFlow::Continue(());
+        }
+        // SAFETY: the object is live and of a type that has `field`.
+        let flow = match unsafe { read_field(object, field) } {
+            Ok(child) => each(&child.view(), field_region(field.flags, kind)),
+            Err(error) => Err(Halt::Error(error)),
+        };
+        match flow {
+            Ok(()) => std::ops::ControlFlow::Continue(()),
+            Err(halt) => std::ops::ControlFlow::Break(halt_frame(halt, || {
+                format!("field `{}`", field_name(field))
+            })),
+        }
+    });
+    halted.map_or(Ok(()), Err)
+}
+
+/// The walk engine: `dispatch` for each value, before or after its children.
+fn walk_value<D: VisitDispatch>(
+    dispatch: &mut D,
+    order: WalkOrder,
+    value: &AnyView<'_>,
+    kind: DefRegionKind,
+) -> Flow {
+    let type_index = value.as_raw().type_index;
+    if type_index == ti::kTVMFFINone {
+        return Ok(());
+    }
+    // SAFETY: `value`'s owner keeps it alive through this frame.
+    let visit_value = unsafe { VisitValue::new(*value) };
+    if order == WalkOrder::PreOrder {
+        match dispatch.dispatch_visit(&visit_value, kind) {
+            None | Some(Ok(WalkResult::Advance)) => {}
+            Some(Ok(WalkResult::Skip)) => return Ok(()),
+            Some(Ok(WalkResult::Interrupt)) => return Err(Halt::Interrupt(Any::none())),
+            Some(Ok(WalkResult::InterruptWith(payload))) => return Err(Halt::Interrupt(payload)),
+            Some(Err(error)) => return Err(Halt::Error(with_value_frame(error, type_index))),
+        }
+    }
+    for_each_child(value, kind, &mut |child, child_kind| {
+        walk_value(dispatch, order, child, child_kind)
+    })
+    .map_err(|halt| halt_value(halt, type_index))?;
+    if order == WalkOrder::PostOrder {
+        match dispatch.dispatch_visit(&visit_value, kind) {
+            None | Some(Ok(WalkResult::Advance | WalkResult::Skip)) => {}
+            Some(Ok(WalkResult::Interrupt)) => return Err(Halt::Interrupt(Any::none())),
+            Some(Ok(WalkResult::InterruptWith(payload))) => return Err(Halt::Interrupt(payload)),
+            Some(Err(error)) => return Err(Halt::Error(with_value_frame(error, type_index))),
+        }
+    }
+    Ok(())
+}
+
+fn finish(flow: Flow) -> Result<Option<VisitInterrupt>> {
+    match flow {
+        Ok(()) => Ok(None),
+        Err(Halt::Interrupt(value)) => Ok(Some(VisitInterrupt { value })),
+        Err(Halt::Error(error)) => Err(error),
+    }
+}
+
+/// Walks `root` with a handler (C++ `StructuralWalk<order>(root, callbacks...)`): the handler
+/// runs once per value reached, in `order`, and steers with its [`WalkResult`].
+///
+/// The handler is `&mut` a `#[dispatch(visit)]` type, a callback (`|v: i64|`,
+/// `|n: &MyNodeObj|`, `|v: &VisitValue|`, each optionally with a trailing
+/// `kind: DefRegionKind`, returning a `WalkResult` or a `Result<WalkResult>`), or a tuple of
+/// them tried in order. A value no link takes is walked on (`Advance`); `None` values are not
+/// reported. `Ok(Some(interrupt))` when a handler interrupted the walk; an error carries the
+/// path to the value whose handler failed in its backtrace.
+///
+/// ```
+/// use tvm_ffi::structural::{self, VisitValue, WalkOrder, WalkResult};
+/// use tvm_ffi::{Any, Array, Map};
+/// let root = Array::new([
+///     Any::new(Map::new([("a", 1i64), ("b", 2)]).unwrap()),
+///     Any::new(Array::new([3i64]).unwrap()),
+/// ])
+/// .unwrap();
+/// let mut sum = 0;
+/// let mut others = 0;
+/// let done = structural::walk(
+///     &root,
+///     (
+///         |value: i64| {
+///             sum += value;
+///             WalkResult::Advance
+///         },
+///         |_: &VisitValue| {
+///             others += 1;
+///             WalkResult::Advance
+///         },
+///     ),
+///     WalkOrder::PreOrder,
+/// )
+/// .unwrap();
+/// assert!(done.is_none());
+/// assert_eq!(sum, 6);
+/// assert_eq!(others, 5); // the two arrays, the map, its two (small-string) keys
+/// ```
+pub fn walk<R: IntoArg, M, H: IntoWalker<M>>(
+    root: R,
+    handler: H,
+    order: WalkOrder,
+) -> Result<Option<VisitInterrupt>> {
+    let holder = root.into_holder()?;
+    let view = R::view(&holder);
+    let mut dispatch = handler.into_walker();
+    finish(walk_value(&mut dispatch, order, &view, DefRegionKind::None))
+}
+
+/// A user-driven traversal (C++ `StructuralVisitorObj`): [`Visitor::visit`] runs for the root
+/// and decides itself where to descend: [`Visitor::default_visit_children`] for the default
+/// children of a value (container contents, structural fields in the regions their flags
+/// open), [`Visitor::visit_child`] for a value of its choosing in a region of its choosing.
+///
+/// ```
+/// use tvm_ffi::structural::{self, DefRegionKind, VisitInterrupt, VisitValue, Visitor};
+/// use tvm_ffi::{Array, Result};
+/// /// Visits the first element of each array as a pattern definition, the others as uses.
+/// #[derive(Default)]
+/// struct Params { regions: Vec<(i64, DefRegionKind)> }
+/// impl Visitor for Params {
+///     fn visit(&mut self, value: &VisitValue, kind: DefRegionKind) -> Result<Option<VisitInterrupt>> {
+///         if let Some(array) = value.cast::<Array<i64>>() {
+///             for (i, item) in array.iter().enumerate() {
+///                 let region = if i == 0 { DefRegionKind::Pattern } else { kind };
+///                 if let Some(stop) = self.visit_child(item, region)? {
+///                     return Ok(Some(stop));
+///                 }
+///             }
+///             return Ok(None);
+///         }
+///         if let Some(int) = value.cast::<i64>() {
+///             self.regions.push((int, kind));
+///         }
+///         self.default_visit_children(value, kind)
+///     }
+/// }
+/// let mut params = Params::default();
+/// structural::visit(&Array::new([1i64, 2]).unwrap(), &mut params).unwrap();
+/// assert_eq!(params.regions, [(1, DefRegionKind::Pattern), (2, DefRegionKind::None)]);
+/// ```
+pub trait Visitor {
+    /// Visits one value, reached in `def_region_kind`.
+    fn visit(
+        &mut self,
+        value: &VisitValue,
+        def_region_kind: DefRegionKind,
+    ) -> Result<Option<VisitInterrupt>>;
+
+    /// Visits `child` in `def_region_kind` (exactly that region: the caller chooses it),
+    /// through [`Visitor::visit`]. A `None` child is not visited.
+    fn visit_child<A: IntoArg>(
+        &mut self,
+        child: A,
+        def_region_kind: DefRegionKind,
+    ) -> Result<Option<VisitInterrupt>>
+    where
+        Self: Sized,
+    {
+        let holder = child.into_holder()?;
+        let view = A::view(&holder);
+        if view.is_none() {
+            return Ok(None);
+        }
+        // SAFETY: `holder` keeps the value alive through the call.
+        let value = unsafe { VisitValue::new(view) };
+        self.visit(&value, def_region_kind)
+    }
+
+    /// Visits the default children of `value` (not `value` itself) through
+    /// [`Visitor::visit`]: container contents, or an object's structural fields in the regions
+    /// their flags open. An error gains the path to the child it came from.
+    fn default_visit_children(
+        &mut self,
+        value: &VisitValue,
+        def_region_kind: DefRegionKind,
+    ) -> Result<Option<VisitInterrupt>>
+    where
+        Self: Sized,
+    {
+        let type_index = value.type_index();
+        let flow = for_each_child(value.view(), def_region_kind, &mut |child, kind| {
+            if child.is_none() {
+                return Ok(());
+            }
+            // SAFETY: `child`'s owner keeps it alive through the call.
+            let child = unsafe { VisitValue::new(*child) };
+            match self.visit(&child, kind) {
+                Ok(None) => Ok(()),
+                Ok(Some(interrupt)) => Err(Halt::Interrupt(interrupt.value)),
+                Err(error) => Err(Halt::Error(error)),
+            }
+        })
+        .map_err(|halt| halt_value(halt, type_index));
+        finish(flow)
+    }
+}
+
+impl<V: Visitor + ?Sized> Visitor for &mut V {
+    fn visit(
+        &mut self,
+        value: &VisitValue,
+        def_region_kind: DefRegionKind,
+    ) -> Result<Option<VisitInterrupt>> {
+        (**self).visit(value, def_region_kind)
+    }
+}
+
+/// Visits `root` with a [`Visitor`] (C++ `visitor->Visit(root)`): its `visit` runs for the
+/// root, in [`DefRegionKind::None`], and drives the rest. A `None` root is not visited.
+pub fn visit<R: IntoArg, V: Visitor>(root: R, visitor: &mut V) -> Result<Option<VisitInterrupt>> {
+    visitor.visit_child(root, DefRegionKind::None)
+}
+
+/// What `#[dispatch(visit)]` expands to (`tvm_ffi::__private`; no semver guarantee).
+#[doc(hidden)]
+#[inline(always)]
+pub fn try_visit_link<M, L: WalkLink<M>>(
+    mut link: L,
+    value: &VisitValue,
+    def_region_kind: DefRegionKind,
+) -> Option<Result<WalkResult>> {
+    link.try_visit(value, def_region_kind)
+}
