@@ -13,12 +13,17 @@ struct Case {
     what: &'static str,
     sdk: Box<dyn FnMut(u64)>,
     upstream: Box<dyn FnMut(u64)>,
+    /// Operations per call of a closure with `n` < `per` (a whole traversal of `per` values
+    /// runs at least once).
+    per: u64,
 }
 
-fn best_ns(f: &mut dyn FnMut(u64), n: u64) -> f64 {
+fn best_ns(f: &mut dyn FnMut(u64), n: u64, per: u64) -> f64 {
     let start = Instant::now();
     f(n);
-    start.elapsed().as_nanos() as f64 / n as f64
+    // A closure runs whole units of `per` operations, at least one.
+    let done = (n / per).max(1) * per;
+    start.elapsed().as_nanos() as f64 / done as f64
 }
 
 fn cases() -> Vec<Case> {
@@ -41,6 +46,7 @@ fn cases() -> Vec<Case> {
                 black_box(i64::try_from(r).unwrap());
             }
         }),
+        per: 1,
     });
 
     out.push(Case {
@@ -56,6 +62,7 @@ fn cases() -> Vec<Case> {
                 black_box(i64::try_from(upstream::Any::from(black_box(i))).unwrap());
             }
         }),
+        per: 1,
     });
 
     let values: Vec<i64> = (0..1000).collect();
@@ -75,6 +82,7 @@ fn cases() -> Vec<Case> {
                 black_box(a2.get(black_box(i % 1000)).unwrap());
             }
         }),
+        per: 1,
     });
     let (a1, a2) = (a_sdk.clone(), a_up.clone());
     out.push(Case {
@@ -94,6 +102,7 @@ fn cases() -> Vec<Case> {
                 }
             }
         }),
+        per: 1,
     });
     let (v1, v2) = (values.clone(), values.clone());
     out.push(Case {
@@ -109,8 +118,12 @@ fn cases() -> Vec<Case> {
                 black_box(upstream::Array::new(black_box(v2.clone())));
             }
         }),
+        per: 1,
     });
-    let (any_sdk, any_up) = (tvm_ffi::Any::new(a_sdk.clone()), upstream::Any::from(a_up.clone()));
+    let (any_sdk, any_up) = (
+        tvm_ffi::Any::new(a_sdk.clone()),
+        upstream::Any::from(a_up.clone()),
+    );
     out.push(Case {
         name: "cast.array",
         what: "Any holding an Array of 1000 i64 -> Array<i64> (checked)",
@@ -124,6 +137,7 @@ fn cases() -> Vec<Case> {
                 black_box(upstream::Array::<i64>::try_from(any_up.clone()).unwrap());
             }
         }),
+        per: 1,
     });
 
     let pairs: Vec<(i64, i64)> = (0..1000).map(|i| (i, i * 2)).collect();
@@ -142,6 +156,87 @@ fn cases() -> Vec<Case> {
                 black_box(m_up.get(&black_box(i % 1000)).unwrap());
             }
         }),
+        per: 1,
+    });
+
+    // A tree of 10^5 values: an array of 1000 arrays of 99 integers (1 + 1000 + 99 000).
+    let leaves: Vec<i64> = (0..99).collect();
+    let tree_sdk =
+        tvm_ffi::Array::new((0..1000).map(|_| tvm_ffi::Array::new(leaves.clone()).unwrap()))
+            .unwrap();
+    let tree_up = upstream::Array::new(
+        (0..1000)
+            .map(|_| upstream::Array::new(leaves.clone()))
+            .collect::<Vec<_>>(),
+    );
+    const TREE_NODES: u64 = 100_001;
+    let (t1, t2) = (tree_sdk.clone(), tree_up.clone());
+    out.push(Case {
+        name: "walk.tree",
+        what: "structural walk of a 10^5-value tree, |v: i64| counts (per value)",
+        sdk: Box::new(move |n| {
+            use tvm_ffi::structural::{walk, WalkOrder, WalkResult};
+            for _ in 0..(n / TREE_NODES).max(1) {
+                let mut count = 0u64;
+                let done = walk(
+                    &t1,
+                    |v: i64| {
+                        count += black_box(v) as u64 & 1;
+                        WalkResult::Advance
+                    },
+                    WalkOrder::PreOrder,
+                )
+                .unwrap();
+                black_box((done, count));
+            }
+        }),
+        upstream: Box::new(move |n| {
+            use upstream::{structural_walk, WalkOrder, WalkResult};
+            for _ in 0..(n / TREE_NODES).max(1) {
+                let mut count = 0u64;
+                let done = structural_walk(
+                    &t2,
+                    |v: i64| {
+                        count += black_box(v) as u64 & 1;
+                        WalkResult::Advance
+                    },
+                    WalkOrder::PreOrder,
+                )
+                .unwrap();
+                black_box((done.is_none(), count));
+            }
+        }),
+        per: TREE_NODES,
+    });
+    let (t1, t2) = (tree_sdk.clone(), tree_up.clone());
+    out.push(Case {
+        name: "map.unchanged",
+        what: "structural map of the 10^5-value tree, |v: i64| v: the same root back (per value)",
+        sdk: Box::new(move |n| {
+            use tvm_ffi::structural::{map, WalkOrder};
+            for _ in 0..(n / TREE_NODES).max(1) {
+                let out = map(
+                    t1.clone(),
+                    |v: i64| tvm_ffi::Any::new(v),
+                    WalkOrder::PostOrder,
+                )
+                .unwrap();
+                black_box(out);
+            }
+        }),
+        upstream: Box::new(move |n| {
+            use upstream::{structural_map, WalkOrder};
+            for _ in 0..(n / TREE_NODES).max(1) {
+                let out = structural_map(
+                    t2.clone(),
+                    |v: i64| upstream::Any::from(v),
+                    WalkOrder::PostOrder,
+                )
+                .unwrap();
+                black_box(out);
+            }
+        }),
+        per: TREE_NODES,
     });
 
     let text = "a string of exactly 32 bytes ok!";
@@ -158,6 +253,7 @@ fn cases() -> Vec<Case> {
                 black_box(upstream::String::from(black_box(text)));
             }
         }),
+        per: 1,
     });
     out
 }
@@ -177,18 +273,33 @@ fn load_cpp_testing_library() {
 fn main() {
     load_cpp_testing_library();
     let mut args = std::env::args().skip(1);
-    let n: u64 = args.next().map_or(200_000, |s| s.parse().expect("iterations"));
+    let n: u64 = args
+        .next()
+        .map_or(200_000, |s| s.parse().expect("iterations"));
     let rounds: usize = args.next().map_or(5, |s| s.parse().expect("rounds"));
-    println!("This SDK against Apache's tvm-ffi {} crate, {n} iterations x {rounds} rounds (best):", "0.1.15");
-    println!("{:<14} {:>10} {:>12} {:>7}  {}", "operation", "SDK ns", "upstream ns", "ratio", "what");
+    println!(
+        "This SDK against Apache's tvm-ffi {} crate, {n} iterations x {rounds} rounds (best):",
+        "0.1.15"
+    );
+    println!(
+        "{:<14} {:>10} {:>12} {:>7}  {}",
+        "operation", "SDK ns", "upstream ns", "ratio", "what"
+    );
     for mut case in cases() {
         let (mut sdk, mut up) = (f64::INFINITY, f64::INFINITY);
         (case.sdk)(n / 10); // warm-up
         (case.upstream)(n / 10);
         for _ in 0..rounds {
-            sdk = sdk.min(best_ns(&mut case.sdk, n));
-            up = up.min(best_ns(&mut case.upstream, n));
+            sdk = sdk.min(best_ns(&mut case.sdk, n, case.per));
+            up = up.min(best_ns(&mut case.upstream, n, case.per));
         }
-        println!("{:<14} {:>10.2} {:>12.2} {:>7.2}  {}", case.name, sdk, up, sdk / up, case.what);
+        println!(
+            "{:<14} {:>10.2} {:>12.2} {:>7.2}  {}",
+            case.name,
+            sdk,
+            up,
+            sdk / up,
+            case.what
+        );
     }
 }

@@ -871,6 +871,7 @@ struct Mapper<D> {
 }
 
 impl<D: MapDispatch> Mapper<D> {
+    #[inline(always)]
     fn map_value(
         &mut self,
         value: &AnyView<'_>,
@@ -878,9 +879,30 @@ impl<D: MapDispatch> Mapper<D> {
         permit: Permit,
     ) -> Result<Any> {
         let type_index = value.as_raw().type_index;
+        if type_index >= ti::kTVMFFIStaticObjectBegin {
+            return self.map_object_value(value, kind, permit);
+        }
         if type_index == ti::kTVMFFINone {
             return Ok(Any::none());
         }
+        // A plain value has no children: one callback, either order.
+        // SAFETY: `value`'s owner keeps it alive through the call.
+        let visit_value = unsafe { VisitValue::new(*value) };
+        match self.dispatch.dispatch_map(&visit_value, kind) {
+            Some(result) => result,
+            None => Ok(owned(value)),
+        }
+    }
+
+    /// [`Mapper::map_value`] of an object.
+    #[inline(never)]
+    fn map_object_value(
+        &mut self,
+        value: &AnyView<'_>,
+        kind: DefRegionKind,
+        permit: Permit,
+    ) -> Result<Any> {
+        let type_index = value.as_raw().type_index;
         let identity = has_identity(value);
         if identity {
             // SAFETY: an object index.

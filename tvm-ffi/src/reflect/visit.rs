@@ -793,10 +793,10 @@ pub(crate) fn object_type_info(type_index: i32) -> Result<&'static sys::TVMFFITy
 /// object), in the region each is reached in. Errors and interrupts from `each` pass up with
 /// the child's position appended to the error's path.
 #[inline]
-pub(crate) fn for_each_child(
+pub(crate) fn for_each_child<F: FnMut(&AnyView<'_>, DefRegionKind) -> Flow>(
     value: &AnyView<'_>,
     kind: DefRegionKind,
-    each: &mut dyn FnMut(&AnyView<'_>, DefRegionKind) -> Flow,
+    mut each: F,
 ) -> Flow {
     let type_index = value.as_raw().type_index;
     if type_index < ti::kTVMFFIStaticObjectBegin {
@@ -847,7 +847,7 @@ pub(crate) fn for_each_child(
             }
             Ok(())
         }
-        _ => for_each_field_child(value, type_index, kind, each),
+        _ => for_each_field_child(value, type_index, kind, &mut each),
     }
 }
 
@@ -886,7 +886,9 @@ fn for_each_field_child(
     halted.map_or(Ok(()), Err)
 }
 
-/// The walk engine: `dispatch` for each value, before or after its children.
+/// The walk engine: `dispatch` for each value, before or after its children. Plain values (no
+/// children: one callback in either order) are handled here, inline in the parent's loop.
+#[inline(always)]
 fn walk_value<D: VisitDispatch>(
     dispatch: &mut D,
     order: WalkOrder,
@@ -894,29 +896,56 @@ fn walk_value<D: VisitDispatch>(
     kind: DefRegionKind,
 ) -> Flow {
     let type_index = value.as_raw().type_index;
+    if type_index >= ti::kTVMFFIStaticObjectBegin {
+        return walk_object(dispatch, order, value, kind);
+    }
     if type_index == ti::kTVMFFINone {
         return Ok(());
     }
+    // SAFETY: `value`'s owner keeps it alive through this frame.
+    let visit_value = unsafe { VisitValue::new(*value) };
+    match dispatch.dispatch_visit(&visit_value, kind) {
+        None | Some(Ok(WalkResult::Advance | WalkResult::Skip)) => Ok(()),
+        Some(Ok(result)) => Err(interrupt_of(result)),
+        Some(Err(error)) => Err(Halt::Error(error)),
+    }
+}
+
+#[cold]
+fn interrupt_of(result: WalkResult) -> Halt {
+    match result {
+        WalkResult::InterruptWith(payload) => Halt::Interrupt(payload),
+        _ => Halt::Interrupt(Any::none()),
+    }
+}
+
+/// [`walk_value`] of an object: the callback, then (or first) its children.
+#[inline(never)]
+fn walk_object<D: VisitDispatch>(
+    dispatch: &mut D,
+    order: WalkOrder,
+    value: &AnyView<'_>,
+    kind: DefRegionKind,
+) -> Flow {
+    let type_index = value.as_raw().type_index;
     // SAFETY: `value`'s owner keeps it alive through this frame.
     let visit_value = unsafe { VisitValue::new(*value) };
     if order == WalkOrder::PreOrder {
         match dispatch.dispatch_visit(&visit_value, kind) {
             None | Some(Ok(WalkResult::Advance)) => {}
             Some(Ok(WalkResult::Skip)) => return Ok(()),
-            Some(Ok(WalkResult::Interrupt)) => return Err(Halt::Interrupt(Any::none())),
-            Some(Ok(WalkResult::InterruptWith(payload))) => return Err(Halt::Interrupt(payload)),
+            Some(Ok(result)) => return Err(interrupt_of(result)),
             Some(Err(error)) => return Err(Halt::Error(with_value_frame(error, type_index))),
         }
     }
-    for_each_child(value, kind, &mut |child, child_kind| {
+    for_each_child(value, kind, |child, child_kind| {
         walk_value(dispatch, order, child, child_kind)
     })
     .map_err(|halt| halt_value(halt, type_index))?;
     if order == WalkOrder::PostOrder {
         match dispatch.dispatch_visit(&visit_value, kind) {
             None | Some(Ok(WalkResult::Advance | WalkResult::Skip)) => {}
-            Some(Ok(WalkResult::Interrupt)) => return Err(Halt::Interrupt(Any::none())),
-            Some(Ok(WalkResult::InterruptWith(payload))) => return Err(Halt::Interrupt(payload)),
+            Some(Ok(result)) => return Err(interrupt_of(result)),
             Some(Err(error)) => return Err(Halt::Error(with_value_frame(error, type_index))),
         }
     }
@@ -1053,7 +1082,7 @@ pub trait Visitor {
         Self: Sized,
     {
         let type_index = value.type_index();
-        let flow = for_each_child(value.view(), def_region_kind, &mut |child, kind| {
+        let flow = for_each_child(value.view(), def_region_kind, |child, kind| {
             if child.is_none() {
                 return Ok(());
             }
