@@ -123,13 +123,11 @@ fn try_expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
         match inputs.next() {
             Some(FnArg::Receiver(receiver))
                 if receiver.reference.is_some() && receiver.mutability.is_some() => {}
-            _ => {
+            first => {
+                let span = first.map_or(method.sig.ident.span(), |arg| arg.span());
                 push(
                     &mut errors,
-                    syn::Error::new(
-                        method.sig.span(),
-                        format!("the handler `{name}` must take `&mut self`"),
-                    ),
+                    syn::Error::new(span, format!("the handler `{name}` must take `&mut self`")),
                 );
                 continue;
             }

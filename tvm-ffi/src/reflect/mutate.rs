@@ -92,6 +92,11 @@ impl<V: MapDispatch + ?Sized> MapDispatch for &mut V {
 
 /// One link of a mapper: a callback of one of the [`shapes`], or `&mut` a `#[dispatch(map)]`
 /// type. `None` when the link does not take the value.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a structural map callback",
+    label = "not a map callback",
+    note = "a map callback takes the value (`i64`, `Array<T>`, `ObjectRef<T>`, `&NodeObj`, `&MapValue`, ...) and optionally a trailing `DefRegionKind`, and returns an `Any` or a `Result<Any>`"
+)]
 pub trait MapLink<M> {
     /// Runs the link on `value` if it takes it.
     fn try_map(&mut self, value: &MapValue, def_region_kind: DefRegionKind) -> Option<Result<Any>>;
@@ -178,6 +183,11 @@ impl<V: MapDispatch> MapLink<Dispatch> for &mut V {
 
 /// What [`map`] accepts as its mapper: `&mut` a `#[dispatch(map)]` type, one callback of any
 /// of the [`shapes`], or a tuple of up to 8 of them tried in order.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a structural mapper",
+    label = "not a mapper",
+    note = "pass `&mut` a `#[dispatch(map)]` type, a callback taking the value (`i64`, `Array<T>`, `&NodeObj`, `&MapValue`, ...) and optionally a trailing `DefRegionKind` and returning an `Any` (or a `Result` of one), or a tuple of up to 8 of them"
+)]
 pub trait IntoMapper<M> {
     /// The mapper as a dispatch.
     type Mapper: MapDispatch;

@@ -335,6 +335,11 @@ use shapes::{CatchAll, CatchAllKind, Chain, Dispatch, Node, NodeKind, Owned, Own
 
 /// One link of a walk handler: a callback of one of the [`shapes`], or `&mut` a
 /// `#[dispatch(visit)]` type. `None` when the link does not take the value.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a structural walk callback",
+    label = "not a walk callback",
+    note = "a walk callback takes the value (`i64`, `Array<T>`, `ObjectRef<T>`, `&NodeObj`, `&VisitValue`, ...) and optionally a trailing `DefRegionKind`, and returns a `WalkResult` or a `Result<WalkResult>`"
+)]
 pub trait WalkLink<M> {
     /// Runs the link on `value` if it takes it.
     fn try_visit(
@@ -433,6 +438,11 @@ pub struct LinkChain<L, M> {
 /// What [`walk`] accepts as its handler: `&mut` a `#[dispatch(visit)]` type, one callback of
 /// any of the [`shapes`], or a tuple of up to 8 of them (links, tried in order: the first
 /// whose argument type matches the value runs, later ones do not).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a structural walk handler",
+    label = "not a walk handler",
+    note = "pass `&mut` a `#[dispatch(visit)]` type, a callback taking the value (`i64`, `Array<T>`, `&NodeObj`, `&VisitValue`, ...) and optionally a trailing `DefRegionKind` and returning a `WalkResult` (or a `Result` of one), or a tuple of up to 8 of them"
+)]
 pub trait IntoWalker<M> {
     /// The handler as a dispatch.
     type Walker: VisitDispatch;
