@@ -16,13 +16,14 @@
 //!   upstream's `ObjectArc`; identity keys are `ObjectRef`s, whose `==` and `Hash` are
 //!   identity).
 //!
+//! Translated in `upstream_structural.rs`: `test_structural_visit.rs`,
+//! `test_structural_mutate.rs`, `test_structural_visitor_alignment.rs`.
+//!
 //! Not translated yet (for the lead's note on issue 23):
 //! - `test_object.rs`: `test_object_arc_with_extra_items`,
 //!   `test_object_arc_with_extra_items_outlived_by_weak_ref`,
 //!   `test_header_only_object_with_extra_items_outlived_by_weak_ref`: objects with trailing
 //!   items in one allocation (`ObjectCoreWithExtraItems`) have no public counterpart yet;
-//! - `test_structural_visit.rs`, `test_structural_mutate.rs`,
-//!   `test_structural_visitor_alignment.rs`: structural walk/visit/map/mutate do not exist yet;
 //! - `test_object_registration.rs` (registration on first use, from threads: this SDK registers
 //!   at load), `test_any.rs`, `test_array.rs`, `test_map.rs`, `test_string.rs`,
 //!   `test_optional.rs`, `test_function.rs`, `test_module.rs`, `test_tensor.rs`,

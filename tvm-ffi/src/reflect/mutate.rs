@@ -34,9 +34,40 @@ use crate::data::container::{Array, Dict, List, Map};
 use shapes::{CatchAll, CatchAllKind, Chain, Dispatch, Node, NodeKind, Owned, OwnedKind};
 
 /// A value met by a map or mutator (the same borrowed value a walk sees).
+///
+/// ```
+/// use tvm_ffi::structural::{self, MapValue, WalkOrder};
+/// use tvm_ffi::{Any, Array};
+/// let root = Array::new([1i64, 2]).unwrap();
+/// let out = structural::map(
+///     root,
+///     |value: &MapValue| match value.cast::<i64>() {
+///         Some(v) => Any::new(v * 10),
+///         None => value.to_owned(), // keep
+///     },
+///     WalkOrder::PostOrder,
+/// )
+/// .unwrap();
+/// assert_eq!(out.cast::<Array<i64>>().unwrap().to_vec(), [10, 20]);
+/// ```
 pub type MapValue = VisitValue;
 
 /// How a mapped value converts from what a mapper returns: an [`Any`] or a `Result<Any>`.
+///
+/// ```
+/// use tvm_ffi::structural::{self, WalkOrder};
+/// use tvm_ffi::{Any, Array, Error, Result};
+/// let halve = |v: i64| -> Result<Any> {
+///     if v % 2 != 0 {
+///         return Err(Error::value_error(format!("{v} is odd")));
+///     }
+///     Ok(Any::new(v / 2))
+/// };
+/// let err = structural::map(Array::new([2i64, 3]).unwrap(), halve, WalkOrder::PostOrder)
+///     .unwrap_err();
+/// assert_eq!(err.message(), "3 is odd");
+/// assert!(err.backtrace().contains("sequence item [1]"));
+/// ```
 pub trait IntoMapResult {
     /// The value, or the mapper's error.
     fn into_map_result(self) -> Result<Any>;
@@ -91,7 +122,20 @@ impl<V: MapDispatch + ?Sized> MapDispatch for &mut V {
 }
 
 /// One link of a mapper: a callback of one of the [`shapes`], or `&mut` a `#[dispatch(map)]`
-/// type. `None` when the link does not take the value.
+/// type. `None` when the link does not take the value. The shapes are those of a walk (see
+/// [`shapes`]), returning an `Any`.
+///
+/// ```
+/// use tvm_ffi::structural::{self, WalkOrder};
+/// use tvm_ffi::{Any, Array};
+/// let out = structural::map(
+///     Array::new([Any::new(1i64), Any::new("a")]).unwrap(),
+///     (|v: i64| Any::new(v + 1), |s: tvm_ffi::String| Any::new(format!("{s}!"))),
+///     WalkOrder::PostOrder,
+/// )
+/// .unwrap();
+/// assert_eq!(out.cast::<Array<Any>>().unwrap()[1].cast::<String>().unwrap(), "a!");
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a structural map callback",
     label = "not a map callback",
@@ -183,6 +227,16 @@ impl<V: MapDispatch> MapLink<Dispatch> for &mut V {
 
 /// What [`map`] accepts as its mapper: `&mut` a `#[dispatch(map)]` type, one callback of any
 /// of the [`shapes`], or a tuple of up to 8 of them tried in order.
+///
+/// ```
+/// use tvm_ffi::structural::{self, IntoMapper, WalkOrder};
+/// use tvm_ffi::{Any, Array};
+/// fn rewrite<M>(root: Array<i64>, mapper: impl IntoMapper<M>) -> Vec<i64> {
+///     let out = structural::map(root, mapper, WalkOrder::PostOrder).unwrap();
+///     out.cast::<Array<i64>>().unwrap().to_vec()
+/// }
+/// assert_eq!(rewrite(Array::new([1i64]).unwrap(), |v: i64| Any::new(-v)), [-1]);
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a structural mapper",
     label = "not a mapper",
@@ -316,6 +370,28 @@ chain_mapper!(
 /// it. Made only by the engine, for the duration of one [`Mutator::maybe_inplace_mutate`];
 /// pass it on to [`Mutator::default_maybe_inplace_mutate`] (which checks again that nothing
 /// else holds the value, since the mutator may have kept a reference meanwhile).
+///
+/// ```
+/// use tvm_ffi::structural::{self, DefRegionKind, InplaceValue, MapValue, Mutator};
+/// use tvm_ffi::{Any, Array, Result};
+/// struct Increment;
+/// impl Mutator for Increment {
+///     fn mutate(&mut self, value: &MapValue, kind: DefRegionKind) -> Result<Any> {
+///         match value.cast::<i64>() {
+///             Some(v) => Ok(Any::new(v + 1)),
+///             None => self.default_mutate(value, kind),
+///         }
+///     }
+///     fn maybe_inplace_mutate(&mut self, value: InplaceValue<'_>, kind: DefRegionKind) -> Result<Any> {
+///         self.default_maybe_inplace_mutate(value, kind)
+///     }
+/// }
+/// let root = Array::new([1i64]).unwrap();
+/// let before = root.as_object_ref().as_raw();
+/// let out = structural::mutate(root, &mut Increment).unwrap(); // moved in: updated in place
+/// let out = out.cast::<Array<i64>>().unwrap();
+/// assert_eq!((out.to_vec(), out.as_object_ref().as_raw()), (vec![2], before));
+/// ```
 pub struct InplaceValue<'a> {
     value: MapValue,
     _scope: PhantomData<&'a mut ()>,

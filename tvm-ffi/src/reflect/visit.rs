@@ -30,6 +30,19 @@ use crate::data::container::{Dict, List, Map};
 const VISIT_ATTR: &str = "__s_visit__";
 
 /// When a walk handler runs for a value: before its children or after them.
+///
+/// ```
+/// use tvm_ffi::structural::{self, VisitValue, WalkOrder, WalkResult};
+/// use tvm_ffi::Array;
+/// let root = Array::new([1i64]).unwrap();
+/// let mut order = Vec::new();
+/// let mut record = |value: &VisitValue| {
+///     order.push(value.type_key());
+///     WalkResult::Advance
+/// };
+/// structural::walk(&root, &mut record, WalkOrder::PostOrder).unwrap();
+/// assert_eq!(order, ["int", "ffi.Array"]);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum WalkOrder {
     /// The handler runs before the children; its [`WalkResult::Skip`] prunes them.
@@ -39,6 +52,27 @@ pub enum WalkOrder {
 }
 
 /// What a walk handler tells the walk to do next.
+///
+/// ```
+/// use tvm_ffi::structural::{self, WalkOrder, WalkResult};
+/// use tvm_ffi::{Any, Array};
+/// let root = Array::new([Any::new(Array::new([1i64]).unwrap()), Any::new(2i64)]).unwrap();
+/// let mut ints = Vec::new();
+/// structural::walk(
+///     &root,
+///     (
+///         // Do not look inside arrays of integers.
+///         |_: Array<i64>| WalkResult::Skip,
+///         |v: i64| {
+///             ints.push(v);
+///             WalkResult::Advance
+///         },
+///     ),
+///     WalkOrder::PreOrder,
+/// )
+/// .unwrap();
+/// assert_eq!(ints, [2]);
+/// ```
 #[must_use = "a walk handler's result steers the walk"]
 #[derive(Debug)]
 pub enum WalkResult {
@@ -80,6 +114,27 @@ impl WalkResult {
 /// the field's whole subtree; inside a pattern region every field stays in the pattern. A free
 /// variable (`structural = "free-var"`) reached in a simple region is the definition, and its
 /// own fields are uses again ([`DefRegionKind::None`]).
+///
+/// ```
+/// use tvm_ffi::structural::{self, DefRegionKind, WalkOrder, WalkResult};
+/// use tvm_ffi::{Any, ObjectRef};
+/// #[derive(tvm_ffi::Object)]
+/// #[ffi_type(key = "doc_examples.DefRegionLet", structural = "tree", final)]
+/// #[repr(C)]
+/// pub struct Let {
+///     #[ffi(structural = "def-simple")]
+///     pub var: Any,
+///     pub body: Any,
+/// }
+/// let node = ObjectRef::new(Let { var: Any::new(1i64), body: Any::new(2i64) });
+/// let mut regions = Vec::new();
+/// let mut record = |v: i64, kind: DefRegionKind| {
+///     regions.push((v, kind));
+///     WalkResult::Advance
+/// };
+/// structural::walk(&node, &mut record, WalkOrder::PreOrder).unwrap();
+/// assert_eq!(regions, [(1, DefRegionKind::Simple), (2, DefRegionKind::None)]);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[repr(i32)]
 pub enum DefRegionKind {
@@ -94,6 +149,16 @@ pub enum DefRegionKind {
 
 /// A walk or visit stopped by a handler: the payload it gave (`None` for a bare
 /// [`WalkResult::Interrupt`]).
+///
+/// ```
+/// use tvm_ffi::structural::{self, WalkOrder, WalkResult};
+/// use tvm_ffi::Array;
+/// let root = Array::new([1i64, 2]).unwrap();
+/// let stop = structural::walk(&root, |_: i64| WalkResult::Interrupt, WalkOrder::PreOrder)
+///     .unwrap()
+///     .unwrap();
+/// assert!(stop.value.is_none());
+/// ```
 #[derive(Debug)]
 pub struct VisitInterrupt {
     /// The handler's payload.
@@ -244,6 +309,20 @@ pub(crate) unsafe fn owned_from_raw(raw: &sys::TVMFFIAny) -> Any {
 
 /// How a walk result converts from what a handler returns: a [`WalkResult`] or a
 /// `Result<WalkResult>`.
+///
+/// ```
+/// use tvm_ffi::structural::{self, WalkOrder, WalkResult};
+/// use tvm_ffi::{Array, Error, Result};
+/// let root = Array::new([1i64, -1]).unwrap();
+/// let check = |v: i64| -> Result<WalkResult> {
+///     if v < 0 {
+///         return Err(Error::value_error("negative"));
+///     }
+///     Ok(WalkResult::Advance)
+/// };
+/// let err = structural::walk(&root, check, WalkOrder::PreOrder).unwrap_err();
+/// assert_eq!(err.message(), "negative");
+/// ```
 pub trait IntoWalkResult {
     /// The result, or the handler's error.
     fn into_walk_result(self) -> Result<WalkResult>;
@@ -310,31 +389,88 @@ impl<V: VisitDispatch + ?Sized> VisitDispatch for &mut V {
 }
 
 /// The shapes of callback a walk or map accepts, as marker types: they only tell the trait
-/// impls apart, so that a closure's own argument types choose how it is called.
+/// impls apart, so that a closure's own argument types choose how it is called. Every shape in
+/// one chain:
+///
+/// ```
+/// use tvm_ffi::builtin::AnyObject;
+/// use tvm_ffi::structural::{self, DefRegionKind, VisitValue, WalkOrder, WalkResult};
+/// use tvm_ffi::{dispatch, Any, Array, ObjectRef};
+/// struct Strings(usize);
+/// #[dispatch(visit)]
+/// impl Strings {
+///     fn visit_string(&mut self, _: tvm_ffi::String) -> WalkResult {
+///         self.0 += 1;
+///         WalkResult::Advance
+///     }
+/// }
+/// let root = Array::new([Any::new(1i64), Any::new(2.5), Any::new("s"), Any::new(true)]).unwrap();
+/// let mut strings = Strings(0);
+/// let (mut ints, mut floats, mut arrays, mut objects, mut bools, mut rest) = (0, 0, 0, 0, 0, 0);
+/// structural::walk(
+///     &root,
+///     (
+///         |_: i64| { ints += 1; WalkResult::Advance },                              // Owned
+///         |_: f64, _: DefRegionKind| { floats += 1; WalkResult::Advance },          // OwnedKind
+///         &mut strings,                                                             // Dispatch
+///         |_: &tvm_ffi::builtin::ArrayObj| { arrays += 1; WalkResult::Advance },    // Node
+///         |_: &AnyObject, _: DefRegionKind| { objects += 1; WalkResult::Advance },  // NodeKind
+///         |_: bool| { bools += 1; WalkResult::Advance },                            // Owned
+///         |_: &VisitValue| { rest += 1; WalkResult::Advance },                      // CatchAll
+///     ), // a tuple: Chain
+///     WalkOrder::PreOrder,
+/// )
+/// .unwrap();
+/// assert_eq!((ints, floats, strings.0, arrays, objects, bools, rest), (1, 1, 1, 1, 0, 1, 0));
+/// ```
 pub mod shapes {
     use std::marker::PhantomData;
 
-    /// `|value: T|`, any `T` a value can be cast to ([`super::VisitValue::cast`]).
+    /// `|value: T|`, any `T` a value can be cast to ([`super::VisitValue::cast`]). An example
+    /// is in the [module docs](self).
     pub struct Owned<T>(PhantomData<fn(T)>);
-    /// `|value: T, kind: DefRegionKind|`.
+    /// `|value: T, kind: DefRegionKind|`. An example is in the [module docs](self).
     pub struct OwnedKind<T>(PhantomData<fn(T)>);
-    /// `|node: &T|`, the payload of an object of type `T` or a subtype.
+    /// `|node: &T|`, the payload of an object of type `T` or a subtype. An example is in the
+    /// [module docs](self).
     pub struct Node<T>(PhantomData<fn(&T)>);
-    /// `|node: &T, kind: DefRegionKind|`.
+    /// `|node: &T, kind: DefRegionKind|`. An example is in the [module docs](self).
     pub struct NodeKind<T>(PhantomData<fn(&T)>);
-    /// `|value: &VisitValue|`: every value.
+    /// `|value: &VisitValue|`: every value. An example is in the [module docs](self).
     pub struct CatchAll;
-    /// `|value: &VisitValue, kind: DefRegionKind|`.
+    /// `|value: &VisitValue, kind: DefRegionKind|`. An example is in the [module docs](self).
     pub struct CatchAllKind;
-    /// `&mut V` of a `#[dispatch(..)]` type.
+    /// `&mut V` of a `#[dispatch(..)]` type. An example is in the [module docs](self).
     pub struct Dispatch;
-    /// A tuple of links, tried in order.
+    /// A tuple of links, tried in order. An example is in the [module docs](self).
     pub struct Chain<M>(PhantomData<M>);
 }
 use shapes::{CatchAll, CatchAllKind, Chain, Dispatch, Node, NodeKind, Owned, OwnedKind};
 
 /// One link of a walk handler: a callback of one of the [`shapes`], or `&mut` a
-/// `#[dispatch(visit)]` type. `None` when the link does not take the value.
+/// `#[dispatch(visit)]` type. `None` when the link does not take the value. Examples of every
+/// shape are in the [`shapes`] docs.
+///
+/// ```
+/// use std::marker::PhantomData;
+/// use tvm_ffi::structural::{self, DefRegionKind, VisitInterrupt, VisitValue, Visitor, WalkLink, WalkResult};
+/// use tvm_ffi::{Array, Result};
+/// /// A visitor that offers each value to a link, and descends when the link does not take it.
+/// struct ByLink<L, M>(L, PhantomData<M>);
+/// impl<L: WalkLink<M>, M> Visitor for ByLink<L, M> {
+///     fn visit(&mut self, value: &VisitValue, kind: DefRegionKind) -> Result<Option<VisitInterrupt>> {
+///         match self.0.try_visit(value, kind) {
+///             Some(result) => result.map(|_| None),
+///             None => self.default_visit_children(value, kind),
+///         }
+///     }
+/// }
+/// let mut sum = 0;
+/// let mut visitor = ByLink(|v: i64| { sum += v; WalkResult::Advance }, PhantomData);
+/// structural::visit(&Array::new([1i64, 2]).unwrap(), &mut visitor).unwrap();
+/// drop(visitor);
+/// assert_eq!(sum, 3);
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a structural walk callback",
     label = "not a walk callback",
@@ -438,6 +574,17 @@ pub struct LinkChain<L, M> {
 /// What [`walk`] accepts as its handler: `&mut` a `#[dispatch(visit)]` type, one callback of
 /// any of the [`shapes`], or a tuple of up to 8 of them (links, tried in order: the first
 /// whose argument type matches the value runs, later ones do not).
+///
+/// ```
+/// use tvm_ffi::structural::{self, IntoWalker, WalkOrder, WalkResult};
+/// use tvm_ffi::Array;
+/// fn count_ints<M>(root: &Array<i64>, handler: impl IntoWalker<M>) {
+///     structural::walk(root, handler, WalkOrder::PreOrder).unwrap();
+/// }
+/// let mut n = 0;
+/// count_ints(&Array::new([1i64, 2]).unwrap(), |_: i64| { n += 1; WalkResult::Advance });
+/// assert_eq!(n, 2);
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a structural walk handler",
     label = "not a walk handler",
