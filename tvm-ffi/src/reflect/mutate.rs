@@ -52,6 +52,68 @@ use shapes::{CatchAll, CatchAllKind, Chain, Dispatch, Node, NodeKind, Owned, Own
 /// ```
 pub type MapValue = VisitValue;
 
+/// What a map callback or mutator returns to keep the value it was given: the same value back
+/// without taking another reference (the runtime's own marker, type index
+/// `kTVMFFIUnchanged`). In a pre-order map the value's children are still mapped. The marker
+/// never leaves the traversal: where it is returned, the kept value takes its place.
+///
+/// ```
+/// use tvm_ffi::structural::{self, MapValue, Unchanged, WalkOrder};
+/// use tvm_ffi::{Any, Array};
+/// let root = Array::new([Any::new(1i64), Any::new("keep")]).unwrap();
+/// let out = structural::map(
+///     root.clone(),
+///     |value: &MapValue| match value.cast::<i64>() {
+///         Some(v) => Any::new(v + 1),
+///         None => Any::new(Unchanged),
+///     },
+///     WalkOrder::PreOrder,
+/// )
+/// .unwrap();
+/// let out = out.cast::<Array<Any>>().unwrap();
+/// assert_eq!(out[0].cast::<i64>().unwrap(), 2);
+/// assert_eq!(out[1].cast::<String>().unwrap(), "keep");
+/// // Nothing changed: the same array back.
+/// let same = structural::map(root.clone(), |_: &MapValue| Unchanged, WalkOrder::PostOrder).unwrap();
+/// assert!(same.cast::<Array<Any>>().unwrap().as_object_ref().ptr_eq(root.as_object_ref()));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Unchanged;
+
+impl IntoAny for Unchanged {
+    fn into_any(self) -> Any {
+        let raw = sys::TVMFFIAny {
+            type_index: ti::kTVMFFIUnchanged,
+            ..sys::TVMFFIAny::NONE
+        };
+        // SAFETY: a plain value (no object, nothing owned): the runtime's unchanged marker.
+        unsafe { Any::from_raw(raw) }
+    }
+}
+
+impl IntoMapResult for Unchanged {
+    #[inline(always)]
+    fn into_map_result(self) -> Result<Any> {
+        Ok(self.into_any())
+    }
+}
+
+impl IntoMapResult for Result<Unchanged> {
+    #[inline(always)]
+    fn into_map_result(self) -> Result<Any> {
+        self.map(Unchanged::into_any)
+    }
+}
+
+/// `result`, or `keep()` when it is the [`Unchanged`] marker.
+#[inline(always)]
+fn or_keep(result: Result<Any>, keep: impl FnOnce() -> Any) -> Result<Any> {
+    match result {
+        Ok(value) if value.as_raw().type_index == ti::kTVMFFIUnchanged => Ok(keep()),
+        other => other,
+    }
+}
+
 /// How a mapped value converts from what a mapper returns: an [`Any`] or a `Result<Any>`.
 ///
 /// ```
@@ -226,7 +288,8 @@ impl<V: MapDispatch> MapLink<Dispatch> for &mut V {
 }
 
 /// What [`map`] accepts as its mapper: `&mut` a `#[dispatch(map)]` type, one callback of any
-/// of the [`shapes`], or a tuple of up to 8 of them tried in order.
+/// of the [`shapes`], or a tuple of up to 8 of them tried in order (a tuple is itself a link,
+/// so chains nest).
 ///
 /// ```
 /// use tvm_ffi::structural::{self, IntoMapper, WalkOrder};
@@ -310,6 +373,20 @@ macro_rules! chain_mapper {
             fn dispatch_map(&mut self, value: &MapValue, kind: DefRegionKind) -> Option<Result<Any>> {
                 $(
                     if let Some(result) = self.links.$index.try_map(value, kind) {
+                        return Some(result);
+                    }
+                )+
+                None
+            }
+        }
+        // A tuple is a link too: chains nest (past 8 links, or to group them).
+        impl<$($link: MapLink<$shape>, $shape),+> MapLink<Chain<($($shape,)+)>>
+            for ($($link,)+)
+        {
+            #[inline(always)]
+            fn try_map(&mut self, value: &MapValue, kind: DefRegionKind) -> Option<Result<Any>> {
+                $(
+                    if let Some(result) = self.$index.try_map(value, kind) {
                         return Some(result);
                     }
                 )+
@@ -513,7 +590,8 @@ fn identity_key(var: &MapValue) -> Result<usize> {
 /// assert_eq!(source.to_vec(), [1, 2]); // shared: copied, not changed
 /// ```
 pub trait Mutator {
-    /// The replacement of `value`, reached in `def_region_kind`; the source is not changed.
+    /// The replacement of `value`, reached in `def_region_kind` (or `Any::new(Unchanged)` to
+    /// keep it); the source is not changed.
     fn mutate(&mut self, value: &MapValue, def_region_kind: DefRegionKind) -> Result<Any>;
 
     /// The replacement of a value that only the traversal holds. By default as
@@ -975,7 +1053,7 @@ impl<D: MapDispatch> Mapper<D> {
         // SAFETY: `value`'s owner keeps it alive through the call.
         let visit_value = unsafe { VisitValue::new(*value) };
         match self.dispatch.dispatch_map(&visit_value, kind) {
-            Some(result) => result,
+            Some(result) => or_keep(result, || owned(value)),
             None => Ok(owned(value)),
         }
     }
@@ -1021,7 +1099,9 @@ impl<D: MapDispatch> Mapper<D> {
                     return self.default_map(value, kind, permit);
                 };
                 let replacement = replacement?;
-                if same(value, &replacement.view()) {
+                if same(value, &replacement.view())
+                    || replacement.as_raw().type_index == ti::kTVMFFIUnchanged
+                {
                     // Let go of the mapper's reference before the uniqueness check.
                     drop(replacement);
                     self.default_map(value, kind, permit)
@@ -1035,7 +1115,7 @@ impl<D: MapDispatch> Mapper<D> {
                 // SAFETY: `mapped` lives through the call.
                 let visit_value = unsafe { VisitValue::new(mapped.view()) };
                 match self.dispatch.dispatch_map(&visit_value, kind) {
-                    Some(result) => result,
+                    Some(result) => or_keep(result, || mapped.clone()),
                     None => Ok(mapped),
                 }
             }
@@ -1119,7 +1199,7 @@ fn user_dispatch<U: Mutator>(
     } else {
         mutator.mutate(&visit_value, kind)
     };
-    result.map_err(|e| with_value_frame(e, type_index))
+    or_keep(result, || owned(value)).map_err(|e| with_value_frame(e, type_index))
 }
 
 struct UserDriver<'m, U> {

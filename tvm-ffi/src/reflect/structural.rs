@@ -19,7 +19,7 @@
 //! ```
 pub use super::mutate::{
     map, mutate, InplaceValue, IntoMapResult, IntoMapper, MapDispatch, MapLink, MapValue, Mutator,
-    VarRemap,
+    Unchanged, VarRemap,
 };
 pub use super::visit::{
     shapes, visit, walk, DefRegionKind, IntoWalkResult, IntoWalker, VisitDispatch, VisitInterrupt,

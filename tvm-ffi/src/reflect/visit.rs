@@ -573,7 +573,8 @@ pub struct LinkChain<L, M> {
 
 /// What [`walk`] accepts as its handler: `&mut` a `#[dispatch(visit)]` type, one callback of
 /// any of the [`shapes`], or a tuple of up to 8 of them (links, tried in order: the first
-/// whose argument type matches the value runs, later ones do not).
+/// whose argument type matches the value runs, later ones do not); a tuple is itself a link, so
+/// chains nest.
 ///
 /// ```
 /// use tvm_ffi::structural::{self, IntoWalker, WalkOrder, WalkResult};
@@ -659,6 +660,24 @@ macro_rules! chain_walker {
             ) -> Option<Result<WalkResult>> {
                 $(
                     if let Some(result) = self.links.$index.try_visit(value, kind) {
+                        return Some(result);
+                    }
+                )+
+                None
+            }
+        }
+        // A tuple is a link too: chains nest (past 8 links, or to group them).
+        impl<$($link: WalkLink<$shape>, $shape),+> WalkLink<Chain<($($shape,)+)>>
+            for ($($link,)+)
+        {
+            #[inline(always)]
+            fn try_visit(
+                &mut self,
+                value: &VisitValue,
+                kind: DefRegionKind,
+            ) -> Option<Result<WalkResult>> {
+                $(
+                    if let Some(result) = self.$index.try_visit(value, kind) {
                         return Some(result);
                     }
                 )+
