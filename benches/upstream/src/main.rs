@@ -179,9 +179,11 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let n: u64 = args.next().map_or(200_000, |s| s.parse().expect("iterations"));
     let rounds: usize = args.next().map_or(5, |s| s.parse().expect("rounds"));
+    // An optional third argument keeps the operations whose name contains it (for profiling).
+    let only = args.next().unwrap_or_default();
     println!("This SDK against Apache's tvm-ffi {} crate, {n} iterations x {rounds} rounds (best):", "0.1.15");
     println!("{:<14} {:>10} {:>12} {:>7}  {}", "operation", "SDK ns", "upstream ns", "ratio", "what");
-    for mut case in cases() {
+    for mut case in cases().into_iter().filter(|case| case.name.contains(only.as_str())) {
         let (mut sdk, mut up) = (f64::INFINITY, f64::INFINITY);
         (case.sdk)(n / 10); // warm-up
         (case.upstream)(n / 10);
