@@ -116,6 +116,15 @@ fn matches_concrete_object_containers_in_source_order() {
         }
     };
     assert_eq!(matched_view, ("tensor", 2));
+    // And a view of an `Any`, as `Any::as_view` hands it out.
+    let any = Any::new(Shape::new(&[7, 8]));
+    let matched_any_view = match_any! {
+        any.as_view() {
+            Shape(shape) => ("shape", shape.len()),
+            _ => ("unsupported", 0),
+        }
+    };
+    assert_eq!(matched_any_view, ("shape", 2));
 }
 
 #[test]

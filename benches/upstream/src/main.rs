@@ -7,6 +7,8 @@
 use std::hint::black_box;
 use std::time::Instant;
 
+mod ast;
+
 /// One operation, written once against each crate; each closure runs `n` iterations.
 struct Case {
     name: &'static str,
@@ -110,7 +112,10 @@ fn cases() -> Vec<Case> {
             }
         }),
     });
-    let (any_sdk, any_up) = (tvm_ffi::Any::new(a_sdk.clone()), upstream::Any::from(a_up.clone()));
+    let (any_sdk, any_up) = (
+        tvm_ffi::Any::new(a_sdk.clone()),
+        upstream::Any::from(a_up.clone()),
+    );
     out.push(Case {
         name: "cast.array",
         what: "Any holding an Array of 1000 i64 -> Array<i64> (checked)",
@@ -140,6 +145,28 @@ fn cases() -> Vec<Case> {
         upstream: Box::new(move |n| {
             for i in 0..n as i64 {
                 black_box(m_up.get(&black_box(i % 1000)).unwrap());
+            }
+        }),
+    });
+
+    // `match_any!` over 20 arms naming final leaf types, each leaf in turn (both crates use a
+    // table keyed by type index for such a match).
+    let (leaves_sdk, leaves_up) = (ast::sdk::all(), ast::upstream_ast::all());
+    for (a, b) in leaves_sdk.iter().zip(&leaves_up) {
+        let label = ast::sdk::classify(a);
+        assert!(label != "unsupported" && label == ast::upstream_ast::classify(b));
+    }
+    out.push(Case {
+        name: "match",
+        what: "match_any! over 20 final leaf types (per match)",
+        sdk: Box::new(move |n| {
+            for i in 0..n as usize {
+                black_box(ast::sdk::classify(black_box(&leaves_sdk[i % 20])));
+            }
+        }),
+        upstream: Box::new(move |n| {
+            for i in 0..n as usize {
+                black_box(ast::upstream_ast::classify(black_box(&leaves_up[i % 20])));
             }
         }),
     });
@@ -177,13 +204,24 @@ fn load_cpp_testing_library() {
 fn main() {
     load_cpp_testing_library();
     let mut args = std::env::args().skip(1);
-    let n: u64 = args.next().map_or(200_000, |s| s.parse().expect("iterations"));
+    let n: u64 = args
+        .next()
+        .map_or(200_000, |s| s.parse().expect("iterations"));
     let rounds: usize = args.next().map_or(5, |s| s.parse().expect("rounds"));
     // An optional third argument keeps the operations whose name contains it (for profiling).
     let only = args.next().unwrap_or_default();
-    println!("This SDK against Apache's tvm-ffi {} crate, {n} iterations x {rounds} rounds (best):", "0.1.15");
-    println!("{:<14} {:>10} {:>12} {:>7}  {}", "operation", "SDK ns", "upstream ns", "ratio", "what");
-    for mut case in cases().into_iter().filter(|case| case.name.contains(only.as_str())) {
+    println!(
+        "This SDK against Apache's tvm-ffi {} crate, {n} iterations x {rounds} rounds (best):",
+        "0.1.15"
+    );
+    println!(
+        "{:<14} {:>10} {:>12} {:>7}  {}",
+        "operation", "SDK ns", "upstream ns", "ratio", "what"
+    );
+    for mut case in cases()
+        .into_iter()
+        .filter(|case| case.name.contains(only.as_str()))
+    {
         let (mut sdk, mut up) = (f64::INFINITY, f64::INFINITY);
         (case.sdk)(n / 10); // warm-up
         (case.upstream)(n / 10);
@@ -191,6 +229,13 @@ fn main() {
             sdk = sdk.min(best_ns(&mut case.sdk, n));
             up = up.min(best_ns(&mut case.upstream, n));
         }
-        println!("{:<14} {:>10.2} {:>12.2} {:>7.2}  {}", case.name, sdk, up, sdk / up, case.what);
+        println!(
+            "{:<14} {:>10.2} {:>12.2} {:>7.2}  {}",
+            case.name,
+            sdk,
+            up,
+            sdk / up,
+            case.what
+        );
     }
 }
