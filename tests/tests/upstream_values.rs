@@ -522,3 +522,623 @@ mod test_shape {
         assert_eq!(converted_view.as_slice(), &[1, 2, 3, 4]);
     }
 }
+
+// ---- test_error.rs ----
+
+mod test_error {
+    use super::*;
+
+    #[test]
+    fn test_error_new() {
+        let error = Error::with_backtrace("RuntimeError", "test error", "test traceback");
+        assert_eq!(error.kind(), "RuntimeError");
+        assert_eq!(error.message(), "test error");
+        assert_eq!(error.backtrace(), "test traceback");
+    }
+
+    #[test]
+    fn test_error_from_raised() {
+        let error0 = Error::with_backtrace("RuntimeError", "test error", "test traceback");
+        // `set_raised` hands the runtime a reference (upstream's takes `&Error`).
+        error0.clone().set_raised();
+        let error1 = Error::take_raised().unwrap();
+        assert_eq!(error1.kind(), "RuntimeError");
+        assert_eq!(error1.message(), "test error");
+        assert_eq!(error1.backtrace(), "test traceback");
+        // The same object: one reference in `error0`, one in `error1`.
+        assert!(error1.as_object_ref().ptr_eq(error0.as_object_ref()));
+        assert_eq!(error1.as_object_ref().strong_count(), 2);
+        assert!(Error::take_raised().is_none());
+    }
+
+    /// Upstream's `attach_context!`: appends the caller's frame to an error's backtrace, in
+    /// the runtime's format (Rust has no macro naming the enclosing function: it is given).
+    macro_rules! attach_context {
+        ($function:literal, $call:expr) => {
+            $call.map_err(|mut err: Error| {
+                err.append_backtrace(&format!(
+                    "  File \"{}\", line {}, in {}\n",
+                    file!(),
+                    line!(),
+                    $function
+                ));
+                err
+            })
+        };
+    }
+
+    fn error_fn0(flag: bool) -> Result<i32> {
+        tvm_ffi::ensure!(!flag, RuntimeError, "test error {flag}");
+        Ok(1)
+    }
+
+    fn error_fn1(flag: bool) -> Result<i32> {
+        attach_context!("error_fn1", error_fn0(flag))
+    }
+
+    #[test]
+    fn test_error_with_context() {
+        let error0 = attach_context!("test_error_with_context", error_fn1(true)).unwrap_err();
+        assert_eq!(error0.kind(), "RuntimeError");
+        assert_eq!(error0.message(), "test error true");
+        let backtrace = error0.backtrace();
+        assert!(backtrace.contains("upstream_values.rs"), "{backtrace}");
+        // `ensure!` names the module (`module_path!()`) where upstream names `error_fn0`.
+        assert!(
+            backtrace.contains("in upstream_values::test_error\n"),
+            "{backtrace}"
+        );
+        assert!(backtrace.contains("in error_fn1\n"), "{backtrace}");
+        assert!(
+            backtrace.contains("in test_error_with_context\n"),
+            "{backtrace}"
+        );
+        // Innermost frame first, as the runtime appends.
+        assert!(backtrace.find("error_fn1").unwrap() < backtrace.find("test_error_with").unwrap());
+        assert_eq!(error_fn1(false).unwrap(), 1);
+
+        // Appending to a shared error leaves the other holder's backtrace as it was.
+        for shared in [false, true] {
+            let error = Error::with_backtrace("RuntimeError", "outer", "origin");
+            let retained = shared.then(|| error.clone());
+            let mut output = error;
+            output.append_backtrace(" frame");
+            assert_eq!(output.backtrace(), "origin frame");
+            assert_eq!(output.message(), "outer");
+            if let Some(retained) = retained {
+                assert_eq!(retained.backtrace(), "origin");
+                assert!(!retained.as_object_ref().ptr_eq(output.as_object_ref()));
+            }
+        }
+        assert_eq!(error0.as_object_ref().strong_count(), 1);
+    }
+
+    #[test]
+    fn test_error_any_convert() {
+        let error = Error::with_backtrace("RuntimeError", "test error", "test traceback");
+        let any = Any::new(error.clone());
+        let error2 = any.as_exact::<Error>().unwrap();
+        assert_eq!(error2.kind(), "RuntimeError");
+        assert_eq!(error2.message(), "test error");
+        assert_eq!(error2.backtrace(), "test traceback");
+
+        let err = any.cast::<i32>().unwrap_err();
+        assert_eq!(err.kind(), "TypeError");
+        assert_eq!(err.message(), "Cannot convert from type `ffi.Error` to `int`");
+
+        let owner = Any::new(&error);
+        let anyview = owner.view();
+        let error3 = anyview.cast::<Error>().unwrap();
+        assert_eq!(error3.kind(), "RuntimeError");
+        assert_eq!(error3.message(), "test error");
+        assert_eq!(error3.backtrace(), "test traceback");
+    }
+}
+
+// ---- test_string.rs ----
+
+mod test_string {
+    use super::*;
+    use std::collections::hash_map::DefaultHasher;
+    use std::hash::{Hash, Hasher};
+
+    fn hash_of(value: &impl Hash) -> u64 {
+        let mut hasher = DefaultHasher::new();
+        value.hash(&mut hasher);
+        hasher.finish()
+    }
+
+    // Upstream's `Bytes::new()`/`String::new()` take no argument; here they take the content.
+
+    #[test]
+    fn test_bytes_new() {
+        let bytes = Bytes::new(&[]);
+        assert_eq!(bytes.len(), 0);
+        assert_eq!(bytes.as_bytes(), &[] as &[u8]);
+    }
+
+    #[test]
+    fn test_bytes_default() {
+        let bytes = Bytes::default();
+        assert_eq!(bytes.len(), 0);
+        assert_eq!(bytes.as_bytes(), &[] as &[u8]);
+    }
+
+    #[test]
+    fn test_bytes_from_small() {
+        let data = b"hello";
+        let bytes = Bytes::from(data.as_slice());
+        assert_eq!(bytes.len(), 5);
+        assert_eq!(bytes.as_bytes(), data);
+        assert!(bytes.is_inline());
+    }
+
+    #[test]
+    fn test_bytes_from_large() {
+        let data = b"this is a very long string that exceeds the small bytes limit";
+        let bytes = Bytes::from(data.as_slice());
+        assert_eq!(bytes.as_view().type_index(), ti::kTVMFFIBytes);
+        assert_eq!(bytes.len(), data.len());
+        assert_eq!(bytes.as_bytes(), data);
+    }
+
+    #[test]
+    fn test_bytes_deref() {
+        let data = b"test";
+        let bytes = Bytes::from(data.as_slice());
+        assert_eq!(&*bytes, data);
+    }
+
+    #[test]
+    fn test_bytes_clone_basic() {
+        let bytes1 = Bytes::from(b"clone test".as_slice());
+        let bytes2 = bytes1.clone();
+        assert_eq!(bytes1, bytes2);
+        assert_eq!(bytes1.as_bytes(), bytes2.as_bytes());
+    }
+
+    #[test]
+    fn test_bytes_eq() {
+        let data = b"equal";
+        let bytes1 = Bytes::from(data.as_slice());
+        let bytes2 = Bytes::from(data.as_slice());
+        assert_eq!(bytes1, bytes2);
+        let bytes3 = Bytes::from(b"different");
+        assert_ne!(bytes1, bytes3);
+    }
+
+    #[test]
+    fn test_bytes_ord() {
+        let bytes1 = Bytes::from(b"abc");
+        let bytes2 = Bytes::from(b"def");
+        let bytes3 = Bytes::from(b"abc");
+        assert!(bytes1 < bytes2);
+        assert!(bytes1 <= bytes2);
+        assert!(bytes2 > bytes1);
+        assert!(bytes2 >= bytes1);
+        assert_eq!(bytes1.cmp(&bytes3), std::cmp::Ordering::Equal);
+    }
+
+    #[test]
+    fn test_bytes_hash() {
+        let data = b"hash test";
+        let bytes1 = Bytes::from(data.as_slice());
+        let bytes2 = Bytes::from(data.as_slice());
+        assert_eq!(hash_of(&bytes1), hash_of(&bytes2));
+    }
+
+    #[test]
+    fn test_string_new() {
+        let s = String::new("");
+        assert_eq!(s.len(), 0);
+        assert_eq!(s.as_str(), "");
+        assert_eq!(s.as_bytes(), &[] as &[u8]);
+    }
+
+    #[test]
+    fn test_string_default() {
+        let s = String::default();
+        assert_eq!(s.len(), 0);
+        assert_eq!(s.as_str(), "");
+    }
+
+    #[test]
+    fn test_string_from_small() {
+        let input = "hello";
+        let s = String::from(input);
+        assert_eq!(s.len(), 5);
+        assert_eq!(s.as_str(), input);
+        assert_eq!(s.as_bytes(), input.as_bytes());
+    }
+
+    #[test]
+    fn test_string_from_large() {
+        let input = "this is a very long string that exceeds the small string limit";
+        let s = String::from(input);
+        assert_eq!(s.len(), input.len());
+        assert_eq!(s.as_str(), input);
+        assert_eq!(s.as_bytes(), input.as_bytes());
+    }
+
+    #[test]
+    fn test_string_deref() {
+        let input = "deref test";
+        let s = String::from(input);
+        assert_eq!(&*s, input);
+    }
+
+    #[test]
+    fn test_string_clone_basic() {
+        let s1 = String::from("clone test");
+        let s2 = s1.clone();
+        assert_eq!(s1, s2);
+        assert_eq!(s1.as_str(), s2.as_str());
+    }
+
+    #[test]
+    fn test_string_eq() {
+        let s1 = String::from("equal");
+        let s2 = String::from("equal");
+        assert_eq!(s1, s2);
+        let s3 = String::from("different");
+        assert_ne!(s1, s3);
+    }
+
+    #[test]
+    fn test_string_ord() {
+        let s1 = String::from("abc");
+        let s2 = String::from("def");
+        let s3 = String::from("abc");
+        assert!(s1 < s2);
+        assert!(s1 <= s2);
+        assert!(s2 > s1);
+        assert!(s2 >= s1);
+        assert_eq!(s1.cmp(&s3), std::cmp::Ordering::Equal);
+    }
+
+    #[test]
+    fn test_string_hash() {
+        let s1 = String::from("hash test");
+        let s2 = String::from("hash test");
+        assert_eq!(hash_of(&s1), hash_of(&s2));
+    }
+
+    #[test]
+    fn test_empty_strings() {
+        let empty_str = String::from("");
+        assert_eq!(empty_str.len(), 0);
+        assert_eq!(empty_str.as_str(), "");
+
+        let empty_bytes = Bytes::from(&[]);
+        assert_eq!(empty_bytes.len(), 0);
+        assert_eq!(empty_bytes.as_bytes(), &[] as &[u8]);
+    }
+
+    #[test]
+    fn test_unicode_strings() {
+        let unicode = "\u{1F680} Hello \u{4E16}\u{754C} \u{1F30D}";
+        let s = String::from(unicode);
+        assert_eq!(s.as_str(), unicode);
+        assert_eq!(s.len(), unicode.len());
+    }
+
+    #[test]
+    fn test_small_vs_large_boundary() {
+        let boundary = "1234567";
+        let s = String::from(boundary);
+        assert_eq!(s.as_str(), boundary);
+        assert!(s.is_inline());
+
+        let over_boundary = "12345678";
+        let s2 = String::from(over_boundary);
+        assert_eq!(s2.as_str(), over_boundary);
+        assert!(!s2.is_inline());
+    }
+
+    #[test]
+    fn test_bytes_small_vs_large_boundary() {
+        let boundary = b"1234567";
+        let bytes = Bytes::from(boundary.as_slice());
+        assert_eq!(bytes.as_bytes(), boundary);
+        assert!(bytes.is_inline());
+
+        let over_boundary = b"12345678";
+        let bytes2 = Bytes::from(over_boundary.as_slice());
+        assert_eq!(bytes2.as_bytes(), over_boundary);
+        assert!(!bytes2.is_inline());
+    }
+
+    #[test]
+    fn test_mixed_comparisons() {
+        let s1 = String::from("test");
+        let s2 = String::from("test");
+        let s3 = String::from("different");
+        assert!(s1 == s2);
+        assert!(s1 != s3);
+        assert!(s1 <= s2);
+        assert!(s1 >= s2);
+        assert!(s1 > s3);
+        assert!(s3 < s1);
+    }
+
+    #[test]
+    fn test_bytes_mixed_comparisons() {
+        let b1 = Bytes::from(b"test");
+        let b2 = Bytes::from(b"test");
+        let b3 = Bytes::from(b"different");
+        assert!(b1 == b2);
+        assert!(b1 != b3);
+        assert!(b1 <= b2);
+        assert!(b1 >= b2);
+        assert!(b1 > b3);
+        assert!(b3 < b1);
+    }
+
+    /// `Debug` is Rust's own form for byte strings here (upstream: a struct naming `Bytes`).
+    #[test]
+    fn test_bytes_debug() {
+        let bytes = Bytes::from(b"hello".as_slice());
+        assert_eq!(format!("{bytes:?}"), r#"b"hello""#);
+        assert_eq!(format!("{:?}", Bytes::from(b"\x00\xff")), r#"b"\x00\xff""#);
+    }
+
+    /// `Debug` is `str`'s here (upstream: a struct naming `String`).
+    #[test]
+    fn test_string_debug() {
+        let s = String::from("world");
+        assert_eq!(format!("{s:?}"), r#""world""#);
+    }
+
+    #[test]
+    fn test_bytes_clone_small() {
+        let bytes1 = Bytes::from(b"small".as_slice());
+        let bytes2 = bytes1.clone();
+        assert_eq!(bytes1, bytes2);
+        assert_eq!(bytes1.as_bytes(), bytes2.as_bytes());
+        assert_eq!(bytes1.len(), bytes2.len());
+        // Inline content is copied with the value.
+        assert_ne!(bytes1.as_bytes().as_ptr(), bytes2.as_bytes().as_ptr());
+    }
+
+    #[test]
+    fn test_bytes_clone_large() {
+        let data = b"this is a very long string that exceeds the small bytes limit";
+        let bytes1 = Bytes::from(data.as_slice());
+        let bytes2 = bytes1.clone();
+        assert_eq!(bytes1, bytes2);
+        assert_eq!(bytes1.as_bytes(), bytes2.as_bytes());
+        assert_eq!(bytes1.len(), bytes2.len());
+        // Heap content is shared.
+        assert_eq!(bytes1.as_bytes().as_ptr(), bytes2.as_bytes().as_ptr());
+    }
+
+    #[test]
+    fn test_string_clone_small() {
+        let s1 = String::from("small");
+        assert!(strong_count(s1.as_view()).is_none());
+        let s2 = s1.clone();
+        assert_eq!(s1, s2);
+        assert_eq!(s1.as_str(), s2.as_str());
+        assert_eq!(s1.len(), s2.len());
+        assert_ne!(s1.as_bytes().as_ptr(), s2.as_bytes().as_ptr());
+    }
+
+    #[test]
+    fn test_string_clone_large() {
+        let input = "this is a very long string that exceeds the small string limit";
+        let s1 = String::from(input);
+        assert_eq!(strong_count(s1.as_view()), Some(1));
+        let s2 = s1.clone();
+        assert_eq!(strong_count(s1.as_view()), Some(2));
+        assert_eq!(strong_count(s2.as_view()), Some(2));
+        assert_eq!(s1, s2);
+        assert_eq!(s1.as_str(), s2.as_str());
+        assert_eq!(s1.len(), s2.len());
+        assert_eq!(s1.as_bytes().as_ptr(), s2.as_bytes().as_ptr());
+    }
+}
+
+// ---- test_optional.rs ----
+
+mod test_optional {
+    use super::*;
+
+    /// The 16-byte `TVMFFIAny` cell backing an `Optional<T>` (type_index@0, small_str_len@4,
+    /// union@8); no padding.
+    fn cell_image<T>(opt: &Optional<T>) -> [u8; 16] {
+        let raw = opt.as_raw();
+        let mut b = [0u8; 16];
+        b[0..4].copy_from_slice(&raw.type_index.to_ne_bytes());
+        b[4..8].copy_from_slice(&raw.zero_padding.to_ne_bytes());
+        // SAFETY: every value has 8 initialised value bytes.
+        b[8..16].copy_from_slice(&unsafe { raw.value.v_uint64 }.to_ne_bytes());
+        b
+    }
+
+    #[test]
+    fn non_object_layout_is_uniform_16_bytes() {
+        assert_eq!(std::mem::size_of::<Optional<i32>>(), 16);
+        assert_eq!(std::mem::size_of::<Optional<i64>>(), 16);
+        assert_eq!(std::mem::size_of::<Optional<bool>>(), 16);
+        assert_eq!(std::mem::size_of::<Optional<f64>>(), 16);
+        assert_eq!(std::mem::size_of::<Optional<String>>(), 16);
+        assert_eq!(
+            std::mem::align_of::<Optional<i32>>(),
+            std::mem::align_of::<Optional<String>>()
+        );
+    }
+
+    #[test]
+    fn object_option_uses_nullable_pointer_layout() {
+        assert_eq!(
+            std::mem::size_of::<Option<Array<i64>>>(),
+            std::mem::size_of::<Array<i64>>()
+        );
+        assert_eq!(
+            std::mem::size_of::<Option<Array<i64>>>(),
+            std::mem::size_of::<*mut ()>()
+        );
+        let none: Option<Array<i64>> = None;
+        assert!(none.is_none());
+        let some = Some(Array::from(vec![1i64, 2, 3]));
+        assert_eq!(some.as_ref().expect("engaged").len(), 3);
+    }
+
+    #[test]
+    fn none_is_all_zero_cell() {
+        assert_eq!(cell_image(&Optional::<i32>::none()), [0u8; 16]);
+        assert_eq!(cell_image(&Optional::<String>::none()), [0u8; 16]);
+    }
+
+    #[test]
+    #[cfg(target_endian = "little")]
+    fn byte_image_some_int_matches_ffi_any() {
+        let o = Optional::<i32>::some(0x1234_5678);
+        let b = cell_image(&o);
+        assert_eq!(&b[0..4], &ti::kTVMFFIInt.to_le_bytes(), "type_index must be kTVMFFIInt");
+        assert_eq!(&b[4..8], &[0u8; 4], "zero padding");
+        assert_eq!(&b[8..16], &0x1234_5678_i64.to_le_bytes(), "payload sits in v_int64 @8");
+    }
+
+    #[test]
+    fn pod_roundtrip_all_supported_types() {
+        fn check<T>(val: T)
+        where
+            T: tvm_ffi::IntoAny + for<'a> tvm_ffi::FromAny<'a> + PartialEq + Copy + std::fmt::Debug,
+        {
+            let ty = std::any::type_name::<T>();
+            let some = Optional::<T>::some(val);
+            assert!(some.is_some(), "engaged has_value for {ty}");
+            assert_eq!(some.get(), Some(val), "engaged roundtrip for {ty}");
+
+            let none = Optional::<T>::none();
+            assert!(none.is_none(), "disengaged is_none for {ty}");
+            assert!(none.get().is_none(), "disengaged roundtrip for {ty}");
+        }
+        check::<bool>(true);
+        check::<i8>(0x12);
+        check::<i16>(0x1234);
+        check::<i32>(0x1234_5678);
+        check::<i64>(0x1122_3344_5566_7788);
+        check::<u8>(0xAB);
+        check::<u16>(0xABCD);
+        check::<u32>(0xABCD_EF01);
+        check::<u64>(0xABCD_EF01_2345_6789);
+        check::<f32>(1.5);
+        check::<f64>(2.5);
+    }
+
+    #[test]
+    fn roundtrip_get_set() {
+        let mut o = Optional::<i32>::some(42);
+        assert_eq!(o.get(), Some(42));
+        assert!(o.is_some());
+
+        o.set(None);
+        assert_eq!(o.get(), None);
+        assert!(o.is_none());
+
+        o.set(Some(-7));
+        assert_eq!(o.get(), Some(-7));
+    }
+
+    #[test]
+    fn conversions_and_default() {
+        assert_eq!(Optional::<f64>::from(Some(2.5)).get(), Some(2.5));
+        assert_eq!(Optional::<f64>::from(None).get(), None);
+        let back: Option<i16> = Optional::<i16>::some(9).into();
+        assert_eq!(back, Some(9));
+        assert_eq!(Optional::<u8>::default().get(), None);
+        assert_eq!(Optional::<bool>::some(true).get(), Some(true));
+    }
+
+    #[test]
+    fn clone_preserves_state_pod() {
+        let some = Optional::<i64>::some(123);
+        assert_eq!(some.clone().get(), Some(123));
+        let none = Optional::<i64>::none();
+        assert_eq!(none.clone().get(), None);
+    }
+
+    #[test]
+    fn equality_pod_and_string() {
+        assert_eq!(Optional::<i32>::some(1), Optional::<i32>::some(1));
+        assert_ne!(Optional::<i32>::some(1), Optional::<i32>::some(2));
+        assert_ne!(Optional::<i32>::some(1), Optional::<i32>::none());
+        assert_eq!(Optional::<i32>::none(), Optional::<i32>::none());
+        let mut cleared = Optional::<i32>::some(7);
+        cleared.set(None);
+        assert_eq!(cleared, Optional::<i32>::none());
+        assert_eq!(cell_image(&cleared), [0u8; 16]);
+
+        let a = || Optional::<String>::some(String::from("a"));
+        assert_eq!(a(), a());
+        assert_ne!(a(), Optional::<String>::some(String::from("b")));
+        assert_ne!(a(), Optional::<String>::none());
+        assert_eq!(Optional::<String>::none(), Optional::<String>::none());
+    }
+
+    #[test]
+    #[cfg(target_endian = "little")]
+    fn string_byte_image_matches_ffi_any() {
+        assert_eq!(cell_image(&Optional::<String>::none()), [0u8; 16]);
+        let some = Optional::<String>::some(String::from("hi"));
+        let b = cell_image(&some);
+        assert_eq!(&b[0..4], &ti::kTVMFFISmallStr.to_le_bytes(), "type_index = kTVMFFISmallStr");
+        assert_eq!(&b[4..8], &[0x02, 0, 0, 0], "small_str_len = 2");
+        assert_eq!(&b[8..10], b"hi", "inline payload");
+    }
+
+    #[test]
+    fn string_roundtrip_and_as_str() {
+        let s = Optional::<String>::some(String::from("hi"));
+        assert!(s.is_some());
+        assert_eq!(s.as_str(), Some("hi"));
+        assert_eq!(s.get().as_deref(), Some("hi"));
+
+        let n = Optional::<String>::none();
+        assert!(n.is_none());
+        assert_eq!(n.as_str(), None);
+        assert_eq!(n.get(), None);
+
+        let from_some: Optional<String> = Some(String::from("x")).into();
+        assert_eq!(from_some.as_str(), Some("x"));
+        let back: Option<String> = Optional::<String>::none().into();
+        assert!(back.is_none());
+        assert!(Optional::<String>::default().is_none());
+    }
+
+    #[test]
+    fn string_heap_clone_no_double_free() {
+        let long = String::from("a-very-long-heap-allocated-string-value");
+        let a = Optional::<String>::some(long.clone());
+        assert_eq!(strong_count(long.as_view()), Some(2));
+        let b = a.clone();
+        assert_eq!(strong_count(long.as_view()), Some(3));
+        assert_eq!(a.as_str(), Some("a-very-long-heap-allocated-string-value"));
+        assert_eq!(b.as_str(), Some("a-very-long-heap-allocated-string-value"));
+        drop(a);
+        drop(b);
+        assert_eq!(strong_count(long.as_view()), Some(1));
+    }
+
+    #[test]
+    fn string_set_in_place() {
+        let first = String::from("first-long-heap-allocated-value");
+        let mut o = Optional::<String>::some(first.clone());
+        assert_eq!(o.as_str(), Some("first-long-heap-allocated-value"));
+        assert_eq!(strong_count(first.as_view()), Some(2));
+
+        // `set` releases the old string before storing the new one.
+        o.set(Some(String::from("second-long-heap-allocated-value")));
+        assert_eq!(o.as_str(), Some("second-long-heap-allocated-value"));
+        assert_eq!(strong_count(first.as_view()), Some(1));
+
+        o.set(None);
+        assert!(o.is_none());
+        assert_eq!(o.as_str(), None);
+
+        o.set(Some(String::from("x")));
+        assert_eq!(o.as_str(), Some("x"));
+    }
+}
