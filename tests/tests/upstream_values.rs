@@ -1142,3 +1142,500 @@ mod test_optional {
         assert_eq!(o.as_str(), Some("x"));
     }
 }
+
+/// A CPU `f32` tensor whose first element is `val` (upstream's `create_tensor`, through
+/// `CPUNDAlloc`; here `TensorMut::empty`, zero-filled, written, then shared).
+fn create_tensor(val: f32, shape: &[i64]) -> Tensor {
+    let mut tensor = tvm_ffi::TensorMut::empty(shape, DataType::FLOAT32, Device::cpu()).unwrap();
+    if let Some(first) = tensor.as_mut_slice::<f32>().unwrap().first_mut() {
+        *first = val;
+    }
+    tensor.freeze()
+}
+
+/// The first `f32` of a tensor.
+fn get_val(tensor: &Tensor) -> f32 {
+    tensor.as_slice::<f32>().expect("Type mismatch or null")[0]
+}
+
+// ---- test_array.rs ----
+
+mod test_array {
+    use super::*;
+
+    #[test]
+    fn test_array_core_and_iteration() {
+        let t1 = create_tensor(10.0, &[1, 2]);
+        let t2 = create_tensor(20.0, &[3, 4, 5]);
+
+        let array = Array::new(vec![t1.clone(), t2.clone()]).unwrap();
+
+        assert_eq!(array.len(), 2);
+        assert!(!array.is_empty());
+
+        // Upstream indexes (`array[0]`) any array; here `get` (indexing is `Array<Any>`'s).
+        assert_eq!(get_val(&array.get(0).unwrap()), 10.0);
+        assert_eq!(array.get(0).unwrap().ndim(), 2);
+        assert_eq!(array.get(1).unwrap().ndim(), 3);
+        assert_eq!(array.get(2), None);
+
+        let vals: Vec<f32> = array.iter().map(|t| get_val(&t)).collect();
+        assert_eq!(vals, vec![10.0, 20.0]);
+    }
+
+    #[test]
+    fn test_array_any_conversions() {
+        let array = Array::new(vec![
+            create_tensor(1.0, &[1]),
+            create_tensor(2.0, &[1]),
+            create_tensor(3.0, &[1]),
+        ])
+        .unwrap();
+
+        let any = Any::new(array);
+        assert_eq!(any.type_index(), ti::kTVMFFIArray);
+
+        let back: Array<Tensor> = any.cast().expect("Any -> Array failed");
+        assert_eq!(back.len(), 3);
+        assert_eq!(get_val(&back.get(2).unwrap()), 3.0);
+
+        let owner = Any::new(&back);
+        let view = owner.view();
+        let back_from_view: Array<Tensor> = view.cast().expect("AnyView -> Array failed");
+        assert_eq!(back_from_view.len(), 3);
+        // The same array object, shared.
+        assert!(back_from_view
+            .as_object_ref()
+            .ptr_eq(back.as_object_ref()));
+    }
+
+    #[test]
+    fn test_array_with_any_elements() {
+        let array = Array::new(vec![
+            Any::new(7i64),
+            Any::new(String::from("value")),
+            Any::new(Array::new(vec![1i64, 2]).unwrap()),
+        ])
+        .unwrap();
+
+        assert_eq!(array.get(0).unwrap().cast::<i64>().unwrap(), 7);
+        assert_eq!(
+            array.get(1).unwrap().cast::<String>().unwrap().as_str(),
+            "value"
+        );
+        assert_eq!(
+            array
+                .get(2)
+                .unwrap()
+                .cast::<Array<i64>>()
+                .unwrap()
+                .iter()
+                .collect::<Vec<_>>(),
+            vec![1, 2]
+        );
+        // `Array<Any>` also indexes.
+        assert_eq!(array[0].cast::<i64>().unwrap(), 7);
+
+        let round_trip = Any::new(array).cast::<Array<Any>>().unwrap();
+        assert_eq!(round_trip.len(), 3);
+
+        let array_size = Function::get_global("ffi.ArraySize").unwrap();
+        let by_value = array_size
+            .call((round_trip.clone(),))
+            .unwrap()
+            .cast::<i64>()
+            .unwrap();
+        let by_reference = array_size
+            .call((&round_trip,))
+            .unwrap()
+            .cast::<i64>()
+            .unwrap();
+        assert_eq!((by_value, by_reference), (3, 3));
+
+        let widened = Any::new(Array::new(vec![3i64, 4]).unwrap())
+            .cast::<Array<Any>>()
+            .unwrap();
+        assert_eq!(
+            widened
+                .iter()
+                .map(|value| value.cast::<i64>().unwrap())
+                .collect::<Vec<_>>(),
+            vec![3, 4]
+        );
+    }
+
+    #[test]
+    fn test_array_recursive_type_checking() {
+        let shape_array = Array::new(vec![Shape::from(vec![1, 2]), Shape::from(vec![3])]).unwrap();
+        let any_val = Any::new(shape_array);
+
+        // Every element is checked: a `Shape` is no `Tensor`.
+        let err = any_val.cast::<Array<Tensor>>().unwrap_err();
+        assert_eq!(err.kind(), "TypeError");
+        assert!(
+            any_val.checked_cast::<Array<Tensor>>().is_none(),
+            "Should not be able to cast Array<Shape> to Array<Tensor>"
+        );
+
+        let shape_cast = any_val.cast::<Array<Shape>>();
+        assert!(
+            shape_cast.is_ok(),
+            "Should be able to cast back to correct type"
+        );
+    }
+
+    #[test]
+    fn test_array_parametric_heterogeneity() {
+        let shape_array =
+            Array::new(vec![Shape::from(vec![1, 2, 3]), Shape::from(vec![10])]).unwrap();
+        assert_eq!(shape_array.get(0).unwrap().as_slice(), &[1, 2, 3]);
+        assert_eq!(shape_array.get(1).unwrap().as_slice(), &[10]);
+
+        let function_array = Array::new(vec![
+            Function::get_global("ffi.String").unwrap(),
+            Function::get_global("ffi.Bytes").unwrap(),
+        ])
+        .unwrap();
+        // Upstream's `into_typed_fn!(f, Fn(A) -> Result<R>)(a)` is `f.call_as::<R, _>((a,))`.
+        assert_eq!(
+            function_array
+                .get(0)
+                .unwrap()
+                .call_as::<String, _>((String::from("hello"),))
+                .unwrap(),
+            "hello"
+        );
+        assert_eq!(
+            function_array
+                .get(1)
+                .unwrap()
+                .call_as::<Bytes, _>((Bytes::from(&[1u8, 2, 3]),))
+                .unwrap(),
+            [1u8, 2, 3][..]
+        );
+    }
+}
+
+// ---- test_map.rs ----
+
+mod test_map {
+    use super::*;
+
+    // Upstream's `get` returns `Result<Option<V>>`; here `get` is the `Option` and `try_get`
+    // the `Result` (an error only when the key cannot be passed to the runtime).
+
+    #[test]
+    fn test_map_basic_lookup() {
+        let map: Map<i64, i64> = [(1i64, 10i64), (2, 20), (3, 30)].into_iter().collect();
+
+        assert_eq!(map.len(), 3);
+        assert!(!map.is_empty());
+
+        assert_eq!(map.get(1i64), Some(10));
+        assert_eq!(map.get(2i64), Some(20));
+        assert_eq!(map.try_get(3i64).unwrap(), Some(30));
+        assert_eq!(map.get(99i64), None);
+        assert_eq!(map.try_get(99i64).unwrap(), None);
+
+        assert!(map.contains_key(1i64));
+        assert!(!map.contains_key(99i64));
+    }
+
+    #[test]
+    fn test_map_empty() {
+        let map: Map<i64, i64> = Map::default();
+        assert_eq!(map.len(), 0);
+        assert!(map.is_empty());
+        assert_eq!(map.get(1i64), None);
+        assert_eq!(map.iter().count(), 0);
+        assert_eq!(map.keys().count(), 0);
+        assert_eq!(map.values().count(), 0);
+    }
+
+    #[test]
+    fn test_map_from_iter_duplicate_keys_last_wins() {
+        let map: Map<i64, i64> = [(1i64, 10i64), (1, 20), (2, 30)].into_iter().collect();
+        assert_eq!(map.len(), 2);
+        assert_eq!(map.get(1i64), Some(20));
+        assert_eq!(map.get(2i64), Some(30));
+    }
+
+    #[test]
+    fn test_map_iteration() {
+        let map: Map<i64, i64> = [(1i64, 10i64), (2, 20), (3, 30)].into_iter().collect();
+
+        // Insertion order here (upstream sorts first; the order is the runtime's).
+        let items: Vec<(i64, i64)> = map.iter().collect();
+        assert_eq!(items, vec![(1, 10), (2, 20), (3, 30)]);
+
+        let keys: Vec<i64> = map.keys().collect();
+        assert_eq!(keys, vec![1, 2, 3]);
+
+        let values: Vec<i64> = map.values().collect();
+        assert_eq!(values, vec![10, 20, 30]);
+
+        let via_ref: Vec<(i64, i64)> = (&map).into_iter().collect();
+        assert_eq!(via_ref, vec![(1, 10), (2, 20), (3, 30)]);
+    }
+
+    #[test]
+    fn test_map_string_keys() {
+        let map: Map<String, i64> = [
+            (String::from("a"), 1i64),
+            (String::from("b"), 2),
+            (String::from("c"), 3),
+        ]
+        .into_iter()
+        .collect();
+
+        assert_eq!(map.len(), 3);
+        assert_eq!(map.get(&String::from("a")), Some(1));
+        assert_eq!(map.get(&String::from("c")), Some(3));
+        assert_eq!(map.get(&String::from("z")), None);
+        assert!(map.contains_key(&String::from("b")));
+        // A `&str` key finds the same entries.
+        assert_eq!(map.get("b"), Some(2));
+    }
+
+    #[test]
+    fn test_map_any_roundtrip() {
+        let map: Map<i64, i64> = [(1i64, 10i64), (2, 20)].into_iter().collect();
+
+        let any = Any::new(map.clone());
+        assert_eq!(any.type_index(), ti::kTVMFFIMap);
+
+        let back: Map<i64, i64> = any.cast().expect("Any -> Map failed");
+        assert_eq!(back.len(), 2);
+        assert_eq!(back.get(1i64), Some(10));
+        assert_eq!(back.get(2i64), Some(20));
+    }
+
+    #[test]
+    fn test_map_with_any_values() {
+        let empty = Map::<String, Any>::default();
+        assert!(empty.is_empty());
+
+        let array = Array::new(vec![1i64, 2, 3]).unwrap();
+        let array_base_count = strong_count(Any::new(&array).view()).unwrap() - 1;
+        assert_eq!(array_base_count, 1);
+        let map: Map<String, Any> = [
+            (String::from("number"), Any::new(7i64)),
+            (String::from("text"), Any::new(String::from("value"))),
+            (String::from("array"), Any::new(array.clone())),
+        ]
+        .into_iter()
+        .collect();
+
+        assert_eq!(map.len(), 3);
+        assert!(map.contains_key(&String::from("number")));
+        assert!(!map.contains_key(&String::from("missing")));
+        // `Debug` lists the entries (upstream: `Map<String, Any>[3]`).
+        assert_eq!(format!("{map:?}"), MAP_DEBUG);
+        assert_eq!(array.as_object_ref().strong_count(), 2);
+        assert_eq!(
+            map.get(&String::from("number"))
+                .unwrap()
+                .cast::<i64>()
+                .unwrap(),
+            7
+        );
+        assert_eq!(
+            map.get(&String::from("text"))
+                .unwrap()
+                .cast::<String>()
+                .unwrap()
+                .as_str(),
+            "value"
+        );
+
+        let fetched_array = map
+            .get(&String::from("array"))
+            .unwrap()
+            .cast::<Array<i64>>()
+            .unwrap();
+        assert_eq!(fetched_array.iter().collect::<Vec<_>>(), vec![1, 2, 3]);
+        assert_eq!(array.as_object_ref().strong_count(), 3);
+        drop(fetched_array);
+
+        let round_trip = Any::new(map.clone()).cast::<Map<String, Any>>().unwrap();
+        let owner = Any::new(&map);
+        let view_round_trip = owner.view().cast::<Map<String, Any>>().unwrap();
+        assert_eq!(round_trip.iter().count(), 3);
+        assert_eq!(round_trip.keys().count(), 3);
+        assert_eq!(round_trip.values().count(), 3);
+        assert_eq!((&round_trip).into_iter().count(), 3);
+
+        let map_size = Function::get_global("ffi.MapSize").unwrap();
+        let by_value: i64 = map_size.call_as((round_trip.clone(),)).unwrap();
+        let by_reference: i64 = map_size.call_as((&view_round_trip,)).unwrap();
+        assert_eq!((by_value, by_reference), (3, 3));
+
+        drop(round_trip);
+        drop(view_round_trip);
+        drop(owner);
+        drop(map);
+        assert_eq!(array.as_object_ref().strong_count(), array_base_count);
+    }
+
+    const MAP_DEBUG: &str = r#"{"number": 7, "text": "value", "array": (1, 2, 3)}"#;
+
+    #[test]
+    fn test_map_with_any_keys_and_values() {
+        let integer_key = Any::new(1i64);
+        let string_key = Any::new(String::from("name"));
+        let map: Map<Any, Any> = [
+            (integer_key.clone(), Any::new(String::from("one"))),
+            (string_key.clone(), Any::new(2i64)),
+        ]
+        .into_iter()
+        .collect();
+
+        assert_eq!(
+            map.get(&integer_key)
+                .unwrap()
+                .cast::<String>()
+                .unwrap()
+                .as_str(),
+            "one"
+        );
+        assert_eq!(map.get(&string_key).unwrap().cast::<i64>().unwrap(), 2);
+
+        let round_trip = Any::new(map).cast::<Map<Any, Any>>().unwrap();
+        assert_eq!(round_trip.iter().count(), 2);
+    }
+
+    #[test]
+    fn test_map_shares_underlying_object() {
+        let map: Map<i64, i64> = [(1i64, 10i64)].into_iter().collect();
+        let clone = map.clone();
+        assert!(clone.as_object_ref().ptr_eq(map.as_object_ref()));
+        assert_eq!(map.as_object_ref().strong_count(), 2);
+        assert_eq!(clone.len(), 1);
+        assert_eq!(clone.get(1i64), Some(10));
+    }
+
+    #[test]
+    fn test_map_object_values_and_refcount() {
+        let t = create_tensor(7.0, &[2, 3]);
+        let base = t.as_object_ref().strong_count();
+        assert_eq!(base, 1);
+
+        let map: Map<String, Tensor> = [(String::from("x"), t.clone())].into_iter().collect();
+        assert_eq!(t.as_object_ref().strong_count(), base + 1);
+
+        let got = map.get(&String::from("x")).expect("key should be present");
+        assert_eq!(get_val(&got), 7.0);
+        assert_eq!(got.ndim(), 2);
+        assert_eq!(t.as_object_ref().strong_count(), base + 2);
+
+        let collected: Vec<(String, Tensor)> = map.iter().collect();
+        assert_eq!(collected.len(), 1);
+        assert_eq!(get_val(&collected[0].1), 7.0);
+        assert_eq!(t.as_object_ref().strong_count(), base + 3);
+
+        drop(collected);
+        drop(got);
+        assert_eq!(t.as_object_ref().strong_count(), base + 1);
+
+        drop(map);
+        assert_eq!(t.as_object_ref().strong_count(), base);
+    }
+
+    #[test]
+    fn test_map_as_function_argument() {
+        let map: Map<i64, i64> = [(1i64, 10i64), (2, 20), (3, 30)].into_iter().collect();
+
+        let map_size = Function::get_global("ffi.MapSize").unwrap();
+        let n_by_value: i64 = map_size.call_as((map.clone(),)).unwrap();
+        assert_eq!(n_by_value, 3);
+        let n_by_ref: i64 = map_size.call_as((&map,)).unwrap();
+        assert_eq!(n_by_ref, 3);
+
+        let get_item = Function::get_global("ffi.MapGetItem").unwrap();
+        let v: i64 = get_item.call_as((&map, 2i64)).unwrap();
+        assert_eq!(v, 20);
+    }
+
+    #[test]
+    fn test_map_get_missing_with_object_values() {
+        let map: Map<String, Tensor> = [(String::from("x"), create_tensor(7.0, &[2]))]
+            .into_iter()
+            .collect();
+
+        let present = map.get(&String::from("x"));
+        assert!(present.is_some());
+        assert_eq!(get_val(&present.unwrap()), 7.0);
+
+        assert!(map.get(&String::from("missing")).is_none());
+        assert!(map.try_get(&String::from("missing")).unwrap().is_none());
+    }
+
+    /// Views a map as `Map<K, V>` without checking its entries (upstream needs `unsafe` for
+    /// this; here `Map::from_object_ref` is safe: a mistyped map reads as absent values or
+    /// panics on iteration, never as a wrong value).
+    fn view_map_unchecked<K, V>(any: Any) -> Map<K, V> {
+        assert_eq!(any.type_index(), ti::kTVMFFIMap);
+        Map::from_object_ref(any.cast::<ObjectRef<tvm_ffi::builtin::MapObj>>().unwrap())
+    }
+
+    fn mistyped_value_map() -> Map<i64, String> {
+        let real: Map<i64, i64> = [(1i64, 10i64)].into_iter().collect();
+        view_map_unchecked(Any::new(real))
+    }
+
+    /// Upstream: `get` reports the mismatch as `Err`. Here a stored value that does not
+    /// convert to `V` is no `V`: `get` is `None` and `try_get` `Ok(None)` (no panic, no wrong
+    /// value).
+    #[test]
+    fn test_map_get_type_mismatch_is_err() {
+        let map = mistyped_value_map();
+        assert!(map.contains_key(1i64));
+        assert_eq!(map.get(1i64), None);
+        assert_eq!(map.try_get(1i64).unwrap(), None);
+    }
+
+    /// Iterators panic on a value that does not convert, rather than truncating.
+    #[test]
+    #[should_panic(expected = "value type checked on entry")]
+    fn test_map_iter_type_mismatch_panics() {
+        let map = mistyped_value_map();
+        let _ = map.values().next();
+    }
+
+    /// A key of another type than the map's reads as absent (upstream: a debug assertion);
+    /// here no assertion: keys are hashed and compared as the runtime does, by value.
+    #[test]
+    fn test_map_get_mistyped_key_debug_asserts() {
+        let real: Map<i64, i64> = [(1i64, 10i64)].into_iter().collect();
+        let map: Map<String, i64> = view_map_unchecked(Any::new(real));
+        assert_eq!(map.get(&String::from("anything")), None);
+        assert!(!map.contains_key("anything"));
+        // The stored key itself is still found: lookups do not check `K`.
+        assert_eq!(map.get(1i64), Some(10));
+    }
+
+    #[test]
+    fn test_map_any_cast_value_mismatch_is_err() {
+        let real: Map<i64, i64> = [(1i64, 10i64)].into_iter().collect();
+        let err = Any::new(real).cast::<Map<i64, String>>().unwrap_err();
+        assert_eq!(err.kind(), "TypeError");
+    }
+
+    /// Upstream (as C++) builds a new map of converted entries when the entries are not of
+    /// the requested types but convert (`int` to `float`). Here the map is shared and each
+    /// entry converts as it is read: keys are still the stored `int`s (looked up as ints),
+    /// values read as `f64`.
+    #[test]
+    fn test_map_any_cast_slow_path_converts() {
+        let real: Map<i64, i64> = [(1i64, 10i64), (2, 20)].into_iter().collect();
+        let converted: Map<f64, f64> = Any::new(real.clone())
+            .cast()
+            .expect("i64 entries cast to f64");
+        assert_eq!(converted.len(), 2);
+        assert_eq!(converted.get(1i64), Some(10.0));
+        assert_eq!(converted.get(2i64), Some(20.0));
+        assert_eq!(converted.iter().collect::<Vec<_>>(), [(1.0, 10.0), (2.0, 20.0)]);
+        assert!(converted.as_object_ref().ptr_eq(real.as_object_ref()));
+        assert_eq!(real.as_object_ref().strong_count(), 2);
+    }
+}
