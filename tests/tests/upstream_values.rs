@@ -18,10 +18,49 @@ fn strong_count(view: AnyView<'_>) -> Option<u32> {
         .map(|obj| obj.strong_count())
 }
 
-/// `testing.echo` and friends are registered by libtvm_ffi_testing, which the runtime loads
-/// with its testing functions on first lookup of a `testing.` global.
+/// A global of the wheel's C++ test peer, libtvm_ffi_testing (loaded first, as
+/// `import tvm_ffi` loads it; upstream links it).
+fn testing_global(name: &str) -> Function {
+    tvm_ffi_tests::load_cpp_testing_library();
+    Function::get_global(name).unwrap_or_else(|| panic!("global `{name}` missing"))
+}
+
+/// `testing.echo`: returns its argument.
 fn echo() -> Function {
-    Function::get_global("testing.echo").unwrap()
+    testing_global("testing.echo")
+}
+
+/// A C symbol of libtvm_ffi_testing (loaded by [`testing_global`]), through `dlsym`.
+fn testing_symbol(name: &str) -> *mut std::ffi::c_void {
+    extern "C" {
+        fn dlopen(filename: *const std::ffi::c_char, flags: i32) -> *mut std::ffi::c_void;
+        fn dlsym(
+            handle: *mut std::ffi::c_void,
+            symbol: *const std::ffi::c_char,
+        ) -> *mut std::ffi::c_void;
+    }
+    const RTLD_NOW: i32 = 2;
+    const RTLD_NOLOAD: i32 = 4;
+    tvm_ffi_tests::load_cpp_testing_library();
+    let path = std::ffi::CString::new(tvm_ffi_tests::cpp_testing_library_path()).unwrap();
+    let symbol = std::ffi::CString::new(name).unwrap();
+    // SAFETY: C strings; the library is already loaded (`RTLD_NOLOAD` only finds it).
+    let handle = unsafe { dlopen(path.as_ptr(), RTLD_NOW | RTLD_NOLOAD) };
+    assert!(!handle.is_null(), "libtvm_ffi_testing is not loaded");
+    // SAFETY: a live handle and a C string.
+    let address = unsafe { dlsym(handle, symbol.as_ptr()) };
+    assert!(!address.is_null(), "no symbol `{name}`");
+    address
+}
+
+/// A safe-call export (`__tvm_ffi_*`) of libtvm_ffi_testing, as a function object.
+fn testing_export(name: &str) -> Function {
+    // SAFETY: the symbol is a function of the safe-call signature (the library exports it
+    // with `TVM_FFI_DLL_EXPORT_TYPED_FUNC`).
+    let safe_call: tvm_ffi::sys::TVMFFISafeCallType =
+        unsafe { std::mem::transmute(testing_symbol(name)) };
+    // SAFETY: a safe-call export that uses no handle, for the life of the process.
+    unsafe { Function::from_extern_c(std::ptr::null_mut(), safe_call, None) }.unwrap()
 }
 
 // ---- test_any.rs ----
@@ -1637,5 +1676,450 @@ mod test_map {
         assert_eq!(converted.iter().collect::<Vec<_>>(), [(1.0, 10.0), (2.0, 20.0)]);
         assert!(converted.as_object_ref().ptr_eq(real.as_object_ref()));
         assert_eq!(real.as_object_ref().strong_count(), 2);
+    }
+}
+
+// ---- test_function.rs ----
+
+/// Upstream's `tvm_ffi_dll_export_typed_func!` exports, here `#[ffi_func(export = ..)]` (at
+/// the crate root: the C symbols are the crate's).
+mod exports {
+    use tvm_ffi::{ffi_func, Result, Tensor};
+
+    #[ffi_func(export = "upstream_values_testing_add_one")]
+    pub fn testing_add_one(x: i32) -> Result<i32> {
+        Ok(x + 1)
+    }
+
+    /// Writes `x + 1` into `y`: a tensor is shared, so the caller sees it (upstream writes
+    /// through `data_as_slice_mut` of a `Tensor`; here through `as_mut_slice`, `unsafe`
+    /// because others may read the memory meanwhile).
+    #[ffi_func(export = "upstream_values_test_add_one_tensor")]
+    pub fn test_add_one_tensor(x: Tensor, y: Tensor) -> Result<()> {
+        let x_data = x.as_slice::<f32>()?;
+        // SAFETY: the test holds no other borrow of `y`'s memory during the call, and `x` is
+        // another tensor's memory.
+        let y_data = unsafe { y.as_mut_slice::<f32>()? };
+        for (y, x) in y_data.iter_mut().zip(x_data) {
+            *y = x + 1.0;
+        }
+        Ok(())
+    }
+
+    /// Functions report errors by returning them; this one panics to show that a panic is
+    /// still an error for the caller, not an abort.
+    #[ffi_func(export = "upstream_values_testing_panic")]
+    pub fn testing_panic(x: i32) -> Result<i32> {
+        if x < 0 {
+            panic!("negative input {x}");
+        }
+        Ok(x)
+    }
+
+    type SafeCall = unsafe extern "C" fn(
+        *mut std::ffi::c_void,
+        *const tvm_ffi::sys::TVMFFIAny,
+        i32,
+        *mut tvm_ffi::sys::TVMFFIAny,
+    ) -> i32;
+
+    extern "C" {
+        pub fn __tvm_ffi_upstream_values_testing_add_one(
+            handle: *mut std::ffi::c_void,
+            args: *const tvm_ffi::sys::TVMFFIAny,
+            num_args: i32,
+            result: *mut tvm_ffi::sys::TVMFFIAny,
+        ) -> i32;
+        pub fn __tvm_ffi_upstream_values_test_add_one_tensor(
+            handle: *mut std::ffi::c_void,
+            args: *const tvm_ffi::sys::TVMFFIAny,
+            num_args: i32,
+            result: *mut tvm_ffi::sys::TVMFFIAny,
+        ) -> i32;
+        pub fn __tvm_ffi_upstream_values_testing_panic(
+            handle: *mut std::ffi::c_void,
+            args: *const tvm_ffi::sys::TVMFFIAny,
+            num_args: i32,
+            result: *mut tvm_ffi::sys::TVMFFIAny,
+        ) -> i32;
+    }
+
+    /// An export as a function object (upstream: `Function::from_extern_c`).
+    pub fn as_function(export: SafeCall) -> tvm_ffi::Function {
+        // SAFETY: `#[ffi_func]` exports keep the safe-call contract and use no handle.
+        unsafe { tvm_ffi::Function::from_extern_c(std::ptr::null_mut(), export, None) }.unwrap()
+    }
+}
+
+mod test_function {
+    use super::*;
+
+    #[test]
+    fn test_function_dummpy_c_api() {
+        // SAFETY: `int TVMFFITestingDummyTarget(void)` of libtvm_ffi_testing.
+        let dummy: extern "C" fn() -> i32 =
+            unsafe { std::mem::transmute(testing_symbol("TVMFFITestingDummyTarget")) };
+        assert_eq!(dummy(), 0);
+    }
+
+    #[test]
+    fn test_function_get_global_required() {
+        let fecho = Function::get_global_required("testing.echo")
+            .or_else(|_| Ok::<_, Error>(echo()))
+            .unwrap();
+        let a = Any::new(1);
+        let result = fecho.call_packed(&[a.view()]).unwrap();
+        assert_eq!(result.cast::<i32>().unwrap(), 1);
+        let err = Function::get_global_required("testing.no_such_function").unwrap_err();
+        assert_eq!(err.kind(), "ValueError");
+        assert_eq!(err.message(), "Function testing.no_such_function not found");
+    }
+
+    #[test]
+    fn test_function_from_packed() {
+        let value = 2;
+        let v2 = 4;
+        let check_and_add_value = Function::from_packed(move |args: &[AnyView]| -> Result<Any> {
+            tvm_ffi::ensure!(
+                args.len() == 1,
+                ValueError,
+                "Expected 1 argument, got {}",
+                args.len()
+            );
+            let v0 = args[0].cast::<i32>()?;
+            tvm_ffi::ensure!(v0 == value, ValueError, "Expected {}, got {}", value, v0);
+            Ok(Any::new(v0 + v2))
+        });
+        let arg = Any::new(value);
+        let result = check_and_add_value.call_packed(&[arg.view()]).unwrap();
+        assert_eq!(result.cast::<i32>().unwrap(), 6);
+        let err = check_and_add_value.call((3,)).unwrap_err();
+        assert_eq!((err.kind().as_str(), err.message()), ("ValueError", "Expected 2, got 3"));
+    }
+
+    #[test]
+    fn test_function_from_typed() {
+        let offset = 2;
+        let one = Any::new(1);
+        let two = Any::new(2);
+        let three = Any::new(3);
+        let sum1 = Function::from_typed(move |x: i32| -> Result<i32> { Ok(x + offset) });
+        let result = sum1.call_packed(&[one.view()]).unwrap();
+        assert_eq!(result.cast::<i32>().unwrap(), 1 + offset);
+        let sum2 = Function::from_typed(move |x: i32, y: i32| -> Result<i32> { Ok(x + y) });
+        let result = sum2.call_packed(&[one.view(), two.view()]).unwrap();
+        assert_eq!(result.cast::<i32>().unwrap(), 3);
+        let sum3f = Function::from_typed(move |x: i32, y: i32, z: f32| -> Result<f32> {
+            Ok((x + y) as f32 + z)
+        });
+        let result = sum3f
+            .call_packed(&[one.view(), two.view(), three.view()])
+            .unwrap();
+        assert_eq!(result.cast::<f32>().unwrap(), 6.0);
+    }
+
+    #[test]
+    fn test_function_call_tuple() {
+        // Upstream's `call_tuple(args)` is `call(args)`; `call_tuple_with_len` has no
+        // counterpart (the tuple's length is its type).
+        let offset = 2;
+        let sum1 = Function::from_typed(move |x: i32| -> Result<i32> { Ok(x + offset) });
+        let result = sum1.call((1,)).unwrap();
+        assert_eq!(result.cast::<i32>().unwrap(), 1 + offset);
+        // By reference: a borrowed value.
+        let one = Any::new(1);
+        let result = sum1.call((&one,)).unwrap();
+        assert_eq!(result.cast::<i32>().unwrap(), 1 + offset);
+        let typed_fn = |x: &i32| -> Result<i32> { sum1.call_as((*x,)) };
+        assert_eq!(typed_fn(&1).unwrap(), 1 + offset);
+    }
+
+    #[test]
+    fn test_function_call_tuple_supports_all_value_holders() {
+        let echo = echo();
+
+        let any = Any::new(3i64);
+        assert_eq!(echo.call((&any,)).unwrap().cast::<i64>().unwrap(), 3);
+
+        assert_eq!(echo.call(((),)).unwrap().type_index(), ti::kTVMFFINone);
+
+        let optional = Some(4i64);
+        assert_eq!(
+            echo.call((optional,)).unwrap().cast::<Option<i64>>().unwrap(),
+            optional
+        );
+
+        let dtype: DataType = "int32".parse().unwrap();
+        assert_eq!(echo.call((dtype,)).unwrap().cast::<DataType>().unwrap(), dtype);
+        assert_eq!(echo.call((&dtype,)).unwrap().cast::<DataType>().unwrap(), dtype);
+
+        let device = Device::new(tvm_ffi::sys::kDLCPU as i32, 1);
+        assert_eq!(echo.call((device,)).unwrap().cast::<Device>().unwrap(), device);
+        assert_eq!(echo.call((&device,)).unwrap().cast::<Device>().unwrap(), device);
+    }
+
+    /// Upstream passes an argument as an rvalue reference (`RValueRef`), moving the caller's
+    /// reference into the callee. This SDK has no rvalue-reference arguments: a by-value
+    /// argument is held by the call and lent to the callee, which takes a reference of its
+    /// own, and the caller's is released when the call returns.
+    #[test]
+    fn test_function_rvalue_ref_arguments() {
+        let strong_count = Function::from_typed(|value: Array<i64>| -> Result<i64> {
+            Ok(i64::from(value.as_object_ref().strong_count()))
+        });
+
+        let moved = Array::new(vec![1i64, 2]).unwrap();
+        assert_eq!(moved.as_object_ref().strong_count(), 1);
+        let watch = moved.as_object_ref().downgrade();
+        let count = strong_count.call_as::<i64, _>((moved,)).unwrap();
+        assert_eq!(count, 2);
+        // Released by the call: nothing holds the array any more.
+        assert!(watch.upgrade().is_none());
+
+        let borrowed = Array::new(vec![3i64, 4]).unwrap();
+        assert_eq!(borrowed.as_object_ref().strong_count(), 1);
+        let count = strong_count.call_as::<i64, _>((&borrowed,)).unwrap();
+        assert_eq!(count, 2);
+        assert_eq!(borrowed.as_object_ref().strong_count(), 1);
+    }
+
+    #[test]
+    fn test_function_into_typed_fn() {
+        // Upstream's `into_typed_fn!(f, Fn(A, B) -> Result<R>)` is a closure over `call_as`.
+        let offset = 2;
+        let f = Function::from_typed(move |x: i32| -> Result<i32> { Ok(x + offset) });
+        let typed_sum1 = move |x: &i32| f.call_as::<i32, _>((*x,));
+        assert_eq!(typed_sum1(&1).unwrap(), 1 + offset);
+        let sum2 = Function::from_typed(move |x: i32, y: i32| -> Result<i32> { Ok(x + y) });
+        let typed_sum2: Box<dyn Fn(&i32, i32) -> Result<i32>> =
+            Box::new(move |x, y| sum2.call_as((*x, y)));
+        assert_eq!(typed_sum2(&1, 2).unwrap(), 3);
+        let sum3 = Function::from_typed(move |x: i32, y: i32, z: f32| -> Result<f32> {
+            Ok((x + y) as f32 + z)
+        });
+        let typed_sum3: Box<dyn Fn(&i32, i32, f32) -> Result<f32>> =
+            Box::new(move |x, y, z| sum3.call_as((*x, y, z)));
+        assert_eq!(typed_sum3(&1, 2, 3.0).unwrap(), 6.0);
+    }
+
+    #[test]
+    fn test_function_echo_tensor_typed() {
+        let echo = echo();
+        let data: &[f32] = &[1.0, 2.0, 3.0, 4.0];
+        let tensor = Tensor::from_slice(data, &[1, 2, 2]).unwrap();
+        let result: Tensor = echo.call_as((&tensor,)).unwrap();
+        assert_eq!(result.data_ptr(), tensor.data_ptr());
+        assert!(result.as_object_ref().ptr_eq(tensor.as_object_ref()));
+        assert_eq!(result.as_object_ref().strong_count(), 2);
+        assert_eq!(result.as_slice::<f32>().unwrap(), &[1.0, 2.0, 3.0, 4.0]);
+    }
+
+    // Upstream's `Function::from_type_key_method`/`from_type_method` are
+    // `reflection::method_of_type`/`reflection::method` here.
+
+    #[test]
+    fn test_function_from_type_key_method_ctor_and_method() {
+        tvm_ffi_tests::load_cpp_testing_library();
+        let ctor =
+            tvm_ffi::reflection::method_of_type("testing.TestIntPair", "__ffi_init__").unwrap();
+        let pair = ctor.call((1i64, 2i64)).unwrap();
+        assert_eq!(pair.type_key(), "testing.TestIntPair");
+        let sum = tvm_ffi::reflection::method_of_type("testing.TestIntPair", "sum").unwrap();
+        let result = sum.call_packed(&[pair.view()]).unwrap();
+        assert_eq!(result.cast::<i64>().unwrap(), 3);
+    }
+
+    #[test]
+    fn test_function_from_type_method_by_index() {
+        tvm_ffi_tests::load_cpp_testing_library();
+        let ctor =
+            tvm_ffi::reflection::method_of_type("testing.TestIntPair", "__ffi_init__").unwrap();
+        let pair = ctor.call((5i64, 7i64)).unwrap();
+        let sum = tvm_ffi::reflection::method(pair.type_index(), "sum").unwrap();
+        let result = sum.call_packed(&[pair.view()]).unwrap();
+        assert_eq!(result.cast::<i64>().unwrap(), 12);
+    }
+
+    /// A missing method is an `AttributeError` here (upstream: `TypeError`), as for a missing
+    /// field or method of an object.
+    #[test]
+    fn test_function_from_type_method_unknown_method() {
+        tvm_ffi_tests::load_cpp_testing_library();
+        let error =
+            tvm_ffi::reflection::method_of_type("testing.TestIntPair", "nonexistent_method")
+                .unwrap_err();
+        assert_eq!(error.kind(), "AttributeError");
+        assert_eq!(
+            error.message(),
+            "Cannot find method `nonexistent_method` in testing.TestIntPair"
+        );
+    }
+
+    #[test]
+    fn test_function_from_type_key_method_unknown_type_key() {
+        let error = tvm_ffi::reflection::method_of_type("testing.NonExistentType", "sum")
+            .unwrap_err();
+        assert_eq!(error.kind(), "KeyError");
+        assert_eq!(error.message(), "Cannot find type `testing.NonExistentType`");
+    }
+
+    #[test]
+    fn test_function_from_extern_c() {
+        let add_one = exports::as_function(exports::__tvm_ffi_upstream_values_testing_add_one);
+        assert_eq!(add_one.call_as::<i32, _>((1,)).unwrap(), 2);
+    }
+
+    #[test]
+    fn test_function_echo_string_bytes() {
+        let echo = echo();
+        let result: String = echo.call_as(("hello",)).unwrap();
+        assert_eq!(result, "hello");
+        let result: Bytes = echo.call_as((Bytes::from(b"hello"),)).unwrap();
+        assert_eq!(result, b"hello"[..]);
+        // `&[u8]` reads back borrowed too.
+        let any = echo.call((Bytes::from(b"hello"),)).unwrap();
+        assert_eq!(any.cast::<&[u8]>().unwrap(), b"hello");
+    }
+
+    #[test]
+    fn test_function_apply() {
+        let add_one = Function::from_typed(|x: i32| -> Result<i32> { Ok(x + 1) });
+        let fapply = testing_global("testing.apply");
+        let result: i32 = fapply.call_as((add_one, 3)).unwrap();
+        assert_eq!(result, 4);
+    }
+
+    #[test]
+    fn test_function_call_tensor_fn() {
+        let add_one =
+            exports::as_function(exports::__tvm_ffi_upstream_values_test_add_one_tensor);
+        let x = Tensor::from_slice(&[0.0f32, 1.0, 2.0, 3.0], &[2, 2]).unwrap();
+        let y = Tensor::from_slice(&[0.0f32; 4], &[2, 2]).unwrap();
+        add_one.call((&x, &y)).unwrap();
+        assert_eq!(y.as_slice::<f32>().unwrap(), &[1.0, 2.0, 3.0, 4.0]);
+    }
+
+    /// A panic is a `RuntimeError` naming the function and the panic site here (upstream:
+    /// `InternalError`); nothing is printed.
+    #[test]
+    fn test_function_exported_panic_raises_internal_error() {
+        let f = exports::as_function(exports::__tvm_ffi_upstream_values_testing_panic);
+        assert_eq!(f.call_as::<i32, _>((1,)).unwrap(), 1);
+        let error = f.call_as::<i32, _>((-1,)).unwrap_err();
+        assert_eq!(error.kind(), "RuntimeError");
+        assert!(
+            error
+                .message()
+                .starts_with("Rust panic in `upstream_values_testing_panic` at "),
+            "{}",
+            error.message()
+        );
+        assert!(
+            error.message().ends_with("negative input -1"),
+            "{}",
+            error.message()
+        );
+        assert_eq!(f.call_as::<i32, _>((2,)).unwrap(), 2);
+    }
+
+    #[test]
+    fn test_function_callback_panic_raises_internal_error() {
+        let f = Function::from_typed(|x: i32| -> Result<i32> {
+            if x < 0 {
+                panic!("callback got {x}");
+            }
+            Ok(x)
+        });
+        let error = f.call_as::<i32, _>((-2,)).unwrap_err();
+        assert_eq!(error.kind(), "RuntimeError");
+        // An unnamed closure: the message names the panic site only.
+        assert!(
+            error
+                .message()
+                .starts_with("Rust panic at tests/tests/upstream_values.rs:"),
+            "{}",
+            error.message()
+        );
+        assert!(
+            error.message().ends_with("callback got -2"),
+            "{}",
+            error.message()
+        );
+        // The function stays usable after a panic.
+        assert_eq!(f.call_as::<i32, _>((3,)).unwrap(), 3);
+    }
+}
+
+// ---- test_module.rs ----
+
+mod test_module {
+    use super::*;
+
+    const SCHEMA_ID_INT: &str = "testing_dll_schema_id_int";
+    const ADD_WITH_DOCSTRING: &str = "testing_dll_test_add_with_docstring";
+    const MISSING: &str = "testing_dll_missing";
+
+    /// libtvm_ffi_testing as a module.
+    fn testing_module() -> Module {
+        tvm_ffi_tests::load_cpp_testing_library();
+        // SAFETY: the wheel's own test library, already loaded by the process.
+        unsafe { Module::load_from_file(tvm_ffi_tests::cpp_testing_library_path()) }.unwrap()
+    }
+
+    /// A module without functions of its own that imports libtvm_ffi_testing.
+    fn importing_module() -> Module {
+        let module: Module = Function::get_global("ffi.SystemLib")
+            .unwrap()
+            .call_as(("testing.rust.upstream_values.test_module.",))
+            .unwrap();
+        module.import(&testing_module()).unwrap();
+        module
+    }
+
+    /// Calls an exported metadata or doc getter.
+    fn call_getter(symbol: &str) -> String {
+        testing_export(symbol).call_as(()).unwrap()
+    }
+
+    // Upstream's `(name, query_imports)` flag: `true` is `implements_function`,
+    // `function_metadata`, `function_doc`; `false` the `own_` forms.
+
+    #[test]
+    fn test_module_implements_function() {
+        let module = testing_module();
+        assert!(module.implements_own_function(SCHEMA_ID_INT).unwrap());
+        assert!(!module.implements_own_function(MISSING).unwrap());
+        assert!(module.implements_function(SCHEMA_ID_INT).unwrap());
+    }
+
+    #[test]
+    fn test_module_get_function_metadata() {
+        let module = testing_module();
+        let metadata = module.own_function_metadata(SCHEMA_ID_INT).unwrap().unwrap();
+        let exported = call_getter("__tvm_ffi__metadata_testing_dll_schema_id_int");
+        assert_eq!(metadata.as_str(), exported.as_str());
+        assert!(metadata.contains("type_schema"), "{metadata}");
+        assert!(module.own_function_metadata(MISSING).unwrap().is_none());
+    }
+
+    #[test]
+    fn test_module_get_function_doc() {
+        let module = testing_module();
+        let doc = module.own_function_doc(ADD_WITH_DOCSTRING).unwrap().unwrap();
+        let exported = call_getter("__tvm_ffi__doc_testing_dll_test_add_with_docstring");
+        assert_eq!(doc.as_str(), exported.as_str());
+        assert!(!doc.is_empty());
+        assert!(module.own_function_doc(SCHEMA_ID_INT).unwrap().is_none());
+    }
+
+    #[test]
+    fn test_module_accessors_query_imports() {
+        let module = importing_module();
+        assert!(!module.implements_own_function(SCHEMA_ID_INT).unwrap());
+        assert!(module.implements_function(SCHEMA_ID_INT).unwrap());
+        assert!(module.own_function_metadata(SCHEMA_ID_INT).unwrap().is_none());
+        assert!(module.function_metadata(SCHEMA_ID_INT).unwrap().is_some());
+        assert!(module.own_function_doc(ADD_WITH_DOCSTRING).unwrap().is_none());
+        assert!(module.function_doc(ADD_WITH_DOCSTRING).unwrap().is_some());
     }
 }
