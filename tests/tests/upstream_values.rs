@@ -2123,3 +2123,389 @@ mod test_module {
         assert!(module.function_doc(ADD_WITH_DOCSTRING).unwrap().is_some());
     }
 }
+
+// ---- test_tensor.rs ----
+
+mod test_tensor {
+    use super::*;
+    use tvm_ffi::sys::{kDLCPU, kDLFloat};
+    use tvm_ffi::TensorMut;
+
+    // Upstream's `Tensor::from_nd_alloc(CPUNDAlloc {}, ..)` is `Tensor::empty` here (the Rust
+    // heap, zero-filled, unless an environment allocator is set).
+
+    #[test]
+    fn test_tensor_basic() {
+        let shape = [2, 3, 4];
+        let tensor = Tensor::empty(&shape, DataType::new(kDLFloat, 32, 1), Device::cpu()).unwrap();
+
+        assert_eq!(tensor.shape(), &shape);
+        assert_eq!(tensor.ndim(), 3);
+        assert_eq!(tensor.dtype().code(), kDLFloat);
+        assert_eq!(tensor.dtype().bits(), 32);
+        assert_eq!(tensor.device().device_type(), kDLCPU as i32);
+
+        let strides = tensor.strides();
+        assert_eq!(strides.len(), 3);
+        assert_eq!(strides[0], 12);
+        assert_eq!(strides[1], 4);
+        assert_eq!(strides[2], 1);
+    }
+
+    /// Upstream writes through a shared `Tensor` (`data_as_slice_mut`); here the safe way to
+    /// write is a `TensorMut` (the only reference), shared afterwards.
+    #[test]
+    fn test_tensor_data_as_slice_f32() {
+        let shape = [2, 3, 4];
+        let mut tensor = TensorMut::empty(&shape, DataType::FLOAT32, Device::cpu()).unwrap();
+
+        assert_eq!(tensor.as_slice::<f32>().unwrap().len(), 24);
+
+        let data_slice_mut = tensor.as_mut_slice::<f32>().unwrap();
+        assert_eq!(data_slice_mut.len(), 24);
+        for (i, value) in data_slice_mut.iter_mut().enumerate() {
+            *value = i as f32;
+        }
+
+        let tensor = tensor.freeze();
+        let data_slice_read = tensor.as_slice::<f32>().unwrap();
+        for (i, value) in data_slice_read.iter().enumerate() {
+            assert_eq!(*value, i as f32);
+        }
+    }
+
+    #[test]
+    fn test_tensor_data_as_slice_type_mismatch() {
+        let tensor = Tensor::empty(&[2, 3], DataType::FLOAT32, Device::cpu()).unwrap();
+
+        let err = tensor.as_slice::<f64>().unwrap_err();
+        assert_eq!(err.kind(), "TypeError");
+        assert!(err.message().contains("float32"), "{}", err.message());
+        assert!(err.message().contains("float64"), "{}", err.message());
+
+        let err = tensor.as_slice::<i32>().unwrap_err();
+        assert_eq!(err.kind(), "TypeError");
+        assert!(err.message().contains("int32"), "{}", err.message());
+    }
+
+    #[test]
+    fn test_any_tensor() {
+        let shape = [2, 3, 4];
+        let tensor = Tensor::empty(&shape, DataType::FLOAT32, Device::cpu()).unwrap();
+        let any = Any::new(tensor.clone());
+        let owner = Any::new(&tensor);
+        let any_view = owner.view();
+
+        assert_eq!(any.type_index(), ti::kTVMFFITensor);
+        let converted = any.cast::<Tensor>().unwrap();
+        assert_eq!(converted.shape(), &shape);
+        assert_eq!(converted.dtype().code(), kDLFloat);
+
+        assert_eq!(any_view.type_index(), ti::kTVMFFITensor);
+        let converted_view = any_view.cast::<Tensor>().unwrap();
+        assert_eq!(converted_view.shape(), &shape);
+        assert_eq!(converted_view.dtype().code(), kDLFloat);
+    }
+
+    mod env_alloc {
+        use super::*;
+        use std::ffi::{c_char, c_void};
+        use tvm_ffi::env;
+        use tvm_ffi::sys::{DLManagedTensorVersioned, DLTensor};
+
+        /// The memory of a tensor made by `cpu_allocator`.
+        struct Owned {
+            shape: Vec<i64>,
+            data: Vec<u8>,
+        }
+
+        unsafe extern "C" fn delete(tensor: *mut DLManagedTensorVersioned) {
+            // SAFETY: made by `cpu_allocator` below, deleted once.
+            let tensor = unsafe { Box::from_raw(tensor) };
+            // SAFETY: as above.
+            drop(unsafe { Box::from_raw(tensor.manager_ctx as *mut Owned) });
+        }
+
+        unsafe extern "C" fn cpu_allocator(
+            prototype: *mut DLTensor,
+            out: *mut *mut DLManagedTensorVersioned,
+            _error_ctx: *mut c_void,
+            _set_error: Option<unsafe extern "C" fn(*mut c_void, *const c_char, *const c_char)>,
+        ) -> i32 {
+            // SAFETY: the runtime passes a valid prototype with `ndim` shape entries.
+            let prototype = unsafe { &*prototype };
+            // SAFETY: as above.
+            let shape = unsafe {
+                std::slice::from_raw_parts(prototype.shape, prototype.ndim as usize)
+            }
+            .to_vec();
+            let bytes =
+                shape.iter().product::<i64>() as usize * (prototype.dtype.bits as usize / 8);
+            let mut owned = Box::new(Owned {
+                shape,
+                data: vec![0; bytes],
+            });
+            let dl_tensor = DLTensor {
+                data: owned.data.as_mut_ptr() as *mut c_void,
+                device: prototype.device,
+                ndim: prototype.ndim,
+                dtype: prototype.dtype,
+                shape: owned.shape.as_mut_ptr(),
+                strides: std::ptr::null_mut(),
+                byte_offset: 0,
+            };
+            let tensor = Box::new(DLManagedTensorVersioned {
+                version: tvm_ffi::sys::DLPackVersion { major: 1, minor: 1 },
+                manager_ctx: Box::into_raw(owned) as *mut c_void,
+                deleter: Some(delete),
+                flags: 0,
+                dl_tensor,
+            });
+            // SAFETY: the runtime's output slot.
+            unsafe { *out = Box::into_raw(tensor) };
+            0
+        }
+
+        unsafe extern "C" fn failing_allocator(
+            _prototype: *mut DLTensor,
+            _out: *mut *mut DLManagedTensorVersioned,
+            error_ctx: *mut c_void,
+            set_error: Option<unsafe extern "C" fn(*mut c_void, *const c_char, *const c_char)>,
+        ) -> i32 {
+            // SAFETY: the runtime's error callback with its own context.
+            unsafe {
+                set_error.unwrap()(
+                    error_ctx,
+                    c"MemoryError".as_ptr(),
+                    c"out of test memory".as_ptr(),
+                )
+            };
+            -1
+        }
+
+        fn f32_on_cpu() -> (DataType, Device) {
+            (DataType::new(kDLFloat, 32, 1), Device::new(kDLCPU as i32, 0))
+        }
+
+        // Upstream's `Tensor::from_env_alloc` is `Tensor::empty` with an allocator set.
+
+        #[test]
+        fn allocates_with_the_environment_allocator() {
+            let (dtype, device) = f32_on_cpu();
+            let tensor = {
+                // SAFETY: `cpu_allocator` keeps the DLPack allocator contract.
+                let _guard = unsafe { env::use_dlpack_allocator(Some(cpu_allocator)) }.unwrap();
+                Tensor::empty(&[1, 2, 3], dtype, device).unwrap()
+            };
+            assert_eq!(tensor.shape(), &[1, 2, 3]);
+            assert_eq!(&*tensor.strides(), &[6, 3, 1]);
+            assert_eq!(tensor.dtype(), dtype);
+            assert_eq!(tensor.device(), device);
+            assert!(!tensor.data_ptr().is_null());
+            assert_eq!(tensor.as_slice::<f32>().unwrap(), &[0.0; 6]);
+        }
+
+        #[test]
+        fn raises_the_allocator_error() {
+            let (dtype, device) = f32_on_cpu();
+            // SAFETY: `failing_allocator` keeps the contract: -1 after setting an error.
+            let guard = unsafe { env::use_dlpack_allocator(Some(failing_allocator)) }.unwrap();
+            let error = Tensor::empty(&[4], dtype, device).unwrap_err();
+            drop(guard);
+            assert_eq!(error.kind().as_str(), "MemoryError");
+            assert_eq!(error.message(), "out of test memory");
+        }
+
+        /// Without an allocator, upstream's `from_env_alloc` fails with a `RuntimeError`; here
+        /// `Tensor::empty` falls back to the Rust heap for CPU memory, and refuses other
+        /// devices.
+        #[test]
+        fn fails_without_an_allocator() {
+            let (dtype, device) = f32_on_cpu();
+            // SAFETY: no allocator is always within the contract.
+            let _guard = unsafe { env::use_dlpack_allocator(None) }.unwrap();
+            let tensor = Tensor::empty(&[4], dtype, device).unwrap();
+            assert_eq!(tensor.as_slice::<f32>().unwrap(), &[0.0; 4]);
+            let error = Tensor::empty(&[4], dtype, Device::cuda(0)).unwrap_err();
+            assert!(
+                error.message().contains("only allocate CPU memory"),
+                "{}",
+                error.message()
+            );
+        }
+    }
+}
+
+// ---- test_tensor_view.rs ----
+
+mod test_tensor_view {
+    use super::*;
+    use tvm_ffi::sys::{DLDataType, DLDevice, DLTensor};
+    use tvm_ffi::IntoArg;
+
+    /// A 2x3 f32 DLTensor over `data`, with the given strides, as a C caller would build it.
+    fn dltensor(data: &mut [f32; 6], shape: &mut [i64; 2], strides: *mut i64) -> DLTensor {
+        DLTensor {
+            data: data.as_mut_ptr() as *mut std::ffi::c_void,
+            device: DLDevice {
+                device_type: tvm_ffi::sys::kDLCPU,
+                device_id: 0,
+            },
+            ndim: 2,
+            dtype: DLDataType {
+                code: tvm_ffi::sys::kDLFloat,
+                bits: 32,
+                lanes: 1,
+            },
+            shape: shape.as_mut_ptr(),
+            strides,
+            byte_offset: 0,
+        }
+    }
+
+    /// `(ndim, shape[1], strides[0], first element)` of the argument (a typed closure takes
+    /// owned arguments only: a borrowed `TensorView` parameter is an `#[ffi_func]`'s).
+    #[tvm_ffi::ffi_func(name = "testing.rust.upstream_values.describe")]
+    fn describe_view(t: TensorView) -> Result<Array<i64>> {
+        let first = t.as_slice::<f32>()?[0] as i64;
+        Array::new(vec![t.ndim() as i64, t.shape()[1], t.strides()[0], first])
+    }
+
+    fn describe() -> Function {
+        Function::get_global("testing.rust.upstream_values.describe").unwrap()
+    }
+
+    fn call(f: &Function, arg: AnyView) -> Result<Vec<i64>> {
+        let out = f.call_packed(&[arg])?.cast::<Array<i64>>()?;
+        Ok(out.to_vec())
+    }
+
+    /// The argument a `TensorView` is passed as (upstream's `AnyView::from(&view)`).
+    fn as_arg<R>(view: TensorView<'_>, body: impl FnOnce(AnyView<'_>) -> R) -> R {
+        let holder = view.into_holder().unwrap();
+        body(TensorView::view(&holder))
+    }
+
+    #[test]
+    fn test_tensor_view_from_dltensor_ptr() {
+        let (mut data, mut shape, mut strides) = ([7.0f32, 1., 2., 3., 4., 5.], [2, 3], [3i64, 1]);
+        let raw = dltensor(&mut data, &mut shape, strides.as_mut_ptr());
+        // SAFETY: `raw` describes `data`, `shape` and `strides`, alive and unchanged here.
+        let view = unsafe { TensorView::from_dltensor(&raw) };
+        as_arg(view, |arg| {
+            assert_eq!(arg.type_index(), ti::kTVMFFIDLTensorPtr);
+            assert_eq!(call(&describe(), arg).unwrap(), vec![2, 3, 3, 7]);
+        });
+    }
+
+    #[test]
+    fn test_tensor_view_from_tensor_object() {
+        let tensor = Tensor::from_slice(&[9.0f32, 1., 2., 3., 4., 5.], &[2, 3]).unwrap();
+        let owner = Any::new(&tensor);
+        let arg = owner.view();
+        assert_eq!(arg.type_index(), ti::kTVMFFITensor);
+        assert_eq!(call(&describe(), arg).unwrap(), vec![2, 3, 3, 9]);
+        let view = tensor.view();
+        assert_eq!(view.shape(), tensor.shape());
+        assert_eq!(view.strides(), tensor.strides());
+        assert_eq!(view.data_ptr(), tensor.data_ptr());
+        // A view of a tensor object is passed as the object.
+        as_arg(view, |arg| assert_eq!(arg.type_index(), ti::kTVMFFITensor));
+    }
+
+    #[test]
+    fn test_tensor_view_rejects_other_types() {
+        let one = Any::new(1i32);
+        let err = call(&describe(), one.view()).unwrap_err();
+        assert_eq!(err.kind(), "TypeError");
+        assert!(err.message().contains("DLTensor*"), "{}", err.message());
+    }
+
+    #[test]
+    fn test_tensor_view_contiguity() {
+        let (mut data, mut shape) = ([0f32; 6], [2i64, 3]);
+        let mut compact_strides = [3i64, 1];
+        let compact = dltensor(&mut data, &mut shape, compact_strides.as_mut_ptr());
+        // SAFETY (each view below): the DLTensor describes live local arrays.
+        let view = unsafe { TensorView::from_dltensor(&compact) };
+        assert!(view.is_contiguous());
+        assert_eq!(view.numel(), 6);
+        let mut padded_strides = [4i64, 1];
+        let padded = dltensor(&mut data, &mut shape, padded_strides.as_mut_ptr());
+        assert!(!unsafe { TensorView::from_dltensor(&padded) }.is_contiguous());
+        // As in C++ `IsContiguous`: null strides and empty tensors are contiguous, and a
+        // dimension of extent 1 may have any stride.
+        let unstrided = dltensor(&mut data, &mut shape, std::ptr::null_mut());
+        assert!(unsafe { TensorView::from_dltensor(&unstrided) }.is_contiguous());
+        let mut row_shape = [1i64, 3];
+        let mut row_strides = [7i64, 1];
+        let row = dltensor(&mut data, &mut row_shape, row_strides.as_mut_ptr());
+        assert!(unsafe { TensorView::from_dltensor(&row) }.is_contiguous());
+        let mut empty_shape = [0i64, 3];
+        let empty = dltensor(&mut data, &mut empty_shape, padded_strides.as_mut_ptr());
+        assert!(unsafe { TensorView::from_dltensor(&empty) }.is_contiguous());
+    }
+
+    /// Upstream panics on `strides()` of a DLTensor without strides; here null strides are
+    /// the compact row-major ones, as DLPack defines them.
+    #[test]
+    fn test_tensor_view_null_strides() {
+        let (mut data, mut shape) = ([0f32; 6], [2i64, 3]);
+        let compact = dltensor(&mut data, &mut shape, std::ptr::null_mut());
+        // SAFETY: the DLTensor describes live local arrays.
+        let view = unsafe { TensorView::from_dltensor(&compact) };
+        assert_eq!(&*view.strides(), &[3, 1]);
+    }
+
+    /// Upstream panics at run time on `Any::from(TensorView)`; here a view has no `IntoAny`
+    /// (it does not own its tensor: a compile error), and becomes an owning value only through
+    /// the tensor object it views, when there is one.
+    #[test]
+    fn test_tensor_view_cannot_move_to_any() {
+        let tensor = Tensor::from_slice(&[0.0f32; 6], &[2, 3]).unwrap();
+        let owned = tensor.view().to_tensor().unwrap();
+        assert!(owned.as_object_ref().ptr_eq(tensor.as_object_ref()));
+        let any = Any::new(owned);
+        assert_eq!(any.type_index(), ti::kTVMFFITensor);
+
+        let (mut data, mut shape) = ([0f32; 6], [2i64, 3]);
+        let raw = dltensor(&mut data, &mut shape, std::ptr::null_mut());
+        // SAFETY: the DLTensor describes live local arrays.
+        assert!(unsafe { TensorView::from_dltensor(&raw) }.to_tensor().is_none());
+    }
+
+    #[test]
+    fn test_tensor_view_try_from_any_view() {
+        // From a tensor object, as C++ `AnyView::cast<TensorView>` converts it.
+        let tensor = Tensor::from_slice(&[5.0f32, 1., 2., 3., 4., 5.], &[2, 3]).unwrap();
+        let owner = Any::new(&tensor);
+        let object = owner.view();
+        let view = object.cast::<TensorView>().unwrap();
+        assert_eq!(view.data_ptr(), tensor.data_ptr());
+        assert_eq!(view.shape(), tensor.shape());
+        // Upstream's strict `try_as` (C++ `as`) does not take the object; `as_exact` does
+        // here (a `TensorView` parameter takes both forms exactly).
+        assert!(object.as_exact::<TensorView>().is_some());
+
+        // From a DLTensor*, which both accept.
+        let (mut data, mut shape, mut strides) = ([7.0f32, 1., 2., 3., 4., 5.], [2, 3], [3i64, 1]);
+        let raw = dltensor(&mut data, &mut shape, strides.as_mut_ptr());
+        // SAFETY: the DLTensor describes live local arrays.
+        let borrowed = unsafe { TensorView::from_dltensor(&raw) };
+        as_arg(borrowed, |pointer| {
+            assert_eq!(
+                pointer.cast::<TensorView>().unwrap().as_dltensor() as *const DLTensor,
+                &raw as *const DLTensor
+            );
+            assert_eq!(
+                pointer.as_exact::<TensorView>().unwrap().as_dltensor() as *const DLTensor,
+                &raw as *const DLTensor
+            );
+        });
+
+        // Other values are rejected with the expected type.
+        let one = Any::new(1i32);
+        let err = one.cast::<TensorView>().unwrap_err();
+        assert_eq!(err.message(), "Cannot convert from type `int` to `DLTensor*`");
+    }
+}
