@@ -2509,3 +2509,556 @@ mod test_tensor_view {
         assert_eq!(err.message(), "Cannot convert from type `int` to `DLTensor*`");
     }
 }
+
+// ---- test_big_int.rs ----
+
+mod test_big_int {
+    use super::*;
+    use std::collections::hash_map::DefaultHasher;
+    use std::hash::{Hash, Hasher};
+
+    // (1 << 255) | (0x0123456789ABCDEF << 128) | 0xFEDCBA9876543210: distinct words, an
+    // interior zero, and a top word whose sign bit needs the zero guard word.
+    const WIDE_WORDS: [i64; 5] = [
+        0xFEDCBA9876543210_u64 as i64,
+        0,
+        0x0123456789ABCDEF,
+        i64::MIN,
+        0,
+    ];
+    const WIDE_DECIMAL: &str =
+        "57896044618658097711813390734279005840776448950576999782953508207182870753808";
+
+    fn wide() -> BigInt {
+        BigInt::from_words(&WIDE_WORDS)
+    }
+
+    /// `2^bits`, built from words (upstream: `1 << bits`).
+    fn pow2(bits: usize) -> BigInt {
+        let mut words = vec![0i64; bits / 64 + 2];
+        words[bits / 64] = (1u64 << (bits % 64)) as i64;
+        BigInt::from_words(&words)
+    }
+
+    /// `-value`, by two's-complement negation of the words (upstream: unary `-`).
+    fn negate(value: &BigInt) -> BigInt {
+        let mut words = value.words().to_vec();
+        words.push(if value.is_negative() { -1 } else { 0 });
+        let mut carry = true;
+        for word in &mut words {
+            let (v, c) = (!(*word as u64)).overflowing_add(u64::from(carry));
+            *word = v as i64;
+            carry = c;
+        }
+        BigInt::from_words(&words)
+    }
+
+    fn type_index_of(value: &BigInt) -> i32 {
+        value.as_view().type_index()
+    }
+
+    fn hash_of(value: &BigInt) -> u64 {
+        let mut hasher = DefaultHasher::new();
+        value.hash(&mut hasher);
+        hasher.finish()
+    }
+
+    fn assert_inline(value: &BigInt, expected: i64) {
+        assert_eq!(type_index_of(value), ti::kTVMFFIInt, "{value}");
+        assert_eq!(value.to_i64(), Some(expected));
+    }
+
+    #[test]
+    fn test_big_int_inline_representation() {
+        // Upstream's `BigInt::new()` is `BigInt::default()` here.
+        for value in [BigInt::default(), BigInt::from(0i64)] {
+            assert_eq!(type_index_of(&value), ti::kTVMFFIInt);
+            assert_eq!(value.words(), &[0]);
+            assert_eq!(value.to_i64(), Some(0));
+        }
+        let inline = [
+            BigInt::from(false),
+            BigInt::from(true),
+            BigInt::from(-1i8),
+            BigInt::from(i16::MIN),
+            BigInt::from(u32::MAX),
+            BigInt::from(i64::MAX),
+            BigInt::from(i64::MIN),
+            BigInt::from(usize::MAX >> 1),
+            BigInt::from(i128::from(i64::MAX)),
+            BigInt::from(u128::from(u64::MAX >> 1)),
+        ];
+        let expected = [
+            0,
+            1,
+            -1,
+            i64::from(i16::MIN),
+            i64::from(u32::MAX),
+            i64::MAX,
+            i64::MIN,
+            (usize::MAX >> 1) as i64,
+            i64::MAX,
+            i64::MAX,
+        ];
+        for (value, expected) in inline.iter().zip(expected) {
+            assert_eq!(type_index_of(value), ti::kTVMFFIInt);
+            assert_eq!(value.to_i64(), Some(expected));
+            assert_eq!(value.words(), &[expected]);
+            assert_eq!(value.is_negative(), expected < 0);
+        }
+    }
+
+    #[test]
+    fn test_big_int_heap_representation() {
+        let heap = [
+            (BigInt::from(u64::MAX), vec![-1, 0]),
+            (BigInt::from(usize::MAX), vec![-1, 0]),
+            (BigInt::from(1u128 << 63), vec![i64::MIN, 0]),
+            (BigInt::from(i128::from(i64::MIN) - 1), vec![i64::MAX, -1]),
+            (BigInt::from(i128::MIN), vec![0, i64::MIN]),
+            (BigInt::from(u128::MAX), vec![-1, -1, 0]),
+            (wide(), WIDE_WORDS.to_vec()),
+        ];
+        for (value, words) in heap {
+            assert_eq!(type_index_of(&value), ti::kTVMFFIBigInt);
+            assert_eq!(value.words(), words.as_slice());
+            assert_eq!(value.to_i64(), None);
+            assert_eq!(value.is_negative(), words[words.len() - 1] < 0);
+            assert_eq!(strong_count(value.as_view()), Some(1));
+            let copy = value.clone();
+            assert_eq!(strong_count(value.as_view()), Some(2));
+            assert_eq!(copy.words().as_ptr(), value.words().as_ptr());
+            drop(copy);
+            assert_eq!(strong_count(value.as_view()), Some(1));
+        }
+    }
+
+    #[test]
+    fn test_big_int_words_mirror_runtime_content() {
+        for value in [
+            wide(),
+            BigInt::from(u64::MAX),
+            BigInt::from(i128::MIN),
+            BigInt::from(-5i64),
+        ] {
+            let any = Any::new(value.clone());
+            // SAFETY: a live int or BigInt value, which `any` holds while the slice is read.
+            let content = unsafe { tvm_ffi::sys::TVMFFIBigIntGetContentByteArray(any.as_raw()) };
+            // SAFETY: the runtime's words of the value, `size` bytes, alive with `any`.
+            let runtime = unsafe {
+                std::slice::from_raw_parts(
+                    content.data as *const i64,
+                    content.size / std::mem::size_of::<i64>(),
+                )
+            };
+            assert_eq!(value.words(), runtime);
+            // A heap value is shared, so both read the same object words.
+            if value.to_i64().is_none() {
+                assert_eq!(value.words().as_ptr(), runtime.as_ptr());
+            }
+        }
+    }
+
+    #[test]
+    fn test_big_int_from_words_normalizes() {
+        let zero = BigInt::from_words(&[]);
+        assert_eq!(type_index_of(&zero), ti::kTVMFFIInt);
+        assert_eq!(zero, BigInt::default());
+        for (words, expected) in [
+            (vec![5, 0, 0], 5),
+            (vec![-5, -1, -1], -5),
+            (vec![i64::MIN, -1], i64::MIN),
+            (vec![i64::MAX, 0], i64::MAX),
+        ] {
+            let value = BigInt::from_words(&words);
+            assert_eq!(type_index_of(&value), ti::kTVMFFIInt);
+            assert_eq!(value.to_i64(), Some(expected));
+        }
+        let padded = BigInt::from_words(&[-1, 0, 0, 0]);
+        assert_eq!(type_index_of(&padded), ti::kTVMFFIBigInt);
+        assert_eq!(padded.words(), &[-1, 0]);
+        assert_eq!(padded, BigInt::from(u64::MAX));
+        let mut padded_wide = WIDE_WORDS.to_vec();
+        padded_wide.extend([0, 0]);
+        assert_eq!(BigInt::from_words(&padded_wide).words(), &WIDE_WORDS);
+        let mut padded_negative = WIDE_WORDS.map(|word| !word).to_vec();
+        padded_negative.extend([-1, -1]);
+        assert_eq!(
+            BigInt::from_words(&padded_negative).words(),
+            &WIDE_WORDS.map(|word| !word)
+        );
+    }
+
+    #[test]
+    fn test_big_int_native_conversions() {
+        #[allow(clippy::type_complexity)]
+        let cases: [(BigInt, Option<i64>, Option<u64>, Option<i128>, Option<u128>); 9] = [
+            (BigInt::from(0i64), Some(0), Some(0), Some(0), Some(0)),
+            (BigInt::from(-1i64), Some(-1), None, Some(-1), None),
+            (
+                BigInt::from(i64::MAX),
+                Some(i64::MAX),
+                Some(i64::MAX as u64),
+                Some(i128::from(i64::MAX)),
+                Some(u128::from(i64::MAX as u64)),
+            ),
+            (
+                BigInt::from(i64::MIN),
+                Some(i64::MIN),
+                None,
+                Some(i128::from(i64::MIN)),
+                None,
+            ),
+            (
+                BigInt::from(u64::MAX),
+                None,
+                Some(u64::MAX),
+                Some(i128::from(u64::MAX)),
+                Some(u128::from(u64::MAX)),
+            ),
+            (
+                BigInt::from(i128::from(i64::MIN) - 1),
+                None,
+                None,
+                Some(i128::from(i64::MIN) - 1),
+                None,
+            ),
+            (
+                BigInt::from(i128::MAX),
+                None,
+                None,
+                Some(i128::MAX),
+                Some(i128::MAX as u128),
+            ),
+            (BigInt::from(i128::MIN), None, None, Some(i128::MIN), None),
+            (BigInt::from(u128::MAX), None, None, None, Some(u128::MAX)),
+        ];
+        for (value, i64_value, u64_value, i128_value, u128_value) in cases {
+            assert_eq!(value.to_i64(), i64_value, "{value}");
+            assert_eq!(value.to_u64(), u64_value, "{value}");
+            assert_eq!(value.to_i128(), i128_value, "{value}");
+            assert_eq!(value.to_u128(), u128_value, "{value}");
+        }
+        assert_eq!(wide().to_u128(), None);
+        assert_eq!(wide().to_i128(), None);
+    }
+
+    #[test]
+    fn test_big_int_ordering_and_hash() {
+        let negative_wide = BigInt::from_words(&WIDE_WORDS.map(|word| !word));
+        let ascending = [
+            negative_wide.clone(),
+            BigInt::from(i128::MIN),
+            BigInt::from(-(1i128 << 64)),
+            BigInt::from(i128::from(i64::MIN) - 1),
+            BigInt::from(i64::MIN),
+            BigInt::from(-1i64),
+            BigInt::from(0i64),
+            BigInt::from(1i64),
+            BigInt::from(i64::MAX),
+            BigInt::from(1u128 << 63),
+            BigInt::from(u64::MAX),
+            BigInt::from(1u128 << 64),
+            BigInt::from(i128::MAX),
+            BigInt::from(u128::MAX),
+            wide(),
+        ];
+        for (i, lhs) in ascending.iter().enumerate() {
+            for (j, rhs) in ascending.iter().enumerate() {
+                assert_eq!(lhs.cmp(rhs), i.cmp(&j), "{lhs} vs {rhs}");
+                assert_eq!(lhs == rhs, i == j, "{lhs} vs {rhs}");
+            }
+        }
+        let same = [
+            (BigInt::from(u64::MAX), BigInt::from_words(&[-1, 0, 0])),
+            (BigInt::from(7u8), BigInt::from_words(&[7, 0])),
+            (wide(), BigInt::from_words(&WIDE_WORDS)),
+            (
+                negative_wide,
+                BigInt::from_words(&WIDE_WORDS.map(|word| !word)),
+            ),
+        ];
+        for (lhs, rhs) in same {
+            assert_eq!(lhs, rhs);
+            assert_eq!(hash_of(&lhs), hash_of(&rhs));
+        }
+    }
+
+    /// `Debug` is the decimal value here (upstream: `ffi.BigInt { data: N }`).
+    #[test]
+    fn test_big_int_display() {
+        let cases = [
+            (BigInt::from(0i64), "0"),
+            (BigInt::from(-1i64), "-1"),
+            (BigInt::from(i64::MAX), "9223372036854775807"),
+            (BigInt::from(i64::MIN), "-9223372036854775808"),
+            (BigInt::from(1u128 << 63), "9223372036854775808"),
+            (
+                BigInt::from(i128::from(i64::MIN) - 1),
+                "-9223372036854775809",
+            ),
+            (BigInt::from(u64::MAX), "18446744073709551615"),
+            (BigInt::from(1u128 << 64), "18446744073709551616"),
+            (
+                BigInt::from(1u128 << 100),
+                "1267650600228229401496703205376",
+            ),
+            (
+                BigInt::from(-(1i128 << 100)),
+                "-1267650600228229401496703205376",
+            ),
+            (
+                BigInt::from(i128::MIN),
+                "-170141183460469231731687303715884105728",
+            ),
+            (
+                BigInt::from(u128::MAX),
+                "340282366920938463463374607431768211455",
+            ),
+            (
+                BigInt::from_words(&[0, 0, 0, 1]),
+                "6277101735386680763835789423207666416102355444464034512896",
+            ),
+            (wide(), WIDE_DECIMAL),
+        ];
+        for (value, expected) in cases {
+            assert_eq!(value.to_string(), expected);
+            assert_eq!(format!("{value:?}"), expected);
+        }
+        assert_eq!(
+            format!("{:>22}", BigInt::from(u64::MAX)),
+            "  18446744073709551615"
+        );
+        assert_eq!(
+            format!("{:+}", BigInt::from(1u128 << 64)),
+            "+18446744073709551616"
+        );
+        assert_eq!(format!("{:<5}|", BigInt::from(-1i64)), "-1   |");
+        assert_eq!(format!("{:+}", negate(&wide())), format!("-{WIDE_DECIMAL}"));
+    }
+
+    #[test]
+    fn test_big_int_any_round_trip() {
+        let value = wide();
+        let any = Any::new(value.clone());
+        assert_eq!(any.type_index(), ti::kTVMFFIBigInt);
+        assert_eq!(strong_count(any.view()), Some(2));
+        assert_eq!(any.as_exact::<BigInt>(), Some(value.clone()));
+        let view = value.as_view();
+        assert_eq!(view.cast::<BigInt>().unwrap(), value);
+        let restored = any.cast::<BigInt>().unwrap();
+        drop(any);
+        assert_eq!(restored.words().as_ptr(), value.words().as_ptr());
+        drop(restored);
+        assert_eq!(strong_count(value.as_view()), Some(1));
+
+        // An inline value is a plain int cell in both directions.
+        let small = BigInt::from(-42i64);
+        let any = Any::new(small.clone());
+        assert_eq!(any.type_index(), ti::kTVMFFIInt);
+        assert_eq!(any.cast::<i64>().unwrap(), -42);
+        assert_eq!(Any::new(-42i64).cast::<BigInt>().unwrap(), small);
+        assert_eq!(Any::new(7i32).as_exact::<BigInt>(), Some(BigInt::from(7i64)));
+        assert_eq!(Any::new(true).cast::<BigInt>().unwrap(), BigInt::from(1i64));
+        assert_eq!(Any::new(true).as_exact::<BigInt>(), None);
+
+        let error = Any::new(1.5f64).cast::<BigInt>().unwrap_err();
+        assert_eq!(error.kind(), "TypeError");
+        assert_eq!(error.message(), "Cannot convert from type `float` to `BigInt`");
+        let error = Any::new(wide()).cast::<i64>().unwrap_err();
+        assert_eq!(error.kind(), "TypeError");
+        assert!(error.message().contains("ffi.BigInt"), "{}", error.message());
+    }
+
+    #[test]
+    fn test_big_int_function_round_trip() {
+        let echo = echo();
+        for value in [wide(), BigInt::from(i128::MIN), BigInt::from(i64::MIN)] {
+            let result = echo.call((value.clone(),)).unwrap();
+            assert_eq!(result.type_index(), type_index_of(&value));
+            let echoed = result.cast::<BigInt>().unwrap();
+            assert_eq!(echoed, value);
+            // A heap value crosses the call by reference; an inline one is copied.
+            if value.to_i64().is_none() {
+                assert_eq!(echoed.words().as_ptr(), value.words().as_ptr());
+            }
+        }
+
+        let identity = Function::from_typed(|value: BigInt| -> Result<BigInt> { Ok(value) });
+        let result = identity.call((wide(),)).unwrap();
+        assert_eq!(result.cast::<BigInt>().unwrap(), wide());
+        let result = identity.call((5i64,)).unwrap();
+        assert_eq!(result.type_index(), ti::kTVMFFIInt);
+        assert_eq!(result.cast::<BigInt>().unwrap(), BigInt::from(5i64));
+        let error = identity.call((String::from("text"),)).unwrap_err();
+        assert_eq!(error.kind(), "TypeError");
+        assert!(error.message().contains("BigInt"), "{}", error.message());
+
+        let narrow = Function::from_typed(|value: i64| -> Result<i64> { Ok(value) });
+        let error = narrow.call((&wide(),)).unwrap_err();
+        assert_eq!(error.kind(), "TypeError");
+        assert!(error.message().contains("ffi.BigInt"), "{}", error.message());
+    }
+
+    #[test]
+    fn test_big_int_containers() {
+        let values = vec![wide(), BigInt::from(-1i64), BigInt::from(u64::MAX)];
+        let array = Array::new(values.clone()).unwrap();
+        assert_eq!(array.len(), 3);
+        for (i, value) in values.iter().enumerate() {
+            assert_eq!(array.get(i).unwrap(), *value);
+        }
+        let echoed: Array<BigInt> = echo().call_as((array.clone(),)).unwrap();
+        assert_eq!(echoed.iter().collect::<Vec<_>>(), values);
+
+        let map: Map<BigInt, i64> = values
+            .iter()
+            .enumerate()
+            .map(|(i, value)| (value.clone(), i as i64))
+            .collect();
+        assert_eq!(map.len(), 3);
+        for (i, value) in values.iter().enumerate() {
+            assert!(map.contains_key(value));
+            assert_eq!(map.get(value), Some(i as i64));
+        }
+        assert_eq!(map.get(&BigInt::from(1u128 << 64)), None);
+    }
+
+    #[test]
+    fn test_big_int_optional() {
+        assert_eq!(std::mem::size_of::<Optional<BigInt>>(), 16);
+        let some = Optional::some(wide());
+        assert!(some.is_some());
+        assert_eq!(some.get(), Some(wide()));
+        let none = Optional::<BigInt>::none();
+        assert!(none.is_none());
+        assert_eq!(none.get(), None);
+        assert_eq!(Option::from(some), Some(wide()));
+
+        let any = Any::new(Some(wide()));
+        assert_eq!(any.type_index(), ti::kTVMFFIBigInt);
+        assert_eq!(any.cast::<Option<BigInt>>().unwrap(), Some(wide()));
+        assert_eq!(Any::none().cast::<Option<BigInt>>().unwrap(), None);
+        let echoed = echo().call((Some(BigInt::from(u64::MAX)),)).unwrap();
+        assert_eq!(
+            echoed.cast::<Option<BigInt>>().unwrap(),
+            Some(BigInt::from(u64::MAX))
+        );
+    }
+
+    #[test]
+    fn test_big_int_from_str() {
+        for value in [
+            BigInt::from(0i64),
+            BigInt::from(-1i64),
+            BigInt::from(i64::MIN),
+            BigInt::from(i64::MAX),
+            pow2(63),
+            BigInt::from(-(1i128 << 63) - 1),
+            pow2(255),
+            negate(&pow2(255)),
+            wide(),
+            negate(&wide()),
+            BigInt::from(u128::MAX),
+        ] {
+            let text = value.to_string();
+            assert_eq!(text.parse::<BigInt>().unwrap(), value, "{text}");
+            if !value.is_negative() {
+                assert_eq!(format!("+{text}").parse::<BigInt>().unwrap(), value);
+            }
+        }
+        assert_inline(&"+0007".parse::<BigInt>().unwrap(), 7);
+        assert_inline(&"-0".parse::<BigInt>().unwrap(), 0);
+        assert_eq!(
+            "1267650600228229401496703205376".parse::<BigInt>().unwrap(),
+            pow2(100)
+        );
+        assert_eq!(
+            "000000000000000000001267650600228229401496703205376"
+                .parse::<BigInt>()
+                .unwrap(),
+            pow2(100)
+        );
+        for text in ["", "+", "-", "x", "12x", " 1", "1 ", "1.0", "--1", "0x10"] {
+            let error = text.parse::<BigInt>().unwrap_err();
+            assert_eq!(error.kind(), "ValueError", "{text:?}");
+            assert_eq!(
+                error.message(),
+                format!("invalid literal for BigInt: {text:?}")
+            );
+        }
+    }
+
+    #[test]
+    fn test_big_int_native_objects_cross_runtime() {
+        let echo = echo();
+        // A Rust-made object (upstream: the square of `wide()`; here eight words directly),
+        // shared with a C++ container and released by C++ last.
+        let product = BigInt::from_words(&[1, 2, 3, 4, 5, 6, 7, i64::MAX]);
+        assert_eq!(product.words().len(), 8);
+        assert_eq!(strong_count(product.as_view()), Some(1));
+        let array: Array<BigInt> = Function::get_global("ffi.Array")
+            .unwrap()
+            .call_as((&product,))
+            .unwrap();
+        assert_eq!(strong_count(product.as_view()), Some(2));
+        let echoed: BigInt = echo.call_as((&product,)).unwrap();
+        assert_eq!(echoed.words().as_ptr(), product.words().as_ptr());
+        let pointer = product.words().as_ptr();
+        drop(product);
+        drop(echoed);
+        let held = array.get(0).unwrap();
+        assert_eq!(held.words().as_ptr(), pointer);
+        assert_eq!(strong_count(held.as_view()), Some(2));
+        drop(array);
+        assert_eq!(strong_count(held.as_view()), Some(1));
+
+        // The runtime makes an equal twin from the words.
+        let from_runtime = {
+            let words = held.words();
+            let input = tvm_ffi::sys::TVMFFIByteArray::from_bytes(
+                // SAFETY: plain words read as their bytes.
+                unsafe {
+                    std::slice::from_raw_parts(
+                        words.as_ptr() as *const u8,
+                        std::mem::size_of_val(words),
+                    )
+                },
+            );
+            let mut raw = tvm_ffi::sys::TVMFFIAny::NONE;
+            // SAFETY: whole words and an output slot.
+            assert_eq!(
+                unsafe { tvm_ffi::sys::TVMFFIBigIntFromByteArray(&input, &mut raw) },
+                0
+            );
+            // SAFETY: on success the runtime wrote an owned value.
+            unsafe { Any::from_raw(raw) }.cast::<BigInt>().unwrap()
+        };
+        assert_ne!(from_runtime.words().as_ptr(), held.words().as_ptr());
+        assert_eq!(from_runtime, held);
+        // The runtime hashes and compares the Rust-made key against the runtime-made probe.
+        let map: Map<BigInt, i64> = [(held.clone(), 1i64)].into_iter().collect();
+        assert_eq!(map.get(&from_runtime), Some(1));
+        drop(map);
+        assert_eq!(strong_count(held.as_view()), Some(1));
+    }
+
+    /// A weak reference that outlives the last strong one (upstream: by hand on the header,
+    /// as C++ `WeakObjectPtr` does; here `WeakRef`).
+    #[test]
+    fn test_big_int_objects_outlived_by_weak_ref() {
+        for value in [BigInt::from(u64::MAX), BigInt::from_words(&WIDE_WORDS.map(|w| w ^ 1))] {
+            assert!(value.to_i64().is_none());
+            let any = Any::new(value);
+            let object = any
+                .cast::<ObjectRef<tvm_ffi::builtin::BigIntObj>>()
+                .unwrap();
+            drop(any);
+            let weak = object.downgrade();
+            assert_eq!((object.strong_count(), object.weak_count()), (1, 2));
+            drop(object);
+            assert_eq!(weak.strong_count(), 0);
+            assert!(weak.upgrade().is_none());
+        }
+    }
+}
