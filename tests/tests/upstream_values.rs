@@ -3062,3 +3062,173 @@ mod test_big_int {
         }
     }
 }
+
+// ---- test_object_registration.rs ----
+
+/// Upstream registers a type on its first use (`#[type_register]`), under its parent, as C++
+/// `TVM_FFI_DECLARE_OBJECT_INFO` does; this SDK registers every type of a library when it loads
+/// (before `main` here), parents first. The translations check the same facts about the
+/// registered types; upstream's reserved child slots (`#[type_child_slots = 2]`, so that the
+/// leaf's index is its parent's plus one) have no counterpart: indices are dynamic.
+mod test_object_registration {
+    use super::*;
+    use tvm_ffi::{reflection, ObjectType};
+
+    #[derive(tvm_ffi::Object)]
+    #[ffi_type(key = "testing.rust.RegisteredBase")]
+    #[repr(C)]
+    pub struct RegisteredBase {
+        pub value: i64,
+    }
+
+    #[derive(tvm_ffi::Object)]
+    #[ffi_type(key = "testing.rust.RegisteredLeaf", final)]
+    #[repr(C)]
+    pub struct RegisteredLeaf {
+        #[ffi(base)]
+        pub base: RegisteredBase,
+        pub extra: i64,
+    }
+
+    /// The runtime's index for `type_key` (`TVMFFITypeKeyToIndex`).
+    fn registered_index(type_key: &str) -> i32 {
+        let key = tvm_ffi::sys::TVMFFIByteArray::from_bytes(type_key.as_bytes());
+        let mut index = -1;
+        // SAFETY: a valid key and output slot.
+        assert_eq!(unsafe { tvm_ffi::sys::TVMFFITypeKeyToIndex(&key, &mut index) }, 0);
+        index
+    }
+
+    #[test]
+    fn test_derived_object_types_are_registered_on_first_use() {
+        let leaf_index = RegisteredLeaf::type_index();
+        let base_index = RegisteredBase::type_index();
+        assert!(base_index >= tvm_ffi::sys::type_index::kTVMFFIDynObjectBegin);
+        assert_eq!(registered_index("testing.rust.RegisteredBase"), base_index);
+        assert_eq!(registered_index("testing.rust.RegisteredLeaf"), leaf_index);
+        assert_ne!(leaf_index, base_index);
+        // The index is stable.
+        assert_eq!(RegisteredLeaf::type_index(), leaf_index);
+
+        // SAFETY: a registered index.
+        let info = unsafe { &*tvm_ffi::sys::TVMFFIGetTypeInfo(leaf_index) };
+        assert_eq!(info.type_depth, RegisteredLeaf::runtime_type().depth);
+        assert_eq!(info.type_depth, 2);
+        // SAFETY: `type_ancestors` has `type_depth` entries.
+        let parent = unsafe { &**info.type_ancestors.add(1) };
+        assert_eq!(parent.type_index, base_index);
+
+        assert!(reflection::is_instance_index(
+            leaf_index,
+            RegisteredBase::runtime_type()
+        ));
+        assert!(reflection::is_instance_index(
+            base_index,
+            tvm_ffi::builtin::AnyObject::runtime_type()
+        ));
+        assert!(!reflection::is_instance_index(
+            base_index,
+            RegisteredLeaf::runtime_type()
+        ));
+    }
+
+    #[test]
+    fn test_registered_object_types_round_trip_through_any() {
+        let leaf = ObjectRef::new(RegisteredLeaf {
+            base: RegisteredBase { value: 7 },
+            extra: 8,
+        });
+        let any = Any::new(leaf);
+        assert_eq!(any.type_index(), RegisteredLeaf::type_index());
+        let base = any.cast::<ObjectRef<RegisteredBase>>().unwrap();
+        assert_eq!(base.value, 7);
+        let obj: ObjectRef<AnyObject> = base.into_object();
+        let leaf = obj.downcast::<RegisteredLeaf>().unwrap();
+        assert_eq!(leaf.extra, 8);
+        assert_eq!(leaf.base.value, 7);
+    }
+
+    // Types defined here, whose registration (at load) is read from several threads at once.
+    macro_rules! concurrent_types {
+        ($($name:ident = $key:literal),*) => {
+            $(
+                #[derive(tvm_ffi::Object)]
+                #[ffi_type(key = $key)]
+                #[repr(C)]
+                pub struct $name {}
+            )*
+        };
+    }
+
+    concurrent_types!(
+        Concurrent0 = "testing.rust.Concurrent0",
+        Concurrent1 = "testing.rust.Concurrent1",
+        Concurrent2 = "testing.rust.Concurrent2",
+        Concurrent3 = "testing.rust.Concurrent3",
+        Concurrent4 = "testing.rust.Concurrent4",
+        Concurrent5 = "testing.rust.Concurrent5",
+        Concurrent6 = "testing.rust.Concurrent6",
+        Concurrent7 = "testing.rust.Concurrent7"
+    );
+
+    #[test]
+    fn test_registration_from_threads() {
+        let registrations: [fn() -> i32; 8] = [
+            Concurrent0::type_index,
+            Concurrent1::type_index,
+            Concurrent2::type_index,
+            Concurrent3::type_index,
+            Concurrent4::type_index,
+            Concurrent5::type_index,
+            Concurrent6::type_index,
+            Concurrent7::type_index,
+        ];
+        let barrier = std::sync::Barrier::new(registrations.len());
+        let indices: Vec<i32> = std::thread::scope(|scope| {
+            let handles: Vec<_> = registrations
+                .iter()
+                .map(|register| {
+                    let barrier = &barrier;
+                    scope.spawn(move || {
+                        barrier.wait();
+                        register()
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for (i, &index) in indices.iter().enumerate() {
+            assert_eq!(
+                index,
+                registered_index(&format!("testing.rust.Concurrent{i}"))
+            );
+            assert!(
+                !indices[..i].contains(&index),
+                "type indices must be distinct"
+            );
+        }
+    }
+
+    /// A declaration (`external`) of a key that no library registers does not register it:
+    /// a load error (printed, so in a process of its own: the helper binary
+    /// `unregistered_binding`), and a panic naming the key when the type is used.
+    #[test]
+    fn test_binding_does_not_register() {
+        let (stdout, stderr) =
+            tvm_ffi_tests::run_helper(env!("CARGO_BIN_EXE_unregistered_binding"));
+        let lines: Vec<&str> = stdout.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "load error: cannot register type `testing.rust.NeverRegistered`: it is \
+                 declared `external` but not registered (load the library that defines it \
+                 first)",
+                "registered: false",
+                "panic: TVM-FFI type `testing.rust.NeverRegistered` is not registered by this \
+                 library: see tvm_ffi::registry::load_errors() (a conflicting layout, or a \
+                 parent defined in a library that was not loaded first)",
+            ],
+            "{stdout}{stderr}"
+        );
+    }
+}
