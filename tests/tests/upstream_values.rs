@@ -347,7 +347,10 @@ mod test_any {
 
         assert_eq!(any_view_cpu.type_index(), ti::kTVMFFIDevice);
         let converted_cpu_view = any_view_cpu.cast::<Device>().unwrap();
-        assert_eq!(converted_cpu_view.device_type(), tvm_ffi::sys::kDLCPU as i32);
+        assert_eq!(
+            converted_cpu_view.device_type(),
+            tvm_ffi::sys::kDLCPU as i32
+        );
         assert_eq!(converted_cpu_view.device_id(), 0);
 
         let cuda_device = Device::cuda(1);
@@ -361,7 +364,10 @@ mod test_any {
 
         assert_eq!(any_view_cuda.type_index(), ti::kTVMFFIDevice);
         let converted_cuda_view = any_view_cuda.cast::<Device>().unwrap();
-        assert_eq!(converted_cuda_view.device_type(), tvm_ffi::sys::kDLCUDA as i32);
+        assert_eq!(
+            converted_cuda_view.device_type(),
+            tvm_ffi::sys::kDLCUDA as i32
+        );
         assert_eq!(converted_cuda_view.device_id(), 1);
     }
 
@@ -663,7 +669,10 @@ mod test_error {
 
         let err = any.cast::<i32>().unwrap_err();
         assert_eq!(err.kind(), "TypeError");
-        assert_eq!(err.message(), "Cannot convert from type `ffi.Error` to `int`");
+        assert_eq!(
+            err.message(),
+            "Cannot convert from type `ffi.Error` to `int`"
+        );
 
         let owner = Any::new(&error);
         let anyview = owner.view();
@@ -1034,9 +1043,17 @@ mod test_optional {
     fn byte_image_some_int_matches_ffi_any() {
         let o = Optional::<i32>::some(0x1234_5678);
         let b = cell_image(&o);
-        assert_eq!(&b[0..4], &ti::kTVMFFIInt.to_le_bytes(), "type_index must be kTVMFFIInt");
+        assert_eq!(
+            &b[0..4],
+            &ti::kTVMFFIInt.to_le_bytes(),
+            "type_index must be kTVMFFIInt"
+        );
         assert_eq!(&b[4..8], &[0u8; 4], "zero padding");
-        assert_eq!(&b[8..16], &0x1234_5678_i64.to_le_bytes(), "payload sits in v_int64 @8");
+        assert_eq!(
+            &b[8..16],
+            &0x1234_5678_i64.to_le_bytes(),
+            "payload sits in v_int64 @8"
+        );
     }
 
     #[test]
@@ -1123,7 +1140,11 @@ mod test_optional {
         assert_eq!(cell_image(&Optional::<String>::none()), [0u8; 16]);
         let some = Optional::<String>::some(String::from("hi"));
         let b = cell_image(&some);
-        assert_eq!(&b[0..4], &ti::kTVMFFISmallStr.to_le_bytes(), "type_index = kTVMFFISmallStr");
+        assert_eq!(
+            &b[0..4],
+            &ti::kTVMFFISmallStr.to_le_bytes(),
+            "type_index = kTVMFFISmallStr"
+        );
         assert_eq!(&b[4..8], &[0x02, 0, 0, 0], "small_str_len = 2");
         assert_eq!(&b[8..10], b"hi", "inline payload");
     }
@@ -1243,9 +1264,7 @@ mod test_array {
         let back_from_view: Array<Tensor> = view.cast().expect("AnyView -> Array failed");
         assert_eq!(back_from_view.len(), 3);
         // The same array object, shared.
-        assert!(back_from_view
-            .as_object_ref()
-            .ptr_eq(back.as_object_ref()));
+        assert!(back_from_view.as_object_ref().ptr_eq(back.as_object_ref()));
     }
 
     #[test]
@@ -1673,7 +1692,10 @@ mod test_map {
         assert_eq!(converted.len(), 2);
         assert_eq!(converted.get(1i64), Some(10.0));
         assert_eq!(converted.get(2i64), Some(20.0));
-        assert_eq!(converted.iter().collect::<Vec<_>>(), [(1.0, 10.0), (2.0, 20.0)]);
+        assert_eq!(
+            converted.iter().collect::<Vec<_>>(),
+            [(1.0, 10.0), (2.0, 20.0)]
+        );
         assert!(converted.as_object_ref().ptr_eq(real.as_object_ref()));
         assert_eq!(real.as_object_ref().strong_count(), 2);
     }
@@ -1794,7 +1816,10 @@ mod test_function {
         let result = check_and_add_value.call_packed(&[arg.view()]).unwrap();
         assert_eq!(result.cast::<i32>().unwrap(), 6);
         let err = check_and_add_value.call((3,)).unwrap_err();
-        assert_eq!((err.kind().as_str(), err.message()), ("ValueError", "Expected 2, got 3"));
+        assert_eq!(
+            (err.kind().as_str(), err.message()),
+            ("ValueError", "Expected 2, got 3")
+        );
     }
 
     #[test]
@@ -1845,17 +1870,32 @@ mod test_function {
 
         let optional = Some(4i64);
         assert_eq!(
-            echo.call((optional,)).unwrap().cast::<Option<i64>>().unwrap(),
+            echo.call((optional,))
+                .unwrap()
+                .cast::<Option<i64>>()
+                .unwrap(),
             optional
         );
 
         let dtype: DataType = "int32".parse().unwrap();
-        assert_eq!(echo.call((dtype,)).unwrap().cast::<DataType>().unwrap(), dtype);
-        assert_eq!(echo.call((&dtype,)).unwrap().cast::<DataType>().unwrap(), dtype);
+        assert_eq!(
+            echo.call((dtype,)).unwrap().cast::<DataType>().unwrap(),
+            dtype
+        );
+        assert_eq!(
+            echo.call((&dtype,)).unwrap().cast::<DataType>().unwrap(),
+            dtype
+        );
 
         let device = Device::new(tvm_ffi::sys::kDLCPU as i32, 1);
-        assert_eq!(echo.call((device,)).unwrap().cast::<Device>().unwrap(), device);
-        assert_eq!(echo.call((&device,)).unwrap().cast::<Device>().unwrap(), device);
+        assert_eq!(
+            echo.call((device,)).unwrap().cast::<Device>().unwrap(),
+            device
+        );
+        assert_eq!(
+            echo.call((&device,)).unwrap().cast::<Device>().unwrap(),
+            device
+        );
     }
 
     /// Upstream passes an argument as an rvalue reference (`RValueRef`), moving the caller's
@@ -1957,10 +1997,13 @@ mod test_function {
 
     #[test]
     fn test_function_from_type_key_method_unknown_type_key() {
-        let error = tvm_ffi::reflection::method_of_type("testing.NonExistentType", "sum")
-            .unwrap_err();
+        let error =
+            tvm_ffi::reflection::method_of_type("testing.NonExistentType", "sum").unwrap_err();
         assert_eq!(error.kind(), "KeyError");
-        assert_eq!(error.message(), "Cannot find type `testing.NonExistentType`");
+        assert_eq!(
+            error.message(),
+            "Cannot find type `testing.NonExistentType`"
+        );
     }
 
     #[test]
@@ -1991,8 +2034,7 @@ mod test_function {
 
     #[test]
     fn test_function_call_tensor_fn() {
-        let add_one =
-            exports::as_function(exports::__tvm_ffi_upstream_values_test_add_one_tensor);
+        let add_one = exports::as_function(exports::__tvm_ffi_upstream_values_test_add_one_tensor);
         let x = Tensor::from_slice(&[0.0f32, 1.0, 2.0, 3.0], &[2, 2]).unwrap();
         let y = Tensor::from_slice(&[0.0f32; 4], &[2, 2]).unwrap();
         add_one.call((&x, &y)).unwrap();
@@ -2095,7 +2137,10 @@ mod test_module {
     #[test]
     fn test_module_get_function_metadata() {
         let module = testing_module();
-        let metadata = module.own_function_metadata(SCHEMA_ID_INT).unwrap().unwrap();
+        let metadata = module
+            .own_function_metadata(SCHEMA_ID_INT)
+            .unwrap()
+            .unwrap();
         let exported = call_getter("__tvm_ffi__metadata_testing_dll_schema_id_int");
         assert_eq!(metadata.as_str(), exported.as_str());
         assert!(metadata.contains("type_schema"), "{metadata}");
@@ -2105,7 +2150,10 @@ mod test_module {
     #[test]
     fn test_module_get_function_doc() {
         let module = testing_module();
-        let doc = module.own_function_doc(ADD_WITH_DOCSTRING).unwrap().unwrap();
+        let doc = module
+            .own_function_doc(ADD_WITH_DOCSTRING)
+            .unwrap()
+            .unwrap();
         let exported = call_getter("__tvm_ffi__doc_testing_dll_test_add_with_docstring");
         assert_eq!(doc.as_str(), exported.as_str());
         assert!(!doc.is_empty());
@@ -2117,9 +2165,15 @@ mod test_module {
         let module = importing_module();
         assert!(!module.implements_own_function(SCHEMA_ID_INT).unwrap());
         assert!(module.implements_function(SCHEMA_ID_INT).unwrap());
-        assert!(module.own_function_metadata(SCHEMA_ID_INT).unwrap().is_none());
+        assert!(module
+            .own_function_metadata(SCHEMA_ID_INT)
+            .unwrap()
+            .is_none());
         assert!(module.function_metadata(SCHEMA_ID_INT).unwrap().is_some());
-        assert!(module.own_function_doc(ADD_WITH_DOCSTRING).unwrap().is_none());
+        assert!(module
+            .own_function_doc(ADD_WITH_DOCSTRING)
+            .unwrap()
+            .is_none());
         assert!(module.function_doc(ADD_WITH_DOCSTRING).unwrap().is_some());
     }
 }
@@ -2235,10 +2289,9 @@ mod test_tensor {
             // SAFETY: the runtime passes a valid prototype with `ndim` shape entries.
             let prototype = unsafe { &*prototype };
             // SAFETY: as above.
-            let shape = unsafe {
-                std::slice::from_raw_parts(prototype.shape, prototype.ndim as usize)
-            }
-            .to_vec();
+            let shape =
+                unsafe { std::slice::from_raw_parts(prototype.shape, prototype.ndim as usize) }
+                    .to_vec();
             let bytes =
                 shape.iter().product::<i64>() as usize * (prototype.dtype.bits as usize / 8);
             let mut owned = Box::new(Owned {
@@ -2284,7 +2337,10 @@ mod test_tensor {
         }
 
         fn f32_on_cpu() -> (DataType, Device) {
-            (DataType::new(kDLFloat, 32, 1), Device::new(kDLCPU as i32, 0))
+            (
+                DataType::new(kDLFloat, 32, 1),
+                Device::new(kDLCPU as i32, 0),
+            )
         }
 
         // Upstream's `Tensor::from_env_alloc` is `Tensor::empty` with an allocator set.
@@ -2471,7 +2527,9 @@ mod test_tensor_view {
         let (mut data, mut shape) = ([0f32; 6], [2i64, 3]);
         let raw = dltensor(&mut data, &mut shape, std::ptr::null_mut());
         // SAFETY: the DLTensor describes live local arrays.
-        assert!(unsafe { TensorView::from_dltensor(&raw) }.to_tensor().is_none());
+        assert!(unsafe { TensorView::from_dltensor(&raw) }
+            .to_tensor()
+            .is_none());
     }
 
     #[test]
@@ -2506,7 +2564,10 @@ mod test_tensor_view {
         // Other values are rejected with the expected type.
         let one = Any::new(1i32);
         let err = one.cast::<TensorView>().unwrap_err();
-        assert_eq!(err.message(), "Cannot convert from type `int` to `DLTensor*`");
+        assert_eq!(
+            err.message(),
+            "Cannot convert from type `int` to `DLTensor*`"
+        );
     }
 }
 
@@ -2858,16 +2919,26 @@ mod test_big_int {
         assert_eq!(any.type_index(), ti::kTVMFFIInt);
         assert_eq!(any.cast::<i64>().unwrap(), -42);
         assert_eq!(Any::new(-42i64).cast::<BigInt>().unwrap(), small);
-        assert_eq!(Any::new(7i32).as_exact::<BigInt>(), Some(BigInt::from(7i64)));
+        assert_eq!(
+            Any::new(7i32).as_exact::<BigInt>(),
+            Some(BigInt::from(7i64))
+        );
         assert_eq!(Any::new(true).cast::<BigInt>().unwrap(), BigInt::from(1i64));
         assert_eq!(Any::new(true).as_exact::<BigInt>(), None);
 
         let error = Any::new(1.5f64).cast::<BigInt>().unwrap_err();
         assert_eq!(error.kind(), "TypeError");
-        assert_eq!(error.message(), "Cannot convert from type `float` to `BigInt`");
+        assert_eq!(
+            error.message(),
+            "Cannot convert from type `float` to `BigInt`"
+        );
         let error = Any::new(wide()).cast::<i64>().unwrap_err();
         assert_eq!(error.kind(), "TypeError");
-        assert!(error.message().contains("ffi.BigInt"), "{}", error.message());
+        assert!(
+            error.message().contains("ffi.BigInt"),
+            "{}",
+            error.message()
+        );
     }
 
     #[test]
@@ -2897,7 +2968,11 @@ mod test_big_int {
         let narrow = Function::from_typed(|value: i64| -> Result<i64> { Ok(value) });
         let error = narrow.call((&wide(),)).unwrap_err();
         assert_eq!(error.kind(), "TypeError");
-        assert!(error.message().contains("ffi.BigInt"), "{}", error.message());
+        assert!(
+            error.message().contains("ffi.BigInt"),
+            "{}",
+            error.message()
+        );
     }
 
     #[test]
@@ -3047,7 +3122,10 @@ mod test_big_int {
     /// as C++ `WeakObjectPtr` does; here `WeakRef`).
     #[test]
     fn test_big_int_objects_outlived_by_weak_ref() {
-        for value in [BigInt::from(u64::MAX), BigInt::from_words(&WIDE_WORDS.map(|w| w ^ 1))] {
+        for value in [
+            BigInt::from(u64::MAX),
+            BigInt::from_words(&WIDE_WORDS.map(|w| w ^ 1)),
+        ] {
             assert!(value.to_i64().is_none());
             let any = Any::new(value);
             let object = any
@@ -3095,7 +3173,10 @@ mod test_object_registration {
         let key = tvm_ffi::sys::TVMFFIByteArray::from_bytes(type_key.as_bytes());
         let mut index = -1;
         // SAFETY: a valid key and output slot.
-        assert_eq!(unsafe { tvm_ffi::sys::TVMFFITypeKeyToIndex(&key, &mut index) }, 0);
+        assert_eq!(
+            unsafe { tvm_ffi::sys::TVMFFITypeKeyToIndex(&key, &mut index) },
+            0
+        );
         index
     }
 

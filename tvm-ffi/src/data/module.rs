@@ -128,10 +128,7 @@ impl Module {
     /// let system: Module = Function::get_global("ffi.SystemLib").unwrap().call_as(()).unwrap();
     /// assert!(system.own_function_metadata("no_such_function").unwrap().is_none());
     /// ```
-    pub fn own_function_metadata(
-        &self,
-        name: &str,
-    ) -> Result<Option<crate::base::value::String>> {
+    pub fn own_function_metadata(&self, name: &str) -> Result<Option<crate::base::value::String>> {
         METADATA.get()?.call_as((self, name, false))
     }
 

@@ -92,7 +92,9 @@ fn find_method(index: i32, name: &str) -> Option<sys::TVMFFIMethodInfo> {
 /// ```
 pub fn method(index: i32, name: &str) -> Result<Function> {
     if !super::type_table::is_registered(index) {
-        return Err(Error::key_error(format!("Cannot find type with index {index}")));
+        return Err(Error::key_error(format!(
+            "Cannot find type with index {index}"
+        )));
     }
     let info = find_method(index, name).ok_or_else(|| no_member("method", name, index))?;
     // SAFETY: the method is a borrowed view of a registry-owned function, which lives for the
