@@ -66,6 +66,8 @@ fn testing_export(name: &str) -> Function {
 // ---- test_any.rs ----
 
 mod test_any {
+    // Upstream's values (3.14) are kept.
+    #![allow(clippy::approx_constant)]
     use super::*;
 
     /// Integers through `Any` and `AnyView` (upstream's `AnyView::from(&value)` is a view of
@@ -342,15 +344,12 @@ mod test_any {
 
         assert_eq!(any_cpu.type_index(), ti::kTVMFFIDevice);
         let converted_cpu = any_cpu.cast::<Device>().unwrap();
-        assert_eq!(converted_cpu.device_type(), tvm_ffi::sys::kDLCPU as i32);
+        assert_eq!(converted_cpu.device_type(), tvm_ffi::sys::kDLCPU);
         assert_eq!(converted_cpu.device_id(), 0);
 
         assert_eq!(any_view_cpu.type_index(), ti::kTVMFFIDevice);
         let converted_cpu_view = any_view_cpu.cast::<Device>().unwrap();
-        assert_eq!(
-            converted_cpu_view.device_type(),
-            tvm_ffi::sys::kDLCPU as i32
-        );
+        assert_eq!(converted_cpu_view.device_type(), tvm_ffi::sys::kDLCPU);
         assert_eq!(converted_cpu_view.device_id(), 0);
 
         let cuda_device = Device::cuda(1);
@@ -359,15 +358,12 @@ mod test_any {
 
         assert_eq!(any_cuda.type_index(), ti::kTVMFFIDevice);
         let converted_cuda = any_cuda.cast::<Device>().unwrap();
-        assert_eq!(converted_cuda.device_type(), tvm_ffi::sys::kDLCUDA as i32);
+        assert_eq!(converted_cuda.device_type(), tvm_ffi::sys::kDLCUDA);
         assert_eq!(converted_cuda.device_id(), 1);
 
         assert_eq!(any_view_cuda.type_index(), ti::kTVMFFIDevice);
         let converted_cuda_view = any_view_cuda.cast::<Device>().unwrap();
-        assert_eq!(
-            converted_cuda_view.device_type(),
-            tvm_ffi::sys::kDLCUDA as i32
-        );
+        assert_eq!(converted_cuda_view.device_type(), tvm_ffi::sys::kDLCUDA);
         assert_eq!(converted_cuda_view.device_id(), 1);
     }
 
@@ -1447,10 +1443,10 @@ mod test_map {
         .collect();
 
         assert_eq!(map.len(), 3);
-        assert_eq!(map.get(&String::from("a")), Some(1));
-        assert_eq!(map.get(&String::from("c")), Some(3));
-        assert_eq!(map.get(&String::from("z")), None);
-        assert!(map.contains_key(&String::from("b")));
+        assert_eq!(map.get(String::from("a")), Some(1));
+        assert_eq!(map.get(String::from("c")), Some(3));
+        assert_eq!(map.get(String::from("z")), None);
+        assert!(map.contains_key(String::from("b")));
         // A `&str` key finds the same entries.
         assert_eq!(map.get("b"), Some(2));
     }
@@ -1485,20 +1481,20 @@ mod test_map {
         .collect();
 
         assert_eq!(map.len(), 3);
-        assert!(map.contains_key(&String::from("number")));
-        assert!(!map.contains_key(&String::from("missing")));
+        assert!(map.contains_key(String::from("number")));
+        assert!(!map.contains_key(String::from("missing")));
         // `Debug` lists the entries (upstream: `Map<String, Any>[3]`).
         assert_eq!(format!("{map:?}"), MAP_DEBUG);
         assert_eq!(array.as_object_ref().strong_count(), 2);
         assert_eq!(
-            map.get(&String::from("number"))
+            map.get(String::from("number"))
                 .unwrap()
                 .cast::<i64>()
                 .unwrap(),
             7
         );
         assert_eq!(
-            map.get(&String::from("text"))
+            map.get(String::from("text"))
                 .unwrap()
                 .cast::<String>()
                 .unwrap()
@@ -1507,7 +1503,7 @@ mod test_map {
         );
 
         let fetched_array = map
-            .get(&String::from("array"))
+            .get(String::from("array"))
             .unwrap()
             .cast::<Array<i64>>()
             .unwrap();
@@ -1581,7 +1577,7 @@ mod test_map {
         let map: Map<String, Tensor> = [(String::from("x"), t.clone())].into_iter().collect();
         assert_eq!(t.as_object_ref().strong_count(), base + 1);
 
-        let got = map.get(&String::from("x")).expect("key should be present");
+        let got = map.get(String::from("x")).expect("key should be present");
         assert_eq!(get_val(&got), 7.0);
         assert_eq!(got.ndim(), 2);
         assert_eq!(t.as_object_ref().strong_count(), base + 2);
@@ -1620,12 +1616,12 @@ mod test_map {
             .into_iter()
             .collect();
 
-        let present = map.get(&String::from("x"));
+        let present = map.get(String::from("x"));
         assert!(present.is_some());
         assert_eq!(get_val(&present.unwrap()), 7.0);
 
-        assert!(map.get(&String::from("missing")).is_none());
-        assert!(map.try_get(&String::from("missing")).unwrap().is_none());
+        assert!(map.get(String::from("missing")).is_none());
+        assert!(map.try_get(String::from("missing")).unwrap().is_none());
     }
 
     /// Views a map as `Map<K, V>` without checking its entries (upstream needs `unsafe` for
@@ -1666,7 +1662,7 @@ mod test_map {
     fn test_map_get_mistyped_key_debug_asserts() {
         let real: Map<i64, i64> = [(1i64, 10i64)].into_iter().collect();
         let map: Map<String, i64> = view_map_unchecked(Any::new(real));
-        assert_eq!(map.get(&String::from("anything")), None);
+        assert_eq!(map.get(String::from("anything")), None);
         assert!(!map.contains_key("anything"));
         // The stored key itself is still found: lookups do not check `K`.
         assert_eq!(map.get(1i64), Some(10));
@@ -1887,7 +1883,7 @@ mod test_function {
             dtype
         );
 
-        let device = Device::new(tvm_ffi::sys::kDLCPU as i32, 1);
+        let device = Device::new(tvm_ffi::sys::kDLCPU, 1);
         assert_eq!(
             echo.call((device,)).unwrap().cast::<Device>().unwrap(),
             device
@@ -1924,6 +1920,7 @@ mod test_function {
     }
 
     #[test]
+    #[allow(clippy::type_complexity)]
     fn test_function_into_typed_fn() {
         // Upstream's `into_typed_fn!(f, Fn(A, B) -> Result<R>)` is a closure over `call_as`.
         let offset = 2;
@@ -2197,7 +2194,7 @@ mod test_tensor {
         assert_eq!(tensor.ndim(), 3);
         assert_eq!(tensor.dtype().code(), kDLFloat);
         assert_eq!(tensor.dtype().bits(), 32);
-        assert_eq!(tensor.device().device_type(), kDLCPU as i32);
+        assert_eq!(tensor.device().device_type(), kDLCPU);
 
         let strides = tensor.strides();
         assert_eq!(strides.len(), 3);
@@ -2337,10 +2334,7 @@ mod test_tensor {
         }
 
         fn f32_on_cpu() -> (DataType, Device) {
-            (
-                DataType::new(kDLFloat, 32, 1),
-                Device::new(kDLCPU as i32, 0),
-            )
+            (DataType::new(kDLFloat, 32, 1), Device::new(kDLCPU, 0))
         }
 
         // Upstream's `Tensor::from_env_alloc` is `Tensor::empty` with an allocator set.
@@ -2996,7 +2990,7 @@ mod test_big_int {
             assert!(map.contains_key(value));
             assert_eq!(map.get(value), Some(i as i64));
         }
-        assert_eq!(map.get(&BigInt::from(1u128 << 64)), None);
+        assert_eq!(map.get(BigInt::from(1u128 << 64)), None);
     }
 
     #[test]
