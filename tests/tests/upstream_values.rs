@@ -2588,24 +2588,12 @@ mod test_big_int {
         BigInt::from_words(&WIDE_WORDS)
     }
 
-    /// `2^bits`, built from words (upstream: `1 << bits`).
-    fn pow2(bits: usize) -> BigInt {
-        let mut words = vec![0i64; bits / 64 + 2];
-        words[bits / 64] = (1u64 << (bits % 64)) as i64;
-        BigInt::from_words(&words)
+    fn big(value: i128) -> BigInt {
+        BigInt::from(value)
     }
 
-    /// `-value`, by two's-complement negation of the words (upstream: unary `-`).
-    fn negate(value: &BigInt) -> BigInt {
-        let mut words = value.words().to_vec();
-        words.push(if value.is_negative() { -1 } else { 0 });
-        let mut carry = true;
-        for word in &mut words {
-            let (v, c) = (!(*word as u64)).overflowing_add(u64::from(carry));
-            *word = v as i64;
-            carry = c;
-        }
-        BigInt::from_words(&words)
+    fn pow2(bits: i64) -> BigInt {
+        &big(1) << bits
     }
 
     fn type_index_of(value: &BigInt) -> i32 {
@@ -2889,7 +2877,7 @@ mod test_big_int {
             "+18446744073709551616"
         );
         assert_eq!(format!("{:<5}|", BigInt::from(-1i64)), "-1   |");
-        assert_eq!(format!("{:+}", negate(&wide())), format!("-{WIDE_DECIMAL}"));
+        assert_eq!(format!("{:+}", -wide()), format!("-{WIDE_DECIMAL}"));
     }
 
     #[test]
@@ -3018,16 +3006,16 @@ mod test_big_int {
     #[test]
     fn test_big_int_from_str() {
         for value in [
-            BigInt::from(0i64),
-            BigInt::from(-1i64),
-            BigInt::from(i64::MIN),
-            BigInt::from(i64::MAX),
+            big(0),
+            big(-1),
+            big(i64::MIN as i128),
+            big(i64::MAX as i128),
             pow2(63),
-            BigInt::from(-(1i128 << 63) - 1),
+            -pow2(63) - 1i64,
             pow2(255),
-            negate(&pow2(255)),
+            -pow2(255),
             wide(),
-            negate(&wide()),
+            -wide(),
             BigInt::from(u128::MAX),
         ] {
             let text = value.to_string();
@@ -3061,9 +3049,9 @@ mod test_big_int {
     #[test]
     fn test_big_int_native_objects_cross_runtime() {
         let echo = echo();
-        // A Rust-made object (upstream: the square of `wide()`; here eight words directly),
-        // shared with a C++ container and released by C++ last.
-        let product = BigInt::from_words(&[1, 2, 3, 4, 5, 6, 7, i64::MAX]);
+        // A Rust-made object: shared with a C++ container and released by C++ last.
+        let product = &wide() * &wide();
+        // wide < 2^256, so the square needs 512 bits: eight words with no sign guard.
         assert_eq!(product.words().len(), 8);
         assert_eq!(strong_count(product.as_view()), Some(1));
         let array: Array<BigInt> = Function::get_global("ffi.Array")
@@ -3108,6 +3096,9 @@ mod test_big_int {
         // The runtime hashes and compares the Rust-made key against the runtime-made probe.
         let map: Map<BigInt, i64> = [(held.clone(), 1i64)].into_iter().collect();
         assert_eq!(map.get(&from_runtime), Some(1));
+        // Rust arithmetic on the runtime-made operand; equal values demote to inline zero.
+        assert_inline(&(&held - &from_runtime), 0);
+        assert_eq!(&held + &from_runtime, &held << 1i64);
         drop(map);
         assert_eq!(strong_count(held.as_view()), Some(1));
     }
@@ -3132,6 +3123,607 @@ mod test_big_int {
             assert_eq!(weak.strong_count(), 0);
             assert!(weak.upgrade().is_none());
         }
+    }
+
+    // ---- Arithmetic: upstream's port of tests/cpp/test_big_int.cc ----
+
+    #[test]
+    fn test_big_int_f64_conversions() {
+        let cases = [
+            (0.0, BigInt::from(0i64)),
+            (-0.0, BigInt::from(0i64)),
+            (f64::MIN_POSITIVE, BigInt::from(0i64)),
+            (1.9, BigInt::from(1i64)),
+            (-1.9, BigInt::from(-1i64)),
+            (-0.999, BigInt::from(0i64)),
+            (123456789.987, BigInt::from(123456789i64)),
+            (9007199254740994.0, BigInt::from(9007199254740994i64)),
+            (i64::MIN as f64, BigInt::from(i64::MIN)),
+            // i64::MAX rounds up to 2^63 as a double, which no longer fits inline.
+            (i64::MAX as f64, BigInt::from(1u128 << 63)),
+            (-(i64::MAX as f64), BigInt::from(i64::MIN)),
+            (18446744073709551616.0, BigInt::from(1u128 << 64)),
+            (1e30, BigInt::from(1000000000000000019884624838656i128)),
+            (
+                -1.5 * 2f64.powi(100),
+                BigInt::from(-1901475900342344102245054808064i128),
+            ),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(BigInt::try_from(input).unwrap(), expected, "{input}");
+        }
+        // Wide magnitudes: the significand straddles words at every alignment.
+        for input in [
+            1e300,
+            -1e300,
+            f64::MAX,
+            -f64::MAX,
+            1.75 * 2f64.powi(1000),
+            -(2f64.powi(1023)),
+            3.0 * 2f64.powi(191),
+        ] {
+            let value = BigInt::try_from(input).unwrap();
+            assert_eq!(type_index_of(&value), ti::kTVMFFIBigInt);
+            assert_eq!(value.is_negative(), input < 0.0);
+            assert_eq!(value.to_f64().unwrap(), input, "{input}");
+        }
+        assert_eq!(
+            BigInt::try_from(3.0 * 2f64.powi(191)).unwrap().words(),
+            &[0, 0, i64::MIN, 1]
+        );
+        let error = BigInt::try_from(f64::NAN).unwrap_err();
+        assert_eq!(error.kind(), "ValueError");
+        assert!(error.message().contains("NaN"));
+        for input in [f64::INFINITY, f64::NEG_INFINITY] {
+            let error = BigInt::try_from(input).unwrap_err();
+            assert_eq!(error.kind(), "OverflowError");
+            assert!(error.message().contains("infinity"));
+        }
+
+        // Nearest double with ties to even: 2^47 is half an ulp at 2^100.
+        let x = pow2(100);
+        assert_eq!(x.to_f64().unwrap(), 2f64.powi(100));
+        assert_eq!((&x + pow2(47)).to_f64().unwrap(), 2f64.powi(100));
+        let above = f64::from_bits(2f64.powi(100).to_bits() + 1);
+        assert_eq!((&x + pow2(47) + 1i64).to_f64().unwrap(), above);
+        assert_eq!(big(i64::MIN as i128).to_f64().unwrap(), i64::MIN as f64);
+        assert_eq!((-pow2(100) - 1i64).to_f64().unwrap(), -(2f64.powi(100)));
+        let largest = BigInt::try_from(f64::MAX).unwrap();
+        assert_eq!(largest.to_f64().unwrap(), f64::MAX);
+        assert_eq!((&largest + pow2(970) - 1i64).to_f64().unwrap(), f64::MAX);
+        for value in [&largest + pow2(970), pow2(1024), -pow2(1024), pow2(1100)] {
+            let error = value.to_f64().unwrap_err();
+            assert_eq!(error.kind(), "OverflowError");
+            assert!(error.message().contains("finite double"));
+        }
+    }
+
+    #[test]
+    // `BigInt % -1` is a BigInt operation, not the `i64` one the lint means.
+    #[allow(clippy::modulo_one)]
+    fn test_big_int_promotion_demotion_and_mixed_operands() {
+        let high = &big(i64::MAX as i128) + 1i64;
+        assert_eq!(type_index_of(&high), ti::kTVMFFIBigInt);
+        assert_eq!(high.to_string(), "9223372036854775808");
+        assert_inline(&(&high - 1i64), i64::MAX);
+        assert_inline(&-&high, i64::MIN);
+        assert_inline(&(&high + i64::MIN), 0);
+        assert_eq!(&big(i64::MIN as i128) - 1i64, -(&high + 1i64));
+        assert_eq!(-big(i64::MIN as i128), high);
+        assert_eq!(&big(i64::MIN as i128) / -1i64, high);
+        assert_inline(&(&big(i64::MIN as i128) % -1i64), 0);
+        assert_eq!(BigInt::from(u64::MAX).to_string(), "18446744073709551615");
+        assert_eq!(1i64 + BigInt::from(u64::MAX), pow2(64));
+        assert_eq!(
+            BigInt::from(u64::MAX) - big(1),
+            &BigInt::from(u64::MAX) - 1i64
+        );
+        for (a, b) in [(i64::MAX, 17i64), (-123, 17)] {
+            let (x, y) = (BigInt::from(a), BigInt::from(b));
+            assert_eq!(&x + &y, &x + b);
+            assert_eq!(&x + &y, a + &y);
+            assert_eq!(&x - &y, &x - b);
+            assert_eq!(&x - &y, a - &y);
+            assert_eq!(&x * &y, &x * b);
+            assert_eq!(&x * &y, a * &y);
+            assert_eq!((&x * &y) / &y, x);
+            assert_eq!(&x / &y, a / &y);
+            assert_eq!(&x / &y, &x / b);
+            assert_eq!(&x % &y, a % &y);
+            assert_eq!(&x % &y, &x % b);
+            assert_eq!(&x & &y, a & &y);
+            assert_eq!(&x | &y, &x | b);
+            assert_eq!(&x ^ &y, a ^ &y);
+            assert_eq!(std::cmp::min(&x, &y), &BigInt::from(a.min(b)));
+            assert_eq!(std::cmp::max(&x, &y), &BigInt::from(a.max(b)));
+        }
+        let heap = pow2(255);
+        assert_eq!(std::cmp::min(heap.clone(), -&heap), -&heap);
+        assert_eq!(std::cmp::max(-&heap, heap.clone()), heap);
+        let mut counter = big(i64::MAX as i128);
+        counter += 1i64;
+        assert_eq!(counter, high);
+        counter -= 1i64;
+        assert_inline(&counter, i64::MAX);
+        counter -= &big(1);
+        assert_inline(&counter, i64::MAX - 1);
+    }
+
+    #[test]
+    fn test_big_int_signed_division() {
+        // (a, b, trunc q, trunc r, floor q, floor r)
+        for (a, b, q, r, floor_q, floor_r) in [
+            (7i64, 3i64, 2i64, 1i64, 2i64, 1i64),
+            (-7, 3, -2, -1, -3, 2),
+            (7, -3, -2, 1, -3, -2),
+            (-7, -3, 2, -1, 2, -1),
+            (-6, 3, -2, 0, -2, 0),
+            (0, 3, 0, 0, 0, 0),
+        ] {
+            let (x, y) = (BigInt::from(a), BigInt::from(b));
+            assert_inline(&(&x / &y), q);
+            assert_inline(&(&x % b), r);
+            assert_inline(&x.try_div(&y).unwrap(), q);
+            assert_inline(&x.try_rem(&y).unwrap(), r);
+            assert_inline(&x.floor_div(&y).unwrap(), floor_q);
+            assert_inline(&x.floor_mod(&y).unwrap(), floor_r);
+            let (dq, dr) = x.div_rem(&y).unwrap();
+            assert_inline(&dq, q);
+            assert_inline(&dr, r);
+            // Wide operands with the same values take the multiword paths.
+            let shift = 200i64;
+            let (wx, wy) = (&x << shift, &y << shift);
+            assert_inline(&(&wx / &wy), q);
+            assert_eq!(&wx % &wy, &BigInt::from(r) << shift);
+            assert_inline(&wx.floor_div(&wy).unwrap(), floor_q);
+            assert_eq!(wx.floor_mod(&wy).unwrap(), &BigInt::from(floor_r) << shift);
+        }
+        // An exact multiword quotient from a dividend with low zero words and a minimum top word.
+        assert_eq!(
+            (&big(i64::MIN as i128) << 128i64)
+                .div_rem(&pow2(64))
+                .unwrap(),
+            (-pow2(127), big(0))
+        );
+        let wide = pow2(255) + 13i64;
+        for divisor in [big(0), pow2(0) - 1i64] {
+            for result in [
+                wide.try_div(&divisor),
+                wide.try_rem(&divisor),
+                wide.floor_div(&divisor),
+                wide.floor_mod(&divisor),
+                big(0).floor_mod(&divisor),
+                big(5).try_div(&divisor),
+                wide.div_rem(&divisor).map(|pair| pair.0),
+            ] {
+                let error = result.unwrap_err();
+                assert_eq!(error.kind(), "ZeroDivisionError");
+                assert_eq!(error.message(), "Division by zero");
+            }
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "Division by zero")]
+    fn test_big_int_division_by_zero_panics() {
+        let _ = &pow2(100) / 0i64;
+    }
+
+    #[test]
+    #[should_panic(expected = "Negative BigInt shift count")]
+    fn test_big_int_negative_shift_panics() {
+        let _ = &big(1) << -1i64;
+    }
+
+    #[test]
+    fn test_big_int_wide_arithmetic_and_bitwise() {
+        for shift in [0i64, 63, 64, 255, 256] {
+            let x = pow2(shift);
+            assert_eq!(&x >> shift, big(1));
+            assert_eq!(-&x >> shift, big(-1));
+            assert_inline(&(&x - &x), 0);
+            assert_inline(&((&x + 3i64) - &x), 3);
+            assert_eq!(&x & -1i64, x);
+            assert_eq!(-1i64 & &x, x);
+            assert_eq!(&x | -1i64, big(-1));
+            assert_eq!(!&x, -&x - 1i64);
+            assert_eq!((&x - 1i64) ^ &x, 2i64 * &x - 1i64);
+            assert_eq!((-&x - 1i64) >> shift, big(-2));
+            assert_eq!(&x << big(2), &x * 4i64);
+            assert_eq!(1i64 << BigInt::from(shift), x);
+            assert_eq!(x.try_shl(2).unwrap(), &x * 4i64);
+            assert_eq!(x.try_shr(shift).unwrap(), big(1));
+        }
+        let huge = pow2(255);
+        assert_inline(&(&huge >> &huge), 0);
+        assert_inline(&(-&huge >> &huge), -1);
+        assert_inline(&(&big(0) << &huge), 0);
+        let error = huge.try_shl(huge.clone()).unwrap_err();
+        assert_eq!(error.kind(), "OverflowError");
+        assert_eq!(error.message(), "BigInt shift count is too large");
+        // A count that fits `usize` but not memory is an error, not an abort.
+        for count in [1i64 << 61, i64::MAX] {
+            let error = big(1).try_shl(count).unwrap_err();
+            assert_eq!(error.kind(), "OverflowError");
+            assert_eq!(error.message(), "BigInt allocation is too large");
+        }
+        assert_inline(&huge.try_shr(huge.clone()).unwrap(), 0);
+        let error = huge.try_shl(-1).unwrap_err();
+        assert_eq!(error.kind(), "ValueError");
+        let error = big(0).try_shr(-1).unwrap_err();
+        assert_eq!(error.kind(), "ValueError");
+        assert_eq!(pow2(100).to_string(), "1267650600228229401496703205376");
+        // Mixed inline/heap bitwise operands and negative heap values.
+        let negative = -pow2(200) - 5i64;
+        assert_eq!(&negative & 0xffi64, big((-5i128) & 0xff));
+        assert_eq!(&negative | 0i64, negative);
+        assert_eq!(&negative ^ &negative, big(0));
+        assert_eq!(!&negative, pow2(200) + 4i64);
+    }
+
+    #[test]
+    fn test_big_int_independent_wide_fixture() {
+        // Decimal expectations were computed with Python integers, independently of these operators.
+        let a: BigInt =
+            "-57896044618658097711813390734279005840776448950576999782953508207182870753808"
+                .parse()
+                .unwrap();
+        let b: BigInt = "1361129467683753853854892183719458155744".parse().unwrap();
+        assert_eq!(
+            (&a + &b).to_string(),
+            "-57896044618658097711813390734279005839415319482893245929098616023463412598064"
+        );
+        assert_eq!(
+            (&a * &b).to_string(),
+            "-78804012392788958424676746146478616550595249492184343272504214848687229926200124701108634385188332729146218745073152"
+        );
+        assert_eq!(
+            a.floor_div(&b).unwrap().to_string(),
+            "-42535295865117307932898767499013107221"
+        );
+        assert_eq!(
+            a.floor_mod(&b).unwrap().to_string(),
+            "340250229142126476510862697120718273616"
+        );
+        assert_eq!((&a & &b).to_string(), "72903423425023200");
+        assert_eq!(
+            (&a ^ &b).to_string(),
+            "-57896044618658097711813390734279005839415319482893245929098761830310262644464"
+        );
+        assert_eq!(
+            (&a >> 97i64).to_string(),
+            "-365375409332725729551097270762435786773001928705"
+        );
+    }
+
+    #[test]
+    fn test_big_int_multiword_division_estimates() {
+        let base = pow2(32);
+        let divisor = pow2(63) + &base - 1i64;
+        let clamp_divisor = pow2(63) + 1i64;
+        let addback_divisor = pow2(95) + 1i64;
+        let shifted_divisor = pow2(64) + 1i64;
+        let wide_quotient = pow2(64) + 7i64;
+        let wide_remainder = pow2(63) + &base + 5i64;
+        // Clamp, one/two estimate corrections, addback, and maximal normalization shift.
+        for (a, b, q, r) in [
+            (
+                &clamp_divisor * &base - 1i64,
+                clamp_divisor.clone(),
+                &base - 1i64,
+                pow2(63),
+            ),
+            (
+                &divisor * 2i64 - 1i64,
+                divisor.clone(),
+                big(1),
+                &divisor - 1i64,
+            ),
+            (
+                &divisor * (&base - 2i64) - 1i64,
+                divisor.clone(),
+                &base - 3i64,
+                &divisor - 1i64,
+            ),
+            (
+                &addback_divisor * (&base + 1i64) - 1i64,
+                addback_divisor.clone(),
+                base.clone(),
+                pow2(95),
+            ),
+            (
+                &shifted_divisor * &wide_quotient + &wide_remainder,
+                shifted_divisor.clone(),
+                wide_quotient.clone(),
+                wide_remainder.clone(),
+            ),
+            (&divisor - 1i64, divisor.clone(), big(0), &divisor - 1i64),
+            (divisor.clone(), divisor.clone(), big(1), big(0)),
+        ] {
+            assert_eq!(a.div_rem(&b).unwrap(), (q, r), "{a} / {b}");
+        }
+    }
+
+    #[test]
+    fn test_big_int_scalar_div_rem_boundaries() {
+        let quotient = pow2(192) + 3i64;
+        let dividend = &quotient * 3i64 + 2i64;
+        let maximum_remainder = &quotient * pow2(63) + i64::MAX;
+        let half_max = i64::from(u32::MAX);
+        let half_boundary = (&BigInt::from(half_max) << 64i64) - 1i64;
+        let word_quotient = BigInt::from(u64::MAX);
+        let correction_divisor = 0x400000007fffffffi64;
+        // Zero, exact/nonexact, signed scalar remainder, and the full |INT64_MIN| bound.
+        for (a, b, q, r) in [
+            (big(0), 3i64, big(0), 0i64),
+            (big(2), 3, big(0), 2),
+            (quotient.clone(), 1, quotient.clone(), 0),
+            (-&quotient * 3i64, 3, -&quotient, 0),
+            (&quotient * 3i64, 3, quotient.clone(), 0),
+            (dividend.clone(), 3, quotient.clone(), 2),
+            (-&dividend, 3, -&quotient, -2),
+            (maximum_remainder.clone(), i64::MIN, -&quotient, i64::MAX),
+            (-&maximum_remainder, i64::MIN, quotient.clone(), -i64::MAX),
+            (big(i64::MIN as i128), -1, pow2(63), 0),
+            (
+                half_boundary.clone(),
+                half_max,
+                word_quotient.clone(),
+                half_max - 1,
+            ),
+            (
+                -&half_boundary,
+                -half_max,
+                word_quotient.clone(),
+                1 - half_max,
+            ),
+            (
+                (&BigInt::from(half_max + 1) << 64i64) - 1i64,
+                half_max + 1,
+                word_quotient.clone(),
+                half_max,
+            ),
+            // One quotient correction, then two corrections with both overflow guards.
+            (pow2(64), half_max + 2, BigInt::from(half_max), 1),
+            (
+                (&BigInt::from(correction_divisor) << 64i64) - 1i64,
+                correction_divisor,
+                word_quotient.clone(),
+                correction_divisor - 1,
+            ),
+        ] {
+            let (dq, dr) = a.div_rem(&BigInt::from(b)).unwrap();
+            assert_eq!(dq, q, "{a} / {b}");
+            assert_inline(&dr, r);
+        }
+    }
+
+    #[test]
+    fn test_big_int_small_divisor_remainders() {
+        let value = pow2(255)
+            | (&BigInt::from(0x12345678i64) << 128i64)
+            | BigInt::from(0xfedcba9876543211u64);
+        // Independent signed int32 boundary answers, plus an exact negative-divisor remainder.
+        for (a, b, trunc, floor) in [
+            (value.clone(), -2147483648i64, 1985229329i64, -162254319i64),
+            (-&value, 2147483647, -391319368, 1756164279),
+            (-&value, -2147483648, -1985229329, -1985229329),
+            (value.clone(), 2147483647, 391319368, 391319368),
+            (pow2(255), -2147483648, 0, 0),
+        ] {
+            assert_inline(&(&a % b), trunc);
+            assert_inline(&a.floor_mod(&BigInt::from(b)).unwrap(), floor);
+        }
+    }
+
+    /// Deterministic xorshift64 generator for the differential test.
+    struct XorShift(u64);
+
+    impl XorShift {
+        fn next(&mut self) -> u64 {
+            let mut x = self.0;
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            self.0 = x;
+            x
+        }
+
+        /// One to six words mixing carry-sensitive patterns with random bits.
+        fn big_int(&mut self) -> BigInt {
+            let len = (self.next() % 6 + 1) as usize;
+            let words: Vec<i64> = (0..len)
+                .map(|_| match self.next() % 8 {
+                    0 => 0,
+                    1 => -1,
+                    2 => i64::MIN,
+                    3 => i64::MAX,
+                    4 => 1,
+                    _ => self.next() as i64,
+                })
+                .collect();
+            BigInt::from_words(&words)
+        }
+    }
+
+    fn abs(value: &BigInt) -> BigInt {
+        if value.is_negative() {
+            -value
+        } else {
+            value.clone()
+        }
+    }
+
+    #[test]
+    fn test_big_int_random_algebraic_properties() {
+        let pool = [
+            big(0),
+            big(1),
+            big(-1),
+            big(i64::MIN as i128),
+            big(i64::MAX as i128),
+            pow2(63),
+            -pow2(63),
+            pow2(64),
+            -pow2(64) - 1i64,
+            BigInt::from(u64::MAX),
+            pow2(128),
+            big(i128::MIN),
+            big(i128::MAX),
+            BigInt::from(u128::MAX),
+            wide(),
+            -wide(),
+            BigInt::from_words(&[0, 0, i64::MIN, 1]),
+            pow2(255) + 13i64,
+        ];
+        let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
+        let pick = |rng: &mut XorShift| {
+            if rng.next().is_multiple_of(4) {
+                pool[(rng.next() % pool.len() as u64) as usize].clone()
+            } else {
+                rng.big_int()
+            }
+        };
+        let largest_double = BigInt::try_from(f64::MAX).unwrap();
+        for _ in 0..1500 {
+            let a = pick(&mut rng);
+            let b = pick(&mut rng);
+            let context = format!("a = {a}, b = {b}");
+
+            // Ring identities; every result is checked for canonical form by `==`.
+            assert_eq!(&a + &b, &b + &a, "{context}");
+            assert_eq!((&a + &b) - &b, a, "{context}");
+            assert_eq!(&a - &b, &a + -&b, "{context}");
+            assert_eq!(&a * &b, &b * &a, "{context}");
+            assert_eq!(-(&a * &b), -&a * &b, "{context}");
+            assert_eq!(!&a, -&a - 1i64, "{context}");
+            assert_eq!(&a ^ &b, (&a | &b) - (&a & &b), "{context}");
+            assert_eq!((&a & &b) + (&a | &b), &a + &b, "{context}");
+            assert_eq!(a.cmp(&b), (&a - &b).cmp(&big(0)), "{context}");
+
+            // Native integers agree wherever they can represent the operands and result.
+            if let (Some(x), Some(y)) = (a.to_i128(), b.to_i128()) {
+                for (expected, actual) in [
+                    (x.checked_add(y), &a + &b),
+                    (x.checked_sub(y), &a - &b),
+                    (x.checked_mul(y), &a * &b),
+                    (Some(x & y), &a & &b),
+                    (Some(x | y), &a | &b),
+                    (Some(x ^ y), &a ^ &b),
+                ] {
+                    if let Some(expected) = expected {
+                        assert_eq!(actual, BigInt::from(expected), "{context}");
+                    }
+                }
+                if y != 0 && !(x == i128::MIN && y == -1) {
+                    assert_eq!(a.try_div(&b).unwrap(), BigInt::from(x / y), "{context}");
+                    assert_eq!(a.try_rem(&b).unwrap(), BigInt::from(x % y), "{context}");
+                    assert_eq!(
+                        a.floor_div(&b).unwrap(),
+                        BigInt::from(
+                            x.div_euclid(y) - i128::from((y < 0) & (x.rem_euclid(y) != 0))
+                        ),
+                        "{context}"
+                    );
+                }
+            }
+
+            // Division identities: a = q*b + r with the truncating and flooring sign rules.
+            if b.is_zero() {
+                for result in [
+                    a.try_div(&b),
+                    a.try_rem(&b),
+                    a.floor_div(&b),
+                    a.floor_mod(&b),
+                ] {
+                    assert_eq!(result.unwrap_err().kind(), "ZeroDivisionError");
+                }
+            } else {
+                let (q, r) = a.div_rem(&b).unwrap();
+                assert_eq!(q, a.try_div(&b).unwrap(), "{context}");
+                assert_eq!(r, a.try_rem(&b).unwrap(), "{context}");
+                assert_eq!(&q * &b + &r, a, "{context}");
+                assert!(abs(&r) < abs(&b), "{context}");
+                assert!(
+                    r.is_zero() || r.is_negative() == a.is_negative(),
+                    "{context}"
+                );
+                let (fq, fr) = (a.floor_div(&b).unwrap(), a.floor_mod(&b).unwrap());
+                assert_eq!(&fq * &b + &fr, a, "{context}");
+                assert!(abs(&fr) < abs(&b), "{context}");
+                assert!(
+                    fr.is_zero() || fr.is_negative() == b.is_negative(),
+                    "{context}"
+                );
+                let rounds_down = !r.is_zero() && a.is_negative() != b.is_negative();
+                assert_eq!(
+                    fq,
+                    if rounds_down { &q - 1i64 } else { q.clone() },
+                    "{context}"
+                );
+                assert_eq!((&a * &b).try_div(&b).unwrap(), a, "{context}");
+                assert!((&a * &b).try_rem(&b).unwrap().is_zero(), "{context}");
+            }
+
+            // Shifts are multiplication and floor division by powers of two.
+            let count = (rng.next() % 300) as i64;
+            let shifted = a.try_shl(count).unwrap();
+            assert_eq!(shifted, &a * pow2(count), "{context}, count = {count}");
+            assert_eq!(
+                shifted.try_shr(count).unwrap(),
+                a,
+                "{context}, count = {count}"
+            );
+            assert_eq!(
+                a.try_shr(count).unwrap(),
+                a.floor_div(&pow2(count)).unwrap(),
+                "{context}, count = {count}"
+            );
+            assert_eq!(a.try_shl(-1).unwrap_err().kind(), "ValueError");
+            assert_eq!(a.try_shr(-1).unwrap_err().kind(), "ValueError");
+
+            // Text round-trips exactly; the double is the nearest representable value.
+            assert_eq!(a.to_string().parse::<BigInt>().unwrap(), a, "{context}");
+            match a.to_f64() {
+                Ok(value) => {
+                    assert!(value.is_finite());
+                    let nearest = BigInt::try_from(value).unwrap();
+                    let difference = abs(&(&a - &nearest));
+                    let exponent = ((value.abs().to_bits() >> 52) & 0x7ff) as i64 - 1075;
+                    let ulp = if exponent > 0 { pow2(exponent) } else { big(1) };
+                    assert!(
+                        &difference * 2i64 <= ulp,
+                        "{context}: {value} is not the nearest double"
+                    );
+                    if abs(&a) < pow2(53) {
+                        assert_eq!(nearest, a, "{context}");
+                    }
+                }
+                Err(error) => {
+                    assert_eq!(error.kind(), "OverflowError");
+                    assert!(abs(&a) > largest_double, "{context}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn test_big_int_wide_results_spill_to_heap_buffers() {
+        // Results and division scratch wider than the 32-word stack buffer take the heap path.
+        let x = &pow2(3000) + 12345i64;
+        assert_eq!(x.words().len(), 47);
+        let square = &x * &x;
+        assert_eq!(square.words().len(), 94);
+        let (quotient, remainder) = square.div_rem(&x).unwrap();
+        assert_eq!(quotient, x);
+        assert_inline(&remainder, 0);
+        assert_eq!(&x % &pow2(3000), big(12345));
+        assert_eq!(&x + &x, &x << 1i64);
+        assert_inline(&(&(-&x) + &x), 0);
+        assert_eq!(&(&x << 100i64) >> 100i64, x);
+        assert_eq!(&x & &x, x);
+        assert_inline(&(&x ^ &x), 0);
+        assert_eq!(x.to_string().parse::<BigInt>().unwrap(), x);
     }
 }
 

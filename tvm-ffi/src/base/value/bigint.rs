@@ -204,7 +204,7 @@ impl BigInt {
     }
 
     /// The magnitude as little-endian `u64` limbs (no trailing zero limbs).
-    fn magnitude(&self) -> Vec<u64> {
+    pub(super) fn magnitude(&self) -> Vec<u64> {
         let words = self.words();
         let mut limbs: Vec<u64> = words.iter().map(|w| *w as u64).collect();
         if self.is_negative() {
@@ -223,7 +223,7 @@ impl BigInt {
     }
 
     /// The integer `sign * magnitude` (little-endian limbs).
-    fn from_magnitude(negative: bool, mut limbs: Vec<u64>) -> BigInt {
+    pub(super) fn from_magnitude(negative: bool, mut limbs: Vec<u64>) -> BigInt {
         // A zero top word keeps the value positive before any negation.
         limbs.push(0);
         if negative {
