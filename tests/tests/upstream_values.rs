@@ -11,6 +11,31 @@ use tvm_ffi::{
     Optional, Result, Shape, String, Tensor, TensorView,
 };
 
+/// Records the size of this thread's latest deallocation, to check the layout an object is
+/// released with (upstream's `test_object.rs` does the same).
+struct RecordingAllocator;
+
+thread_local! {
+    static LAST_DEALLOC_SIZE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+// SAFETY: every call is forwarded to the system allocator unchanged.
+unsafe impl std::alloc::GlobalAlloc for RecordingAllocator {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { std::alloc::System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        let _ = LAST_DEALLOC_SIZE.try_with(|size| size.set(layout.size()));
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { std::alloc::System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: RecordingAllocator = RecordingAllocator;
+
 /// The strong count of the object a value holds, `None` for a value without one (upstream's
 /// `debug_strong_count`): the object borrowed in place, so the count is not disturbed.
 fn strong_count(view: AnyView<'_>) -> Option<u32> {
@@ -3896,6 +3921,163 @@ mod test_object_registration {
                  parent defined in a library that was not loaded first)",
             ],
             "{stdout}{stderr}"
+        );
+    }
+}
+
+// ---- test_object.rs: objects with trailing items ----
+
+/// Upstream's `ObjectCoreWithExtraItems` (an unsafe trait whose payload reports the item
+/// count) is `ObjectWithItems` here, a safe trait: the count is the allocation's own, kept
+/// after the payload (`[header][payload][count][items]`), and the items are read through
+/// `ObjectRef::items` (mutably through `items_mut`, while the reference is the only one).
+mod test_object {
+    use super::*;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::sync::Arc;
+    use tvm_ffi::object::ObjectWithItems;
+    use tvm_ffi::WeakRef;
+
+    #[derive(tvm_ffi::Object)]
+    #[ffi_type(key = "testing.rust.upstream_values.TestInt")]
+    #[repr(C)]
+    pub struct TestIntObj {
+        pub value: i64,
+        /// Counts how many times the payload is dropped.
+        #[ffi(skip)]
+        delete_counter: Arc<AtomicU32>,
+        pub extra_item_count: u64,
+    }
+
+    impl TestIntObj {
+        fn new(value: i64, delete_counter: Arc<AtomicU32>, extra_item_count: u64) -> Self {
+            TestIntObj {
+                value,
+                delete_counter,
+                extra_item_count,
+            }
+        }
+    }
+
+    impl Drop for TestIntObj {
+        fn drop(&mut self) {
+            self.delete_counter.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    impl ObjectWithItems for TestIntObj {
+        type Item = u64;
+    }
+
+    const HEADER_SIZE: usize = 24;
+    const COUNT_SIZE: usize = std::mem::size_of::<usize>();
+
+    #[test]
+    fn test_object_arc_with_extra_items() {
+        let delete_counter = Arc::new(AtomicU32::new(0));
+        let mut obj_arc =
+            ObjectRef::new_with_items(TestIntObj::new(12, delete_counter.clone(), 10), 0..10u64);
+        assert_eq!(obj_arc.value, 12);
+        assert_eq!(obj_arc.extra_item_count, 10);
+        assert_eq!(obj_arc.strong_count(), 1);
+        assert_eq!(obj_arc.weak_count(), 1);
+        assert_eq!(delete_counter.load(Ordering::Relaxed), 0);
+
+        // Layout: the items follow the payload and the count, in the same allocation.
+        assert_eq!(obj_arc.items().len(), 10);
+        assert_eq!(obj_arc.items(), (0..10u64).collect::<Vec<_>>().as_slice());
+        let header = obj_arc.header_ptr() as usize;
+        let items = obj_arc.items_mut().unwrap();
+        assert_eq!(items.len(), 10);
+        items[9] = 90;
+        assert_eq!(
+            items.as_ptr() as usize,
+            header + HEADER_SIZE + std::mem::size_of::<TestIntObj>() + COUNT_SIZE
+        );
+        assert_eq!(obj_arc.items()[9], 90);
+
+        // Shared, the items are read-only.
+        let shared = obj_arc.clone();
+        assert!(obj_arc.items_mut().is_none());
+        drop(shared);
+        // So they are while a weak reference exists.
+        let weak = obj_arc.downgrade();
+        assert!(obj_arc.items_mut().is_none());
+        drop(weak);
+        assert!(obj_arc.items_mut().is_some());
+
+        // An object of the same type made without items has none.
+        let plain = ObjectRef::new(TestIntObj::new(1, delete_counter.clone(), 0));
+        assert!(plain.items().is_empty());
+        drop(plain);
+        assert_eq!(delete_counter.load(Ordering::Relaxed), 1);
+
+        drop(obj_arc);
+        assert_eq!(delete_counter.load(Ordering::Relaxed), 2);
+    }
+
+    /// Drops `obj_arc` while a weak reference outlives it (upstream: by hand on the header,
+    /// as C++ `WeakObjectPtr` does; here `WeakRef`). `expired` runs while only the weak
+    /// reference is left. Returns the size the allocation is freed with.
+    fn release_outlived_by_weak_ref<T: ObjectWithItems>(
+        obj_arc: ObjectRef<T>,
+        expired: impl FnOnce(),
+    ) -> usize {
+        let weak: WeakRef<T> = obj_arc.downgrade();
+        drop(obj_arc);
+        // The payload is dropped; the weak reference still sees an intact, expired header.
+        assert_eq!(weak.strong_count(), 0);
+        assert!(weak.upgrade().is_none());
+        expired();
+        // The last weak reference frees the whole allocation.
+        LAST_DEALLOC_SIZE.with(|size| size.set(0));
+        drop(weak);
+        LAST_DEALLOC_SIZE.with(|size| size.get())
+    }
+
+    #[test]
+    fn test_object_arc_with_extra_items_outlived_by_weak_ref() {
+        let delete_counter = Arc::new(AtomicU32::new(0));
+        let obj_arc =
+            ObjectRef::new_with_items(TestIntObj::new(13, delete_counter.clone(), 10), 0..10u64);
+        let freed = release_outlived_by_weak_ref(obj_arc, || {
+            assert_eq!(delete_counter.load(Ordering::Relaxed), 1);
+        });
+        assert_eq!(
+            freed,
+            HEADER_SIZE
+                + std::mem::size_of::<TestIntObj>()
+                + COUNT_SIZE
+                + 10 * std::mem::size_of::<u64>()
+        );
+    }
+
+    /// Only the header, and items after it.
+    #[derive(tvm_ffi::Object)]
+    #[ffi_type(key = "testing.rust.upstream_values.HeaderOnly")]
+    #[repr(C)]
+    pub struct HeaderOnlyObj {}
+
+    impl ObjectWithItems for HeaderOnlyObj {
+        type Item = u64;
+    }
+
+    /// Upstream keeps the count in the word after the header, the first item's (N = 2) or
+    /// padding it reserves (N = 0): `header + 16` and `header + 8`. Here the count has a word
+    /// of its own before the items: `header + 8 + 16` and `header + 8`.
+    #[test]
+    fn test_header_only_object_with_extra_items_outlived_by_weak_ref() {
+        let obj_arc = ObjectRef::new_with_items(HeaderOnlyObj {}, [1u64, 2]);
+        assert_eq!(obj_arc.items(), &[1, 2]);
+        assert_eq!(
+            release_outlived_by_weak_ref(obj_arc, || {}),
+            HEADER_SIZE + COUNT_SIZE + 16
+        );
+        let obj_arc = ObjectRef::new_with_items(HeaderOnlyObj {}, []);
+        assert!(obj_arc.items().is_empty());
+        assert_eq!(
+            release_outlived_by_weak_ref(obj_arc, || {}),
+            HEADER_SIZE + COUNT_SIZE
         );
     }
 }
