@@ -269,7 +269,8 @@ impl BigInt {
     ///
     /// ```
     /// use tvm_ffi::BigInt;
-    /// assert_eq!(BigInt::from(-7i64).floor_div(&BigInt::from(2i64)).unwrap(), BigInt::from(-4i64));
+    /// let quotient = BigInt::from(-7i64).floor_div(&BigInt::from(2i64)).unwrap();
+    /// assert_eq!(quotient, BigInt::from(-4i64));
     /// ```
     pub fn floor_div(&self, divisor: &BigInt) -> Result<BigInt> {
         self.floor_div_mod(divisor).map(|(q, _)| q)
