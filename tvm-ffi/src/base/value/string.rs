@@ -285,6 +285,18 @@ macro_rules! bytes_like {
             }
         }
         impl Eq for $name {}
+        /// Ordered by content, byte by byte (as C++ `String`/`Bytes` compare).
+        impl PartialOrd for $name {
+            fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+                Some(self.cmp(other))
+            }
+        }
+        /// Ordered by content, byte by byte (as C++ `String`/`Bytes` compare).
+        impl Ord for $name {
+            fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+                self.as_bytes().cmp(other.as_bytes())
+            }
+        }
         impl std::hash::Hash for $name {
             fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
                 self.as_bytes().hash(state)
@@ -452,6 +464,18 @@ impl From<String> for std::string::String {
 impl From<&[u8]> for Bytes {
     #[inline]
     fn from(b: &[u8]) -> Self {
+        Bytes::new(b)
+    }
+}
+/// A copy of a byte array (`Bytes::from(b"raw")`).
+///
+/// ```
+/// use tvm_ffi::Bytes;
+/// assert_eq!(Bytes::from(b"abc"), Bytes::new(b"abc"));
+/// assert!(Bytes::from(b"abc") < Bytes::from(b"abd")); // ordered by content
+/// ```
+impl<const N: usize> From<&[u8; N]> for Bytes {
+    fn from(b: &[u8; N]) -> Self {
         Bytes::new(b)
     }
 }
