@@ -17,7 +17,12 @@ constructor `(a, b)` on both sides):
 - `py wrapper`: `g(1, b=2, c=3)` with `g = tvm_ffi.utils.kwargs_wrapper.make_kwargs_wrapper(f,
   ["a", "b", "c"])`, the per-call Python wrapper C++ users write for keyword syntax;
 - `construct`: `Pair(1, 2)`; `construct kw`: `Pair(a=1, b=2)` (the runtime's `__init__` passes
-  the keywords in its KWARGS convention: Rust binds them, C++ refuses them).
+  the keywords in its KWARGS convention: Rust binds them, C++ refuses them); `auto-init`:
+  `RwPair(1, 2)` (no constructor declared: the runtime's generic field-by-field `__ffi_init__`
+  on both sides), all through the `__init__` the runtime installs on a registered class;
+- `pkg ...`: the same three through the classes a shipped package defines: the Rust package's
+  `_ffi_api.py` hands `Type(...)` straight to `__ffi_init__` (the build backend's
+  `CONSTRUCTORS_HELPER`); a C++ package (tvm-ffi-stubgen's) keeps the runtime's `__init__`.
 
 A benchmark reports figures; it never fails on a missed goal (the machine may be noisy).
 """
@@ -36,7 +41,24 @@ import timeit
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benches"))
 
-ROWS = ["positional", "KWARGS", "py wrapper", "construct", "construct kw"]
+ROWS = ["positional", "KWARGS", "py wrapper", "construct", "construct kw", "auto-init",
+        "pkg construct", "pkg construct kw", "pkg auto-init"]
+PACKAGE_ROWS = {"pkg construct": "Pair(1, 2)", "pkg construct kw": "Pair(a=1, b=2)",
+                "pkg auto-init": "RwPair(1, 2)"}
+
+
+def package_constructors():
+    """The direct constructors a shipped package's `_ffi_api.py` installs (the build backend's
+    `CONSTRUCTORS_HELPER`), as a function of a namespace."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "tvm_ffi_build", ROOT / "template" / "build_backend" / "tvm_ffi_build.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    namespace: dict = {}
+    exec(module.CONSTRUCTORS_HELPER, namespace)
+    return namespace["_ffi_fast_constructors"]
 
 
 def worker(rust_lib: str, cpp_lib: str, number: int, repeat: int, main_lib: str, reverse: bool) -> dict:
@@ -67,17 +89,27 @@ def worker(rust_lib: str, cpp_lib: str, number: int, repeat: int, main_lib: str,
             class Pair(tvm_ffi.Object):
                 pass
 
+            class RwPair(tvm_ffi.Object):
+                pass
+
             env["Pair"] = tvm_ffi.register_object(f"{prefix}.Pair")(Pair)
+            env["RwPair"] = tvm_ffi.register_object(f"{prefix}.RwPair")(RwPair)
         stmts = {
             "positional": "f(1, 2, 3)",
             "KWARGS": 'f(1, K, "b", 2, "c", 3)',
             "py wrapper": "g(1, b=2, c=3)",
             "construct": "Pair(1, 2)",
             "construct kw": "Pair(a=1, b=2)",
+            "auto-init": "RwPair(1, 2)",
+            **PACKAGE_ROWS,
         }
         for row, stmt in stmts.items():
             if rows != "all" and row != rows:
                 continue
+            if row == "pkg construct" and side == "Rust":
+                # What the Rust package ships; a C++ package (tvm-ffi-stubgen's) keeps the
+                # runtime's `__init__`, so its rows time that again.
+                package_constructors()({"Pair": env["Pair"], "RwPair": env["RwPair"]})
             try:
                 eval(stmt, env)
             except TypeError:
@@ -175,7 +207,8 @@ def main() -> int:
     for row in ROWS:
         cpp, rust = best[row]["C++"], best[row]["Rust"]
         ratio = "-" if cpp is None or rust is None else f"{rust / cpp:.3f}"
-        base = best["construct" if row.startswith("construct") else "positional"]["Rust"]
+        base = best["positional" if row in ("positional", "KWARGS", "py wrapper")
+                    else "pkg construct" if row.startswith("pkg") else "construct"]["Rust"]
         per = "-" if rust is None else f"{rust / base:.2f}x"
         print("%-13s %9s %9s %9s %14s" % (row, fmt(cpp), fmt(rust), ratio, per))
     if main_lib is not None:

@@ -16,19 +16,19 @@
 //!   upstream's `ObjectArc`; identity keys are `ObjectRef`s, whose `==` and `Hash` are
 //!   identity).
 //!
-//! Translated in `upstream_structural.rs`: `test_structural_visit.rs`,
-//! `test_structural_mutate.rs`, `test_structural_visitor_alignment.rs`.
+//! Translated elsewhere: `test_object.rs`'s three tests of objects with trailing items
+//! (`test_object_arc_with_extra_items`,
+//! `test_object_arc_with_extra_items_outlived_by_weak_ref`,
+//! `test_header_only_object_with_extra_items_outlived_by_weak_ref`),
+//! `test_object_registration.rs`, `test_any.rs`, `test_array.rs`, `test_map.rs`,
+//! `test_string.rs`, `test_optional.rs`, `test_function.rs`, `test_module.rs`,
+//! `test_tensor.rs`, `test_tensor_view.rs`, `test_shape.rs`, `test_device.rs`,
+//! `test_dtype.rs`, `test_error.rs` and `test_big_int.rs`: in `upstream_values.rs` (its
+//! header lists them and their differences).
 //!
-//! Not translated yet (for the lead's note on issue 23):
-//! - `test_object.rs`: `test_object_arc_with_extra_items`,
-//!   `test_object_arc_with_extra_items_outlived_by_weak_ref`,
-//!   `test_header_only_object_with_extra_items_outlived_by_weak_ref`: objects with trailing
-//!   items in one allocation (`ObjectCoreWithExtraItems`) have no public counterpart yet;
-//! - `test_object_registration.rs` (registration on first use, from threads: this SDK registers
-//!   at load), `test_any.rs`, `test_array.rs`, `test_map.rs`, `test_string.rs`,
-//!   `test_optional.rs`, `test_function.rs`, `test_module.rs`, `test_tensor.rs`,
-//!   `test_tensor_view.rs`, `test_shape.rs`, `test_device.rs`, `test_dtype.rs`,
-//!   `test_error.rs`, `test_big_int.rs`: outside this slice (values, containers, calls).
+//! Translated in `upstream_structural.rs`: `test_structural_visit.rs`,
+//! `test_structural_mutate.rs`, `test_structural_visitor_alignment.rs` and `test_big_int.rs`'s
+//! `test_big_int_structural_traversal` (that header lists the differences).
 //!
 //! Deliberate differences from upstream, kept in the translations:
 //! - arms are `Type(pattern)` for any `FromAny` type, plain values included (upstream sends
@@ -117,6 +117,15 @@ fn matches_concrete_object_containers_in_source_order() {
         }
     };
     assert_eq!(matched_view, ("tensor", 2));
+    // And a view of an `Any`, as `Any::as_view` hands it out.
+    let any = Any::new(Shape::new(&[7, 8]));
+    let matched_any_view = match_any! {
+        any.as_view() {
+            Shape(shape) => ("shape", shape.len()),
+            _ => ("unsupported", 0),
+        }
+    };
+    assert_eq!(matched_any_view, ("shape", 2));
 }
 
 #[test]

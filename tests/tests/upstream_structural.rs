@@ -3,7 +3,9 @@
 //! one to one to this SDK's API with the upstream test names kept.
 //!
 //! Translated here: `test_structural_visit.rs` (all 28 tests),
-//! `test_structural_visitor_alignment.rs` (both tests), `test_structural_mutate.rs` (all 22);
+//! `test_structural_visitor_alignment.rs` (both tests), `test_structural_mutate.rs` (all 22),
+//! and `test_big_int.rs`'s `test_big_int_structural_traversal` (from the published 0.1.15
+//! crate, whose callback visit is a `Visitor` here);
 //! then this SDK's own tests of the same features (`sdk_*`: field regions, reflected copy-on-write,
 //! the `Unchanged` marker, nested chains), marked as such.
 //!
@@ -1785,6 +1787,70 @@ fn map_keys_are_anchors_and_object_leaves_are_preserved() {
     .unwrap();
     assert_eq!(array_item(&mapped, 0).cast::<i64>().unwrap(), 2);
     assert_eq!(array_item(&mapped, 1).cast::<FfiString>().unwrap(), string);
+}
+
+// ---------------------------------------------------------------------------------------------
+// test_big_int.rs: test_big_int_structural_traversal
+// ---------------------------------------------------------------------------------------------
+
+/// (1 << 255) | (0x0123456789ABCDEF << 128) | 0xFEDCBA9876543210, as upstream's test builds it.
+fn wide() -> tvm_ffi::BigInt {
+    tvm_ffi::BigInt::from_words(&[
+        0xFEDCBA9876543210_u64 as i64,
+        0,
+        0x0123456789ABCDEF,
+        i64::MIN,
+        0,
+    ])
+}
+
+#[test]
+fn test_big_int_structural_traversal() {
+    use tvm_ffi::BigInt;
+    let root = array([Any::new(1i64), Any::new(wide())]);
+    let wide_pointer = root
+        .get(1)
+        .unwrap()
+        .cast::<BigInt>()
+        .unwrap()
+        .words()
+        .as_ptr();
+
+    // A BigInt callback also accepts inline integers, mirroring the C++ cast rule. Upstream's
+    // callback visit (the callback owns recursion, unmatched values descend by default) is a
+    // `Visitor` here.
+    struct CollectBigInts(Vec<BigInt>);
+    impl Visitor for CollectBigInts {
+        fn visit(
+            &mut self,
+            value: &VisitValue,
+            kind: DefRegionKind,
+        ) -> Result<Option<VisitInterrupt>> {
+            match value.cast::<BigInt>() {
+                Some(integer) => {
+                    self.0.push(integer);
+                    Ok(None)
+                }
+                None => self.default_visit_children(value, kind),
+            }
+        }
+    }
+    let mut seen = CollectBigInts(Vec::new());
+    assert!(structural::visit(&root, &mut seen).unwrap().is_none());
+    assert_eq!(seen.0, vec![BigInt::from(1i64), wide()]);
+
+    // The heap integer is a leaf: mapping the inline integer leaves it untouched.
+    let mapped = structural::map(
+        root.clone(),
+        |integer: i64| Any::new(integer + 1),
+        WalkOrder::PostOrder,
+    )
+    .and_then(|value| value.cast::<Array<Any>>())
+    .unwrap();
+    assert_eq!(mapped.get(0).unwrap().as_exact::<i64>(), Some(2));
+    let leaf = mapped.get(1).unwrap().cast::<BigInt>().unwrap();
+    assert_eq!(leaf, wide());
+    assert_eq!(leaf.words().as_ptr(), wide_pointer);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -248,7 +248,12 @@ impl<A: KernelArgs> Kernel<A> {
     /// `A` must be the kernel's parameter list (types and order), and every device pointer in
     /// `args` must address memory on `config.device` that the kernel may access as it does
     /// (read inputs, write outputs without overlap it does not expect) until the queued work
-    /// completes.
+    /// completes. `config`'s stream (the environment's current stream of `config.device`
+    /// unless [`LaunchConfig::stream`] replaced it) must be null or a live stream of that
+    /// device until then: the driver is handed the pointer as it is, and a stream set in the
+    /// environment ([`tvm_ffi::env::set_stream`], safe because the runtime only stores it) is
+    /// trusted here, where the launch's caller vouches for it, as C++ launchers trust
+    /// `TVMFFIEnvGetStream`.
     pub unsafe fn launch(&self, config: &LaunchConfig, mut args: A) -> Result<()> {
         config.validate().map_err(|err| {
             Error::new(

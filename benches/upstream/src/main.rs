@@ -7,6 +7,8 @@
 use std::hint::black_box;
 use std::time::Instant;
 
+mod ast;
+
 /// One operation, written once against each crate; each closure runs `n` iterations.
 struct Case {
     name: &'static str,
@@ -239,6 +241,29 @@ fn cases() -> Vec<Case> {
         per: TREE_NODES,
     });
 
+    // `match_any!` over 20 arms naming final leaf types, each leaf in turn (both crates use a
+    // table keyed by type index for such a match).
+    let (leaves_sdk, leaves_up) = (ast::sdk::all(), ast::upstream_ast::all());
+    for (a, b) in leaves_sdk.iter().zip(&leaves_up) {
+        let label = ast::sdk::classify(a);
+        assert!(label != "unsupported" && label == ast::upstream_ast::classify(b));
+    }
+    out.push(Case {
+        name: "match",
+        what: "match_any! over 20 final leaf types (per match)",
+        sdk: Box::new(move |n| {
+            for i in 0..n as usize {
+                black_box(ast::sdk::classify(black_box(&leaves_sdk[i % 20])));
+            }
+        }),
+        upstream: Box::new(move |n| {
+            for i in 0..n as usize {
+                black_box(ast::upstream_ast::classify(black_box(&leaves_up[i % 20])));
+            }
+        }),
+        per: 1,
+    });
+
     let text = "a string of exactly 32 bytes ok!";
     out.push(Case {
         name: "string.new",
@@ -277,6 +302,8 @@ fn main() {
         .next()
         .map_or(200_000, |s| s.parse().expect("iterations"));
     let rounds: usize = args.next().map_or(5, |s| s.parse().expect("rounds"));
+    // An optional third argument keeps the operations whose name contains it (for profiling).
+    let only = args.next().unwrap_or_default();
     println!(
         "This SDK against Apache's tvm-ffi {} crate, {n} iterations x {rounds} rounds (best):",
         "0.1.15"
@@ -285,7 +312,10 @@ fn main() {
         "{:<14} {:>10} {:>12} {:>7}  {}",
         "operation", "SDK ns", "upstream ns", "ratio", "what"
     );
-    for mut case in cases() {
+    for mut case in cases()
+        .into_iter()
+        .filter(|case| case.name.contains(only.as_str()))
+    {
         let (mut sdk, mut up) = (f64::INFINITY, f64::INFINITY);
         (case.sdk)(n / 10); // warm-up
         (case.upstream)(n / 10);

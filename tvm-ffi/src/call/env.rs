@@ -77,7 +77,9 @@ pub fn current_stream(device: Device) -> StreamHandle {
 /// [`current_stream`].
 ///
 /// The runtime stores the handle only: nothing is created, synchronised or released, and the
-/// caller keeps `stream` alive while the guard lives. Guards nest; drop them in reverse order
+/// caller keeps `stream` alive while the guard lives. Safe for any pointer because nothing
+/// safe reads through it: what hands it to a driver (a kernel launch, such as
+/// `tvm_ffi_kernels::Kernel::launch`) is `unsafe`, and its caller vouches for the stream. Guards nest; drop them in reverse order
 /// (the usual scope order) for each device.
 pub fn use_stream(device: Device, stream: StreamHandle) -> Result<StreamGuard> {
     let previous = set_stream(device, stream)?;

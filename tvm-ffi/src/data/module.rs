@@ -108,6 +108,42 @@ impl Module {
         DOC.get()?.call_as((self, name, true))
     }
 
+    /// Whether the module itself (not one of its imports) has the function `name` (C++
+    /// `ImplementsFunction(name, /*query_imports=*/false)`).
+    ///
+    /// ```
+    /// use tvm_ffi::{Function, Module};
+    /// let system: Module = Function::get_global("ffi.SystemLib").unwrap().call_as(()).unwrap();
+    /// assert!(!system.implements_own_function("no_such_function").unwrap());
+    /// ```
+    pub fn implements_own_function(&self, name: &str) -> Result<bool> {
+        IMPLEMENTS.get()?.call_as((self, name, false))
+    }
+
+    /// The metadata JSON of the function `name` when the module itself (not one of its
+    /// imports) records it.
+    ///
+    /// ```
+    /// use tvm_ffi::{Function, Module};
+    /// let system: Module = Function::get_global("ffi.SystemLib").unwrap().call_as(()).unwrap();
+    /// assert!(system.own_function_metadata("no_such_function").unwrap().is_none());
+    /// ```
+    pub fn own_function_metadata(&self, name: &str) -> Result<Option<crate::base::value::String>> {
+        METADATA.get()?.call_as((self, name, false))
+    }
+
+    /// The doc string of the function `name` when the module itself (not one of its imports)
+    /// records one.
+    ///
+    /// ```
+    /// use tvm_ffi::{Function, Module};
+    /// let system: Module = Function::get_global("ffi.SystemLib").unwrap().call_as(()).unwrap();
+    /// assert!(system.own_function_doc("no_such_function").unwrap().is_none());
+    /// ```
+    pub fn own_function_doc(&self, name: &str) -> Result<Option<crate::base::value::String>> {
+        DOC.get()?.call_as((self, name, false))
+    }
+
     /// The kind of module (`"library"` for a shared library).
     pub fn kind(&self) -> Result<crate::base::value::String> {
         KIND.get()?.call_as((self,))

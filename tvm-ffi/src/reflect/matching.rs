@@ -34,6 +34,14 @@ impl<T: IntoArg<Holder = T>> MatchSource for T {
     }
 }
 
+/// A borrowed view (what `Any::as_view` returns), which is passed by value as an argument.
+impl MatchSource for &AnyView<'_> {
+    #[inline(always)]
+    fn match_view(&self) -> AnyView<'_> {
+        **self
+    }
+}
+
 /// Type indices per page of an [`ArmTable`].
 const PAGE: usize = 128;
 /// Pages of an [`ArmTable`]: type indices `0..PAGE * PAGES` are cached, larger ones computed

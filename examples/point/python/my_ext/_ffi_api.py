@@ -249,5 +249,61 @@ def _ffi_signatures(namespace: dict[str, object], prefix: str) -> None:
                     setattr(target, "__signature__", sig)
         except (AttributeError, TypeError, ValueError):
             continue
+def _ffi_fast_constructors(namespace: dict[str, object]) -> None:
+    import inspect
+    from typing import Any
+
+    import tvm_ffi
+    from tvm_ffi import _dunder, core
+
+    base: Any = type(tvm_ffi.Object)
+
+    def eligible_init(cls: type) -> Any:
+        info: Any = cls.__dict__.get("__tvm_ffi_type_info__")
+        if info is None or getattr(info, "type_cls", None) is not cls or type(cls) is not base:
+            return None
+        code: Any = getattr(cls.__dict__.get("__init__"), "__code__", None)
+        if code is None or code.co_filename != _dunder._make_init.__code__.co_filename:
+            return None
+        if hasattr(cls, "__post_init__") or _dunder._collect_init_property_funcs(cls):
+            return None
+        _, fields = _dunder._init_normalization_fields(info)
+        if any(field._is_payload_enum_field() for field in fields.values()):
+            return None
+        for method in info.methods:
+            if method.name == "__ffi_init__":
+                return method.func
+        return core._lookup_type_attr(info.type_index, "__ffi_init__")
+
+    def fast_metaclass(cls: Any, make: Any) -> Any:
+        marker, missing = core.KWARGS, core.MISSING
+
+        def __call__(cls: Any, *args: Any, **kwargs: Any) -> Any:
+            if kwargs:  # as the runtime's `__init__` passes them: `KWARGS`, then name/value pairs
+                flat = [*args, marker]
+                for item in kwargs.items():
+                    if item[1] is not missing:
+                        flat.extend(item)
+                return make(*flat)
+            return make(*args)
+
+        def __init__(sub: Any, *args: Any, **kwargs: Any) -> None:
+            base.__init__(sub, *args, **kwargs)
+            sub.__class__ = base  # a subclass constructs through its own `__init__`
+
+        try:
+            setattr(__call__, "__signature__", inspect.signature(cls.__dict__["__init__"]))
+        except (KeyError, TypeError, ValueError):
+            pass
+        return type(f"{cls.__name__}Meta", (base,), {"__call__": __call__, "__init__": __init__,
+                                                     "__module__": cls.__module__})
+
+    for value in list(namespace.values()):
+        try:
+            if isinstance(value, type) and (make := eligible_init(value)) is not None:
+                value.__class__ = fast_metaclass(value, make)
+        except (AttributeError, TypeError, ValueError):
+            continue
 _ffi_signatures(globals(), "my_ext.")
+_ffi_fast_constructors(globals())
 # tvm_ffi_build(end)

@@ -14,7 +14,7 @@ use crate::abi::AllocFailure;
 
 const STRONG_ONE: u64 = 1;
 const WEAK_ONE: u64 = 1 << 32;
-const BOTH_ONE: u64 = STRONG_ONE | WEAK_ONE;
+pub(crate) const BOTH_ONE: u64 = STRONG_ONE | WEAK_ONE;
 pub(crate) const STRONG_MASK: u64 = (1 << 32) - 1;
 
 /// The memory of an object allocated by Rust: the header followed by the payload.
@@ -44,8 +44,12 @@ pub(crate) unsafe fn ref_count<'a>(ptr: NonNull<TVMFFIObject>) -> &'a AtomicU64 
     unsafe { &*(ptr.as_ptr() as *const AtomicU64) }
 }
 
+/// The bit of the header's padding word that marks an object allocated with trailing items
+/// (`ObjectRef::new_with_items`); the construction state (the low bits) keeps it.
+pub(crate) const WITH_ITEMS: u32 = 1 << 16;
+
 /// The header's padding word, which Rust-defined types use for their construction state (see
-/// `reflection::construction`); other runtimes zero it and never read it.
+/// `reflection::construction`) and [`WITH_ITEMS`]; other runtimes zero it and never read it.
 ///
 /// # Safety
 /// As for [`ref_count`]: the object's memory must stay alive for `'a`.
@@ -161,6 +165,44 @@ unsafe fn call_deleter(ptr: NonNull<TVMFFIObject>, flags: c_int) {
     }
 }
 
+/// How an object allocated by Rust is released: what its strong phase drops, how its weak
+/// phase frees the memory. The deleter ([`rust_object_deleter`]) runs them.
+pub(crate) trait Release {
+    /// Whether the strong phase runs code (drop glue), which may release other objects.
+    const NEEDS_DROP: bool;
+
+    /// Drops what the object owns.
+    ///
+    /// # Safety
+    /// The deleter protocol: the strong count of the object at `ptr`, allocated for this
+    /// release, just reached zero; this runs once.
+    unsafe fn drop_strong(ptr: *mut c_void);
+
+    /// Frees the memory.
+    ///
+    /// # Safety
+    /// The deleter protocol: the weak count of the object at `ptr`, allocated for this
+    /// release, just reached zero, after [`Release::drop_strong`].
+    unsafe fn free(ptr: *mut c_void);
+}
+
+/// The release of an `ObjectCell<T>` whose payload `D` drops.
+pub(crate) struct CellRelease<T, D>(std::marker::PhantomData<fn() -> (T, D)>);
+
+impl<T, D: DropPayload<T>> Release for CellRelease<T, D> {
+    const NEEDS_DROP: bool = std::mem::needs_drop::<T>();
+    #[inline(always)]
+    unsafe fn drop_strong(ptr: *mut c_void) {
+        // SAFETY: the caller's contract: an `ObjectCell<T>` allocated with drop strategy `D`.
+        unsafe { drop_payload::<T, D>(ptr) }
+    }
+    #[inline(always)]
+    unsafe fn free(ptr: *mut c_void) {
+        // SAFETY: the caller's contract.
+        unsafe { free_cell::<T>(ptr) }
+    }
+}
+
 /// The deleter of objects allocated by Rust. Releasing an object drops its payload, which may
 /// release the last reference to another object, and so on: a graph of any depth is released
 /// iteratively, never by unbounded recursion.
@@ -170,16 +212,16 @@ unsafe fn call_deleter(ptr: NonNull<TVMFFIObject>, flags: c_int) {
 /// objects is thus released in a loop at a bounded stack depth (a C++ chain of that depth
 /// overflows the stack). A payload without drop glue (it can release nothing) costs nothing
 /// extra; one with drop glue costs two updates of a thread-local counter.
-unsafe extern "C" fn rust_object_deleter<T, D: DropPayload<T>>(ptr: *mut c_void, flags: c_int) {
+pub(crate) unsafe extern "C" fn rust_object_deleter<R: Release>(ptr: *mut c_void, flags: c_int) {
     // A payload without drop glue releases nothing else: no bookkeeping at all.
-    if flags & sys::kTVMFFIObjectDeleterFlagBitMaskStrong != 0 && std::mem::needs_drop::<T>() {
+    if flags & sys::kTVMFFIObjectDeleterFlagBitMaskStrong != 0 && R::NEEDS_DROP {
         let dropped = RELEASES.with(|state| {
             if state.get() & DEPTH_MASK >= MAX_NESTED_RELEASES {
                 return false;
             }
             state.set(state.get() + 1);
             // SAFETY: the strong count reached zero (deleter protocol).
-            unsafe { drop_payload::<T, D>(ptr) };
+            unsafe { R::drop_strong(ptr) };
             state.set(state.get() - 1);
             // The outermost release runs what deeper ones queued.
             if state.get() == DEFERRED_PENDING {
@@ -197,19 +239,19 @@ unsafe extern "C" fn rust_object_deleter<T, D: DropPayload<T>>(ptr: *mut c_void,
                 unsafe { inc_weak(NonNull::new_unchecked(ptr as *mut TVMFFIObject)) };
                 // SAFETY: the deleter protocol, carried out later by the outermost release,
                 // which then gives up the weak reference taken above.
-                return unsafe { defer(ptr, flags, release_now_then_dec_weak::<T, D>) };
+                return unsafe { defer(ptr, flags, release_now_then_dec_weak::<R>) };
             }
             // SAFETY: the deleter protocol, carried out later by the outermost release; no
             // other reference exists, so nothing can free the memory meanwhile.
-            return unsafe { defer(ptr, flags, release_now::<T, D>) };
+            return unsafe { defer(ptr, flags, release_now::<R>) };
         }
     } else if flags & sys::kTVMFFIObjectDeleterFlagBitMaskStrong != 0 {
         // SAFETY: the strong count reached zero; the payload has no drop glue to run anyway.
-        unsafe { drop_payload::<T, D>(ptr) };
+        unsafe { R::drop_strong(ptr) };
     }
     if flags & sys::kTVMFFIObjectDeleterFlagBitMaskWeak != 0 {
         // SAFETY: the weak count reached zero (deleter protocol).
-        unsafe { free_cell::<T>(ptr) };
+        unsafe { R::free(ptr) };
     }
 }
 
@@ -217,16 +259,16 @@ unsafe extern "C" fn rust_object_deleter<T, D: DropPayload<T>>(ptr: *mut c_void,
 /// release deferred by `defer`.
 ///
 /// # Safety
-/// The deleter protocol: `ptr` is an `ObjectCell<T>` allocated by [`alloc_object`] whose
-/// strong count (strong flag) or weak count (weak flag) just reached zero.
-unsafe fn release_now<T, D: DropPayload<T>>(ptr: *mut c_void, flags: c_int) {
+/// The deleter protocol: `ptr` is an object allocated for release `R` whose strong count
+/// (strong flag) or weak count (weak flag) just reached zero.
+unsafe fn release_now<R: Release>(ptr: *mut c_void, flags: c_int) {
     if flags & sys::kTVMFFIObjectDeleterFlagBitMaskStrong != 0 {
         // SAFETY: the caller's contract.
-        unsafe { drop_payload::<T, D>(ptr) };
+        unsafe { R::drop_strong(ptr) };
     }
     if flags & sys::kTVMFFIObjectDeleterFlagBitMaskWeak != 0 {
         // SAFETY: the caller's contract.
-        unsafe { free_cell::<T>(ptr) };
+        unsafe { R::free(ptr) };
     }
 }
 
@@ -235,9 +277,9 @@ unsafe fn release_now<T, D: DropPayload<T>>(ptr: *mut c_void, flags: c_int) {
 ///
 /// # Safety
 /// As for [`release_now`] with the strong flag, and the caller owns one weak reference.
-unsafe fn release_now_then_dec_weak<T, D: DropPayload<T>>(ptr: *mut c_void, flags: c_int) {
+unsafe fn release_now_then_dec_weak<R: Release>(ptr: *mut c_void, flags: c_int) {
     // SAFETY: the caller's contract.
-    unsafe { release_now::<T, D>(ptr, flags) };
+    unsafe { release_now::<R>(ptr, flags) };
     // SAFETY: the weak reference taken by the deferral; the payload is gone.
     unsafe { dec_weak(NonNull::new_unchecked(ptr as *mut TVMFFIObject)) };
 }
@@ -248,7 +290,7 @@ unsafe fn release_now_then_dec_weak<T, D: DropPayload<T>>(ptr: *mut c_void, flag
 /// `ptr` is an `ObjectCell<T>` allocated by [`alloc_object_with`] with drop strategy `D` that no
 /// one can reach any more.
 #[inline(always)]
-unsafe fn drop_payload<T, D: DropPayload<T>>(ptr: *mut c_void) {
+pub(crate) unsafe fn drop_payload<T, D: DropPayload<T>>(ptr: *mut c_void) {
     let cell = ptr as *mut ObjectCell<T>;
     // A panic in Drop must not unwind into C; the payload is then leaked, not freed twice.
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -283,7 +325,7 @@ unsafe fn free_cell<T>(ptr: *mut c_void) {
 /// this bounds the stack a release uses to some tens of kilobytes, whatever the graph's depth.
 const MAX_NESTED_RELEASES: u32 = 64;
 
-type Release = unsafe fn(*mut c_void, c_int);
+type ReleaseFn = unsafe fn(*mut c_void, c_int);
 
 /// The low bits of `RELEASES`: the payload drops running on this thread.
 const DEPTH_MASK: u32 = DEFERRED_PENDING - 1;
@@ -294,7 +336,7 @@ thread_local! {
     /// Release depth and the pending flag in one plain `Cell` (no destructor, cheap to reach).
     static RELEASES: Cell<u32> = const { Cell::new(0) };
     /// Releases waiting for the outermost one.
-    static DEFERRED_RELEASES: RefCell<Vec<(*mut c_void, c_int, Release)>> =
+    static DEFERRED_RELEASES: RefCell<Vec<(*mut c_void, c_int, ReleaseFn)>> =
         const { RefCell::new(Vec::new()) };
 }
 
@@ -303,7 +345,7 @@ thread_local! {
 /// # Safety
 /// As for `now`: the deleter protocol for `ptr` and `flags`.
 #[cold]
-unsafe fn defer(ptr: *mut c_void, flags: c_int, now: Release) {
+unsafe fn defer(ptr: *mut c_void, flags: c_int, now: ReleaseFn) {
     let queued = DEFERRED_RELEASES.try_with(|queue| {
         let mut queue = queue.borrow_mut();
         // If even the queue cannot grow, release right away (deeper, but never aborting).
@@ -470,7 +512,7 @@ pub(crate) unsafe fn try_alloc_object_with<P, D: DropPayload<P>>(
             combined_ref_count: BOTH_ONE,
             type_index,
             __padding: padding,
-            deleter: Some(rust_object_deleter::<P, D>),
+            deleter: Some(rust_object_deleter::<CellRelease<P, D>>),
         });
         init(std::ptr::addr_of_mut!((*raw).payload));
     }

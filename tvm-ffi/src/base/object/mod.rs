@@ -29,6 +29,7 @@ use crate::abi::sys::TVMFFIObject;
 
 pub mod builtin;
 pub(crate) mod header;
+mod items;
 pub(crate) mod type_info;
 mod types;
 
@@ -39,6 +40,7 @@ pub(crate) use header::{
     InplaceArray,
 };
 use header::{dec_weak, inc_weak, ref_count, STRONG_MASK};
+pub use items::ObjectWithItems;
 pub(crate) use types::DropRustObject;
 pub use types::{
     assert_external_type, DerivedObject, ExternalType, Here, IsA, ObjectType, RuntimeType,

@@ -974,6 +974,23 @@ macro_rules! object_wrapper_conversions {
 }
 pub(crate) use object_wrapper_conversions;
 
+/// An error is a value too: an `ffi.Error` object (Python receives the exception), as C++
+/// `Error` converts to and from `Any`.
+///
+/// ```
+/// use tvm_ffi::{Any, Error};
+/// let any = Any::new(Error::value_error("bad input"));
+/// assert_eq!(any.type_key(), "ffi.Error");
+/// assert_eq!(any.cast::<Error>().unwrap().message(), "bad input");
+/// assert!(Any::new(1i64).checked_cast::<Error>().is_none());
+/// ```
+impl TypeSchema for Error {
+    fn type_str() -> String {
+        "ffi.Error".into()
+    }
+}
+object_wrapper_conversions!(Error, object::builtin::ErrorObj);
+
 /// A value whose [`IntoAny`] form is plain data (no object, no heap storage), so a view of it
 /// borrows nothing.
 pub(crate) trait PlainValue: IntoAny + Copy {}

@@ -204,7 +204,7 @@ impl BigInt {
     }
 
     /// The magnitude as little-endian `u64` limbs (no trailing zero limbs).
-    fn magnitude(&self) -> Vec<u64> {
+    pub(super) fn magnitude(&self) -> Vec<u64> {
         let words = self.words();
         let mut limbs: Vec<u64> = words.iter().map(|w| *w as u64).collect();
         if self.is_negative() {
@@ -223,7 +223,7 @@ impl BigInt {
     }
 
     /// The integer `sign * magnitude` (little-endian limbs).
-    fn from_magnitude(negative: bool, mut limbs: Vec<u64>) -> BigInt {
+    pub(super) fn from_magnitude(negative: bool, mut limbs: Vec<u64>) -> BigInt {
         // A zero top word keeps the value positive before any negation.
         limbs.push(0);
         if negative {
@@ -275,6 +275,20 @@ macro_rules! from_small_int {
     )*};
 }
 from_small_int!(i8, i16, i32, i64, isize, u8, u16, u32);
+
+/// `0` or `1`, as C++ converts a `bool` to an integer.
+///
+/// ```
+/// use tvm_ffi::BigInt;
+/// assert_eq!(BigInt::from(true), BigInt::from(1i64));
+/// assert_eq!(BigInt::from(false).to_i64(), Some(0));
+/// ```
+impl From<bool> for BigInt {
+    #[inline]
+    fn from(value: bool) -> Self {
+        BigInt::from(i64::from(value))
+    }
+}
 
 impl From<u64> for BigInt {
     fn from(value: u64) -> Self {
@@ -358,10 +372,27 @@ impl PartialOrd for BigInt {
 const TEN_POW_19: u64 = 10_000_000_000_000_000_000;
 
 impl fmt::Display for BigInt {
-    /// Decimal, as Python prints an `int`.
+    /// Decimal, as Python prints an `int`; the integer flags apply (`{:>22}`, `{:+}`, `{:08}`).
+    ///
+    /// ```
+    /// use tvm_ffi::BigInt;
+    /// let big = BigInt::from(u64::MAX);
+    /// assert_eq!(format!("{big}"), "18446744073709551615");
+    /// assert_eq!(format!("{big:>22}"), "  18446744073709551615");
+    /// assert_eq!(format!("{:+}", BigInt::from(7i64)), "+7");
+    /// assert_eq!(format!("{:05}", BigInt::from(-7i64)), "-0007");
+    /// ```
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let digits = self.decimal_magnitude();
+        f.pad_integral(!self.is_negative(), "", &digits)
+    }
+}
+
+impl BigInt {
+    /// The decimal digits of the magnitude.
+    fn decimal_magnitude(&self) -> std::string::String {
         if let Some(v) = self.to_i128() {
-            return write!(f, "{v}");
+            return v.unsigned_abs().to_string();
         }
         let mut limbs = self.magnitude();
         // Chunks of 19 digits, least significant first.
@@ -378,17 +409,15 @@ impl fmt::Display for BigInt {
                 limbs.pop();
             }
         }
-        if self.is_negative() {
-            f.write_str("-")?;
-        }
+        let mut out = std::string::String::new();
         let mut rest = chunks.iter().rev();
         if let Some(first) = rest.next() {
-            write!(f, "{first}")?;
+            out.push_str(&first.to_string());
         }
         for chunk in rest {
-            write!(f, "{chunk:019}")?;
+            out.push_str(&format!("{chunk:019}"));
         }
-        Ok(())
+        out
     }
 }
 

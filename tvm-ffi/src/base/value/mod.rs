@@ -5,6 +5,7 @@
 //! as an `Any`.
 pub(crate) mod any;
 mod bigint;
+mod bigint_ops;
 mod dtype;
 mod int;
 mod object_cast;

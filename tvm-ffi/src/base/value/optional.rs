@@ -69,6 +69,37 @@ impl<T: IntoAny> Optional<T> {
     }
 }
 
+impl<T: IntoAny> Optional<T> {
+    /// Replaces the value (`None` empties it), releasing the old one.
+    ///
+    /// ```
+    /// use tvm_ffi::Optional;
+    /// let mut limit = Optional::some(8i64);
+    /// limit.set(None);
+    /// assert!(limit.is_none());
+    /// limit.set(Some(-7));
+    /// assert_eq!(limit.get(), Some(-7));
+    /// ```
+    pub fn set(&mut self, value: Option<T>) {
+        *self = Optional::from(value);
+    }
+}
+
+impl Optional<super::string::String> {
+    /// The string, borrowed in place (no copy), if any.
+    ///
+    /// ```
+    /// use tvm_ffi::{Optional, String};
+    /// let name = Optional::some(String::from("a longer name"));
+    /// assert_eq!(name.as_str(), Some("a longer name"));
+    /// assert_eq!(Optional::<String>::none().as_str(), None);
+    /// ```
+    pub fn as_str(&self) -> Option<&str> {
+        // The invariant: a present value is a string.
+        self.value.checked_cast::<&str>()
+    }
+}
+
 impl<T: for<'a> FromAny<'a>> Optional<T> {
     /// A copy of the value, if any.
     pub fn get(&self) -> Option<T> {

@@ -15,24 +15,22 @@ pub const SMALL_CAPACITY: usize = 7;
 
 /// Allocates a heap string or bytes object holding `bytes` (with a NUL after them, as C++
 /// keeps one), in one block laid out as the runtime lays one out (`make_inplace_array_object`:
-/// the byte-array cell, then the bytes).
-type Create = fn(&[u8]) -> std::result::Result<NonNull<sys::TVMFFIObject>, AllocFailure>;
+/// the byte-array cell, then the bytes). A generic parameter rather than a function pointer, so
+/// that the allocation and the copy inline into the caller.
+trait Create: Fn(&[u8]) -> std::result::Result<NonNull<sys::TVMFFIObject>, AllocFailure> {}
+impl<F: Fn(&[u8]) -> std::result::Result<NonNull<sys::TVMFFIObject>, AllocFailure>> Create for F {}
 
-/// Builds the small form (`len <= 7`) or a heap object of type `object_index`.
-fn make(bytes: &[u8], small_index: i32, object_index: i32, create: Create) -> TVMFFIAny {
-    match try_make(bytes, small_index, object_index, create) {
-        Ok(raw) => raw,
-        Err(_) => AllocFailure::raise(bytes.len()),
-    }
-}
-
-/// [`make`], failing with a `MemoryError` instead of unwinding.
-fn try_make(
+/// Builds the small form (`len <= 7`) or a heap object of type `object_index`, or reports the
+/// allocation that failed. Always inlined, and without a `Result` around the 16-byte value: a
+/// value that goes through memory is written as two words and read back as one, a
+/// store-forwarding stall that cost as much as the allocation (benches/upstream, `string.new`).
+#[inline(always)]
+fn build(
     bytes: &[u8],
     small_index: i32,
     object_index: i32,
-    create: Create,
-) -> Result<TVMFFIAny> {
+    create: impl Create,
+) -> std::result::Result<TVMFFIAny, AllocFailure> {
     if bytes.len() <= SMALL_CAPACITY {
         let mut inline = [0u8; 8];
         inline[..bytes.len()].copy_from_slice(bytes);
@@ -51,6 +49,26 @@ fn try_make(
             },
         })
     }
+}
+
+/// [`build`], raising the runtime's `MemoryError` (an unwinding panic) when allocation fails.
+#[inline(always)]
+fn make(bytes: &[u8], small_index: i32, object_index: i32, create: impl Create) -> TVMFFIAny {
+    match build(bytes, small_index, object_index, create) {
+        Ok(raw) => raw,
+        Err(_) => AllocFailure::raise(bytes.len()),
+    }
+}
+
+/// [`make`], failing with a `MemoryError` instead of unwinding.
+#[inline]
+fn try_make(
+    bytes: &[u8],
+    small_index: i32,
+    object_index: i32,
+    create: impl Create,
+) -> Result<TVMFFIAny> {
+    Ok(build(bytes, small_index, object_index, create)?)
 }
 
 /// The heap objects of strings and bytes: the byte-array cell, then `size` bytes and a NUL.
@@ -90,6 +108,7 @@ byte_cell!(StringObj, ti::kTVMFFIStr);
 byte_cell!(BytesObj, ti::kTVMFFIBytes);
 
 /// A [`Create`] function: the object in Rust memory.
+#[inline]
 fn create_heap<P: ByteCell>(
     bytes: &[u8],
 ) -> std::result::Result<NonNull<sys::TVMFFIObject>, AllocFailure> {
@@ -174,12 +193,13 @@ macro_rules! bytes_like {
                 unsafe { AnyView::of_owned_raw(&self.raw) }
             }
 
+            #[inline]
             fn from_content(bytes: &[u8]) -> Self {
-                $name { raw: make(bytes, $small, $object, Self::CREATE) }
+                $name { raw: make(bytes, $small, $object, Self::create) }
             }
 
             fn try_from_content(bytes: &[u8]) -> Result<Self> {
-                Ok($name { raw: try_make(bytes, $small, $object, Self::CREATE)? })
+                Ok($name { raw: try_make(bytes, $small, $object, Self::create)? })
             }
         }
 
@@ -265,6 +285,18 @@ macro_rules! bytes_like {
             }
         }
         impl Eq for $name {}
+        /// Ordered by content, byte by byte (as C++ `String`/`Bytes` compare).
+        impl PartialOrd for $name {
+            fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+                Some(self.cmp(other))
+            }
+        }
+        /// Ordered by content, byte by byte (as C++ `String`/`Bytes` compare).
+        impl Ord for $name {
+            fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+                self.as_bytes().cmp(other.as_bytes())
+            }
+        }
         impl std::hash::Hash for $name {
             fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
                 self.as_bytes().hash(state)
@@ -308,7 +340,10 @@ bytes_like!(
 );
 
 impl String {
-    const CREATE: Create = create_heap::<StringObj>;
+    #[inline]
+    fn create(bytes: &[u8]) -> std::result::Result<NonNull<sys::TVMFFIObject>, AllocFailure> {
+        create_heap::<StringObj>(bytes)
+    }
 
     fn valid(bytes: &[u8]) -> bool {
         std::str::from_utf8(bytes).is_ok()
@@ -323,6 +358,7 @@ impl String {
     /// let s = tvm_ffi::String::new("héllo");
     /// assert_eq!((s.as_str(), s.len()), ("héllo", 6));
     /// ```
+    #[inline]
     pub fn new(s: &str) -> Self {
         Self::from_content(s.as_bytes())
     }
@@ -347,7 +383,10 @@ impl String {
 }
 
 impl Bytes {
-    const CREATE: Create = create_heap::<BytesObj>;
+    #[inline]
+    fn create(bytes: &[u8]) -> std::result::Result<NonNull<sys::TVMFFIObject>, AllocFailure> {
+        create_heap::<BytesObj>(bytes)
+    }
 
     fn valid(_: &[u8]) -> bool {
         true
@@ -359,6 +398,7 @@ impl Bytes {
     /// let b = tvm_ffi::Bytes::new(&[0, 1, 2]);
     /// assert_eq!(b.as_bytes(), &[0, 1, 2]);
     /// ```
+    #[inline]
     pub fn new(bytes: &[u8]) -> Self {
         Self::from_content(bytes)
     }
@@ -400,6 +440,7 @@ impl std::borrow::Borrow<str> for String {
     }
 }
 impl From<&str> for String {
+    #[inline]
     fn from(s: &str) -> Self {
         String::new(s)
     }
@@ -410,6 +451,7 @@ impl From<std::string::String> for String {
     }
 }
 impl From<&std::string::String> for String {
+    #[inline]
     fn from(s: &std::string::String) -> Self {
         String::new(s)
     }
@@ -420,7 +462,20 @@ impl From<String> for std::string::String {
     }
 }
 impl From<&[u8]> for Bytes {
+    #[inline]
     fn from(b: &[u8]) -> Self {
+        Bytes::new(b)
+    }
+}
+/// A copy of a byte array (`Bytes::from(b"raw")`).
+///
+/// ```
+/// use tvm_ffi::Bytes;
+/// assert_eq!(Bytes::from(b"abc"), Bytes::new(b"abc"));
+/// assert!(Bytes::from(b"abc") < Bytes::from(b"abd")); // ordered by content
+/// ```
+impl<const N: usize> From<&[u8; N]> for Bytes {
+    fn from(b: &[u8; N]) -> Self {
         Bytes::new(b)
     }
 }

@@ -262,6 +262,55 @@ impl Function {
         Self::lookup(name)
     }
 
+    /// Wraps a C function of the safe-call signature (a module export `__tvm_ffi_<name>`, or
+    /// any `TVMFFISafeCallType`) as a function object, as C++ `Function::FromExternC` does:
+    /// each call is `safe_call(handle, args, num_args, result)`, and `deleter(handle)` runs
+    /// once, when the function object is freed. A runtime that cannot make the object raises
+    /// its error.
+    ///
+    /// # Safety
+    /// `safe_call` must keep the safe-call contract for every call, from any thread, for as
+    /// long as the function object lives: read only the `num_args` borrowed arguments, on
+    /// success write one owned value to `result` and return 0, on failure set the raised error
+    /// and return non-zero; and it must be able to use `handle` so. `deleter`, if given, must
+    /// accept `handle` once, after the last call.
+    ///
+    /// ```
+    /// use std::ffi::c_void;
+    /// use tvm_ffi::{sys::TVMFFIAny, Any, Function};
+    ///
+    /// /// Returns 42: a safe-call function, as a C library exports one.
+    /// unsafe extern "C" fn forty_two(
+    ///     _handle: *mut c_void,
+    ///     _args: *const TVMFFIAny,
+    ///     _num_args: i32,
+    ///     result: *mut TVMFFIAny,
+    /// ) -> i32 {
+    ///     // SAFETY: the caller passes a writable result slot.
+    ///     unsafe { *result = Any::new(42i64).into_raw() };
+    ///     0
+    /// }
+    ///
+    /// // SAFETY: `forty_two` keeps the safe-call contract and uses no handle.
+    /// let f = unsafe { Function::from_extern_c(std::ptr::null_mut(), forty_two, None) }.unwrap();
+    /// assert_eq!(f.call_as::<i64, _>(()).unwrap(), 42);
+    /// ```
+    pub unsafe fn from_extern_c(
+        handle: *mut c_void,
+        safe_call: sys::TVMFFISafeCallType,
+        deleter: Option<unsafe extern "C" fn(*mut c_void)>,
+    ) -> Result<Function> {
+        let mut out: sys::TVMFFIObjectHandle = std::ptr::null_mut();
+        // SAFETY: a valid output slot; the caller vouches for `safe_call`, `handle` and
+        // `deleter` (the runtime only stores them).
+        let rc = unsafe { sys::TVMFFIFunctionCreate(handle, safe_call, deleter, &mut out) };
+        match std::ptr::NonNull::new(out as *mut sys::TVMFFIObject) {
+            // SAFETY: on success the runtime wrote an owned reference to a new function.
+            Some(ptr) if rc == 0 => Ok(Function(unsafe { ObjectRef::from_raw(ptr) })),
+            _ => Err(Error::from_return_code(rc)),
+        }
+    }
+
     /// A global function, unchecked.
     pub(crate) fn lookup(name: &str) -> Option<Function> {
         let _reading = global_table_read();

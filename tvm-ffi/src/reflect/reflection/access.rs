@@ -65,6 +65,59 @@ fn find_method(index: i32, name: &str) -> Option<sys::TVMFFIMethodInfo> {
     })
 }
 
+/// The reflected method `name` of the registered type `index` (own or inherited, child
+/// first), as C++ `reflection::GetMethod` finds it: an instance method takes the object as its
+/// first argument, a static method (`__ffi_init__`, ...) only its own arguments. A missing
+/// method raises `AttributeError`; an index the runtime does not know, `KeyError`.
+///
+/// ```
+/// use tvm_ffi::{ffi_methods, reflection, Object, ObjectRef, ObjectType};
+///
+/// #[derive(Object)]
+/// #[ffi_type(key = "doc_example.MethodPair")]
+/// #[repr(C)]
+/// pub struct MethodPair { pub a: i64, pub b: i64 }
+///
+/// #[ffi_methods]
+/// impl MethodPair {
+///     pub fn sum(&self) -> i64 { self.a + self.b }
+/// }
+///
+/// let sum = reflection::method(MethodPair::type_index(), "sum").unwrap();
+/// let pair = ObjectRef::new(MethodPair { a: 1, b: 2 });
+/// assert_eq!(sum.call_as::<i64, _>((&pair,)).unwrap(), 3);
+/// let err = reflection::method(MethodPair::type_index(), "product").unwrap_err();
+/// assert_eq!(err.to_string(), "AttributeError: Cannot find method `product` in doc_example.MethodPair");
+/// assert_eq!(reflection::method(1 << 30, "sum").unwrap_err().kind(), "KeyError");
+/// ```
+pub fn method(index: i32, name: &str) -> Result<Function> {
+    if !super::type_table::is_registered(index) {
+        return Err(Error::key_error(format!(
+            "Cannot find type with index {index}"
+        )));
+    }
+    let info = find_method(index, name).ok_or_else(|| no_member("method", name, index))?;
+    // SAFETY: the method is a borrowed view of a registry-owned function, which lives for the
+    // process.
+    let view = unsafe { &*(&info.method as *const TVMFFIAny as *const AnyView<'_>) };
+    view.cast()
+}
+
+/// [`method`] of the type registered as `type_key`; an unknown key raises `KeyError`.
+///
+/// ```
+/// use tvm_ffi::reflection;
+/// let err = reflection::method_of_type("no_such.Type", "sum").unwrap_err();
+/// assert_eq!(err.to_string(), "KeyError: Cannot find type `no_such.Type`");
+/// let err = reflection::method_of_type("ffi.Shape", "no_such_method").unwrap_err();
+/// assert_eq!(err.kind(), "AttributeError");
+/// ```
+pub fn method_of_type(type_key: &str, name: &str) -> Result<Function> {
+    let ty = type_info::lookup_type(type_key)
+        .ok_or_else(|| Error::key_error(format!("Cannot find type `{type_key}`")))?;
+    method(ty.index, name)
+}
+
 pub(super) fn no_member(what: &str, name: &str, index: i32) -> Error {
     Error::new(
         "AttributeError",
