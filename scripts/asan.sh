@@ -33,8 +33,11 @@ echo "==> cargo build (AddressSanitizer, target/asan)"
 cargo build -q --target "$target" --target-dir target/asan "${packages[@]}"
 echo "==> cargo test (AddressSanitizer)"
 cargo test -q --target "$target" --target-dir target/asan "${packages[@]}" 2>&1 \
-  | tee target/asan/cargo-test.log | grep -E "^test result|FAILED|panicked|AddressSanitizer" || true
-if grep -q "AddressSanitizer" target/asan/cargo-test.log \
+  | tee target/asan/cargo-test.log | grep -E "^test result|FAILED|panicked|ERROR: AddressSanitizer" || true
+# A report is an `ERROR:`; ASan's `WARNING: ... failed to allocate` is what a test of a designed
+# allocation failure (a `MemoryError` or `OverflowError` instead of an abort) makes it print
+# under `allocator_may_return_null=1`.
+if grep -qE "ERROR: AddressSanitizer|SUMMARY: AddressSanitizer" target/asan/cargo-test.log \
   || ! grep -q "^test result" target/asan/cargo-test.log \
   || grep -qE "^test result: FAILED|^error" target/asan/cargo-test.log; then
   echo "error: the cargo tests under AddressSanitizer failed (target/asan/cargo-test.log)" >&2
