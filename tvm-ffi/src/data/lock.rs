@@ -626,8 +626,54 @@ impl<O: ObjectType> Locked<'_, O> {
         // Only the holder of the stripe touches `writing`.
         self.stripe.writing.store(me, Ordering::Relaxed);
         let _restore = Restore(&self.stripe.writing, outer);
-        hold_releases(write)
+        // A key's equality hook that fails inside the runtime's write answers "unequal" (the
+        // runtime cannot take an error there, see `key_hook_for_runtime`): this write reports
+        // it.
+        let earlier = take_hook_failure();
+        let out = hold_releases(write);
+        let failed = take_hook_failure();
+        if let Some(earlier) = earlier {
+            record_hook_failure(earlier);
+        }
+        match (out, failed) {
+            (Ok(_), Some(failed)) => Err(hook_failed_in_write(failed)),
+            (out, _) => out,
+        }
     }
+}
+
+thread_local! {
+    /// The first failure of a key's equality hook that the runtime ran on this thread since
+    /// the current Rust write started (answered "unequal" instead).
+    static HOOK_FAILURE: std::cell::RefCell<Option<Error>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Keeps the failure of a key hook that the runtime ran (the first one counts).
+pub(crate) fn record_hook_failure(err: Error) {
+    let _ = HOOK_FAILURE.try_with(|slot| {
+        if let Ok(mut slot) = slot.try_borrow_mut() {
+            slot.get_or_insert(err);
+        }
+    });
+}
+
+fn take_hook_failure() -> Option<Error> {
+    HOOK_FAILURE
+        .try_with(|slot| slot.try_borrow_mut().ok().and_then(|mut slot| slot.take()))
+        .ok()
+        .flatten()
+}
+
+#[cold]
+fn hook_failed_in_write(err: Error) -> Error {
+    Error::new(
+        err.kind(),
+        format!(
+            "a key's `__any_equal__` failed while the runtime changed the container, where it \
+             cannot take an error; the change took effect with the keys taken as unequal: {}",
+            err.message()
+        ),
+    )
 }
 
 #[cold]

@@ -214,7 +214,17 @@ fn register_types() {
             Some(TypeState::Registered(ty)) => {
                 let outcome = match method.kind {
                     MethodKind::TypeAttr => {
-                        register_attr(*ty, method.name(), Any::new((method.make)()))
+                        let hook = (method.make)();
+                        // A key hook: the runtime gets a wrapper that never raises into its
+                        // table rebuilds, Rust's lookups the hook itself.
+                        match crate::data::container::key_hook_for_runtime(method.name(), &hook) {
+                            Some((for_runtime, raw_name)) => {
+                                register_attr(*ty, raw_name, Any::new(hook)).and_then(|()| {
+                                    register_attr(*ty, method.name(), Any::new(for_runtime))
+                                })
+                            }
+                            None => register_attr(*ty, method.name(), Any::new(hook)),
+                        }
                     }
                     // The constructor's attribute comes with the other attributes (phase 3);
                     // two constructors are reported there.

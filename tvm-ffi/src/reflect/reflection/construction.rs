@@ -57,6 +57,54 @@ unsafe fn state_word<'a>(ptr: NonNull<TVMFFIObject>) -> &'a AtomicU32 {
     unsafe { padding_word(ptr) }
 }
 
+/// Set once the object's key hash is cached in the bits above it (see [`cached_key_hash`]).
+const HASHED: u32 = 0b1000;
+const HASH_SHIFT: u32 = 4;
+
+/// Stores `phase`, keeping the other bits (the key hash may be cached meanwhile).
+#[inline]
+fn set_phase(word: &AtomicU32, phase: u32) {
+    let _ = word.fetch_update(Ordering::Release, Ordering::Relaxed, |state| {
+        Some((state & !PHASE_MASK) | phase)
+    });
+}
+
+/// The hash of a key object whose type registers its `__any_hash__` through this SDK: the
+/// hook's first answer (its low 28 bits), cached in the object's header, so that every later
+/// call answers the same without running user code.
+///
+/// The runtime's hash tables need this: a dense table finds an entry's predecessor by hashing
+/// the entry's key again and walking its chain, so a hash that changes (a hook that is not
+/// pure) walks off the chain (undefined behaviour); and an error raised while the runtime
+/// rebuilds a table (moving the entries one by one, hashing each) leaves the old table holding
+/// entries it released. With the cache, the hook runs only for a key's first hash, which the
+/// runtime always takes before it changes anything (a key enters a dense table only after it
+/// was hashed), so an error there is safe to raise, and no later call can fail or differ.
+///
+/// # Safety
+/// `ptr` is a live object (the caller holds a reference) of a Rust-defined type, or of a
+/// type whose header padding no one else uses.
+pub(crate) unsafe fn cached_key_hash(
+    ptr: NonNull<TVMFFIObject>,
+    compute: impl FnOnce() -> crate::base::error::Result<i64>,
+) -> crate::base::error::Result<i64> {
+    // SAFETY: the caller's contract.
+    let word = unsafe { state_word(ptr) };
+    let cached = |state: u32| i64::from(state >> HASH_SHIFT);
+    let state = word.load(Ordering::Acquire);
+    if state & HASHED != 0 {
+        return Ok(cached(state));
+    }
+    let value = (compute()? as u64 as u32) & (u32::MAX >> HASH_SHIFT);
+    match word.fetch_update(Ordering::AcqRel, Ordering::Acquire, |state| {
+        (state & HASHED == 0).then_some(state | HASHED | (value << HASH_SHIFT))
+    }) {
+        Ok(_) => Ok(i64::from(value)),
+        // Another thread cached its answer first: that one counts.
+        Err(state) => Ok(cached(state)),
+    }
+}
+
 /// Seals the object before Rust makes an `ObjectRef<T>` of it (see the module docs); a no-op
 /// when sealed. `Err` with the reason when the object cannot be used yet: a required field is
 /// unset, or the object is a foreign (Python subclass) instance of a type with Rust-only
@@ -94,13 +142,12 @@ unsafe fn seal_slow<T: Reflected>(ptr: NonNull<TVMFFIObject>) -> Result<(), std:
                 }
                 // Exclusive: no accessor is inside the object until the state is stored back.
                 let problem = unusable_reason::<T>(ptr, state & RUST_MADE != 0);
-                let next = (state & !PHASE_MASK)
-                    | if problem.is_none() {
-                        SEALED_PHASE
-                    } else {
-                        OPEN_PHASE
-                    };
-                word.store(next, Ordering::Release);
+                let phase = if problem.is_none() {
+                    SEALED_PHASE
+                } else {
+                    OPEN_PHASE
+                };
+                set_phase(word, phase);
                 return problem.map_or(Ok(()), Err);
             }
             _ => std::hint::spin_loop(),
@@ -266,7 +313,7 @@ pub(crate) unsafe fn with_construction_access<R>(
     struct Reopen<'a>(&'a AtomicU32, u32);
     impl Drop for Reopen<'_> {
         fn drop(&mut self) {
-            self.0.store(self.1, Ordering::Release);
+            set_phase(self.0, self.1 & PHASE_MASK);
         }
     }
     // SAFETY: the caller's contract.
