@@ -275,3 +275,54 @@ except RuntimeError as e:
         "definitions, so this library cannot share the lock table of the other Rust libraries "
         "of this process, and refuses to use containers and `Rw` fields without it"
     ], proc.stdout + proc.stderr
+
+
+def test_rw_reference_fields_of_a_python_subclass_are_never_replaced_under_a_copy():
+    # The runtime's shallow copy of a `@py_class` instance (`copy.copy`) copies every field,
+    # the Rust parent's `Rw` fields included, by taking a reference without Rust's lock. A Rust
+    # thread (or a Python setter) replacing such a field meanwhile freed the value being
+    # copied (heap corruption). Such an instance is not used from Rust, and its reference
+    # fields are set once, at construction; copying it keeps working.
+    script = PRELUDE + """
+import time
+@tvm_ffi.register_object("rs_soundness.RwText")
+class RwText(tvm_ffi.Object):
+    pass
+@py_class("rs_soundness_py.RwTextSub")
+class RwTextSub(RwText):
+    z: int
+o = RwTextSub(s="init", a="init", z=1)
+c = copy.copy(o)
+print(c.s, c.a, c.z)
+rewrite = tvm_ffi.get_global_func("rs_soundness.rewrite_in_background")
+attempt(lambda: rewrite(o, 1000))
+end = time.time() + 1.2
+n = 0
+while time.time() < end:
+    c = copy.copy(o)
+    assert isinstance(c.s, str) and (c.s == "init" or set(c.s) == {"y"}), c.s
+    n += 1
+tvm_ffi.get_global_func("rs_soundness.join_rewriters")()
+def assign():
+    o.s = "again"
+attempt(assign)
+print(o.s, n > 0)
+plain = RwText(s="init", a=1)
+rewrite(plain, 50)
+tvm_ffi.get_global_func("rs_soundness.join_rewriters")()
+plain.s = "set from Python"
+print(plain.s)
+"""
+    proc = run_python(script, timeout=120)
+    assert proc.returncode == 0, (proc.returncode, proc.stdout, proc.stderr)
+    out = proc.stdout.splitlines()
+    assert out[0] == "init init 1", out
+    assert out[1].startswith(
+        "RuntimeError the object of type `rs_soundness_py.RwTextSub` was allocated outside Rust "
+        "(a Python subclass instance), and its `Rw` field `s` holds a reference"
+    ), out
+    assert out[2].startswith(
+        "AttributeError Cannot replace the value of the field of `rs_soundness.RwText` at "
+        "offset 24 in a Python subclass instance"
+    ), out
+    assert out[3:] == ["init True", "set from Python"], out

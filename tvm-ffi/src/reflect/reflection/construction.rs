@@ -161,8 +161,10 @@ pub(crate) const SEAL_CHECK_ATTR: &str = "__tvm_ffi_rs_seal_check__";
 
 /// The check of a Rust-defined type's payload before sealing, as registered per type index:
 /// `check(object, rust_made, out)` returns 0 (usable), 1 (a foreign object of a type with
-/// Rust-only fields; the type's key is written to `out`) or 2 (a required field is unset; its
-/// name is written to `out`).
+/// Rust-only fields; the type's key is written to `out`), 2 (a required field is unset; its
+/// name is written to `out`) or 3 (a foreign object of a type with an `Rw` field holding a
+/// reference, which the runtime's copy of the object reads without Rust's lock; its name is
+/// written to `out`).
 /// A C function: a copy of another Rust library (another build) may call it.
 pub type SealCheck = unsafe extern "C" fn(
     object: *mut TVMFFIObject,
@@ -172,6 +174,8 @@ pub type SealCheck = unsafe extern "C" fn(
 
 const SEAL_OK: i32 = 0;
 const SEAL_FOREIGN: i32 = 1;
+const SEAL_UNSET: i32 = 2;
+const SEAL_COPY_RACY: i32 = 3;
 
 /// The seal check of type `T` (registered for `T`'s index by `#[derive(Object)]`).
 ///
@@ -188,6 +192,11 @@ pub unsafe extern "C" fn seal_check<T: Reflected>(
         unsafe { out.write(TVMFFIByteArray::from_bytes(T::TYPE_KEY.as_bytes())) };
         return SEAL_FOREIGN;
     }
+    if let (0, Some(field)) = (rust_made, T::COPY_RACY_FIELD) {
+        // SAFETY: the caller's contract; the name is `'static`.
+        unsafe { out.write(TVMFFIByteArray::from_bytes(field.as_bytes())) };
+        return SEAL_COPY_RACY;
+    }
     let Some(ptr) = NonNull::new(object) else {
         return SEAL_OK;
     };
@@ -198,7 +207,7 @@ pub unsafe extern "C" fn seal_check<T: Reflected>(
         Some(field) => {
             // SAFETY: the caller's contract; the name is `'static`.
             unsafe { out.write(TVMFFIByteArray::from_bytes(field.as_bytes())) };
-            2
+            SEAL_UNSET
         }
     }
 }
@@ -265,12 +274,19 @@ fn field_in_rust_layout(ptr: NonNull<TVMFFIObject>, rust_index: i32) -> Option<S
 /// Why Rust may not use the payload of an object that is being sealed, if anything: the check
 /// of the object's dynamic type (`T`'s when no type in its chain registered one).
 fn unusable_reason<T: Reflected>(ptr: NonNull<TVMFFIObject>, rust_made: bool) -> Option<String> {
+    let registered = dynamic_seal_check(ptr);
+    // No type in the chain registered a check: `T` is a declaration of a type defined
+    // elsewhere (C++), whose objects C++ allocates and copies.
+    let declared_elsewhere = registered.is_none();
     let (rust_index, check) =
-        dynamic_seal_check(ptr).unwrap_or_else(|| (T::runtime_type().index, seal_check::<T>));
+        registered.unwrap_or_else(|| (T::runtime_type().index, seal_check::<T>));
     let mut out = TVMFFIByteArray::from_bytes(&[]);
     // SAFETY: a live object of (a subtype of) the checked type, whose construction lock the
     // caller holds; `out` is a valid output.
-    let outcome = unsafe { check(ptr.as_ptr(), rust_made as i32, &mut out) };
+    let outcome = match unsafe { check(ptr.as_ptr(), rust_made as i32, &mut out) } {
+        SEAL_COPY_RACY if declared_elsewhere => SEAL_OK,
+        outcome => outcome,
+    };
     // SAFETY: the check wrote a `'static` name, or left the empty array.
     let name = String::from_utf8_lossy(unsafe { out.as_bytes() });
     match outcome {
@@ -280,6 +296,14 @@ fn unusable_reason<T: Reflected>(ptr: NonNull<TVMFFIObject>, rust_made: bool) ->
             "the object of type `{}` was allocated outside Rust (for example, a Python subclass \
              instance) and `{name}` keeps Rust-only fields (`#[ffi(skip)]`) it never \
              initialised, so Rust cannot use its payload",
+            key_of(ptr),
+        )),
+        SEAL_COPY_RACY => Some(format!(
+            "the object of type `{}` was allocated outside Rust (a Python subclass instance), \
+             and its `Rw` field `{name}` holds a reference: the runtime's shallow copy of such \
+             an instance (`copy.copy`) reads the field without Rust's lock, so a Rust write \
+             could free the value a copy is taking; Rust does not use such an instance (use \
+             an instance of the Rust type itself, or declare the field without `Rw`)",
             key_of(ptr),
         )),
         _ => Some(format!(
@@ -346,6 +370,31 @@ pub(crate) unsafe fn with_construction_access<R>(
 pub(crate) unsafe fn is_sealed(ptr: NonNull<TVMFFIObject>) -> bool {
     // SAFETY: the caller's contract.
     unsafe { state_word(ptr) }.load(Ordering::Acquire) & PHASE_MASK == SEALED_PHASE
+}
+
+/// Whether Rust allocated the object (else it is, for example, a Python subclass instance).
+///
+/// # Safety
+/// `ptr` must point to a live object of a Rust-defined type or of a Python subclass of one.
+#[inline]
+pub(crate) unsafe fn is_rust_made(ptr: NonNull<TVMFFIObject>) -> bool {
+    // SAFETY: the caller's contract.
+    unsafe { state_word(ptr) }.load(Ordering::Acquire) & RUST_MADE != 0
+}
+
+/// The error a setter raises when asked to replace a reference held by a field of an object
+/// allocated outside Rust.
+#[cold]
+pub(crate) fn set_once_error(key: &str, offset: usize) -> Error {
+    Error::new(
+        "AttributeError",
+        format!(
+            "Cannot replace the value of the field of `{key}` at offset {offset} in a Python \
+             subclass instance: the runtime's shallow copy of such an instance (`copy.copy`) \
+             reads its fields without Rust's lock, so a replaced value could be freed while a \
+             copy takes it; such a field is set once, when the instance is constructed"
+        ),
+    )
 }
 
 /// The error a setter raises for a sealed object's read-only field.
