@@ -120,7 +120,7 @@ static RAW_EQUAL: Column = Column::new(RAW_ANY_EQUAL);
 /// entries one by one, hashing and comparing them) leaves the old table holding entries it
 /// already released. So the runtime gets:
 /// - for the hash, the key's first answer, cached in its header (see
-///   `construction::cached_key_hash`): only that first call runs `hook`, and may raise;
+///   `base::object::cached_key_hash`): only that first call runs `hook`, and may raise;
 /// - for the equality, `hook`'s answer, or "not equal" when it fails (the runtime cannot
 ///   take an error there); the failure is kept for the Rust write that ran it, which returns
 ///   it (see `data::lock`).
@@ -175,7 +175,7 @@ fn cached_hash(key: &AnyView<'_>, hook: &Function) -> Result<i64> {
     // SAFETY: the key is alive for the call (borrowed); its type registered this hook through
     // the SDK, so it is a Rust-defined type (or the hook was forged onto another type, whose
     // header padding no other runtime reads).
-    unsafe { crate::reflect::reflection::construction::cached_key_hash(obj, compute) }
+    unsafe { crate::base::object::cached_key_hash(obj, compute) }
 }
 
 /// The `__any_hash__` / `__any_equal__` hooks of a key object's type, called by Rust (so that

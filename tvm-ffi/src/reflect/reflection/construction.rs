@@ -57,52 +57,13 @@ unsafe fn state_word<'a>(ptr: NonNull<TVMFFIObject>) -> &'a AtomicU32 {
     unsafe { padding_word(ptr) }
 }
 
-/// Set once the object's key hash is cached in the bits above it (see [`cached_key_hash`]).
-const HASHED: u32 = 0b1000;
-const HASH_SHIFT: u32 = 4;
-
-/// Stores `phase`, keeping the other bits (the key hash may be cached meanwhile).
+/// Stores `phase`, keeping the other bits (the key hash may be cached in the word meanwhile,
+/// see `base::object::cached_key_hash`).
 #[inline]
 fn set_phase(word: &AtomicU32, phase: u32) {
     let _ = word.fetch_update(Ordering::Release, Ordering::Relaxed, |state| {
         Some((state & !PHASE_MASK) | phase)
     });
-}
-
-/// The hash of a key object whose type registers its `__any_hash__` through this SDK: the
-/// hook's first answer (its low 28 bits), cached in the object's header, so that every later
-/// call answers the same without running user code.
-///
-/// The runtime's hash tables need this: a dense table finds an entry's predecessor by hashing
-/// the entry's key again and walking its chain, so a hash that changes (a hook that is not
-/// pure) walks off the chain (undefined behaviour); and an error raised while the runtime
-/// rebuilds a table (moving the entries one by one, hashing each) leaves the old table holding
-/// entries it released. With the cache, the hook runs only for a key's first hash, which the
-/// runtime always takes before it changes anything (a key enters a dense table only after it
-/// was hashed), so an error there is safe to raise, and no later call can fail or differ.
-///
-/// # Safety
-/// `ptr` is a live object (the caller holds a reference) of a Rust-defined type, or of a
-/// type whose header padding no one else uses.
-pub(crate) unsafe fn cached_key_hash(
-    ptr: NonNull<TVMFFIObject>,
-    compute: impl FnOnce() -> crate::base::error::Result<i64>,
-) -> crate::base::error::Result<i64> {
-    // SAFETY: the caller's contract.
-    let word = unsafe { state_word(ptr) };
-    let cached = |state: u32| i64::from(state >> HASH_SHIFT);
-    let state = word.load(Ordering::Acquire);
-    if state & HASHED != 0 {
-        return Ok(cached(state));
-    }
-    let value = (compute()? as u64 as u32) & (u32::MAX >> HASH_SHIFT);
-    match word.fetch_update(Ordering::AcqRel, Ordering::Acquire, |state| {
-        (state & HASHED == 0).then_some(state | HASHED | (value << HASH_SHIFT))
-    }) {
-        Ok(_) => Ok(i64::from(value)),
-        // Another thread cached its answer first: that one counts.
-        Err(state) => Ok(cached(state)),
-    }
 }
 
 /// Seals the object before Rust makes an `ObjectRef<T>` of it (see the module docs); a no-op
