@@ -204,3 +204,125 @@ print("after", holder.value)
     proc = run_python(script, timeout=60)
     assert proc.returncode == 0, (proc.returncode, proc.stdout, proc.stderr)
     assert proc.stdout.splitlines() == ["del reads 1", "after 1"], proc.stdout
+
+
+def test_lock_table_keys_squatted_from_python_are_skipped(tmp_path):
+    # Plain Python can register the lock table's type key before any Rust library loads.
+    # The libraries then each fell back to a private table (with a warning), and two of them
+    # using one container no longer excluded each other. They now skip a taken key and meet
+    # at the next one of a fixed sequence.
+    import shutil
+
+    copy_path = tmp_path / "libcopy.so"
+    shutil.copy(_lib_path("libtvm_ffi_test_containers.so"), copy_path)
+    script = f"""
+import tvm_ffi
+import tvm_ffi.core as core
+from tvm_ffi.dataclasses import py_class
+from conftest import _lib_path
+@py_class("tvm_ffi_rs.StripedLocks.v2")
+class Squat(tvm_ffi.Object):
+    a: int
+@py_class("tvm_ffi_rs.StripedLocks.v2.1")
+class Squat1(tvm_ffi.Object):
+    a: int
+tvm_ffi.load_module(_lib_path("libtvm_ffi_test_containers.so"))
+tvm_ffi.load_module({str(copy_path)!r})
+def published(key):
+    try:
+        index = core._object_type_key_to_index(key)
+    except Exception:
+        return "absent"
+    if index is None:
+        return "absent"
+    return "published" if core._lookup_type_attr(index, "__tvm_ffi_rs_striped_locks__") is not None else "bare"
+print([published("tvm_ffi_rs.StripedLocks.v2" + s) for s in ["", ".1", ".2", ".3"]])
+f = lambda name: tvm_ffi.get_global_func("rs_containers." + name)
+lst = f("make_list")(3)
+f("list_append")(lst, 5)
+print(f("list_sum")(lst), f("list_len")(lst))
+"""
+    proc = run_python(script, timeout=120)
+    assert proc.returncode == 0, (proc.returncode, proc.stdout, proc.stderr)
+    assert proc.stdout.splitlines() == ["['bare', 'bare', 'published', 'absent']", "8 4"], (
+        proc.stdout + proc.stderr
+    )
+    assert "lock table" not in proc.stderr, proc.stderr
+
+
+def test_a_library_finding_every_lock_table_key_taken_fails_closed():
+    # With every key of the sequence taken, a library has no table shared with the others: it
+    # refuses container operations (a clear error) instead of using a private table.
+    script = """
+import tvm_ffi
+from tvm_ffi.dataclasses import py_class
+from conftest import _lib_path
+for n in range(64):
+    key = "tvm_ffi_rs.StripedLocks.v2" + (f".{n}" if n else "")
+    py_class(key)(type(f"Squat{n}", (tvm_ffi.Object,), {"__annotations__": {"a": int}}))
+tvm_ffi.load_module(_lib_path("libtvm_ffi_test_containers.so"))
+try:
+    tvm_ffi.get_global_func("rs_containers.list_sum")(tvm_ffi.List([1, 2]))
+    print("no error")
+except RuntimeError as e:
+    print(str(e).split(" (first:")[0])
+"""
+    proc = run_python(script, timeout=120)
+    assert proc.returncode == 0, (proc.returncode, proc.stdout, proc.stderr)
+    assert proc.stdout.splitlines() == [
+        "no lock table for Rust containers and `Rw` fields: the type keys "
+        "`tvm_ffi_rs.StripedLocks.v2` to `tvm_ffi_rs.StripedLocks.v2.63` are all taken by other "
+        "definitions, so this library cannot share the lock table of the other Rust libraries "
+        "of this process, and refuses to use containers and `Rw` fields without it"
+    ], proc.stdout + proc.stderr
+
+
+def test_rw_reference_fields_of_a_python_subclass_are_never_replaced_under_a_copy():
+    # The runtime's shallow copy of a `@py_class` instance (`copy.copy`) copies every field,
+    # the Rust parent's `Rw` fields included, by taking a reference without Rust's lock. A Rust
+    # thread (or a Python setter) replacing such a field meanwhile freed the value being
+    # copied (heap corruption). Such an instance is not used from Rust, and its reference
+    # fields are set once, at construction; copying it keeps working.
+    script = PRELUDE + """
+import time
+@tvm_ffi.register_object("rs_soundness.RwText")
+class RwText(tvm_ffi.Object):
+    pass
+@py_class("rs_soundness_py.RwTextSub")
+class RwTextSub(RwText):
+    z: int
+o = RwTextSub(s="init", a="init", z=1)
+c = copy.copy(o)
+print(c.s, c.a, c.z)
+rewrite = tvm_ffi.get_global_func("rs_soundness.rewrite_in_background")
+attempt(lambda: rewrite(o, 1000))
+end = time.time() + 1.2
+n = 0
+while time.time() < end:
+    c = copy.copy(o)
+    assert isinstance(c.s, str) and (c.s == "init" or set(c.s) == {"y"}), c.s
+    n += 1
+tvm_ffi.get_global_func("rs_soundness.join_rewriters")()
+def assign():
+    o.s = "again"
+attempt(assign)
+print(o.s, n > 0)
+plain = RwText(s="init", a=1)
+rewrite(plain, 50)
+tvm_ffi.get_global_func("rs_soundness.join_rewriters")()
+plain.s = "set from Python"
+print(plain.s)
+"""
+    proc = run_python(script, timeout=120)
+    assert proc.returncode == 0, (proc.returncode, proc.stdout, proc.stderr)
+    out = proc.stdout.splitlines()
+    assert out[0] == "init init 1", out
+    assert out[1].startswith(
+        "RuntimeError the object of type `rs_soundness_py.RwTextSub` was allocated outside Rust "
+        "(a Python subclass instance), and its `Rw` field `s` holds a reference"
+    ), out
+    assert out[2].startswith(
+        "AttributeError Cannot replace the value of the field of `rs_soundness.RwText` at "
+        "offset 24 in a Python subclass instance"
+    ), out
+    assert out[3:] == ["init True", "set from Python"], out

@@ -15,6 +15,218 @@ fn key_hooks_and_the_dict_lock() {
     a_thread_waiting_for_a_container_lock_sleeps();
     lookups_whose_hooks_read_another_dict_do_not_deadlock();
     writes_whose_hooks_read_another_dict_do_not_deadlock();
+    a_key_hook_failing_while_the_runtime_rebuilds_a_table_frees_nothing();
+    a_key_hash_that_changes_between_calls_is_taken_once();
+    writes_whose_registered_hooks_write_each_others_dict_free_nothing();
+    a_key_with_trailing_items_keeps_them_and_its_cached_hash();
+}
+
+/// A dict key whose hooks are registered by the SDK (`#[ffi(type_attr = ..)]`); its hash fails
+/// for the key `FAIL_HASH_OF` names.
+#[derive(tvm_ffi::Object)]
+#[ffi_type(key = "rust_tests.FallibleKey")]
+#[repr(C)]
+pub struct FallibleKey {
+    pub v: i64,
+}
+
+static FAIL_HASH_OF: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(-1);
+
+#[tvm_ffi::ffi_methods]
+impl FallibleKey {
+    #[ffi(type_attr = "__any_hash__")]
+    pub fn any_hash(&self) -> tvm_ffi::Result<i64> {
+        if FAIL_HASH_OF.load(std::sync::atomic::Ordering::SeqCst) == self.v {
+            return Err(tvm_ffi::Error::new("ValueError", "no hash for this key"));
+        }
+        Ok(self.v)
+    }
+    #[ffi(type_attr = "__any_equal__")]
+    pub fn any_equal(&self, other: ObjectRef<FallibleKey>) -> bool {
+        self.v == other.v
+    }
+}
+
+fn a_key_hook_failing_while_the_runtime_rebuilds_a_table_frees_nothing() {
+    use std::sync::atomic::Ordering::SeqCst;
+    // A growing dict is rebuilt by the runtime, which moves its entries to a new table one by
+    // one, hashing each. An error raised for the third entry unwound the new table, releasing
+    // the two entries already moved, which the old table (kept) still held: keys freed while
+    // stored (a use after free, then a double free). A key's hash is now its hook's first
+    // answer, cached: the rebuild runs no user code.
+    let keys: Vec<ObjectRef<FallibleKey>> = (0..200)
+        .map(|v| ObjectRef::new(FallibleKey { v }))
+        .collect();
+    let dict: Dict<Any, Any> = Dict::default();
+    let mut failed = Vec::new();
+    for key in &keys {
+        if key.v == 3 {
+            FAIL_HASH_OF.store(2, SeqCst);
+        }
+        if let Err(err) = dict.insert(key.clone().into_any(), key.v.into_any()) {
+            failed.push(err.message().to_owned());
+        }
+    }
+    // Each key is held by `keys` and by the dict, once.
+    for key in &keys {
+        assert_eq!(key.strong_count(), 2, "key {}", key.v);
+    }
+    assert_eq!(failed, Vec::<String>::new());
+    assert_eq!(dict.len(), 200);
+    for key in &keys {
+        let found = dict.get(key.clone().into_any());
+        assert_eq!(found.map(|v| v.cast::<i64>().unwrap()), Some(key.v));
+    }
+    // A key never hashed before whose hook fails: the lookup and the write raise.
+    let fresh = ObjectRef::new(FallibleKey { v: 2 });
+    assert_eq!(
+        dict.try_get(fresh.clone().into_any())
+            .unwrap_err()
+            .message(),
+        "no hash for this key"
+    );
+    let err = dict.insert(fresh.into_any(), 0i64.into_any()).unwrap_err();
+    assert_eq!(err.message(), "no hash for this key");
+    FAIL_HASH_OF.store(-1, SeqCst);
+    drop(dict);
+    for key in &keys {
+        assert_eq!(key.strong_count(), 1, "key {}", key.v);
+    }
+}
+
+/// A dict key whose SDK-registered hash hook answers differently at every call.
+#[derive(tvm_ffi::Object)]
+#[ffi_type(key = "rust_tests.DriftingKey")]
+#[repr(C)]
+pub struct DriftingKey {
+    pub v: i64,
+}
+
+static DRIFT: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
+
+#[tvm_ffi::ffi_methods]
+impl DriftingKey {
+    #[ffi(type_attr = "__any_hash__")]
+    pub fn any_hash(&self) -> i64 {
+        DRIFT.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+    }
+    #[ffi(type_attr = "__any_equal__")]
+    pub fn any_equal(&self, other: ObjectRef<DriftingKey>) -> bool {
+        self.v == other.v
+    }
+}
+
+fn a_key_hash_that_changes_between_calls_is_taken_once() {
+    // A dense table finds an entry's predecessor (to erase it, or to move it out of another
+    // chain) by hashing its key again and walking that chain: a hash that changed walked off
+    // the chain's end (a wild read). The runtime gets each key's first hash at every call.
+    let keys: Vec<ObjectRef<DriftingKey>> = (0..300)
+        .map(|v| ObjectRef::new(DriftingKey { v }))
+        .collect();
+    let dict: Dict<Any, Any> = Dict::default();
+    for round in 0..3 {
+        for key in &keys {
+            dict.insert(key.clone().into_any(), (key.v + round).into_any())
+                .unwrap();
+        }
+        assert_eq!(dict.len(), 300);
+        for key in &keys {
+            let found = dict.get(key.clone().into_any());
+            assert_eq!(found.map(|v| v.cast::<i64>().unwrap()), Some(key.v + round));
+        }
+        for key in keys.iter().filter(|key| key.v % 3 != 0) {
+            let removed = dict.remove(key.clone().into_any()).unwrap();
+            assert_eq!(
+                removed.map(|v| v.cast::<i64>().unwrap()),
+                Some(key.v + round)
+            );
+        }
+        assert_eq!(dict.len(), 100);
+    }
+}
+
+/// A dict key whose SDK-registered hooks read and write the dict in `CROSS_OTHER`.
+#[derive(tvm_ffi::Object)]
+#[ffi_type(key = "rust_tests.CrossWriteKey")]
+#[repr(C)]
+pub struct CrossWriteKey {
+    pub v: i64,
+    pub side: i64,
+}
+
+thread_local! {
+    static CROSS_OTHER: std::cell::RefCell<Option<Dict<Any, Any>>> = const { std::cell::RefCell::new(None) };
+}
+
+fn touch_cross_other(side: i64) {
+    CROSS_OTHER.with(|other| {
+        if let Some(other) = other.borrow().as_ref() {
+            std::hint::black_box(other.len());
+            std::hint::black_box(other.get(12345i64));
+            // Refused (a cycle of waits, or a write inside the runtime's write) or not: the
+            // hook goes on either way.
+            let _ = other.insert((side * 1000 + 7).into_any(), 1i64.into_any());
+        }
+    });
+}
+
+#[tvm_ffi::ffi_methods]
+impl CrossWriteKey {
+    #[ffi(type_attr = "__any_hash__")]
+    pub fn any_hash(&self) -> i64 {
+        touch_cross_other(self.side);
+        self.v
+    }
+    #[ffi(type_attr = "__any_equal__")]
+    pub fn any_equal(&self, other: ObjectRef<CrossWriteKey>) -> bool {
+        touch_cross_other(self.side);
+        self.v == other.v
+    }
+}
+
+fn writes_whose_registered_hooks_write_each_others_dict_free_nothing() {
+    // Two threads, two dicts; the hooks of each dict's keys write the other dict. The runtime
+    // runs them inside its writes, under the dict's lock; two such writes waiting for each
+    // other are refused (in a hook), and a refusal while the runtime rebuilt a table freed
+    // keys the table still held (seen under AddressSanitizer). Repeated: the tables are
+    // rebuilt at different moments each round.
+    finishes_in_time("registered hooks writing each other's dict", || {
+        for _round in 0..40 {
+            let (a, b): (Dict<Any, Any>, Dict<Any, Any>) = (Dict::default(), Dict::default());
+            std::thread::scope(|scope| {
+                for (side, mine, theirs) in [(0, &a, &b), (1, &b, &a)] {
+                    scope.spawn(move || {
+                        CROSS_OTHER.with(|slot| *slot.borrow_mut() = Some(theirs.clone()));
+                        let mut kept = Vec::new();
+                        for i in 0..400_i64 {
+                            let key = ObjectRef::new(CrossWriteKey { v: i % 64, side });
+                            if let Err(err) = mine.insert(key.clone().into_any(), i.into_any()) {
+                                assert_eq!(
+                                    err.kind().as_str(),
+                                    "RuntimeError",
+                                    "{}",
+                                    err.message()
+                                );
+                            }
+                            let _ = mine.get(key.clone().into_any());
+                            if i % 5 == 0 {
+                                let _ = mine.remove(key.clone().into_any());
+                            }
+                            kept.push(key);
+                        }
+                        CROSS_OTHER.with(|slot| *slot.borrow_mut() = None);
+                        // Every entry left is a live key of this side, or the other side's
+                        // integer.
+                        for (key, _) in mine.snapshot().unwrap() {
+                            if let Ok(key) = key.cast::<ObjectRef<CrossWriteKey>>() {
+                                assert_eq!(key.side, side);
+                            }
+                        }
+                    });
+                }
+            });
+        }
+    });
 }
 
 /// A dict key whose hooks read the dict in this thread's `OTHER` slot.
@@ -367,4 +579,66 @@ fn register_sleepy_hooks(index: i32) {
         let rc = unsafe { tvm_ffi::sys::TVMFFITypeRegisterAttr(index, &name, hook.as_raw()) };
         assert_eq!(rc, 0);
     }
+}
+
+/// A dict key with trailing items (`ObjectRef::new_with_items`) and an SDK-registered hash:
+/// both marks live in the header's padding word, beside the construction state.
+#[derive(tvm_ffi::Object)]
+#[ffi_type(key = "rust_tests.ItemsKey")]
+#[repr(C)]
+pub struct ItemsKey {
+    pub v: i64,
+}
+
+impl tvm_ffi::object::ObjectWithItems for ItemsKey {
+    type Item = u64;
+}
+
+#[tvm_ffi::ffi_methods]
+impl ItemsKey {
+    #[ffi(type_attr = "__any_hash__")]
+    pub fn any_hash(&self) -> i64 {
+        // Keys from 1000 on hash with many bits set, the others with few: the cached hash and
+        // the items' mark must not read as each other.
+        if self.v >= 1000 {
+            !self.v
+        } else {
+            self.v
+        }
+    }
+    #[ffi(type_attr = "__any_equal__")]
+    pub fn any_equal(&self, other: ObjectRef<ItemsKey>) -> bool {
+        self.v == other.v
+    }
+}
+
+fn a_key_with_trailing_items_keeps_them_and_its_cached_hash() {
+    let with_items: Vec<ObjectRef<ItemsKey>> = (0..50)
+        .map(|v| ObjectRef::new_with_items(ItemsKey { v }, [v as u64, u64::MAX, 7]))
+        .collect();
+    let without: Vec<ObjectRef<ItemsKey>> = (1000..1050)
+        .map(|v| ObjectRef::new(ItemsKey { v }))
+        .collect();
+    let dict: Dict<Any, Any> = Dict::default();
+    for round in 0..2 {
+        for key in with_items.iter().chain(&without) {
+            dict.insert(key.clone().into_any(), (key.v + round).into_any())
+                .unwrap();
+        }
+        assert_eq!(dict.len(), 100);
+        for key in &with_items {
+            assert_eq!(key.items(), &[key.v as u64, u64::MAX, 7]);
+        }
+        for key in &without {
+            assert!(key.items().is_empty());
+        }
+        for key in with_items.iter().chain(&without) {
+            let found = dict.get(key.clone().into_any());
+            assert_eq!(found.map(|v| v.cast::<i64>().unwrap()), Some(key.v + round));
+        }
+    }
+    for key in with_items.iter().chain(&without) {
+        assert!(dict.remove(key.clone().into_any()).unwrap().is_some());
+    }
+    assert_eq!(dict.len(), 0);
 }

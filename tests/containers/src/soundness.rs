@@ -120,3 +120,45 @@ pub struct Slot {
     #[ffi(rw)]
     pub value: Rw<Any>,
 }
+
+/// `Rw` fields holding references (a string, any value), which a Rust thread rewrites while
+/// Python copies a `@py_class` subclass instance (the runtime's copy reads them unlocked).
+#[derive(Object)]
+#[ffi_type(key = "rs_soundness.RwText")]
+#[repr(C)]
+pub struct RwText {
+    /// Rewritten by `rs_soundness.rewrite_in_background`.
+    #[ffi(rw)]
+    pub s: Rw<tvm_ffi::String>,
+    /// Rewritten likewise.
+    #[ffi(rw)]
+    pub a: Rw<Any>,
+}
+
+static REWRITERS: std::sync::Mutex<Vec<std::thread::JoinHandle<()>>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// Rewrites `o.s` and `o.a` on a thread of its own for `millis` milliseconds (safe Rust).
+#[tvm_ffi::ffi_func(name = "rs_soundness.rewrite_in_background")]
+pub fn rewrite_in_background(o: ObjectRef<RwText>, millis: i64) {
+    let handle = std::thread::spawn(move || {
+        let end = std::time::Instant::now() + std::time::Duration::from_millis(millis as u64);
+        let mut i = 0usize;
+        while std::time::Instant::now() < end {
+            let text = "y".repeat(40 + i % 60);
+            o.s.set(tvm_ffi::String::new(&text));
+            o.a.set(Any::new(tvm_ffi::String::new(&text)));
+            i += 1;
+        }
+    });
+    REWRITERS.lock().unwrap().push(handle);
+}
+
+/// Waits for the rewriting threads.
+#[tvm_ffi::ffi_func(name = "rs_soundness.join_rewriters")]
+pub fn join_rewriters() {
+    let handles = std::mem::take(&mut *REWRITERS.lock().unwrap());
+    for handle in handles {
+        handle.join().unwrap();
+    }
+}

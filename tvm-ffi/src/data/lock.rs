@@ -18,8 +18,14 @@
 //! The locks are not stored in the objects but in a small process-wide table indexed by
 //! address, shared by every Rust library of the process: the first one publishes its table
 //! (while it loads) as an object of a type only this SDK creates, stored in a type attribute
-//! of that type (no function is called to find it, and what is found is validated before use;
-//! a forgery is refused with a warning, and the library then uses a table of its own).
+//! of that type (no function is called to find it, and what is found is validated before use).
+//! Any code can register a type key first, so the table's key is not one name but a fixed
+//! sequence of them (`tvm_ffi_rs.StripedLocks.v2`, then `.v2.1`, `.v2.2`, ...): every library
+//! walks it in order and takes the first key that holds a genuine table, or that is free (and
+//! publishes there), skipping keys another definition took or whose attribute holds a forgery.
+//! So all libraries meet at the same key whatever was registered before them. If every key of
+//! the sequence is taken, the library has no table: its container and `Rw` operations raise a
+//! `RuntimeError` naming the first key, rather than running unserialised with a private one.
 //!
 //! **No user code runs while a stripe is held** (it could take another stripe: a deadlock):
 //! payload drops of Rust objects that a runtime write releases are queued and run after the
@@ -106,11 +112,22 @@ pub(crate) struct SharedLocks {
 const MAGIC: u64 = 0x7476_6d5f_6c6f_636b; // "tvm_lock"
 /// The layout version (high half) and size (low half) of [`SharedLocks`].
 const LAYOUT: u64 = (2 << 32) | std::mem::size_of::<SharedLocks>() as u64;
-/// The type of the published object: only this SDK's code creates objects of it (it has no
-/// creator, fields or metadata, so neither Python nor a derived Rust type can).
+/// The first type key of the published object: only this SDK's code creates objects of it (it
+/// has no creator, fields or metadata, so neither Python nor a derived Rust type can). When it
+/// is taken by another definition, the next keys of the sequence ([`lock_type_key`]) are tried.
 const TYPE_KEY: &str = "tvm_ffi_rs.StripedLocks.v2";
+/// How many keys of the sequence a library tries before it gives up (fails closed).
+const TYPE_KEY_PROBES: u32 = 64;
 /// The type attribute (of that type) holding the published object.
 const ATTR_NAME: &str = "__tvm_ffi_rs_striped_locks__";
+
+/// The `probe`-th key of the sequence: [`TYPE_KEY`], then `TYPE_KEY.1`, `TYPE_KEY.2`, ...
+fn lock_type_key(probe: u32) -> std::string::String {
+    match probe {
+        0 => TYPE_KEY.to_owned(),
+        n => format!("{TYPE_KEY}.{n}"),
+    }
+}
 
 impl SharedLocks {
     const fn new() -> SharedLocks {
@@ -123,54 +140,53 @@ impl SharedLocks {
     }
 }
 
-/// This library's table, used only when no table can be shared (see [`shared_locks`]).
-static LOCAL_LOCKS: SharedLocks = SharedLocks::new();
+static LOCKS: OnceLock<std::result::Result<&'static SharedLocks, std::string::String>> =
+    OnceLock::new();
 
-static LOCKS: OnceLock<&'static SharedLocks> = OnceLock::new();
-
-/// The process-wide table: the published one, or this library's own, published now.
+/// The process-wide table: the published one, or this library's own, published now. Panics
+/// (a `RuntimeError` at the FFI boundary) when none can be found or published.
 #[inline(always)]
 fn shared_locks() -> &'static SharedLocks {
     match LOCKS.get() {
-        Some(locks) => locks,
-        None => init_shared_locks(),
+        Some(Ok(locks)) => locks,
+        _ => init_shared_locks(),
     }
 }
 
 /// Finds or publishes the table now: called while the library loads, when nothing else runs
-/// (registering a type attribute is not thread-safe in the runtime).
-pub(crate) fn publish_at_load() {
-    shared_locks();
+/// (registering a type attribute is not thread-safe in the runtime). `Err` says why this
+/// library has no table (its container and `Rw` operations will fail with that message).
+pub(crate) fn publish_at_load() -> std::result::Result<(), std::string::String> {
+    LOCKS
+        .get_or_init(find_or_publish)
+        .as_ref()
+        .map(drop)
+        .map_err(Clone::clone)
 }
 
 #[cold]
 #[inline(never)]
 fn init_shared_locks() -> &'static SharedLocks {
-    LOCKS.get_or_init(|| {
-        find_or_publish().unwrap_or_else(|why| {
-            crate::abi::warn(format_args!(
-                "the lock table of Rust containers and fields is not shared with other Rust \
-                 libraries of this process ({why}); this library uses its own"
-            ));
-            &LOCAL_LOCKS
-        })
-    })
+    match LOCKS.get_or_init(find_or_publish) {
+        Ok(locks) => locks,
+        Err(why) => crate::base::error::panic::panic_with("RuntimeError", why.clone()),
+    }
 }
 
-/// The index of [`TYPE_KEY`], if the key is this SDK's: a root type without metadata,
-/// fields or methods (a type defined anywhere else has at least metadata).
-fn lock_type_index() -> std::result::Result<i32, String> {
-    let key = sys::TVMFFIByteArray::from_bytes(TYPE_KEY.as_bytes());
+/// The index of `type_key`, if the key is this SDK's: a root type without metadata, fields or
+/// methods (a type defined anywhere else has at least metadata).
+fn lock_type_index(type_key: &str) -> std::result::Result<i32, String> {
+    let key = sys::TVMFFIByteArray::from_bytes(type_key.as_bytes());
     // SAFETY: a valid key (copied by the runtime); a final root type.
     let index = unsafe {
         sys::TVMFFITypeGetOrAllocIndex(&key, -1, 1, 0, 0, sys::type_index::kTVMFFIObject)
     };
     if index < 0 {
         crate::base::object::type_info::discard_raised_error();
-        return Err(format!("cannot allocate the type `{TYPE_KEY}`"));
+        return Err(format!("cannot allocate the type `{type_key}`"));
     }
     let info = crate::base::object::type_info::type_info(index)
-        .ok_or_else(|| format!("the type `{TYPE_KEY}` has no registry entry"))?;
+        .ok_or_else(|| format!("the type `{type_key}` has no registry entry"))?;
     // SAFETY: `type_ancestors` has `type_depth` entries.
     let parent = (info.type_depth == 1).then(|| unsafe { (**info.type_ancestors).type_index });
     if parent != Some(sys::type_index::kTVMFFIObject)
@@ -179,14 +195,17 @@ fn lock_type_index() -> std::result::Result<i32, String> {
         || info.num_methods != 0
     {
         return Err(format!(
-            "the type key `{TYPE_KEY}` is taken by another definition"
+            "the type key `{type_key}` is taken by another definition"
         ));
     }
     Ok(index)
 }
 
 /// The table published in the type attribute, validated; `Ok(None)` when none is.
-fn read_published(index: i32) -> std::result::Result<Option<&'static SharedLocks>, String> {
+fn read_published(
+    type_key: &str,
+    index: i32,
+) -> std::result::Result<Option<&'static SharedLocks>, String> {
     let name = sys::TVMFFIByteArray::from_bytes(ATTR_NAME.as_bytes());
     // SAFETY: a valid name; the column (if any) lives in the registry.
     let Some(column) = (unsafe { sys::TVMFFIGetTypeAttrColumn(&name).as_ref() }) else {
@@ -203,7 +222,7 @@ fn read_published(index: i32) -> std::result::Result<Option<&'static SharedLocks
     if raw.type_index == sys::type_index::kTVMFFINone {
         return Ok(None);
     }
-    let forged = || format!("`{ATTR_NAME}` of `{TYPE_KEY}` holds a value this SDK did not publish");
+    let forged = || format!("`{ATTR_NAME}` of `{type_key}` holds a value this SDK did not publish");
     if raw.type_index != index {
         return Err(forged());
     }
@@ -229,9 +248,37 @@ fn read_published(index: i32) -> std::result::Result<Option<&'static SharedLocks
     }
 }
 
+/// Walks the key sequence: the first key holding a genuine table, or free (where this
+/// library publishes its table), wins; a key taken by another definition, or whose attribute
+/// holds a forgery, is skipped. Every library walks the same sequence while it loads (loads
+/// are serialised by the dynamic loader), so they all stop at the same key.
 fn find_or_publish() -> std::result::Result<&'static SharedLocks, String> {
-    let index = lock_type_index()?;
-    if let Some(found) = read_published(index)? {
+    let mut skipped = Vec::new();
+    for probe in 0..TYPE_KEY_PROBES {
+        let key = lock_type_key(probe);
+        match lock_type_index(&key).and_then(|index| publish_at(&key, index)) {
+            Ok(table) => return Ok(table),
+            Err(why) => skipped.push(why),
+        }
+    }
+    Err(format!(
+        "no lock table for Rust containers and `Rw` fields: the type keys `{}` to `{}` are all \
+         taken by other definitions, so this library cannot share the lock table of the other \
+         Rust libraries of this process, and refuses to use containers and `Rw` fields without \
+         it (first: {})",
+        lock_type_key(0),
+        lock_type_key(TYPE_KEY_PROBES - 1),
+        skipped
+            .first()
+            .map(std::string::String::as_str)
+            .unwrap_or("")
+    ))
+}
+
+/// The table published under `type_key` (of type `index`), or this library's, published
+/// there now.
+fn publish_at(type_key: &str, index: i32) -> std::result::Result<&'static SharedLocks, String> {
+    if let Some(found) = read_published(type_key, index)? {
         return Ok(found);
     }
     // SAFETY: `index` is the SDK's lock-table type, whose objects are `SharedLocks` payloads.
@@ -250,7 +297,8 @@ fn find_or_publish() -> std::result::Result<&'static SharedLocks, String> {
     if unsafe { sys::TVMFFITypeRegisterAttr(index, &name, &value) } != 0 {
         // Another library published first: use its table.
         crate::base::object::type_info::discard_raised_error();
-        return read_published(index)?.ok_or_else(|| "cannot publish the table".to_string());
+        return read_published(type_key, index)?
+            .ok_or_else(|| format!("cannot publish the table under `{type_key}`"));
     }
     // SAFETY: the payload of our object, which the registry keeps alive for the process.
     let table = unsafe {
@@ -578,8 +626,54 @@ impl<O: ObjectType> Locked<'_, O> {
         // Only the holder of the stripe touches `writing`.
         self.stripe.writing.store(me, Ordering::Relaxed);
         let _restore = Restore(&self.stripe.writing, outer);
-        hold_releases(write)
+        // A key's equality hook that fails inside the runtime's write answers "unequal" (the
+        // runtime cannot take an error there, see `key_hook_for_runtime`): this write reports
+        // it.
+        let earlier = take_hook_failure();
+        let out = hold_releases(write);
+        let failed = take_hook_failure();
+        if let Some(earlier) = earlier {
+            record_hook_failure(earlier);
+        }
+        match (out, failed) {
+            (Ok(_), Some(failed)) => Err(hook_failed_in_write(failed)),
+            (out, _) => out,
+        }
     }
+}
+
+thread_local! {
+    /// The first failure of a key's equality hook that the runtime ran on this thread since
+    /// the current Rust write started (answered "unequal" instead).
+    static HOOK_FAILURE: std::cell::RefCell<Option<Error>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Keeps the failure of a key hook that the runtime ran (the first one counts).
+pub(crate) fn record_hook_failure(err: Error) {
+    let _ = HOOK_FAILURE.try_with(|slot| {
+        if let Ok(mut slot) = slot.try_borrow_mut() {
+            slot.get_or_insert(err);
+        }
+    });
+}
+
+fn take_hook_failure() -> Option<Error> {
+    HOOK_FAILURE
+        .try_with(|slot| slot.try_borrow_mut().ok().and_then(|mut slot| slot.take()))
+        .ok()
+        .flatten()
+}
+
+#[cold]
+fn hook_failed_in_write(err: Error) -> Error {
+    Error::new(
+        err.kind(),
+        format!(
+            "a key's `__any_equal__` failed while the runtime changed the container, where it \
+             cannot take an error; the change took effect with the keys taken as unequal: {}",
+            err.message()
+        ),
+    )
 }
 
 #[cold]

@@ -119,7 +119,11 @@ fn register_all() {
     library::pin_library();
     // While loading (one thread): publishing it at first use would change the runtime's
     // registry, which is not thread-safe, while other threads read it.
-    crate::data::lock::publish_at_load();
+    if let Err(why) = crate::data::lock::publish_at_load() {
+        // Registration goes on (functions that use no container still work); every container
+        // and `Rw` operation of this library fails with this message.
+        report(why);
+    }
     for entry in FUNCTIONS.iter() {
         register_function(entry);
     }
@@ -210,7 +214,17 @@ fn register_types() {
             Some(TypeState::Registered(ty)) => {
                 let outcome = match method.kind {
                     MethodKind::TypeAttr => {
-                        register_attr(*ty, method.name(), Any::new((method.make)()))
+                        let hook = (method.make)();
+                        // A key hook: the runtime gets a wrapper that never raises into its
+                        // table rebuilds, Rust's lookups the hook itself.
+                        match crate::data::container::key_hook_for_runtime(method.name(), &hook) {
+                            Some((for_runtime, raw_name)) => {
+                                register_attr(*ty, raw_name, Any::new(hook)).and_then(|()| {
+                                    register_attr(*ty, method.name(), Any::new(for_runtime))
+                                })
+                            }
+                            None => register_attr(*ty, method.name(), Any::new(hook)),
+                        }
                     }
                     // The constructor's attribute comes with the other attributes (phase 3);
                     // two constructors are reported there.

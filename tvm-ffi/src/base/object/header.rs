@@ -45,20 +45,64 @@ pub(crate) unsafe fn ref_count<'a>(ptr: NonNull<TVMFFIObject>) -> &'a AtomicU64 
 }
 
 /// The bit of the header's padding word that marks an object allocated with trailing items
-/// (`ObjectRef::new_with_items`); the construction state (the low bits) keeps it.
-pub(crate) const WITH_ITEMS: u32 = 1 << 16;
+/// (`ObjectRef::new_with_items`); the construction state (the low bits) and the key-hash cache
+/// (the bits above) keep it.
+pub(crate) const WITH_ITEMS: u32 = 1 << 3;
 
 /// The header's padding word, which Rust-defined types use for their construction state (see
-/// `reflection::construction`) and [`WITH_ITEMS`]; other runtimes zero it and never read it.
+/// `reflection::construction`), [`WITH_ITEMS`] and their key-hash cache ([`cached_key_hash`]);
+/// other runtimes zero it and never read it. Bits: 0-2 the construction state, 3
+/// [`WITH_ITEMS`], 4 `HASHED`, 5-31 the cached hash.
 ///
 /// # Safety
 /// As for [`ref_count`]: the object's memory must stay alive for `'a`.
 #[inline(always)]
 pub(crate) unsafe fn padding_word<'a>(ptr: NonNull<TVMFFIObject>) -> &'a AtomicU32 {
     // SAFETY: `__padding` is a 4-byte aligned u32 at offset 12 of the header; for objects of
-    // Rust-defined types only the construction state touches it, and only atomically; the
-    // memory lives for 'a (the caller's contract).
+    // Rust-defined types only the construction state and the key-hash cache touch it, and only
+    // atomically; the memory lives for 'a (the caller's contract).
     unsafe { &*(std::ptr::addr_of!((*ptr.as_ptr()).__padding) as *const AtomicU32) }
+}
+
+/// In the header's padding word (see [`padding_word`]), above the construction state's three
+/// low bits and [`WITH_ITEMS`]: set once the object's key hash is cached in the bits above it.
+const HASHED: u32 = 1 << 4;
+const HASH_SHIFT: u32 = 5;
+
+/// The hash of a key object whose type registers its `__any_hash__` through this SDK: the
+/// hook's first answer (its low 27 bits), cached in the object's header, so that every later
+/// call answers the same without running user code.
+///
+/// The runtime's hash tables need this: a dense table finds an entry's predecessor by hashing
+/// the entry's key again and walking its chain, so a hash that changes (a hook that is not
+/// pure) walks off the chain (undefined behaviour); and an error raised while the runtime
+/// rebuilds a table (moving the entries one by one, hashing each) leaves the old table holding
+/// entries it released. With the cache, the hook runs only for a key's first hash, which the
+/// runtime always takes before it changes anything (a key enters a dense table only after it
+/// was hashed), so an error there is safe to raise, and no later call can fail or differ.
+///
+/// # Safety
+/// `ptr` is a live object (the caller holds a reference) of a Rust-defined type, or of a
+/// type whose header padding no one else uses.
+pub(crate) unsafe fn cached_key_hash<E>(
+    ptr: NonNull<TVMFFIObject>,
+    compute: impl FnOnce() -> Result<i64, E>,
+) -> Result<i64, E> {
+    // SAFETY: the caller's contract.
+    let word = unsafe { padding_word(ptr) };
+    let cached = |state: u32| i64::from(state >> HASH_SHIFT);
+    let state = word.load(Ordering::Acquire);
+    if state & HASHED != 0 {
+        return Ok(cached(state));
+    }
+    let value = (compute()? as u64 as u32) & (u32::MAX >> HASH_SHIFT);
+    match word.fetch_update(Ordering::AcqRel, Ordering::Acquire, |state| {
+        (state & HASHED == 0).then_some(state | HASHED | (value << HASH_SHIFT))
+    }) {
+        Ok(_) => Ok(i64::from(value)),
+        // Another thread cached its answer first: that one counts.
+        Err(state) => Ok(cached(state)),
+    }
 }
 
 /// The type index stored in a live object's header.

@@ -35,9 +35,9 @@ mod types;
 
 pub(crate) use header::ObjectCell;
 pub(crate) use header::{
-    alloc_inplace_array, alloc_object, alloc_object_with, dec_ref, hold_releases, inc_ref,
-    padding_word, run_held_releases, try_alloc_inplace_array, try_inc_strong, type_index_of,
-    InplaceArray,
+    alloc_inplace_array, alloc_object, alloc_object_with, cached_key_hash, dec_ref, hold_releases,
+    inc_ref, padding_word, run_held_releases, try_alloc_inplace_array, try_inc_strong,
+    type_index_of, InplaceArray,
 };
 use header::{dec_weak, inc_weak, ref_count, STRONG_MASK};
 pub use items::ObjectWithItems;

@@ -103,12 +103,88 @@ impl Column {
 
 static ANY_HASH: Column = Column::new("__any_hash__");
 static ANY_EQUAL: Column = Column::new("__any_equal__");
+/// The user's own `__any_hash__` / `__any_equal__` of a Rust type, which Rust's lookups call
+/// (their errors are raised); the runtime's columns hold [`key_hook_for_runtime`]'s wrappers.
+const RAW_ANY_HASH: &str = "__tvm_ffi_rs_any_hash__";
+const RAW_ANY_EQUAL: &str = "__tvm_ffi_rs_any_equal__";
+static RAW_HASH: Column = Column::new(RAW_ANY_HASH);
+static RAW_EQUAL: Column = Column::new(RAW_ANY_EQUAL);
+
+/// For a key hook that a Rust type registers (`#[ffi(type_attr = "__any_hash__")]` or
+/// `"__any_equal__"`): the function to register under that name for the runtime, and the
+/// name under which to register `hook` itself (Rust's lookups call it). `None` for other names.
+///
+/// The runtime's hash tables are not safe against every answer a hook may give: a dense
+/// table finds an entry's predecessor by hashing the entry's key again (a hash that changed
+/// walks off the chain), and an error raised while the runtime rebuilds a table (moving the
+/// entries one by one, hashing and comparing them) leaves the old table holding entries it
+/// already released. So the runtime gets:
+/// - for the hash, the key's first answer, cached in its header (see
+///   `base::object::cached_key_hash`): only that first call runs `hook`, and may raise;
+/// - for the equality, `hook`'s answer, or "not equal" when it fails (the runtime cannot
+///   take an error there); the failure is kept for the Rust write that ran it, which returns
+///   it (see `data::lock`).
+pub(crate) fn key_hook_for_runtime(
+    name: &str,
+    hook: &Function,
+) -> Option<(Function, &'static str)> {
+    let hook = hook.clone();
+    let wrapper = match name {
+        "__any_hash__" => Function::from_packed_named(name.to_owned(), move |args| {
+            let key = args
+                .first()
+                .ok_or_else(|| Error::new("TypeError", "`__any_hash__` takes the key"))?;
+            cached_hash(key, &hook).map(Any::new)
+        }),
+        "__any_equal__" => Function::from_packed_named(name.to_owned(), move |args| {
+            let equal = hook.call_packed(args).and_then(|out| {
+                out.cast::<bool>()
+                    .map_err(|_| hook_error("__any_equal__", "bool"))
+            });
+            Ok(Any::new(equal.unwrap_or_else(|err| {
+                crate::data::lock::record_hook_failure(err);
+                false
+            })))
+        }),
+        _ => return None,
+    };
+    let raw_name = if name == "__any_hash__" {
+        RAW_ANY_HASH
+    } else {
+        RAW_ANY_EQUAL
+    };
+    Some((wrapper, raw_name))
+}
+
+/// The cached hash of `key` (an object of a type whose hash hook this SDK registered): the
+/// first answer of `hook`, the one every later call gets.
+fn cached_hash(key: &AnyView<'_>, hook: &Function) -> Result<i64> {
+    let compute = || {
+        hook.call_packed(std::slice::from_ref(key))?
+            .cast::<i64>()
+            .map_err(|_| hook_error("__any_hash__", "int"))
+    };
+    let raw = key.as_raw();
+    if raw.type_index < ti::kTVMFFIStaticObjectBegin {
+        return compute();
+    }
+    // SAFETY: an object value holds an object pointer.
+    let Some(obj) = std::ptr::NonNull::new(unsafe { raw.value.v_obj }) else {
+        return compute();
+    };
+    // SAFETY: the key is alive for the call (borrowed); its type registered this hook through
+    // the SDK, so it is a Rust-defined type (or the hook was forged onto another type, whose
+    // header padding no other runtime reads).
+    unsafe { crate::base::object::cached_key_hash(obj, compute) }
+}
 
 /// The `__any_hash__` / `__any_equal__` hooks of a key object's type, called by Rust (so that
 /// no lock is held while they run: they are user code).
 pub(crate) struct Hooks {
     type_index: i32,
     hash: Option<TVMFFIAny>,
+    /// Whether `hash` is a Rust type's own hook, whose first answer per key is cached.
+    hash_cached: bool,
     equal: Option<TVMFFIAny>,
 }
 
@@ -119,10 +195,22 @@ impl Hooks {
         if index < ti::kTVMFFIStaticObjectBegin || index == ti::kTVMFFIBigInt {
             return None;
         }
-        let (hash, equal) = (ANY_HASH.entry(index), ANY_EQUAL.entry(index));
+        // A Rust type's own hook where it registered one (the runtime's column holds its
+        // never-failing wrapper).
+        let raw_hash = RAW_HASH.entry(index);
+        let hash_cached = raw_hash.is_some();
+        let (hash, equal) = (
+            ANY_HASH
+                .entry(index)
+                .map(|public| raw_hash.unwrap_or(public)),
+            ANY_EQUAL
+                .entry(index)
+                .map(|public| RAW_EQUAL.entry(index).unwrap_or(public)),
+        );
         (hash.is_some() || equal.is_some()).then_some(Hooks {
             type_index: index,
             hash,
+            hash_cached: hash_cached && hash.is_some(),
             equal,
         })
     }
@@ -134,6 +222,13 @@ impl Hooks {
             None => {
                 // SAFETY: an object value: 8 initialised value bytes.
                 unsafe { key.as_raw().value.v_uint64 }
+            }
+            // The runtime's answer: the key's cached first one.
+            Some(hook) if self.hash_cached => {
+                // SAFETY: a column entry that is neither None nor a pointer is an
+                // `ffi.Function` the registry keeps alive (the SDK registers functions).
+                let hook = unsafe { AnyView::from_raw(hook) }.cast::<Function>()?;
+                cached_hash(key, &hook)? as u64
             }
             Some(hook) => call_hook(hook, &[*key])?
                 .cast::<i64>()

@@ -26,6 +26,7 @@ mod value_equality;
 
 pub use array::{Array, ArrayIter};
 pub use dict::{Dict, DictIter};
+pub(crate) use hash::key_hook_for_runtime;
 pub use list::{List, ListIter};
 pub use map::{Map, MapIter, MapViews};
 pub use shape::Shape;

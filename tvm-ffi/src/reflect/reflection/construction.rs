@@ -57,6 +57,15 @@ unsafe fn state_word<'a>(ptr: NonNull<TVMFFIObject>) -> &'a AtomicU32 {
     unsafe { padding_word(ptr) }
 }
 
+/// Stores `phase`, keeping the other bits (the key hash may be cached in the word meanwhile,
+/// see `base::object::cached_key_hash`).
+#[inline]
+fn set_phase(word: &AtomicU32, phase: u32) {
+    let _ = word.fetch_update(Ordering::Release, Ordering::Relaxed, |state| {
+        Some((state & !PHASE_MASK) | phase)
+    });
+}
+
 /// Seals the object before Rust makes an `ObjectRef<T>` of it (see the module docs); a no-op
 /// when sealed. `Err` with the reason when the object cannot be used yet: a required field is
 /// unset, or the object is a foreign (Python subclass) instance of a type with Rust-only
@@ -94,13 +103,12 @@ unsafe fn seal_slow<T: Reflected>(ptr: NonNull<TVMFFIObject>) -> Result<(), std:
                 }
                 // Exclusive: no accessor is inside the object until the state is stored back.
                 let problem = unusable_reason::<T>(ptr, state & RUST_MADE != 0);
-                let next = (state & !PHASE_MASK)
-                    | if problem.is_none() {
-                        SEALED_PHASE
-                    } else {
-                        OPEN_PHASE
-                    };
-                word.store(next, Ordering::Release);
+                let phase = if problem.is_none() {
+                    SEALED_PHASE
+                } else {
+                    OPEN_PHASE
+                };
+                set_phase(word, phase);
                 return problem.map_or(Ok(()), Err);
             }
             _ => std::hint::spin_loop(),
@@ -114,8 +122,10 @@ pub(crate) const SEAL_CHECK_ATTR: &str = "__tvm_ffi_rs_seal_check__";
 
 /// The check of a Rust-defined type's payload before sealing, as registered per type index:
 /// `check(object, rust_made, out)` returns 0 (usable), 1 (a foreign object of a type with
-/// Rust-only fields; the type's key is written to `out`) or 2 (a required field is unset; its
-/// name is written to `out`).
+/// Rust-only fields; the type's key is written to `out`), 2 (a required field is unset; its
+/// name is written to `out`) or 3 (a foreign object of a type with an `Rw` field holding a
+/// reference, which the runtime's copy of the object reads without Rust's lock; its name is
+/// written to `out`).
 /// A C function: a copy of another Rust library (another build) may call it.
 pub type SealCheck = unsafe extern "C" fn(
     object: *mut TVMFFIObject,
@@ -125,6 +135,8 @@ pub type SealCheck = unsafe extern "C" fn(
 
 const SEAL_OK: i32 = 0;
 const SEAL_FOREIGN: i32 = 1;
+const SEAL_UNSET: i32 = 2;
+const SEAL_COPY_RACY: i32 = 3;
 
 /// The seal check of type `T` (registered for `T`'s index by `#[derive(Object)]`).
 ///
@@ -141,6 +153,11 @@ pub unsafe extern "C" fn seal_check<T: Reflected>(
         unsafe { out.write(TVMFFIByteArray::from_bytes(T::TYPE_KEY.as_bytes())) };
         return SEAL_FOREIGN;
     }
+    if let (0, Some(field)) = (rust_made, T::COPY_RACY_FIELD) {
+        // SAFETY: the caller's contract; the name is `'static`.
+        unsafe { out.write(TVMFFIByteArray::from_bytes(field.as_bytes())) };
+        return SEAL_COPY_RACY;
+    }
     let Some(ptr) = NonNull::new(object) else {
         return SEAL_OK;
     };
@@ -151,7 +168,7 @@ pub unsafe extern "C" fn seal_check<T: Reflected>(
         Some(field) => {
             // SAFETY: the caller's contract; the name is `'static`.
             unsafe { out.write(TVMFFIByteArray::from_bytes(field.as_bytes())) };
-            2
+            SEAL_UNSET
         }
     }
 }
@@ -218,12 +235,19 @@ fn field_in_rust_layout(ptr: NonNull<TVMFFIObject>, rust_index: i32) -> Option<S
 /// Why Rust may not use the payload of an object that is being sealed, if anything: the check
 /// of the object's dynamic type (`T`'s when no type in its chain registered one).
 fn unusable_reason<T: Reflected>(ptr: NonNull<TVMFFIObject>, rust_made: bool) -> Option<String> {
+    let registered = dynamic_seal_check(ptr);
+    // No type in the chain registered a check: `T` is a declaration of a type defined
+    // elsewhere (C++), whose objects C++ allocates and copies.
+    let declared_elsewhere = registered.is_none();
     let (rust_index, check) =
-        dynamic_seal_check(ptr).unwrap_or_else(|| (T::runtime_type().index, seal_check::<T>));
+        registered.unwrap_or_else(|| (T::runtime_type().index, seal_check::<T>));
     let mut out = TVMFFIByteArray::from_bytes(&[]);
     // SAFETY: a live object of (a subtype of) the checked type, whose construction lock the
     // caller holds; `out` is a valid output.
-    let outcome = unsafe { check(ptr.as_ptr(), rust_made as i32, &mut out) };
+    let outcome = match unsafe { check(ptr.as_ptr(), rust_made as i32, &mut out) } {
+        SEAL_COPY_RACY if declared_elsewhere => SEAL_OK,
+        outcome => outcome,
+    };
     // SAFETY: the check wrote a `'static` name, or left the empty array.
     let name = String::from_utf8_lossy(unsafe { out.as_bytes() });
     match outcome {
@@ -233,6 +257,14 @@ fn unusable_reason<T: Reflected>(ptr: NonNull<TVMFFIObject>, rust_made: bool) ->
             "the object of type `{}` was allocated outside Rust (for example, a Python subclass \
              instance) and `{name}` keeps Rust-only fields (`#[ffi(skip)]`) it never \
              initialised, so Rust cannot use its payload",
+            key_of(ptr),
+        )),
+        SEAL_COPY_RACY => Some(format!(
+            "the object of type `{}` was allocated outside Rust (a Python subclass instance), \
+             and its `Rw` field `{name}` holds a reference: the runtime's shallow copy of such \
+             an instance (`copy.copy`) reads the field without Rust's lock, so a Rust write \
+             could free the value a copy is taking; Rust does not use such an instance (use \
+             an instance of the Rust type itself, or declare the field without `Rw`)",
             key_of(ptr),
         )),
         _ => Some(format!(
@@ -266,7 +298,7 @@ pub(crate) unsafe fn with_construction_access<R>(
     struct Reopen<'a>(&'a AtomicU32, u32);
     impl Drop for Reopen<'_> {
         fn drop(&mut self) {
-            self.0.store(self.1, Ordering::Release);
+            set_phase(self.0, self.1 & PHASE_MASK);
         }
     }
     // SAFETY: the caller's contract.
@@ -299,6 +331,31 @@ pub(crate) unsafe fn with_construction_access<R>(
 pub(crate) unsafe fn is_sealed(ptr: NonNull<TVMFFIObject>) -> bool {
     // SAFETY: the caller's contract.
     unsafe { state_word(ptr) }.load(Ordering::Acquire) & PHASE_MASK == SEALED_PHASE
+}
+
+/// Whether Rust allocated the object (else it is, for example, a Python subclass instance).
+///
+/// # Safety
+/// `ptr` must point to a live object of a Rust-defined type or of a Python subclass of one.
+#[inline]
+pub(crate) unsafe fn is_rust_made(ptr: NonNull<TVMFFIObject>) -> bool {
+    // SAFETY: the caller's contract.
+    unsafe { state_word(ptr) }.load(Ordering::Acquire) & RUST_MADE != 0
+}
+
+/// The error a setter raises when asked to replace a reference held by a field of an object
+/// allocated outside Rust.
+#[cold]
+pub(crate) fn set_once_error(key: &str, offset: usize) -> Error {
+    Error::new(
+        "AttributeError",
+        format!(
+            "Cannot replace the value of the field of `{key}` at offset {offset} in a Python \
+             subclass instance: the runtime's shallow copy of such an instance (`copy.copy`) \
+             reads its fields without Rust's lock, so a replaced value could be freed while a \
+             copy takes it; such a field is set once, when the instance is constructed"
+        ),
+    )
 }
 
 /// The error a setter raises for a sealed object's read-only field.

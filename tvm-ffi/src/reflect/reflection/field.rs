@@ -422,6 +422,19 @@ pub unsafe extern "C" fn field_getter<F: FieldValue, const OFFSET: usize>(
     }
 }
 
+/// Whether the `len` bytes at `ptr` are all zero, read as atomics (a setter on another thread
+/// may write them meanwhile).
+///
+/// # Safety
+/// `ptr` is valid for reads of `len` bytes, aligned to 4 and `len` a multiple of 4.
+unsafe fn all_zero(ptr: *const u8, len: usize) -> bool {
+    (0..len / 4).all(|i| {
+        // SAFETY: the caller's contract: in bounds and aligned.
+        let word = unsafe { &*(ptr.add(i * 4) as *const std::sync::atomic::AtomicU32) };
+        word.load(std::sync::atomic::Ordering::Relaxed) == 0
+    })
+}
+
 /// The reflected setter of a field of type `F` at `OFFSET` in objects of type `T`.
 ///
 /// `Rw` fields are replaced under their lock; other fields only while the object is still
@@ -453,6 +466,17 @@ fn setter<T: ObjectType, F: FieldValue, const OFFSET: usize>(
         );
         // SAFETY: the field belongs to a live object at OFFSET.
         let owner = unsafe { owner_of::<OFFSET>(field as *mut c_void) };
+        // A reference held by an instance allocated outside Rust (a Python subclass) is never
+        // replaced: the runtime's shallow copy of the instance takes it without Rust's lock.
+        // Only storage still all zero (as allocated: nothing to release) is written.
+        if super::reflected::holds_reference(F::STATIC_TYPE_INDEX)
+            // SAFETY: a live object of a Rust-defined type or of a Python subclass of one.
+            && !unsafe { construction::is_rust_made(owner) }
+            // SAFETY: the field's storage (8 or 16 bytes, 8-aligned), read as atomics.
+            && !unsafe { all_zero(field as *const u8, std::mem::size_of::<F>()) }
+        {
+            return Err(construction::set_once_error(T::TYPE_KEY, OFFSET));
+        }
         // SAFETY: a live object of a Rust-defined type or of a Python subclass of one.
         let written = unsafe {
             construction::with_construction_access(owner, || {

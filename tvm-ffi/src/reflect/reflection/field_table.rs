@@ -99,6 +99,7 @@ pub const fn base_part<P: Reflected, const OFFSET: usize>(name: &'static str) ->
         init_empty: base_init_empty::<P>,
         drop_open: base_drop_open::<P>,
         foreign_compatible: P::FOREIGN_COMPATIBLE,
+        copy_racy_field: P::COPY_RACY_FIELD,
     }
 }
 
@@ -141,6 +142,7 @@ pub const fn skipped_part<S: Default + Send + Sync + 'static, const OFFSET: usiz
         drop_open: skipped_drop::<S>,
         // Rust-only memory that an instance allocated outside Rust never initialises.
         foreign_compatible: false,
+        copy_racy_field: None,
     }
 }
 

@@ -30,6 +30,11 @@ pub unsafe trait Reflected: ObjectType {
     /// Whether the payload consists of reflected fields only, so that an instance allocated
     /// outside Rust (a Python subclass) is a valid payload once its required fields are set.
     const FOREIGN_COMPATIBLE: bool = foreign_compatible(Self::PARTS);
+    /// The first `Rw` field (of this type or a parent) holding more than a plain number (a
+    /// string, an object, an `Any`): an instance allocated outside Rust (a Python subclass)
+    /// cannot be used from Rust then, because the runtime's shallow copy of such an instance
+    /// reads the field without Rust's lock (a `set` meanwhile could free the value it copies).
+    const COPY_RACY_FIELD: Option<&'static str> = copy_racy_field(Self::FIELDS, Self::PARTS);
     /// Writes the payload of a fresh object the runtime is about to fill: `Default` when the
     /// type implements it (so `init = false` fields keep the author's values), else each
     /// field's empty value, with required references unset.
@@ -138,6 +143,35 @@ pub struct PayloadPart {
     /// Whether an instance allocated outside Rust (all zero, then filled through the
     /// setters) holds a valid part.
     pub(super) foreign_compatible: bool,
+    /// A base part's [`Reflected::COPY_RACY_FIELD`].
+    pub(super) copy_racy_field: Option<&'static str>,
+}
+
+/// Whether a field's storage holds more than a plain number (`Any` storage, or an object
+/// pointer): what the runtime's shallow copy of a Python subclass instance copies by taking a
+/// reference, without any lock.
+pub(crate) const fn holds_reference(static_type_index: i32) -> bool {
+    static_type_index == sys::type_index::kTVMFFIAny
+        || static_type_index >= sys::type_index::kTVMFFIStaticObjectBegin
+}
+
+/// See [`Reflected::COPY_RACY_FIELD`].
+pub const fn copy_racy_field(fields: &[FieldEntry], parts: &[PayloadPart]) -> Option<&'static str> {
+    let mut i = 0;
+    while i < parts.len() {
+        if let Some(name) = parts[i].copy_racy_field {
+            return Some(name);
+        }
+        i += 1;
+    }
+    let mut i = 0;
+    while i < fields.len() {
+        if fields[i].storage.interior_mutable && holds_reference(fields[i].static_type_index) {
+            return Some(fields[i].name);
+        }
+        i += 1;
+    }
+    None
 }
 
 /// Whether every part of a payload is valid when allocated outside Rust (reflected fields

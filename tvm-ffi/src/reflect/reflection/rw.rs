@@ -30,12 +30,10 @@
 //! memory in one place: the shallow copy it registers for a Python-defined class
 //! (`@py_class`, `copy.copy`, `dataclasses.replace`) copies every field of the type chain,
 //! the `Rw` fields of a Rust parent included, by copying the stored value and taking a
-//! reference, without a getter. Such a copy racing a `set` of a non-scalar field on another
-//! thread may take its reference after `set` released the old value (a use after free);
-//! scalar fields are copied whole. Python makes such copies holding the GIL, and writes through
-//! the reflected setter holding it too, so only a Rust (or C++) thread writing the field of a
-//! Python subclass instance while Python copies it races; code that does so must synchronise
-//! the two, as with a C++ object.
+//! reference, without a getter. So no write may race it: Rust refuses an instance of a Python
+//! subclass of a type with an `Rw` field holding a reference (no `&T` of it, so no
+//! [`Rw::set`]), and the reflected setter never replaces a reference such an instance holds
+//! (it is set once, at construction). Scalar fields are copied whole.
 use std::cell::UnsafeCell;
 use std::fmt;
 use std::sync::atomic::Ordering;
