@@ -288,7 +288,7 @@ impl<V: MapDispatch> MapLink<Dispatch> for &mut V {
 }
 
 /// What [`map`] accepts as its mapper: `&mut` a `#[dispatch(map)]` type, one callback of any
-/// of the [`shapes`], or a tuple of up to 8 of them tried in order (a tuple is itself a link,
+/// of the [`shapes`], or a tuple of up to 12 of them tried in order (a tuple is itself a link,
 /// so chains nest).
 ///
 /// ```
@@ -303,7 +303,7 @@ impl<V: MapDispatch> MapLink<Dispatch> for &mut V {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a structural mapper",
     label = "not a mapper",
-    note = "pass `&mut` a `#[dispatch(map)]` type, a callback taking the value (`i64`, `Array<T>`, `&NodeObj`, `&MapValue`, ...) and optionally a trailing `DefRegionKind` and returning an `Any` (or a `Result` of one), or a tuple of up to 8 of them"
+    note = "pass `&mut` a `#[dispatch(map)]` type, a callback taking the value (`i64`, `Array<T>`, `&NodeObj`, `&MapValue`, ...) and optionally a trailing `DefRegionKind` and returning an `Any` (or a `Result` of one), or a tuple of up to 12 of them"
 )]
 pub trait IntoMapper<M> {
     /// The mapper as a dispatch.
@@ -379,7 +379,7 @@ macro_rules! chain_mapper {
                 None
             }
         }
-        // A tuple is a link too: chains nest (past 8 links, or to group them).
+        // A tuple is a link too: chains nest (past 12 links, or to group them).
         impl<$($link: MapLink<$shape>, $shape),+> MapLink<Chain<($($shape,)+)>>
             for ($($link,)+)
         {
@@ -441,6 +441,56 @@ chain_mapper!(
     (L5, M5, 5),
     (L6, M6, 6),
     (L7, M7, 7)
+);
+chain_mapper!(
+    (L0, M0, 0),
+    (L1, M1, 1),
+    (L2, M2, 2),
+    (L3, M3, 3),
+    (L4, M4, 4),
+    (L5, M5, 5),
+    (L6, M6, 6),
+    (L7, M7, 7),
+    (L8, M8, 8)
+);
+chain_mapper!(
+    (L0, M0, 0),
+    (L1, M1, 1),
+    (L2, M2, 2),
+    (L3, M3, 3),
+    (L4, M4, 4),
+    (L5, M5, 5),
+    (L6, M6, 6),
+    (L7, M7, 7),
+    (L8, M8, 8),
+    (L9, M9, 9)
+);
+chain_mapper!(
+    (L0, M0, 0),
+    (L1, M1, 1),
+    (L2, M2, 2),
+    (L3, M3, 3),
+    (L4, M4, 4),
+    (L5, M5, 5),
+    (L6, M6, 6),
+    (L7, M7, 7),
+    (L8, M8, 8),
+    (L9, M9, 9),
+    (L10, M10, 10)
+);
+chain_mapper!(
+    (L0, M0, 0),
+    (L1, M1, 1),
+    (L2, M2, 2),
+    (L3, M3, 3),
+    (L4, M4, 4),
+    (L5, M5, 5),
+    (L6, M6, 6),
+    (L7, M7, 7),
+    (L8, M8, 8),
+    (L9, M9, 9),
+    (L10, M10, 10),
+    (L11, M11, 11)
 );
 
 /// A value that a [`Mutator`] may update in place: the traversal holds the only reference to

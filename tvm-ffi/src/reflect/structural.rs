@@ -22,8 +22,8 @@ pub use super::mutate::{
     Unchanged, VarRemap,
 };
 pub use super::visit::{
-    shapes, visit, walk, DefRegionKind, IntoWalkResult, IntoWalker, VisitDispatch, VisitInterrupt,
-    VisitValue, Visitor, WalkLink, WalkOrder, WalkResult,
+    shapes, visit, walk, DefRegionKind, IntoVisitOutcome, IntoWalkResult, IntoWalker,
+    VisitDispatch, VisitInterrupt, VisitValue, Visitor, WalkLink, WalkOrder, WalkResult,
 };
 use crate::base::error::Result;
 use crate::base::object::{ObjectRef, ObjectType};
