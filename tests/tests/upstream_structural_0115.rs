@@ -19,14 +19,15 @@
 //!   `ffi.MakeObjectFromPackedArgs`; the test binaries here do not link the C++ testing library,
 //!   so the same reflected fields are a Rust type of this file (as in `upstream_match.rs`).
 //!
-//! Translated: `test_structural_visit.rs`: 35 of its 51 tests, from
-//! `plain_walk_uses_registered_array_hook` to `nested_tuple_first_match_order_is_flattened`
-//! (`visitor_errors_include_native_visit_path` without its last case, the callback visitor);
-//! `test_structural_visitor_alignment.rs`: both tests.
+//! Translated: `test_structural_visit.rs`: 44 of its 51 tests, from
+//! `plain_walk_uses_registered_array_hook` to its end (upstream's callback visitors are
+//! `structural::{VisitCallbacks, VisitContext}`, bare callbacks go to `structural::visit` as
+//! they are); `test_structural_visitor_alignment.rs`: both tests.
 //!
 //! Not translated yet (each a missing feature of this SDK):
-//! - context policies (`ContextPolicy`, `WalkWithContextPolicy`, `#[dispatch(visit, policy =
-//!   ..)]`): `composed_policies_share_array_scope_with_visit_and_walk_callbacks`,
+//! - context policies (`ContextPolicy`, `WalkWithContextPolicy`, `VisitCallbacks::with_policy`,
+//!   `#[dispatch(visit, policy = ..)]`):
+//!   `composed_policies_share_array_scope_with_visit_and_walk_callbacks`,
 //!   `policy_continuation_scopes_regions_and_restores_after_halts`,
 //!   `policy_continuation_retargets_without_dispatching_the_container`,
 //!   `policy_halts_skip_remaining_policies_and_restore_outer_state`,
@@ -34,23 +35,15 @@
 //!   `policies_preserve_reflected_pattern_before_default_descent`;
 //! - a typed field getter (`FieldGetter`) and `Function::from_type_attr`:
 //!   `public_reflection_access_uses_registered_field_and_type_attr`;
-//! - callback visitors (`VisitCallbacks`, `VisitContext`, `structural::visit` of closures):
-//!   `callback_visit_defaults_only_when_no_link_matches`,
-//!   `stateful_callback_visit_uses_ordinary_mutable_state`,
-//!   `stateful_callback_visit_reborrows_visitor_during_recursion`,
-//!   `callback_visit_can_reenter_the_same_fn_through_visitor`,
-//!   `callback_visit_tuple_is_first_match_and_can_interrupt`,
-//!   `callback_visit_supports_node_links_and_nested_tuples`,
-//!   `callback_visit_with_overrides_child_def_region`,
-//!   `nested_callback_visit_restores_the_outer_active_visitor`,
-//!   `callback_visit_panics_resume_and_leave_the_next_run_usable`, and the last case of
-//!   `visitor_errors_include_native_visit_path`;
 //! - `test_structural_mutate.rs` (49 tests): not translated yet here (its older version is in
 //!   `upstream_structural.rs`); it needs `UnchangedOr`, in-place modes and `None` values
 //!   reaching map callbacks.
+use std::cell::{Cell, RefCell};
+
 use tvm_ffi::builtin::AnyObject;
 use tvm_ffi::structural::{
-    self, DefRegionKind, VisitInterrupt, VisitValue, Visitor, WalkOrder, WalkResult,
+    self, DefRegionKind, VisitCallbacks, VisitContext, VisitInterrupt, VisitValue, Visitor,
+    WalkOrder, WalkResult,
 };
 use tvm_ffi::{
     dispatch, reflection, sys, Any, Array, DataType, Error, Map, ObjectRef, Result,
@@ -626,6 +619,18 @@ fn visitor_errors_include_native_visit_path() {
     };
     assert_eq!(error.message(), "visitor failed");
     assert!(error.backtrace().contains("object `ffi.Array`"));
+
+    let error = match structural::visit(
+        &root,
+        |_value: i64, _visitor: &mut VisitContext<'_, ()>| -> Result<()> {
+            Err(runtime_error("callback visitor failed"))
+        },
+    ) {
+        Err(error) => error,
+        Ok(_) => panic!("callback visitor unexpectedly succeeded"),
+    };
+    assert_eq!(error.message(), "callback visitor failed");
+    assert!(error.backtrace().contains("object `ffi.Array`"));
 }
 
 #[test]
@@ -1112,6 +1117,259 @@ fn nested_tuple_first_match_order_is_flattened() {
     .is_none());
     assert_eq!(first, 3);
     assert_eq!(second, 0);
+}
+
+#[test]
+fn callback_visit_defaults_only_when_no_link_matches() {
+    let root = array(vec![1i64, 2]);
+    let integers = Cell::new(0);
+    assert!(
+        structural::visit(&root, |value: i64, _visitor: &mut VisitContext<'_, ()>| {
+            integers.set(integers.get() + value);
+        })
+        .unwrap()
+        .is_none()
+    );
+    assert_eq!(integers.get(), 3);
+
+    let integers = Cell::new(0);
+    assert!(structural::visit(
+        &root,
+        (
+            |_array: Array<i64>, _visitor: &mut VisitContext<'_, ()>| {},
+            |value: i64, _visitor: &mut VisitContext<'_, ()>| {
+                integers.set(integers.get() + value);
+            },
+        ),
+    )
+    .unwrap()
+    .is_none());
+    assert_eq!(integers.get(), 0);
+}
+
+#[derive(Default)]
+struct StatefulVisitStats {
+    arrays: usize,
+    integer_sum: i64,
+}
+
+fn stateful_visit_array(
+    _array: Array<i64>,
+    visitor: &mut VisitContext<'_, StatefulVisitStats>,
+) -> Result<Option<VisitInterrupt>> {
+    visitor.state_mut().arrays += 1;
+    assert!(visitor.current().cast::<Array<i64>>().is_some());
+    visitor.visit_children()
+}
+
+fn stateful_visit_integer(value: i64, visitor: &mut VisitContext<'_, StatefulVisitStats>) {
+    visitor.state_mut().integer_sum += value;
+}
+
+#[test]
+fn stateful_callback_visit_uses_ordinary_mutable_state() {
+    let root = array(vec![1i64, 2, 3]);
+    let mut visitor = VisitCallbacks::new(
+        StatefulVisitStats::default(),
+        (stateful_visit_array, stateful_visit_integer),
+    );
+
+    assert!(structural::visit(&root, &mut visitor).unwrap().is_none());
+    assert_eq!(visitor.state().arrays, 1);
+    assert_eq!(visitor.state().integer_sum, 6);
+
+    assert!(structural::visit(&root, &mut visitor).unwrap().is_none());
+    assert_eq!(visitor.state().arrays, 2);
+    assert_eq!(visitor.into_state().integer_sum, 12);
+}
+
+#[derive(Default)]
+struct StatefulVisitDepth {
+    current: usize,
+    maximum: usize,
+    calls: usize,
+}
+
+#[test]
+fn stateful_callback_visit_reborrows_visitor_during_recursion() {
+    let root = array(vec![array(vec![1i64, 2])]);
+    let mut visitor = VisitCallbacks::new(
+        StatefulVisitDepth::default(),
+        |_value: &VisitValue, visitor: &mut VisitContext<'_, StatefulVisitDepth>| {
+            visitor.state_mut().current += 1;
+            visitor.state_mut().calls += 1;
+            let current = visitor.state().current;
+            visitor.state_mut().maximum = visitor.state().maximum.max(current);
+
+            let outcome = visitor.visit_children();
+            visitor.state_mut().current -= 1;
+            outcome
+        },
+    );
+
+    assert!(structural::visit(&root, &mut visitor).unwrap().is_none());
+    assert_eq!(visitor.state().current, 0);
+    assert_eq!(visitor.state().maximum, 3);
+    assert_eq!(visitor.state().calls, 4);
+}
+
+#[test]
+fn callback_visit_can_reenter_the_same_fn_through_visitor() {
+    let root = array(vec![1i64, 2]);
+    let visits = Cell::new(0);
+    assert!(structural::visit(
+        &root,
+        |_value: &VisitValue, visitor: &mut VisitContext<'_, ()>| {
+            visits.set(visits.get() + 1);
+            visitor.visit_children()
+        },
+    )
+    .unwrap()
+    .is_none());
+    assert_eq!(visits.get(), 3);
+}
+
+#[test]
+fn callback_visit_tuple_is_first_match_and_can_interrupt() {
+    let root = array(vec![1i64, 2, 3]);
+    let fallback = Cell::new(0);
+    let interrupted = structural::visit(
+        &root,
+        (
+            |value: i64, _visitor: &mut VisitContext<'_, ()>| {
+                (value == 2).then(|| VisitInterrupt::with(value))
+            },
+            |_value: &VisitValue, visitor: &mut VisitContext<'_, ()>| {
+                fallback.set(fallback.get() + 1);
+                visitor.visit_children()
+            },
+        ),
+    )
+    .unwrap()
+    .unwrap();
+    assert_eq!(interrupted.value.cast::<i64>().unwrap(), 2);
+    assert_eq!(fallback.get(), 1);
+}
+
+#[test]
+fn callback_visit_supports_node_links_and_nested_tuples() {
+    let root = array(vec![1i64, 2]);
+    let seen = RefCell::new(Vec::new());
+    assert!(structural::visit(
+        &root,
+        (
+            (
+                |_value: f64, _visitor: &mut VisitContext<'_, ()>| {},
+                |_node: &tvm_ffi::builtin::ArrayObj, visitor: &mut VisitContext<'_, ()>| {
+                    assert_eq!(visitor.def_region_kind(), DefRegionKind::None);
+                    visitor.visit_children()
+                },
+            ),
+            |value: i64, visitor: &mut VisitContext<'_, ()>| {
+                seen.borrow_mut().push((value, visitor.def_region_kind()));
+            },
+        ),
+    )
+    .unwrap()
+    .is_none());
+    assert_eq!(
+        *seen.borrow(),
+        vec![(1, DefRegionKind::None), (2, DefRegionKind::None)]
+    );
+}
+
+#[test]
+fn callback_visit_with_overrides_child_def_region() {
+    let root = array(vec![1i64, 2]);
+    let seen = RefCell::new(Vec::new());
+    assert!(structural::visit(
+        &root,
+        (
+            |array: Array<i64>, visitor: &mut VisitContext<'_, ()>| {
+                for value in array.iter() {
+                    if let Some(interrupt) = visitor.visit_with(value, DefRegionKind::Pattern)? {
+                        return Ok(Some(interrupt));
+                    }
+                }
+                Ok(None)
+            },
+            |value: i64, visitor: &mut VisitContext<'_, ()>| {
+                seen.borrow_mut().push((value, visitor.def_region_kind()));
+            },
+        ),
+    )
+    .unwrap()
+    .is_none());
+    assert_eq!(
+        *seen.borrow(),
+        vec![(1, DefRegionKind::Pattern), (2, DefRegionKind::Pattern),]
+    );
+}
+
+#[test]
+fn nested_callback_visit_restores_the_outer_active_visitor() {
+    let outer = array(vec![10i64, 20]);
+    let inner = array(vec![1i64, 2]);
+    let entered_inner = Cell::new(false);
+    let outer_values = RefCell::new(Vec::new());
+    let inner_values = RefCell::new(Vec::new());
+
+    assert!(structural::visit(
+        &outer,
+        |value: &VisitValue, visitor: &mut VisitContext<'_, ()>| {
+            if let Some(value) = value.cast::<i64>() {
+                outer_values.borrow_mut().push(value);
+            }
+            if !entered_inner.replace(true) {
+                structural::visit(&inner, |value: i64, _visitor: &mut VisitContext<'_, ()>| {
+                    inner_values.borrow_mut().push(value);
+                })?;
+            }
+            visitor.visit_children()
+        },
+    )
+    .unwrap()
+    .is_none());
+    assert_eq!(*outer_values.borrow(), vec![10, 20]);
+    assert_eq!(*inner_values.borrow(), vec![1, 2]);
+}
+
+#[test]
+fn callback_visit_panics_resume_and_leave_the_next_run_usable() {
+    let root = array(vec![1i64]);
+    let entered_callback = Cell::new(false);
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        structural::visit(
+            &root,
+            |_value: i64, _visitor: &mut VisitContext<'_, ()>| -> () {
+                entered_callback.set(true);
+                panic!("callback visitor panic")
+            },
+        )
+    }));
+    assert!(
+        entered_callback.get(),
+        "panicking callback visitor was never called"
+    );
+    let panic = match outcome {
+        Err(panic) => panic,
+        Ok(Err(error)) => panic!("panicking callback visitor returned an error: {error}"),
+        Ok(Ok(_)) => panic!("panicking callback visitor unexpectedly returned"),
+    };
+    assert_eq!(
+        panic.downcast_ref::<&str>().copied(),
+        Some("callback visitor panic")
+    );
+
+    let calls = Cell::new(0);
+    assert!(
+        structural::visit(&root, |_value: i64, _visitor: &mut VisitContext<'_, ()>| {
+            calls.set(calls.get() + 1);
+        })
+        .unwrap()
+        .is_none()
+    );
+    assert_eq!(calls.get(), 1);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -9,3 +9,4 @@ pub mod reflection;
 pub mod serialization;
 pub mod structural;
 pub(crate) mod visit;
+pub(crate) mod visit_callbacks;

@@ -25,6 +25,9 @@ pub use super::visit::{
     shapes, visit, walk, DefRegionKind, IntoVisitOutcome, IntoWalkResult, IntoWalker,
     VisitDispatch, VisitInterrupt, VisitValue, Visitor, WalkLink, WalkOrder, WalkResult,
 };
+pub use super::visit_callbacks::{
+    visitor_shapes, IntoVisitor, VisitCallbackLink, VisitCallbacks, VisitContext,
+};
 use crate::base::error::Result;
 use crate::base::object::{ObjectRef, ObjectType};
 use crate::base::value::Any;

@@ -19,6 +19,7 @@ use std::marker::PhantomData;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicPtr, Ordering};
 
+use super::visit_callbacks::IntoVisitor;
 use crate::abi::sys::{self, field_flags, type_index as ti};
 use crate::base::error::{Error, Result};
 use crate::base::object::builtin::{ArrayObj, DictObj, ListObj, MapObj};
@@ -1363,10 +1364,34 @@ impl<V: Visitor + ?Sized> Visitor for &mut V {
     }
 }
 
-/// Visits `root` with a [`Visitor`] (C++ `visitor->Visit(root)`): its `visit` runs for the
-/// root, in [`DefRegionKind::None`], and drives the rest. A `None` root is not visited.
-pub fn visit<R: IntoArg, V: Visitor>(root: R, visitor: &mut V) -> Result<Option<VisitInterrupt>> {
-    visitor.visit_child(root, DefRegionKind::None)
+/// Visits `root` with a visitor (C++ `visitor->Visit(root)`): `&mut` a [`Visitor`] (a
+/// `#[dispatch(visit)]` type, a [`VisitCallbacks`](crate::structural::VisitCallbacks), ...),
+/// whose `visit` runs for the root, in [`DefRegionKind::None`], and drives the rest; or visit
+/// callbacks without state (see [`IntoVisitor`](crate::structural::IntoVisitor)). A `None` root
+/// is not visited.
+///
+/// ```
+/// use tvm_ffi::structural::{self, VisitContext};
+/// use tvm_ffi::Array;
+/// let sum = std::cell::Cell::new(0);
+/// structural::visit(&Array::new([1i64, 2]).unwrap(), |v: i64, _: &mut VisitContext<'_, ()>| {
+///     sum.set(sum.get() + v);
+/// })
+/// .unwrap();
+/// assert_eq!(sum.get(), 3);
+/// ```
+pub fn visit<R: IntoArg, M, V: IntoVisitor<M>>(
+    root: R,
+    visitor: V,
+) -> Result<Option<VisitInterrupt>> {
+    let holder = root.into_holder()?;
+    let view = R::view(&holder);
+    if view.is_none() {
+        return Ok(None);
+    }
+    // SAFETY: `holder` keeps the value alive through the call.
+    let value = unsafe { VisitValue::new(view) };
+    visitor.visit_root(&value, DefRegionKind::None)
 }
 
 /// What `#[dispatch(walk)]` expands to (`tvm_ffi::__private`; no semver guarantee).
