@@ -11,11 +11,10 @@
 //!
 //! The versions translated are those of the apache/tvm-ffi repository (its structural mutator
 //! branch, `rust/tvm-ffi` 0.1.0-alpha.0). The crate published as `tvm-ffi` 0.1.15 ships later
-//! versions of the same three files (51, 49 and 2 tests) written against a larger, different
-//! API (context policies, `VisitCallbacks`/`VisitContext`, `#[dispatch(walk)]`, `UnchangedOr`,
-//! in-place modes, the runtime's visit hooks called through its vtable), and two of their
-//! semantics differ from the repository's (a walk there does not visit map keys; `None` values
-//! reach map callbacks): not translated.
+//! versions of the same three files (51, 49 and 2 tests), translated in
+//! `upstream_structural_0115.rs`. Where the two disagree this SDK follows 0.1.15: a walk does not
+//! visit map keys (`dense_map_layout_is_traversed_completely` below is updated, with a comment),
+//! and `None` values reach map callbacks and mutators.
 //!
 //! Spelling of the translations:
 //! - upstream's root functions `structural_walk`, `structural_visit`, `structural_map`,

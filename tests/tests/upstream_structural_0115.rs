@@ -1,8 +1,10 @@
-//! Upstream's Rust tests of structural walk and visit as the crate `tvm-ffi` 0.1.15 (crates.io)
-//! ships them (`tests/test_structural_visit.rs`, `tests/test_structural_visitor_alignment.rs`),
-//! translated one to one to this SDK's API with the upstream test names kept.
-//! `upstream_structural.rs` holds the older versions of the same files (apache/tvm-ffi's git
-//! main, `rust/tvm-ffi` 0.1.0-alpha.0) and the mutate tests.
+//! Upstream's Rust tests of structural walk, visit, map and mutate as the crate `tvm-ffi` 0.1.15
+//! (crates.io) ships them (`tests/test_structural_visit.rs`,
+//! `tests/test_structural_visitor_alignment.rs`, `tests/test_structural_mutate.rs`), translated
+//! one to one to this SDK's API with the upstream test names kept (the mutate tests in the module
+//! `structural_mutate`: two of their names are visit test names too). `upstream_structural.rs`
+//! holds the older versions of the same files (apache/tvm-ffi's git main, `rust/tvm-ffi`
+//! 0.1.0-alpha.0).
 //!
 //! Spelling of the translations (as in `upstream_structural.rs`):
 //! - `structural_walk` / `structural_visit` are `structural::{walk, visit}`, `StructuralView`
@@ -15,9 +17,11 @@
 //! - upstream walks containers through the runtime's registered `__s_visit__` hooks (`ffi.Array`,
 //!   `ffi.Map`); this SDK walks them in Rust, with the same children (map values, not keys) and
 //!   the same error paths;
-//! - `reflected_fields_reach_typed_handlers` builds C++ `testing.TestObjectBase` through
-//!   `ffi.MakeObjectFromPackedArgs`; the test binaries here do not link the C++ testing library,
-//!   so the same reflected fields are a Rust type of this file (as in `upstream_match.rs`).
+//! - the tests that build C++ `testing.TestObjectBase` through `ffi.MakeObjectFromPackedArgs`
+//!   (and `testing.TestNonCopyable`) get the same reflected fields from Rust types of this file
+//!   (as in `upstream_match.rs`): the test binaries here do not link the C++ testing library;
+//!   upstream's runtime globals (`ffi.List`, `ffi.Dict`, `ffi.ArrayGetItem`, ...) are called
+//!   through this SDK's `List`, `Dict` and `Array`, which call the same globals.
 //!
 //! Translated: `test_structural_visit.rs`: 44 of its 51 tests, from
 //! `plain_walk_uses_registered_array_hook` to its end (upstream's callback visitors are
@@ -35,19 +39,51 @@
 //!   `policies_preserve_reflected_pattern_before_default_descent`;
 //! - a typed field getter (`FieldGetter`) and `Function::from_type_attr`:
 //!   `public_reflection_access_uses_registered_field_and_type_attr`;
-//! - `test_structural_mutate.rs` (49 tests): not translated yet here (its older version is in
-//!   `upstream_structural.rs`); it needs `UnchangedOr`, in-place modes and `None` values
-//!   reaching map callbacks.
+//!
+//! `test_structural_mutate.rs`: 21 of its 49 tests translated (the module `structural_mutate`).
+//! Not translated yet:
+//! - callback mutators (`MutateCallbacks`, `MutateContext`, `structural::mutate` of closures,
+//!   `#[dispatch(mutate)]`): `callback_mutate_defaults_unmatched_values_and_preserves_root_permit`,
+//!   `callback_mutator_carries_reusable_mutable_state`,
+//!   `callback_mutator_state_can_change_around_recursive_reborrows`,
+//!   `callback_mutate_explicit_default_is_repeatable_copy_path`,
+//!   `callback_mutate_match_is_final_and_same_fn_can_reenter`,
+//!   `callback_mutate_supports_node_links_nested_tuples_and_reflection`,
+//!   `callback_mutate_distinguishes_borrowed_and_owned_children`,
+//!   `nested_callback_mutate_restores_the_outer_active_mutator`,
+//!   `callback_mutate_panics_resume_and_leave_the_next_run_usable`,
+//!   `generated_stateless_mutate_dispatch_is_a_direct_callback`,
+//!   `generated_mutate_dispatch_defaults_unmatched_values_and_preserves_inplace_permit`,
+//!   `generated_mutate_dispatch_recurses_through_context`,
+//!   `generated_mutate_dispatch_can_default_recurse_from_a_typed_handler`,
+//!   `callbacks_return_values_convertible_into_any` (its last case; its map cases pass here:
+//!   a mapper may return any `IntoAny` value), `recursive_mutate_returns_unchanged_or_a_replacement`;
+//! - in-place modes (`InplaceMode`, `default_maybe_inplace_mutate_with_mode(_result)`,
+//!   `MutateValue` permits): `default_mutation_mode_preserves_ownership_and_unchanged_results`,
+//!   `owned_entry_mode_is_forwarded_by_generated_and_closure_callbacks`,
+//!   `consuming_callbacks_forward_permissions_without_temporary_owners`,
+//!   `consuming_default_descent_transfers_between_contexts_without_node_borrows`,
+//!   `consuming_default_descent_preserves_unchanged_and_propagates_errors`;
+//! - mutation policies (`MutContextPolicy`, `DefaultMutContextPolicy`, `MapWithContextPolicy`)
+//!   and visit policies: `pre_order_mapping_preserves_inplace_permission`,
+//!   `post_order_unchanged_preserves_descendant_rewrites`,
+//!   `callback_errors_preserve_message_and_add_object_context`,
+//!   `mutation_policies_share_state_and_preserve_callback_order`,
+//!   `map_policy_entries_preserve_descent_and_callback_composition`,
+//!   `mutation_policy_continuations_preserve_ownership_and_markers`,
+//!   `mutation_policy_regions_retargeting_and_error_restore`,
+//!   `mutation_policy_halts_restore_state_and_skip_later_policies`.
 use std::cell::{Cell, RefCell};
 
-use tvm_ffi::builtin::AnyObject;
+use tvm_ffi::builtin::{AnyObject, FunctionObj, MapObj};
 use tvm_ffi::structural::{
-    self, DefRegionKind, VisitCallbacks, VisitContext, VisitInterrupt, VisitValue, Visitor,
-    WalkOrder, WalkResult,
+    self, DefRegionKind, InplaceValue, MapDispatch, MapValue, Mutator, Unchanged, UnchangedOr,
+    VarRemap, VisitCallbacks, VisitContext, VisitInterrupt, VisitValue, Visitor, WalkOrder,
+    WalkResult,
 };
 use tvm_ffi::{
-    dispatch, reflection, sys, Any, Array, DataType, Error, Map, ObjectRef, Result,
-    String as FfiString,
+    dispatch, reflection, sys, Any, Array, DataType, Dict, Error, ErrorKind, Function, List, Map,
+    ObjectRef, Result, String as FfiString,
 };
 
 fn runtime_error(message: &str) -> Error {
@@ -58,8 +94,9 @@ fn array<T: tvm_ffi::TryIntoAny>(items: impl IntoIterator<Item = T>) -> Array<T>
     Array::new(items).unwrap()
 }
 
-/// Upstream's C++ `testing.TestObjectBase`, defined in Rust: its three reflected fields.
-#[derive(tvm_ffi::Object)]
+/// Upstream's C++ `testing.TestObjectBase`, defined in Rust: its three reflected fields (its
+/// `Clone` is its shallow copy, as the C++ type's copy constructor).
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "upstream_structural_0115.TestObjectBase", structural = "tree")]
 #[repr(C)]
 pub struct TestObjectBase {
@@ -1475,4 +1512,735 @@ fn stops_on_interrupt_with_payload() {
         "stop"
     );
     assert_eq!(visitor.visited, vec!["array", "10", "20"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// test_structural_mutate.rs
+// ---------------------------------------------------------------------------------------------
+
+/// `test_structural_mutate.rs`, in a module of its own: two of its test names are also test names
+/// of `test_structural_visit.rs`.
+mod structural_mutate {
+    use super::*;
+
+    struct IncrementIntegers;
+
+    impl MapDispatch for IncrementIntegers {
+        fn dispatch_map(
+            &mut self,
+            value: &MapValue,
+            _def_region_kind: DefRegionKind,
+        ) -> Option<Result<Any>> {
+            value.cast::<i64>().map(|integer| Ok(Any::new(integer + 1)))
+        }
+    }
+
+    #[derive(Default)]
+    struct ManualIncrement {
+        remap: VarRemap,
+    }
+
+    impl Mutator for ManualIncrement {
+        fn mutate(&mut self, value: &MapValue, def_region_kind: DefRegionKind) -> Result<Any> {
+            if let Some(integer) = value.cast::<i64>() {
+                Ok(Any::new(integer + 1))
+            } else {
+                self.default_mutate(value, def_region_kind)
+            }
+        }
+
+        fn maybe_inplace_mutate(
+            &mut self,
+            value: InplaceValue<'_>,
+            def_region_kind: DefRegionKind,
+        ) -> Result<Any> {
+            self.default_maybe_inplace_mutate(value, def_region_kind)
+        }
+
+        fn var_remap_get(&mut self, var: &MapValue) -> Result<Option<Any>> {
+            self.remap.get(var)
+        }
+
+        fn var_remap_set(&mut self, var: &MapValue, mapped_value: &Any) -> Result<()> {
+            self.remap.set(var, mapped_value)
+        }
+    }
+
+    #[derive(Default)]
+    struct ReplaceNone {
+        remap: VarRemap,
+        calls: usize,
+    }
+
+    impl Mutator for ReplaceNone {
+        fn mutate(&mut self, value: &MapValue, def_region_kind: DefRegionKind) -> Result<Any> {
+            if value.type_index() == sys::type_index::kTVMFFINone {
+                self.calls += 1;
+                Ok(Any::new(8i64))
+            } else {
+                self.default_mutate(value, def_region_kind)
+            }
+        }
+
+        fn maybe_inplace_mutate(
+            &mut self,
+            value: InplaceValue<'_>,
+            def_region_kind: DefRegionKind,
+        ) -> Result<Any> {
+            self.default_maybe_inplace_mutate(value, def_region_kind)
+        }
+
+        fn var_remap_get(&mut self, var: &MapValue) -> Result<Option<Any>> {
+            self.remap.get(var)
+        }
+
+        fn var_remap_set(&mut self, var: &MapValue, mapped_value: &Any) -> Result<()> {
+            self.remap.set(var, mapped_value)
+        }
+    }
+
+    struct RecursiveEntryMutator {
+        remap: VarRemap,
+        use_owned_value: bool,
+        owned_value_pointer: Option<usize>,
+    }
+
+    impl Mutator for RecursiveEntryMutator {
+        fn mutate(&mut self, value: &MapValue, def_region_kind: DefRegionKind) -> Result<Any> {
+            if value.type_index() == sys::type_index::kTVMFFINone {
+                if self.use_owned_value {
+                    let value = array([1i64]);
+                    self.owned_value_pointer = Some(array_pointer(&value));
+                    self.maybe_inplace_mutate_child(value, def_region_kind)
+                } else {
+                    self.mutate_child(1i64, def_region_kind)
+                }
+            } else if let Some(integer) = value.cast::<i64>() {
+                Ok(Any::new(integer + 1))
+            } else {
+                self.default_mutate(value, def_region_kind)
+            }
+        }
+
+        fn maybe_inplace_mutate(
+            &mut self,
+            value: InplaceValue<'_>,
+            def_region_kind: DefRegionKind,
+        ) -> Result<Any> {
+            self.default_maybe_inplace_mutate(value, def_region_kind)
+        }
+
+        fn var_remap_get(&mut self, var: &MapValue) -> Result<Option<Any>> {
+            self.remap.get(var)
+        }
+
+        fn var_remap_set(&mut self, var: &MapValue, mapped_value: &Any) -> Result<()> {
+            self.remap.set(var, mapped_value)
+        }
+    }
+
+    /// Upstream's `reflected_object()`: a C++ `testing.TestObjectBase` (here the Rust type of this
+    /// file, whose `Clone` is its shallow copy).
+    fn reflected_object() -> Any {
+        Any::new(ObjectRef::new(TestObjectBase {
+            v_i64: 1,
+            v_f64: 2.5,
+            v_str: "a reflected string".into(),
+        }))
+    }
+
+    /// A type with a structural field but no shallow copy (not `Clone`): upstream's C++
+    /// `testing.TestNonCopyable`, which deletes its copy constructor.
+    #[derive(tvm_ffi::Object)]
+    #[ffi_type(
+        key = "upstream_structural_0115.TestNonCopyable",
+        structural = "tree",
+        final
+    )]
+    #[repr(C)]
+    pub struct TestNonCopyable {
+        pub value: i64,
+    }
+
+    fn test_object_base(value: &Any) -> ObjectRef<TestObjectBase> {
+        value.cast::<ObjectRef<TestObjectBase>>().unwrap()
+    }
+
+    fn array_pointer<T>(array: &Array<T>) -> usize {
+        array.as_object_ref().as_raw().as_ptr() as usize
+    }
+
+    fn map_pointer<K, V>(map: &Map<K, V>) -> usize {
+        map.as_object_ref().as_raw().as_ptr() as usize
+    }
+
+    fn any_object_pointer(value: &Any) -> usize {
+        value
+            .cast::<ObjectRef<AnyObject>>()
+            .unwrap()
+            .as_raw()
+            .as_ptr() as usize
+    }
+
+    fn to_array(value: Any) -> Result<Array<i64>> {
+        value.cast::<Array<i64>>()
+    }
+
+    fn list_item(list: &Any, index: usize) -> i64 {
+        list.cast::<List<i64>>().unwrap().get(index).unwrap()
+    }
+
+    fn array_item(array: &Any, index: usize) -> Any {
+        array.cast::<Array<Any>>().unwrap().get(index).unwrap()
+    }
+
+    fn dict_item(dict: &Any, key: i64) -> i64 {
+        dict.cast::<Dict<i64, i64>>().unwrap().get(key).unwrap()
+    }
+
+    fn new_dict(key: i64, value: i64) -> Any {
+        Any::new(Dict::<i64, i64>::new([(key, value)]).unwrap())
+    }
+
+    #[test]
+    fn unique_array_is_reused_while_shared_array_uses_copy_on_write() {
+        let unique = array([1i64, 2, 3]);
+        let unique_pointer = array_pointer(&unique);
+        let mapped = structural::map(unique, &mut IncrementIntegers, WalkOrder::PostOrder)
+            .and_then(to_array)
+            .unwrap();
+        assert_eq!(array_pointer(&mapped), unique_pointer);
+        assert_eq!(mapped.to_vec(), vec![2, 3, 4]);
+
+        let source = array([4i64, 5]);
+        let source_pointer = array_pointer(&source);
+        let mapped = structural::map(source.clone(), &mut IncrementIntegers, WalkOrder::PostOrder)
+            .and_then(to_array)
+            .unwrap();
+        assert_ne!(array_pointer(&mapped), source_pointer);
+        assert_eq!(source.to_vec(), vec![4, 5]);
+        assert_eq!(mapped.to_vec(), vec![5, 6]);
+    }
+
+    #[test]
+    fn user_driven_mutator_controls_default_recursion_and_in_place_opt_in() {
+        let unique = array([1i64, 2]);
+        let unique_pointer = array_pointer(&unique);
+        let mutated = structural::mutate(unique, &mut ManualIncrement::default())
+            .and_then(to_array)
+            .unwrap();
+        assert_eq!(array_pointer(&mutated), unique_pointer);
+        assert_eq!(mutated.to_vec(), vec![2, 3]);
+
+        let source = array([3i64]);
+        let source_pointer = array_pointer(&source);
+        let mutated = structural::mutate(source.clone(), &mut ManualIncrement::default())
+            .and_then(to_array)
+            .unwrap();
+        assert_ne!(array_pointer(&mutated), source_pointer);
+        assert_eq!(source.get(0).unwrap(), 3);
+        assert_eq!(mutated.get(0).unwrap(), 4);
+
+        let map = Map::<i64, i64>::new([(1, 10)]).unwrap();
+        let source_map_pointer = map_pointer(&map);
+        let mutated_map = structural::mutate(map, &mut ManualIncrement::default())
+            .and_then(|value| value.cast::<Map<i64, i64>>())
+            .unwrap();
+        assert_eq!(map_pointer(&mutated_map), source_map_pointer);
+        assert_eq!(mutated_map.get(1).unwrap(), 11);
+
+        let dict = new_dict(1, 10);
+        let dict_pointer = any_object_pointer(&dict);
+        let mutated_dict = structural::mutate(dict, &mut ManualIncrement::default()).unwrap();
+        assert_eq!(any_object_pointer(&mutated_dict), dict_pointer);
+        assert_eq!(dict_item(&mutated_dict, 1), 11);
+    }
+
+    #[test]
+    fn none_values_are_dispatched_to_map_callbacks_and_user_mutators() {
+        let mut map_calls = 0;
+        let mapped = structural::map(
+            Any::none(),
+            |value: &MapValue| {
+                map_calls += 1;
+                assert_eq!(value.type_index(), sys::type_index::kTVMFFINone);
+                Any::new(7i64)
+            },
+            WalkOrder::PostOrder,
+        )
+        .and_then(|value| value.cast::<i64>())
+        .unwrap();
+        assert_eq!(mapped, 7);
+        assert_eq!(map_calls, 1);
+
+        let mut mutator = ReplaceNone::default();
+        let mutated = structural::mutate(Any::none(), &mut mutator)
+            .and_then(|value| value.cast::<i64>())
+            .unwrap();
+        assert_eq!(mutated, 8);
+        assert_eq!(mutator.calls, 1);
+    }
+
+    #[test]
+    fn user_mutator_recursive_entries_reenter_the_same_mutator() {
+        let mut borrowed = RecursiveEntryMutator {
+            remap: VarRemap::default(),
+            use_owned_value: false,
+            owned_value_pointer: None,
+        };
+        let mutated = structural::mutate(Any::none(), &mut borrowed)
+            .and_then(|value| value.cast::<i64>())
+            .unwrap();
+        assert_eq!(mutated, 2);
+
+        let mut owned = RecursiveEntryMutator {
+            remap: VarRemap::default(),
+            use_owned_value: true,
+            owned_value_pointer: None,
+        };
+        let mutated = structural::mutate(Any::none(), &mut owned)
+            .and_then(to_array)
+            .unwrap();
+        assert_eq!(array_pointer(&mutated), owned.owned_value_pointer.unwrap());
+        assert_eq!(mutated.get(0).unwrap(), 2);
+    }
+
+    #[test]
+    fn reflected_fields_use_shallow_copy_and_setters() {
+        let source = reflected_object();
+        let mut regions = Vec::new();
+        let mapped = structural::map(
+            source.clone(),
+            |integer: i64, kind: DefRegionKind| {
+                regions.push(kind);
+                Any::new(integer + 1)
+            },
+            WalkOrder::PostOrder,
+        )
+        .unwrap();
+
+        assert_ne!(any_object_pointer(&mapped), any_object_pointer(&source));
+        assert_eq!(test_object_base(&source).v_i64, 1);
+        assert_eq!(test_object_base(&mapped).v_i64, 2);
+        assert_eq!(test_object_base(&mapped).v_f64, 2.5);
+        assert_eq!(
+            test_object_base(&mapped).v_str.as_str(),
+            "a reflected string"
+        );
+        assert_eq!(regions, vec![DefRegionKind::None]);
+    }
+
+    #[test]
+    fn reflected_no_change_returns_original() {
+        let source = reflected_object();
+        let mapped = structural::map(
+            source.clone(),
+            |string: FfiString| Any::new(string),
+            WalkOrder::PostOrder,
+        )
+        .unwrap();
+
+        assert_eq!(any_object_pointer(&mapped), any_object_pointer(&source));
+    }
+
+    #[test]
+    fn native_unchanged_hook_returns_original_without_exposing_marker() {
+        let source = Any::new(FfiString::from("unchanged"));
+        let source_pointer = any_object_pointer(&source);
+        let mutated = structural::mutate(source, &mut ManualIncrement::default()).unwrap();
+
+        assert_eq!(any_object_pointer(&mutated), source_pointer);
+        assert_ne!(
+            mutated.as_raw().type_index,
+            sys::type_index::kTVMFFIUnchanged
+        );
+    }
+
+    #[test]
+    fn reflected_object_without_shallow_copy_is_rejected_even_when_unchanged() {
+        let source = ObjectRef::new(TestNonCopyable { value: 1 });
+        // Leave its integer field unmatched to test the unchanged-object path.
+        let error = match structural::map(
+            source,
+            |string: FfiString| Any::new(string),
+            WalkOrder::PostOrder,
+        ) {
+            Ok(_) => panic!("reflected object without a shallow-copy hook unexpectedly succeeded"),
+            Err(error) => error,
+        };
+        assert!(error.message().contains("__ffi_shallow_copy__"));
+    }
+
+    #[test]
+    fn callback_panics_resume_after_the_registered_hook_returns() {
+        let panic = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            structural::map(
+                array([1i64]),
+                |_integer: i64| -> Any { panic!("mapper panic") },
+                WalkOrder::PostOrder,
+            )
+        })) {
+            Err(panic) => panic,
+            Ok(_) => panic!("panicking mapper unexpectedly returned"),
+        };
+
+        let message = panic
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| panic.downcast_ref::<String>().map(String::as_str));
+        assert_eq!(message, Some("mapper panic"));
+
+        let mapped = structural::map(
+            array([1i64]),
+            |integer: i64| Any::new(integer + 1),
+            WalkOrder::PostOrder,
+        )
+        .and_then(to_array)
+        .unwrap();
+        assert_eq!(mapped.get(0).unwrap(), 2);
+    }
+
+    #[test]
+    fn unique_map_reuses_nested_unique_value_storage() {
+        let child = array([1i64, 2]);
+        let child_pointer = array_pointer(&child);
+        let source = Map::<i64, Array<i64>>::new([(1, child)]).unwrap();
+        let source_pointer = map_pointer(&source);
+
+        let mapped = structural::map(source, &mut IncrementIntegers, WalkOrder::PostOrder)
+            .and_then(|value| value.cast::<Map<i64, Array<i64>>>())
+            .unwrap();
+        let mapped_child = mapped.get(1).unwrap();
+
+        assert_eq!(map_pointer(&mapped), source_pointer);
+        assert_eq!(array_pointer(&mapped_child), child_pointer);
+        assert_eq!(mapped_child.to_vec(), vec![2, 3]);
+    }
+
+    #[test]
+    fn shared_map_and_dict_copy_only_when_a_value_changes() {
+        let source = Map::<i64, i64>::new([(1, 10)]).unwrap();
+        let source_pointer = map_pointer(&source);
+        let unchanged = structural::map(
+            source.clone(),
+            |value: FfiString| Any::new(value),
+            WalkOrder::PostOrder,
+        )
+        .and_then(|value| value.cast::<Map<i64, i64>>())
+        .unwrap();
+        assert_eq!(map_pointer(&unchanged), source_pointer);
+
+        let mapped = structural::map(source.clone(), &mut IncrementIntegers, WalkOrder::PostOrder)
+            .and_then(|value| value.cast::<Map<i64, i64>>())
+            .unwrap();
+        assert_ne!(map_pointer(&mapped), source_pointer);
+        assert_eq!(source.get(1).unwrap(), 10);
+        assert_eq!(mapped.get(1).unwrap(), 11);
+
+        let dict = new_dict(1, 10);
+        let dict_pointer = any_object_pointer(&dict);
+        let unchanged_dict = structural::map(
+            dict.clone(),
+            |value: FfiString| Any::new(value),
+            WalkOrder::PostOrder,
+        )
+        .unwrap();
+        assert_eq!(any_object_pointer(&unchanged_dict), dict_pointer);
+
+        let mapped_dict =
+            structural::map(dict.clone(), &mut IncrementIntegers, WalkOrder::PostOrder).unwrap();
+        assert_ne!(any_object_pointer(&mapped_dict), dict_pointer);
+        assert_eq!(dict_item(&dict, 1), 10);
+        assert_eq!(dict_item(&mapped_dict, 1), 11);
+    }
+
+    #[test]
+    fn shared_map_callback_error_preserves_source_and_reports_object_context() {
+        let source = Map::<i64, i64>::new([(1, 10), (2, 20)]).unwrap();
+        let error = match structural::map(
+            source.clone(),
+            |_integer: i64| -> Result<i64> {
+                Err(Error::with_backtrace(
+                    ErrorKind::Runtime,
+                    "map mapper failed",
+                    "origin",
+                ))
+            },
+            WalkOrder::PostOrder,
+        ) {
+            Ok(_) => panic!("fallible map mapper unexpectedly succeeded"),
+            Err(error) => error,
+        };
+
+        assert_eq!(source.get(1).unwrap(), 10);
+        assert_eq!(source.get(2).unwrap(), 20);
+        assert_eq!(error.message(), "map mapper failed");
+        assert!(error.backtrace().contains("origin"));
+        assert!(error.backtrace().contains("object `ffi.Map`"));
+    }
+
+    #[test]
+    fn shared_outer_container_does_not_mutate_its_nested_child() {
+        let nested = Any::new(List::<i64>::new([1i64]).unwrap());
+        let nested_pointer = any_object_pointer(&nested);
+        let outer = Any::new(array([nested]));
+        // The nested List's only owning reference is the outer array's cell.
+        let outer_alias = outer.clone();
+
+        let mapped = structural::map(outer, &mut IncrementIntegers, WalkOrder::PostOrder).unwrap();
+        let source_nested = array_item(&outer_alias, 0);
+        let mapped_nested = array_item(&mapped, 0);
+        assert_eq!(any_object_pointer(&source_nested), nested_pointer);
+        assert_ne!(any_object_pointer(&mapped_nested), nested_pointer);
+        assert_eq!(list_item(&source_nested, 0), 1);
+        assert_eq!(list_item(&mapped_nested, 0), 2);
+    }
+
+    #[test]
+    fn shared_list_uses_copy_on_write() {
+        let source = Any::new(List::<i64>::new([1i64, 2]).unwrap());
+        let source_pointer = any_object_pointer(&source);
+        let mapped =
+            structural::map(source.clone(), &mut IncrementIntegers, WalkOrder::PostOrder).unwrap();
+
+        assert_ne!(any_object_pointer(&mapped), source_pointer);
+        assert_eq!((list_item(&mapped, 0), list_item(&mapped, 1)), (2, 3));
+        assert_eq!((list_item(&source, 0), list_item(&source, 1)), (1, 2));
+    }
+
+    #[derive(Default)]
+    struct GeneratedMapper {
+        integers: Vec<(i64, DefRegionKind)>,
+        catch_all: usize,
+    }
+
+    #[dispatch(map)]
+    impl GeneratedMapper {
+        fn map_integer(&mut self, value: i64, kind: DefRegionKind) -> Any {
+            self.integers.push((value, kind));
+            Any::new(value + 1)
+        }
+
+        fn map_any(&mut self, value: &MapValue) -> Result<Any> {
+            self.catch_all += 1;
+            Ok(value.to_owned())
+        }
+    }
+
+    #[test]
+    fn generated_map_dispatch_supports_kind_and_ordered_catch_all() {
+        let mut mapper = GeneratedMapper::default();
+        let mapped = structural::map(array([1i64, 2]), &mut mapper, WalkOrder::PostOrder)
+            .and_then(to_array)
+            .unwrap();
+
+        assert_eq!(mapped.to_vec(), vec![2, 3]);
+        assert_eq!(
+            mapper.integers,
+            vec![(1, DefRegionKind::None), (2, DefRegionKind::None)]
+        );
+        assert_eq!(mapper.catch_all, 1);
+    }
+
+    #[test]
+    fn closures_and_tuples_use_ordered_first_match() {
+        let root = array([1i64, 2]);
+        let mapped = structural::map(
+            root,
+            |integer: i64| Any::new(integer + 10),
+            WalkOrder::PostOrder,
+        )
+        .and_then(to_array)
+        .unwrap();
+        assert_eq!(mapped.to_vec(), vec![11, 12]);
+
+        let mut first_calls = 0;
+        let mut later_calls = 0;
+        let mapped = structural::map(
+            array([3i64]),
+            (
+                |integer: i64| {
+                    first_calls += 1;
+                    Any::new(integer + 1)
+                },
+                |integer: i64| {
+                    later_calls += 1;
+                    Any::new(integer + 100)
+                },
+            ),
+            WalkOrder::PostOrder,
+        )
+        .and_then(to_array)
+        .unwrap();
+        assert_eq!(mapped.get(0).unwrap(), 4);
+        assert_eq!(first_calls, 1);
+        assert_eq!(later_calls, 0);
+    }
+
+    #[test]
+    fn pre_order_unchanged_reuses_unmodified_subtrees() {
+        let unchanged = array([1i64, 2]);
+        let changed = array([-1i64, 2]);
+        let source = array([unchanged.clone(), changed.clone()]);
+
+        let mapped = structural::map(
+            source.clone(),
+            (
+                |integer: i64| -> UnchangedOr<i64> {
+                    if integer < 0 {
+                        UnchangedOr::changed(0)
+                    } else {
+                        UnchangedOr::unchanged()
+                    }
+                },
+                // Keeping an array still lets pre-order map transform its children.
+                |_value: &MapValue| Unchanged,
+            ),
+            WalkOrder::PreOrder,
+        )
+        .and_then(|value| value.cast::<Array<Array<i64>>>())
+        .unwrap();
+
+        let mapped_unchanged = mapped.get(0).unwrap();
+        let mapped_changed = mapped.get(1).unwrap();
+        assert_eq!(mapped_unchanged.to_vec(), vec![1, 2]);
+        assert_eq!(mapped_changed.to_vec(), vec![0, 2]);
+
+        // Reuse the untouched subtree and copy the shared containers that changed.
+        assert_eq!(array_pointer(&mapped_unchanged), array_pointer(&unchanged));
+        assert_ne!(array_pointer(&mapped_changed), array_pointer(&changed));
+        assert_ne!(array_pointer(&mapped), array_pointer(&source));
+        assert_eq!(source.get(1).unwrap().to_vec(), vec![-1, 2]);
+    }
+
+    #[test]
+    fn twelve_link_tuple_reaches_final_map_dispatch() {
+        let mut final_dispatch = IncrementIntegers;
+        let mapped = structural::map(
+            1i64,
+            (
+                |_value: bool| Any::new(false),
+                |_value: f64| Any::new(0.0f64),
+                |value: FfiString| Any::new(value),
+                |value: Function| Any::new(value),
+                |_node: &MapObj| Any::none(),
+                |_node: &FunctionObj| Any::none(),
+                |value: Array<i64>| Any::new(value),
+                |value: Array<f64>| Any::new(value),
+                |value: Array<bool>| Any::new(value),
+                |value: Array<FfiString>, _kind: DefRegionKind| Any::new(value),
+                |value: Map<FfiString, i64>| Any::new(value),
+                &mut final_dispatch,
+            ),
+            WalkOrder::PostOrder,
+        )
+        .and_then(|value| value.cast::<i64>())
+        .unwrap();
+
+        assert_eq!(mapped, 2);
+    }
+
+    #[test]
+    fn nested_tuple_chain_exceeds_flat_arity() {
+        let root = array([1i64, 2, 3]);
+        let mut catch_all = 0;
+        let mapped = structural::map(
+            root,
+            (
+                (
+                    |_value: bool| Any::new(false),
+                    |_value: f64| Any::new(0.0f64),
+                    |value: FfiString| Any::new(value),
+                    |value: Function| Any::new(value),
+                    |_node: &MapObj| Any::none(),
+                    |_node: &FunctionObj| Any::none(),
+                    |value: Array<f64>| Any::new(value),
+                    |value: Array<bool>| Any::new(value),
+                    |value: Array<Array<i64>>| Any::new(value),
+                    |value: Map<FfiString, i64>| Any::new(value),
+                    |value: Array<Function>, _kind: DefRegionKind| Any::new(value),
+                    |value: Map<i64, i64>| Any::new(value),
+                ),
+                (
+                    |value: i64| Any::new(value * 10),
+                    (
+                        |value: Array<FfiString>| Any::new(value),
+                        (|value: &MapValue| {
+                            catch_all += 1;
+                            value.to_owned()
+                        },),
+                    ),
+                ),
+            ),
+            WalkOrder::PostOrder,
+        )
+        .and_then(to_array)
+        .unwrap();
+        assert_eq!(mapped.to_vec(), vec![10, 20, 30]);
+        assert_eq!(catch_all, 1);
+    }
+
+    #[test]
+    fn callbacks_run_in_the_configured_order() {
+        let root = array([1i64, 2]);
+        let mut pre = Vec::new();
+        structural::map(
+            root.clone(),
+            |value: &MapValue| {
+                pre.push(value.cast::<i64>());
+                value.to_owned()
+            },
+            WalkOrder::PreOrder,
+        )
+        .unwrap();
+        assert_eq!(pre, vec![None, Some(1), Some(2)]);
+
+        let mut post = Vec::new();
+        structural::map(
+            root,
+            |value: &MapValue| {
+                post.push(value.cast::<i64>());
+                value.to_owned()
+            },
+            WalkOrder::PostOrder,
+        )
+        .unwrap();
+        assert_eq!(post, vec![Some(1), Some(2), None]);
+    }
+
+    #[test]
+    fn map_keys_are_anchors_and_object_leaves_are_preserved() {
+        let root = Map::<FfiString, i64>::new([("a".into(), 1i64), ("b".into(), 2i64)]).unwrap();
+        let mut key_callbacks = 0;
+        let mapped = structural::map(
+            root,
+            (
+                |_key: FfiString| {
+                    key_callbacks += 1;
+                    Any::new(FfiString::from("changed"))
+                },
+                |value: i64| Any::new(value + 1),
+            ),
+            WalkOrder::PostOrder,
+        )
+        .and_then(|value| value.cast::<Map<FfiString, i64>>())
+        .unwrap();
+        assert_eq!(key_callbacks, 0);
+        assert_eq!(mapped.get("a").unwrap(), 2);
+        assert_eq!(mapped.get("b").unwrap(), 3);
+
+        let string = FfiString::from("leaf");
+        let heterogeneous = array([Any::new(1i64), Any::new(string)]);
+        let mapped = structural::map(
+            heterogeneous,
+            |value: i64| Any::new(value + 1),
+            WalkOrder::PostOrder,
+        )
+        .unwrap();
+        assert_eq!(array_item(&mapped, 0).cast::<i64>().unwrap(), 2);
+        assert_eq!(
+            array_item(&mapped, 1).cast::<FfiString>().unwrap().as_str(),
+            "leaf"
+        );
+    }
 }

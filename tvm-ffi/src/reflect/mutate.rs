@@ -91,17 +91,63 @@ impl IntoAny for Unchanged {
     }
 }
 
-impl IntoMapResult for Unchanged {
-    #[inline(always)]
-    fn into_map_result(self) -> Result<Any> {
-        Ok(self.into_any())
+/// Either [`Unchanged`] or a replacement: what a mapper returns when only some of its values
+/// change, typed (`UnchangedOr<i64>` instead of an `Any` that may hold the marker).
+///
+/// ```
+/// use tvm_ffi::structural::{self, UnchangedOr, WalkOrder};
+/// use tvm_ffi::Array;
+/// let source = Array::new([1i64, -2]).unwrap();
+/// let clamp = |v: i64| if v < 0 { UnchangedOr::changed(0) } else { UnchangedOr::unchanged() };
+/// let out = structural::map(source.clone(), clamp, WalkOrder::PostOrder).unwrap();
+/// assert_eq!(out.cast::<Array<i64>>().unwrap().to_vec(), [1, 0]);
+/// // Nothing changed: the same array back.
+/// let positive = Array::new([1i64]).unwrap();
+/// let same = structural::map(positive.clone(), clamp, WalkOrder::PostOrder).unwrap();
+/// assert!(same.cast::<Array<i64>>().unwrap().as_object_ref().ptr_eq(positive.as_object_ref()));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnchangedOr<T> {
+    /// Keep the value (as [`Unchanged`]).
+    Unchanged,
+    /// Replace the value.
+    Changed(T),
+}
+
+impl<T> UnchangedOr<T> {
+    /// [`UnchangedOr::Unchanged`]. An example is on [`UnchangedOr`].
+    #[inline]
+    pub fn unchanged() -> Self {
+        UnchangedOr::Unchanged
+    }
+
+    /// [`UnchangedOr::Changed`] of `value`. An example is on [`UnchangedOr`].
+    #[inline]
+    pub fn changed(value: T) -> Self {
+        UnchangedOr::Changed(value)
+    }
+
+    /// Whether this keeps the value.
+    ///
+    /// ```
+    /// use tvm_ffi::structural::UnchangedOr;
+    /// assert!(UnchangedOr::<i64>::unchanged().is_unchanged());
+    /// assert!(!UnchangedOr::changed(1i64).is_unchanged());
+    /// ```
+    #[inline]
+    pub fn is_unchanged(&self) -> bool {
+        matches!(self, UnchangedOr::Unchanged)
     }
 }
 
-impl IntoMapResult for Result<Unchanged> {
-    #[inline(always)]
-    fn into_map_result(self) -> Result<Any> {
-        self.map(Unchanged::into_any)
+/// The replacement, or the [`Unchanged`] marker.
+impl<T: IntoAny> IntoAny for UnchangedOr<T> {
+    #[inline]
+    fn into_any(self) -> Any {
+        match self {
+            UnchangedOr::Unchanged => Unchanged.into_any(),
+            UnchangedOr::Changed(value) => value.into_any(),
+        }
     }
 }
 
@@ -114,7 +160,8 @@ fn or_keep(result: Result<Any>, keep: impl FnOnce() -> Any) -> Result<Any> {
     }
 }
 
-/// How a mapped value converts from what a mapper returns: an [`Any`] or a `Result<Any>`.
+/// How a mapped value converts from what a mapper returns: an [`Any`], [`Unchanged`] or any
+/// value convertible into an `Any` (`|v: i64| v + 1`), or a `Result` of one.
 ///
 /// ```
 /// use tvm_ffi::structural::{self, WalkOrder};
@@ -135,17 +182,18 @@ pub trait IntoMapResult {
     fn into_map_result(self) -> Result<Any>;
 }
 
-impl IntoMapResult for Any {
+/// Any value: an [`Any`], [`Unchanged`], or anything convertible (`i64`, `Array<T>`, ...).
+impl<T: IntoAny> IntoMapResult for T {
     #[inline(always)]
     fn into_map_result(self) -> Result<Any> {
-        Ok(self)
+        Ok(self.into_any())
     }
 }
 
-impl IntoMapResult for Result<Any> {
+impl<T: IntoAny> IntoMapResult for Result<T> {
     #[inline(always)]
     fn into_map_result(self) -> Result<Any> {
-        self
+        self.map(IntoAny::into_any)
     }
 }
 
@@ -1096,10 +1144,8 @@ impl<D: MapDispatch> Mapper<D> {
         if type_index >= ti::kTVMFFIStaticObjectBegin {
             return self.map_object_value(value, kind, permit);
         }
-        if type_index == ti::kTVMFFINone {
-            return Ok(Any::none());
-        }
-        // A plain value has no children: one callback, either order.
+        // A plain value (`None` included: a callback may replace it) has no children: one
+        // callback, either order.
         // SAFETY: `value`'s owner keeps it alive through the call.
         let visit_value = unsafe { VisitValue::new(*value) };
         match self.dispatch.dispatch_map(&visit_value, kind) {
@@ -1183,7 +1229,8 @@ impl<D: MapDispatch> Driver for Mapper<D> {
 /// Maps `root` with a mapper (C++ `StructuralMap`): every value reached gets the mapper's
 /// replacement, before (`PreOrder`: the replacement's children are then mapped) or after
 /// (`PostOrder`: the mapper sees the value with its children mapped) its children. A value no
-/// link takes is kept. Copy-on-write: a value none of whose children changed is returned as the
+/// link takes is kept; `None` values reach the mapper too (a catch-all may replace them).
+/// Copy-on-write: a value none of whose children changed is returned as the
 /// same object, without allocation (see the [module docs](crate::structural) for in-place
 /// updates and objects of identity).
 ///
@@ -1235,9 +1282,7 @@ fn user_dispatch<U: Mutator>(
     permit: Permit,
 ) -> Result<Any> {
     let type_index = value.as_raw().type_index;
-    if type_index == ti::kTVMFFINone {
-        return Ok(Any::none());
-    }
+    // `None` too is the mutator's to replace.
     // SAFETY: `value`'s owner keeps it alive through the call.
     let visit_value = unsafe { VisitValue::new(*value) };
     let result = if permit == Permit::InPlace && is_unique(value) {

@@ -19,7 +19,7 @@
 //! ```
 pub use super::mutate::{
     map, mutate, InplaceValue, IntoMapResult, IntoMapper, MapDispatch, MapLink, MapValue, Mutator,
-    Unchanged, VarRemap,
+    Unchanged, UnchangedOr, VarRemap,
 };
 pub use super::visit::{
     shapes, visit, walk, DefRegionKind, IntoVisitOutcome, IntoWalkResult, IntoWalker,
