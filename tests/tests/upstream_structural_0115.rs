@@ -13,7 +13,8 @@
 //! - upstream's `&Object` (any object's payload) is `&AnyObject`; `Array::new(vec)` returns a
 //!   `Result` here (the `array` helper unwraps it); an interrupt's payload is read with
 //!   `Any::cast`; `DLDataType` is `DataType`, `DLDevice` is `Device`, `get_type_attr` is
-//!   `reflection::type_attr`;
+//!   `reflection::type_attr`, `FieldGetter` is `reflection::FieldGetter` (its `get` takes the
+//!   object reference);
 //! - upstream walks containers through the runtime's registered `__s_visit__` hooks (`ffi.Array`,
 //!   `ffi.Map`); this SDK walks them in Rust, with the same children (map values, not keys) and
 //!   the same error paths;
@@ -23,10 +24,10 @@
 //!   upstream's runtime globals (`ffi.List`, `ffi.Dict`, `ffi.ArrayGetItem`, ...) are called
 //!   through this SDK's `List`, `Dict` and `Array`, which call the same globals.
 //!
-//! Translated: `test_structural_visit.rs`: 44 of its 51 tests, from
-//! `plain_walk_uses_registered_array_hook` to its end (upstream's callback visitors are
-//! `structural::{VisitCallbacks, VisitContext}`, bare callbacks go to `structural::visit` as
-//! they are); `test_structural_visitor_alignment.rs`: both tests.
+//! Translated: `test_structural_visit.rs`: 45 of its 51 tests, from
+//! `public_reflection_access_uses_registered_field_and_type_attr` to its end (upstream's
+//! callback visitors are `structural::{VisitCallbacks, VisitContext}`, bare callbacks go to
+//! `structural::visit` as they are); `test_structural_visitor_alignment.rs`: both tests.
 //!
 //! Not translated yet (each a missing feature of this SDK):
 //! - context policies (`ContextPolicy`, `WalkWithContextPolicy`, `VisitCallbacks::with_policy`,
@@ -37,8 +38,6 @@
 //!   `policy_halts_skip_remaining_policies_and_restore_outer_state`,
 //!   `policy_regions_compose_with_field_flags_and_function_hooks`,
 //!   `policies_preserve_reflected_pattern_before_default_descent`;
-//! - a typed field getter (`FieldGetter`) and `Function::from_type_attr`:
-//!   `public_reflection_access_uses_registered_field_and_type_attr`;
 //!
 //! `test_structural_mutate.rs`: 21 of its 49 tests translated (the module `structural_mutate`).
 //! Not translated yet:
@@ -76,6 +75,7 @@
 use std::cell::{Cell, RefCell};
 
 use tvm_ffi::builtin::{AnyObject, FunctionObj, MapObj};
+use tvm_ffi::reflection::FieldGetter;
 use tvm_ffi::structural::{
     self, DefRegionKind, InplaceValue, MapDispatch, MapValue, Mutator, Unchanged, UnchangedOr,
     VarRemap, VisitCallbacks, VisitContext, VisitInterrupt, VisitValue, Visitor, WalkOrder,
@@ -108,6 +108,35 @@ pub struct TestObjectBase {
 // ---------------------------------------------------------------------------------------------
 // test_structural_visit.rs
 // ---------------------------------------------------------------------------------------------
+
+#[test]
+fn public_reflection_access_uses_registered_field_and_type_attr() {
+    // Upstream builds a C++ `testing.TestObjectBase` (linked for its registrations); the Rust
+    // type of this file has the same reflected fields and, being `Clone`, a shallow copy.
+    let root = ObjectRef::new(TestObjectBase {
+        v_i64: 0,
+        v_f64: 0.0,
+        v_str: "an owning C++ reflected field value".into(),
+    });
+    let type_index = root.type_index();
+
+    let getter = FieldGetter::new(type_index, "v_str").unwrap();
+    let selected = getter.get::<_, FfiString>(&root).unwrap();
+    drop(root);
+    assert_eq!(selected.as_str(), "an owning C++ reflected field value");
+
+    let wrong_type = array([0i64]);
+    assert!(getter.get_any(wrong_type.as_object_ref()).is_err());
+    assert!(FieldGetter::new(type_index, "missing").is_err());
+
+    // A copyable type registers this Function-valued attribute.
+    assert!(reflection::type_attr(type_index, "__ffi_shallow_copy__")
+        .unwrap()
+        .cast::<Function>()
+        .is_ok());
+    assert!(Function::from_type_attr(type_index, "__ffi_shallow_copy__").is_ok());
+    assert!(reflection::type_attr(type_index, "missing").is_none());
+}
 
 #[test]
 fn plain_walk_uses_registered_array_hook() {
