@@ -1251,7 +1251,7 @@ fn unique_array_is_reused_while_shared_array_uses_copy_on_write() {
 fn user_driven_mutator_controls_default_recursion_and_in_place_opt_in() {
     let unique = array([1i64, 2]);
     let unique_pointer = array_pointer(&unique);
-    let mapped = structural::mutate(unique, &mut ManualIncrement::default())
+    let mapped = structural::mutate(unique, ManualIncrement::default())
         .and_then(to_array)
         .unwrap();
     assert_eq!(array_pointer(&mapped), unique_pointer);
@@ -1259,7 +1259,7 @@ fn user_driven_mutator_controls_default_recursion_and_in_place_opt_in() {
 
     let source = array([3i64]);
     let source_pointer = array_pointer(&source);
-    let mapped = structural::mutate(source.clone(), &mut ManualIncrement::default())
+    let mapped = structural::mutate(source.clone(), ManualIncrement::default())
         .and_then(to_array)
         .unwrap();
     assert_ne!(array_pointer(&mapped), source_pointer);

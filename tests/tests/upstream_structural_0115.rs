@@ -39,24 +39,11 @@
 //!   `policy_regions_compose_with_field_flags_and_function_hooks`,
 //!   `policies_preserve_reflected_pattern_before_default_descent`;
 //!
-//! `test_structural_mutate.rs`: 21 of its 49 tests translated (the module `structural_mutate`).
-//! Not translated yet:
-//! - callback mutators (`MutateCallbacks`, `MutateContext`, `structural::mutate` of closures,
-//!   `#[dispatch(mutate)]`): `callback_mutate_defaults_unmatched_values_and_preserves_root_permit`,
-//!   `callback_mutator_carries_reusable_mutable_state`,
-//!   `callback_mutator_state_can_change_around_recursive_reborrows`,
-//!   `callback_mutate_explicit_default_is_repeatable_copy_path`,
-//!   `callback_mutate_match_is_final_and_same_fn_can_reenter`,
-//!   `callback_mutate_supports_node_links_nested_tuples_and_reflection`,
-//!   `callback_mutate_distinguishes_borrowed_and_owned_children`,
-//!   `nested_callback_mutate_restores_the_outer_active_mutator`,
-//!   `callback_mutate_panics_resume_and_leave_the_next_run_usable`,
-//!   `generated_stateless_mutate_dispatch_is_a_direct_callback`,
-//!   `generated_mutate_dispatch_defaults_unmatched_values_and_preserves_inplace_permit`,
-//!   `generated_mutate_dispatch_recurses_through_context`,
-//!   `generated_mutate_dispatch_can_default_recurse_from_a_typed_handler`,
-//!   `callbacks_return_values_convertible_into_any` (its last case; its map cases pass here:
-//!   a mapper may return any `IntoAny` value), `recursive_mutate_returns_unchanged_or_a_replacement`;
+//! `test_structural_mutate.rs`: 36 of its 49 tests translated (the module `structural_mutate`;
+//! upstream's callback mutators are `structural::{MutateCallbacks, MutateContext}`, bare
+//! callbacks go to `structural::mutate` as they are; a `#[dispatch(mutate)]` handler takes a
+//! trailing `DefRegionKind` instead of upstream's `&mut Mutator` context and recurses through the
+//! type's own `Mutator` methods). Not translated yet:
 //! - in-place modes (`InplaceMode`, `default_maybe_inplace_mutate_with_mode(_result)`,
 //!   `MutateValue` permits): `default_mutation_mode_preserves_ownership_and_unchanged_results`,
 //!   `owned_entry_mode_is_forwarded_by_generated_and_closure_callbacks`,
@@ -77,9 +64,9 @@ use std::cell::{Cell, RefCell};
 use tvm_ffi::builtin::{AnyObject, FunctionObj, MapObj};
 use tvm_ffi::reflection::FieldGetter;
 use tvm_ffi::structural::{
-    self, DefRegionKind, InplaceValue, MapDispatch, MapValue, Mutator, Unchanged, UnchangedOr,
-    VarRemap, VisitCallbacks, VisitContext, VisitInterrupt, VisitValue, Visitor, WalkOrder,
-    WalkResult,
+    self, DefRegionKind, InplaceValue, MapDispatch, MapValue, MutateCallbacks, MutateContext,
+    Mutator, Unchanged, UnchangedOr, VarRemap, VisitCallbacks, VisitContext, VisitInterrupt,
+    VisitValue, Visitor, WalkOrder, WalkResult,
 };
 use tvm_ffi::{
     dispatch, reflection, sys, Any, Array, DataType, Dict, Error, ErrorKind, Function, List, Map,
@@ -1755,7 +1742,7 @@ mod structural_mutate {
     fn user_driven_mutator_controls_default_recursion_and_in_place_opt_in() {
         let unique = array([1i64, 2]);
         let unique_pointer = array_pointer(&unique);
-        let mutated = structural::mutate(unique, &mut ManualIncrement::default())
+        let mutated = structural::mutate(unique, ManualIncrement::default())
             .and_then(to_array)
             .unwrap();
         assert_eq!(array_pointer(&mutated), unique_pointer);
@@ -1763,7 +1750,7 @@ mod structural_mutate {
 
         let source = array([3i64]);
         let source_pointer = array_pointer(&source);
-        let mutated = structural::mutate(source.clone(), &mut ManualIncrement::default())
+        let mutated = structural::mutate(source.clone(), ManualIncrement::default())
             .and_then(to_array)
             .unwrap();
         assert_ne!(array_pointer(&mutated), source_pointer);
@@ -1772,7 +1759,7 @@ mod structural_mutate {
 
         let map = Map::<i64, i64>::new([(1, 10)]).unwrap();
         let source_map_pointer = map_pointer(&map);
-        let mutated_map = structural::mutate(map, &mut ManualIncrement::default())
+        let mutated_map = structural::mutate(map, ManualIncrement::default())
             .and_then(|value| value.cast::<Map<i64, i64>>())
             .unwrap();
         assert_eq!(map_pointer(&mutated_map), source_map_pointer);
@@ -1780,7 +1767,7 @@ mod structural_mutate {
 
         let dict = new_dict(1, 10);
         let dict_pointer = any_object_pointer(&dict);
-        let mutated_dict = structural::mutate(dict, &mut ManualIncrement::default()).unwrap();
+        let mutated_dict = structural::mutate(dict, ManualIncrement::default()).unwrap();
         assert_eq!(any_object_pointer(&mutated_dict), dict_pointer);
         assert_eq!(dict_item(&mutated_dict, 1), 11);
     }
@@ -1876,7 +1863,7 @@ mod structural_mutate {
     fn native_unchanged_hook_returns_original_without_exposing_marker() {
         let source = Any::new(FfiString::from("unchanged"));
         let source_pointer = any_object_pointer(&source);
-        let mutated = structural::mutate(source, &mut ManualIncrement::default()).unwrap();
+        let mutated = structural::mutate(source, ManualIncrement::default()).unwrap();
 
         assert_eq!(any_object_pointer(&mutated), source_pointer);
         assert_ne!(
@@ -2069,6 +2056,137 @@ mod structural_mutate {
             vec![(1, DefRegionKind::None), (2, DefRegionKind::None)]
         );
         assert_eq!(mapper.catch_all, 1);
+    }
+
+    #[derive(Default)]
+    struct GeneratedLeafDispatch {
+        integers: Vec<(i64, DefRegionKind)>,
+    }
+
+    // Upstream's handlers take a trailing `&mut Mutator` context (its region, its recursion);
+    // here a trailing `DefRegionKind`, the recursion being the type's own `Mutator` methods.
+    #[dispatch(mutate)]
+    impl GeneratedLeafDispatch {
+        fn mutate_integer(&mut self, value: i64, region: DefRegionKind) -> Any {
+            self.integers.push((value, region));
+            Any::new(value + 1)
+        }
+    }
+
+    struct GeneratedStatelessDispatch;
+
+    #[dispatch(mutate)]
+    impl GeneratedStatelessDispatch {
+        fn mutate_integer(&mut self, value: i64) -> i64 {
+            value + 1
+        }
+    }
+
+    #[test]
+    fn generated_stateless_mutate_dispatch_is_a_direct_callback() {
+        assert_eq!(
+            structural::mutate(1i64, GeneratedStatelessDispatch)
+                .and_then(|value| value.cast::<i64>())
+                .unwrap(),
+            2
+        );
+    }
+
+    #[test]
+    fn generated_mutate_dispatch_defaults_unmatched_values_and_preserves_inplace_permit() {
+        let root = array([1i64, 2]);
+        let root_pointer = array_pointer(&root);
+        let mut mutator = GeneratedLeafDispatch::default();
+        let mutated = structural::mutate(root, &mut mutator)
+            .and_then(to_array)
+            .unwrap();
+
+        assert_eq!(array_pointer(&mutated), root_pointer);
+        assert_eq!(mutated.to_vec(), vec![2, 3]);
+        assert_eq!(
+            mutator.integers,
+            vec![(1, DefRegionKind::None), (2, DefRegionKind::None)]
+        );
+    }
+
+    #[derive(Default)]
+    struct GeneratedRecursiveDispatch {
+        arrays: Vec<DefRegionKind>,
+        integers: Vec<(i64, DefRegionKind)>,
+    }
+
+    #[dispatch(mutate)]
+    impl GeneratedRecursiveDispatch {
+        fn mutate_array(&mut self, array: Array<i64>, region: DefRegionKind) -> Result<Array<i64>> {
+            self.arrays.push(region);
+            let mut mutated = Vec::with_capacity(array.len());
+            for value in array.iter() {
+                mutated.push(self.mutate_child(value, region)?.cast::<i64>()?);
+            }
+            Array::new(mutated)
+        }
+
+        fn mutate_integer(&mut self, value: i64, region: DefRegionKind) -> Any {
+            self.integers.push((value, region));
+            Any::new(value + 10)
+        }
+    }
+
+    #[test]
+    fn generated_mutate_dispatch_recurses_through_context() {
+        let mut mutator = GeneratedRecursiveDispatch::default();
+        let mutated = structural::mutate(array([1i64, 2]), &mut mutator)
+            .and_then(to_array)
+            .unwrap();
+
+        assert_eq!(mutated.to_vec(), vec![11, 12]);
+        assert_eq!(mutator.arrays, vec![DefRegionKind::None]);
+        assert_eq!(
+            mutator.integers,
+            vec![(1, DefRegionKind::None), (2, DefRegionKind::None)]
+        );
+    }
+
+    #[derive(Default)]
+    struct GeneratedDefaultingDispatch {
+        preserve_unchanged: bool,
+        arrays: usize,
+        integers: Vec<i64>,
+    }
+
+    #[dispatch(mutate)]
+    impl GeneratedDefaultingDispatch {
+        fn mutate_array(&mut self, array: Array<i64>, region: DefRegionKind) -> Result<Any> {
+            self.arrays += 1;
+            if self.preserve_unchanged {
+                self.default_mutate_value_result(&array, region)
+                    .map(Any::new)
+            } else {
+                self.default_mutate_value(&array, region)
+            }
+        }
+
+        fn mutate_integer(&mut self, value: i64) -> Any {
+            self.integers.push(value);
+            Any::new(value + 1)
+        }
+    }
+
+    #[test]
+    fn generated_mutate_dispatch_can_default_recurse_from_a_typed_handler() {
+        for preserve_unchanged in [false, true] {
+            let mut mutator = GeneratedDefaultingDispatch {
+                preserve_unchanged,
+                ..Default::default()
+            };
+            let mutated = structural::mutate(array([1i64, 2]), &mut mutator)
+                .and_then(to_array)
+                .unwrap();
+
+            assert_eq!(mutated.to_vec(), vec![2, 3]);
+            assert_eq!(mutator.arrays, 1);
+            assert_eq!(mutator.integers, vec![1, 2]);
+        }
     }
 
     #[test]
@@ -2271,5 +2389,342 @@ mod structural_mutate {
             array_item(&mapped, 1).cast::<FfiString>().unwrap().as_str(),
             "leaf"
         );
+    }
+
+    #[test]
+    fn callback_mutate_defaults_unmatched_values_and_preserves_root_permit() {
+        let root = array(vec![1i64, 2]);
+        let root_pointer = array_pointer(&root);
+        let mutated = structural::mutate(root, |value: i64, _mutator: &mut MutateContext<'_>| {
+            Any::new(value + 1)
+        })
+        .and_then(to_array)
+        .unwrap();
+        assert_eq!(array_pointer(&mutated), root_pointer);
+        assert_eq!(mutated.to_vec(), vec![2, 3]);
+    }
+
+    #[derive(Default)]
+    struct CallbackMutateStats {
+        integers: Vec<i64>,
+        defaults: usize,
+    }
+
+    fn stateful_mutate_integer(
+        value: i64,
+        mutator: &mut MutateContext<'_, CallbackMutateStats>,
+    ) -> Any {
+        mutator.state_mut().integers.push(value);
+        Any::new(value + 1)
+    }
+
+    fn stateful_mutate_default(
+        value: &MapValue,
+        mutator: &mut MutateContext<'_, CallbackMutateStats>,
+    ) -> Result<Any> {
+        mutator.state_mut().defaults += 1;
+        mutator.default_mutate(value)
+    }
+
+    #[test]
+    fn callback_mutator_carries_reusable_mutable_state() {
+        let mut mutator = MutateCallbacks::new(
+            CallbackMutateStats::default(),
+            (stateful_mutate_integer, stateful_mutate_default),
+        );
+
+        let first = structural::mutate(array(vec![1i64, 2]), &mut mutator)
+            .and_then(to_array)
+            .unwrap();
+        assert_eq!(first.to_vec(), vec![2, 3]);
+        assert_eq!(mutator.state().integers, vec![1, 2]);
+        assert_eq!(mutator.state().defaults, 1);
+
+        let second = structural::mutate(array(vec![3i64]), &mut mutator)
+            .and_then(to_array)
+            .unwrap();
+        assert_eq!(second.to_vec(), vec![4]);
+
+        let state = mutator.into_state();
+        assert_eq!(state.integers, vec![1, 2, 3]);
+        assert_eq!(state.defaults, 2);
+    }
+
+    #[derive(Default)]
+    struct CallbackMutateDepth {
+        current: usize,
+        maximum: usize,
+        exits: usize,
+    }
+
+    fn stateful_mutate_recursive(
+        value: &MapValue,
+        mutator: &mut MutateContext<'_, CallbackMutateDepth>,
+    ) -> Result<Any> {
+        {
+            let state = mutator.state_mut();
+            state.current += 1;
+            state.maximum = state.maximum.max(state.current);
+        }
+        let mutated = mutator.default_mutate(value)?;
+        {
+            let state = mutator.state_mut();
+            state.current -= 1;
+            state.exits += 1;
+        }
+        Ok(mutated)
+    }
+
+    #[test]
+    fn callback_mutator_state_can_change_around_recursive_reborrows() {
+        let root = array(vec![array(vec![1i64, 2])]);
+        let mut mutator =
+            MutateCallbacks::new(CallbackMutateDepth::default(), stateful_mutate_recursive);
+        let mutated = structural::mutate(root, &mut mutator)
+            .and_then(|value| value.cast::<Array<Array<i64>>>())
+            .unwrap();
+
+        assert_eq!(mutated.get(0).unwrap().to_vec(), vec![1, 2]);
+        assert_eq!(mutator.state().current, 0);
+        assert_eq!(mutator.state().maximum, 3);
+        assert_eq!(mutator.state().exits, 4);
+    }
+
+    #[test]
+    fn callback_mutate_explicit_default_is_repeatable_copy_path() {
+        let root = array(vec![1i64, 2]);
+        let root_pointer = array_pointer(&root);
+        let defaults = Cell::new(0);
+        let mutated = structural::mutate(
+            root,
+            (
+                |value: i64, _mutator: &mut MutateContext<'_>| Any::new(value + 1),
+                |value: &MapValue, mutator: &mut MutateContext<'_>| -> Result<Any> {
+                    defaults.set(defaults.get() + 1);
+                    let first = mutator.default_mutate(value)?;
+                    let second = mutator.default_mutate(value)?;
+                    assert_ne!(any_object_pointer(&first), any_object_pointer(&second));
+                    Ok(first)
+                },
+            ),
+        )
+        .and_then(to_array)
+        .unwrap();
+        assert_ne!(array_pointer(&mutated), root_pointer);
+        assert_eq!(mutated.to_vec(), vec![2, 3]);
+        assert_eq!(defaults.get(), 1);
+    }
+
+    #[test]
+    fn callback_mutate_match_is_final_and_same_fn_can_reenter() {
+        let integer_calls = Cell::new(0);
+        let mutated = structural::mutate(
+            array(vec![1i64]),
+            (
+                |_array: Array<i64>, _mutator: &mut MutateContext<'_>| Any::new(array(vec![10i64])),
+                |value: i64, _mutator: &mut MutateContext<'_>| {
+                    integer_calls.set(integer_calls.get() + 1);
+                    Any::new(value + 1)
+                },
+            ),
+        )
+        .and_then(to_array)
+        .unwrap();
+        assert_eq!(mutated.to_vec(), vec![10]);
+        assert_eq!(integer_calls.get(), 0);
+
+        let calls = Cell::new(0);
+        let mutated = structural::mutate(
+            array(vec![1i64, 2]),
+            |value: &MapValue, mutator: &mut MutateContext<'_>| {
+                calls.set(calls.get() + 1);
+                mutator.default_mutate(value)
+            },
+        )
+        .and_then(to_array)
+        .unwrap();
+        assert_eq!(mutated.to_vec(), vec![1, 2]);
+        assert_eq!(calls.get(), 3);
+    }
+
+    #[test]
+    fn callback_mutate_supports_node_links_nested_tuples_and_reflection() {
+        let root = array([
+            Any::new(Function::from_packed(|_| Ok(Any::none()))),
+            reflected_object(),
+        ]);
+        let regions = RefCell::new(Vec::new());
+        let mutated = structural::mutate(
+            root,
+            (
+                (
+                    |_value: bool, _mutator: &mut MutateContext<'_>| Any::none(),
+                    |_node: &FunctionObj, _mutator: &mut MutateContext<'_>| Any::new(7i64),
+                ),
+                |value: i64, mutator: &mut MutateContext<'_>| {
+                    regions.borrow_mut().push(mutator.def_region_kind());
+                    Any::new(value + 1)
+                },
+            ),
+        )
+        .unwrap();
+
+        assert_eq!(array_item(&mutated, 0).cast::<i64>().unwrap(), 7);
+        let object = array_item(&mutated, 1);
+        assert_eq!(test_object_base(&object).v_i64, 2);
+        assert_eq!(test_object_base(&object).v_f64, 2.5);
+        assert_eq!(
+            test_object_base(&object).v_str.as_str(),
+            "a reflected string"
+        );
+        assert_eq!(*regions.borrow(), vec![DefRegionKind::None]);
+    }
+
+    #[test]
+    fn callback_mutate_distinguishes_borrowed_and_owned_children() {
+        let borrowed_child = array(vec![1i64]);
+        let borrowed_pointer = array_pointer(&borrowed_child);
+        let mutated = structural::mutate(
+            true,
+            (
+                |_value: bool, mutator: &mut MutateContext<'_>| mutator.mutate(&borrowed_child),
+                |value: i64, _mutator: &mut MutateContext<'_>| Any::new(value + 1),
+            ),
+        )
+        .and_then(to_array)
+        .unwrap();
+        assert_ne!(array_pointer(&mutated), borrowed_pointer);
+        assert_eq!(borrowed_child.get(0).unwrap(), 1);
+        assert_eq!(mutated.get(0).unwrap(), 2);
+
+        let owned_pointer = Cell::new(0usize);
+        let mutated = structural::mutate(
+            true,
+            (
+                |_value: bool, mutator: &mut MutateContext<'_>| {
+                    let child = array(vec![1i64]);
+                    owned_pointer.set(array_pointer(&child));
+                    mutator.maybe_inplace_mutate(child)
+                },
+                |value: i64, _mutator: &mut MutateContext<'_>| Any::new(value + 1),
+            ),
+        )
+        .and_then(to_array)
+        .unwrap();
+        assert_eq!(array_pointer(&mutated), owned_pointer.get());
+        assert_eq!(mutated.get(0).unwrap(), 2);
+    }
+
+    #[test]
+    fn nested_callback_mutate_restores_the_outer_active_mutator() {
+        let mutated = structural::mutate(
+            1i64,
+            |value: i64, mutator: &mut MutateContext<'_>| -> Result<Any> {
+                if value != 1 {
+                    return Ok(Any::new(value + 1));
+                }
+                let inner =
+                    structural::mutate(2i64, |value: i64, _mutator: &mut MutateContext<'_>| {
+                        Any::new(value + 10)
+                    })?;
+                assert_eq!(inner.cast::<i64>().unwrap(), 12);
+                mutator.mutate(3i64)
+            },
+        )
+        .and_then(|value| value.cast::<i64>())
+        .unwrap();
+        assert_eq!(mutated, 4);
+    }
+
+    #[test]
+    fn callback_mutate_panics_resume_and_leave_the_next_run_usable() {
+        let panic = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            structural::mutate(
+                array(vec![1i64]),
+                |_value: i64, _mutator: &mut MutateContext<'_>| -> Any {
+                    panic!("callback mutator panic")
+                },
+            )
+        })) {
+            Err(panic) => panic,
+            Ok(_) => panic!("panicking callback mutator unexpectedly returned"),
+        };
+        assert_eq!(
+            panic.downcast_ref::<&str>().copied(),
+            Some("callback mutator panic")
+        );
+
+        let mutated = structural::mutate(
+            array(vec![1i64]),
+            |value: i64, _mutator: &mut MutateContext<'_>| Any::new(value + 1),
+        )
+        .and_then(to_array)
+        .unwrap();
+        assert_eq!(mutated.get(0).unwrap(), 2);
+    }
+
+    #[test]
+    fn callbacks_return_values_convertible_into_any() {
+        let mapped = structural::map(
+            array(vec![1i64, 2]),
+            |integer: i64| integer + 10,
+            WalkOrder::PostOrder,
+        )
+        .and_then(to_array)
+        .unwrap();
+        assert_eq!(mapped.to_vec(), vec![11, 12]);
+
+        let mapped = structural::map(
+            array(vec![1i64, 2]),
+            |integer: i64| -> Result<i64> { Ok(integer + 20) },
+            WalkOrder::PostOrder,
+        )
+        .and_then(to_array)
+        .unwrap();
+        assert_eq!(mapped.to_vec(), vec![21, 22]);
+
+        let mutated = structural::mutate(
+            array(vec![1i64, 2]),
+            |integer: i64, _mutator: &mut MutateContext<'_>| integer * 2,
+        )
+        .and_then(to_array)
+        .unwrap();
+        assert_eq!(mutated.to_vec(), vec![2, 4]);
+    }
+
+    #[test]
+    fn recursive_mutate_returns_unchanged_or_a_replacement() {
+        fn clamp_negative_integers(
+            value: &MapValue,
+            mutator: &mut MutateContext<'_>,
+        ) -> Result<UnchangedOr<Any>> {
+            if let Some(integer) = value.cast::<i64>() {
+                if integer >= 0 {
+                    // Keep this input without constructing an owning return value.
+                    return Ok(UnchangedOr::unchanged());
+                }
+                return Ok(UnchangedOr::changed(Any::new(0i64)));
+            }
+
+            // Recurse into containers. Keep the unchanged marker if no child changed.
+            mutator.default_mutate_result(value)
+        }
+
+        // No rewrite: the public entry resolves unchanged to the original array.
+        let source = array(vec![1i64, 2]);
+        let result = structural::mutate(source.clone(), clamp_negative_integers)
+            .and_then(to_array)
+            .unwrap();
+        assert_eq!(result.to_vec(), vec![1, 2]);
+        assert_eq!(array_pointer(&result), array_pointer(&source));
+
+        // One rewrite: replace only the negative integer and keep the source intact.
+        let source = array(vec![-1i64, 2]);
+        let result = structural::mutate(source.clone(), clamp_negative_integers)
+            .and_then(to_array)
+            .unwrap();
+        assert_eq!(result.to_vec(), vec![0, 2]);
+        assert_ne!(array_pointer(&result), array_pointer(&source));
+        assert_eq!(source.to_vec(), vec![-1, 2]);
     }
 }

@@ -1,7 +1,8 @@
-//! `#[dispatch(walk)]` / `#[dispatch(visit)]` / `#[dispatch(map)]` on an inherent `impl` block:
-//! a structural walk handler (`structural::VisitDispatch`), a user-driven visitor
-//! (`structural::Visitor`) or a mapper (`structural::MapDispatch`) made of the block's
-//! `walk_*` / `visit_*` / `map_*` methods, tried in source order (the first whose value argument
+//! `#[dispatch(walk)]` / `#[dispatch(visit)]` / `#[dispatch(map)]` / `#[dispatch(mutate)]` on an
+//! inherent `impl` block: a structural walk handler (`structural::VisitDispatch`), a user-driven
+//! visitor (`structural::Visitor`), a mapper (`structural::MapDispatch`) or a user-driven
+//! mutator (`structural::Mutator`) made of the block's `walk_*` / `visit_*` / `map_*` /
+//! `mutate_*` methods, tried in source order (the first whose value argument
 //! matches runs). Parsed and expanded in one module, like `match_any`.
 //!
 //! A handler is `fn walk_x(&mut self, value: T) -> R` or `fn walk_x(&mut self, value: T, kind:
@@ -10,7 +11,9 @@
 //! trait, so a handler accepts exactly what a closure in a walk chain accepts. A visitor's
 //! handler returns `()`, `Option<VisitInterrupt>` or a `Result` of either, and owns the
 //! recursion below its value (`self.visit_child`, `self.default_visit_children`); a value no
-//! handler takes has its default children visited.
+//! handler takes has its default children visited. A mutator's handler returns the
+//! replacement and likewise owns the recursion (`self.mutate_child`, `self.default_mutate`); a
+//! value no handler takes has its default children mutated.
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::parse::{Parse, ParseStream};
@@ -25,6 +28,7 @@ enum Mode {
     Walk,
     Visit,
     Map,
+    Mutate,
 }
 
 struct Args {
@@ -35,8 +39,9 @@ struct Args {
 impl Parse for Args {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         let usage = "`#[dispatch(walk)]` (a structural walk handler), `#[dispatch(visit)]` (a \
-                     structural visitor) or `#[dispatch(map)]` (a structural mapper), optionally \
-                     with `crate = \"..\"`";
+                     structural visitor), `#[dispatch(map)]` (a structural mapper) or \
+                     `#[dispatch(mutate)]` (a structural mutator), optionally with \
+                     `crate = \"..\"`";
         if input.is_empty() {
             return Err(syn::Error::new(
                 Span::call_site(),
@@ -48,6 +53,7 @@ impl Parse for Args {
             "walk" => Mode::Walk,
             "visit" => Mode::Visit,
             "map" => Mode::Map,
+            "mutate" => Mode::Mutate,
             _ => {
                 return Err(syn::Error::new(
                     ident.span(),
@@ -111,6 +117,7 @@ fn try_expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
         Mode::Walk => "walk_",
         Mode::Visit => "visit_",
         Mode::Map => "map_",
+        Mode::Mutate => "mutate_",
     };
     let krate = &args.krate;
     let mut errors: Option<syn::Error> = None;
@@ -171,7 +178,7 @@ fn try_expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
         let call = match args.mode {
             Mode::Walk => quote!(#krate::__private::try_visit_link),
             Mode::Visit => quote!(#krate::__private::try_visitor_link),
-            Mode::Map => quote!(#krate::__private::try_map_link),
+            Mode::Map | Mode::Mutate => quote!(#krate::__private::try_map_link),
         };
         let span = method.sig.ident.span();
         let value = format_ident!("__dispatch_value");
@@ -195,7 +202,7 @@ fn try_expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
             ),
         };
         let found = match args.mode {
-            Mode::Visit => quote_spanned!(span=> result),
+            Mode::Visit | Mode::Mutate => quote_spanned!(span=> result),
             _ => quote_spanned!(span=> ::core::option::Option::Some(result)),
         };
         arms.push(quote_spanned!(span=>
@@ -233,6 +240,34 @@ fn try_expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
                     #structural::Visitor::default_visit_children(
                         self,
                         __dispatch_input,
+                        __dispatch_region,
+                    )
+                }
+            }
+        },
+        Mode::Mutate => quote! {
+            impl #impl_generics #structural::Mutator for #self_ty #where_clause {
+                fn mutate(
+                    &mut self,
+                    __dispatch_input: &#structural::MapValue,
+                    __dispatch_region: #structural::DefRegionKind,
+                ) -> #krate::Result<#krate::Any> {
+                    #(#arms)*
+                    #structural::Mutator::default_mutate(self, __dispatch_input, __dispatch_region)
+                }
+
+                fn maybe_inplace_mutate(
+                    &mut self,
+                    __dispatch_owned: #structural::InplaceValue<'_>,
+                    __dispatch_region: #structural::DefRegionKind,
+                ) -> #krate::Result<#krate::Any> {
+                    {
+                        let __dispatch_input = __dispatch_owned.as_value();
+                        #(#arms)*
+                    }
+                    #structural::Mutator::default_maybe_inplace_mutate(
+                        self,
+                        __dispatch_owned,
                         __dispatch_region,
                     )
                 }

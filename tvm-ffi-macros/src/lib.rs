@@ -322,8 +322,9 @@ fn with_original(err: syn::Error, original: proc_macro2::TokenStream) -> proc_ma
 
 /// Makes an inherent `impl` block a structural walk handler (`#[dispatch(walk)]`: its
 /// `walk_*` methods), a user-driven structural visitor (`#[dispatch(visit)]`: its `visit_*`
-/// methods) or a structural mapper (`#[dispatch(map)]`: its `map_*` methods), tried in source
-/// order: the first method whose value argument matches the value runs.
+/// methods), a structural mapper (`#[dispatch(map)]`: its `map_*` methods) or a user-driven
+/// structural mutator (`#[dispatch(mutate)]`: its `mutate_*` methods), tried in source order: the
+/// first method whose value argument matches the value runs.
 ///
 /// ```ignore
 /// #[derive(Default)]
@@ -342,9 +343,11 @@ fn with_original(err: syn::Error, original: proc_macro2::TokenStream) -> proc_ma
 /// `Array<i64>`, `ObjectRef<T>`, `&NodeObj`, `&VisitValue`, ...) and optionally a trailing
 /// `DefRegionKind`; it returns a `WalkResult` (`walk`), `()` or an `Option<VisitInterrupt>`
 /// (`visit`: the handler owns the recursion below its value; values no handler takes have their
-/// default children visited) or an `Any` (`map`), or a `Result` of one. Other methods of the
+/// default children visited) or the replacement (`map`, `mutate`: an `Any`, `Unchanged`, an
+/// `UnchangedOr<T>` or any value convertible into an `Any`; a `mutate` handler owns the recursion
+/// below its value), or a `Result` of one. Other methods of the
 /// block are left alone. Documented with examples on `tvm_ffi::structural::VisitDispatch`,
-/// `Visitor` and `MapDispatch`.
+/// `Visitor`, `MapDispatch` and `Mutator`.
 #[proc_macro_attribute]
 pub fn dispatch(attr: TokenStream, item: TokenStream) -> TokenStream {
     dispatch::expand(attr.into(), item.into()).into()

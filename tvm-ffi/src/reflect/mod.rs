@@ -5,6 +5,7 @@ pub mod enums;
 #[doc(hidden)]
 pub mod matching;
 pub(crate) mod mutate;
+pub(crate) mod mutate_callbacks;
 pub mod reflection;
 pub mod serialization;
 pub mod structural;

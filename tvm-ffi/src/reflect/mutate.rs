@@ -19,6 +19,7 @@ use std::marker::PhantomData;
 use std::ops::ControlFlow;
 use std::ptr::NonNull;
 
+use super::mutate_callbacks::IntoMutator;
 use super::visit::{
     field_name, field_region, for_each_field, object_fields_region, object_type_info,
     owned_from_raw, read_field, shapes, structural_kind, with_frame, with_value_frame, AttrColumn,
@@ -249,7 +250,7 @@ impl<V: MapDispatch + ?Sized> MapDispatch for &mut V {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a structural map callback",
     label = "not a map callback",
-    note = "a map callback takes the value (`i64`, `Array<T>`, `ObjectRef<T>`, `&NodeObj`, `&MapValue`, ...) and optionally a trailing `DefRegionKind`, and returns an `Any` or a `Result<Any>`"
+    note = "a map callback takes the value (`i64`, `Array<T>`, `ObjectRef<T>`, `&NodeObj`, `&MapValue`, ...) and optionally a trailing `DefRegionKind`, and returns its replacement (an `Any`, `Unchanged`, an `UnchangedOr<T>` or any value convertible into an `Any`) or a `Result` of one"
 )]
 pub trait MapLink<M> {
     /// Runs the link on `value` if it takes it.
@@ -351,7 +352,7 @@ impl<V: MapDispatch> MapLink<Dispatch> for &mut V {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a structural mapper",
     label = "not a mapper",
-    note = "pass `&mut` a `#[dispatch(map)]` type, a callback taking the value (`i64`, `Array<T>`, `&NodeObj`, `&MapValue`, ...) and optionally a trailing `DefRegionKind` and returning an `Any` (or a `Result` of one), or a tuple of up to 12 of them"
+    note = "pass `&mut` a `#[dispatch(map)]` type, a callback taking the value (`i64`, `Array<T>`, `&NodeObj`, `&MapValue`, ...) and optionally a trailing `DefRegionKind` and returning its replacement (an `Any`, `Unchanged`, an `UnchangedOr<T>` or any value convertible into an `Any`, or a `Result` of one), or a tuple of up to 12 of them"
 )]
 pub trait IntoMapper<M> {
     /// The mapper as a dispatch.
@@ -687,6 +688,37 @@ fn identity_key(var: &MapValue) -> Result<usize> {
 /// assert_eq!(out.cast::<Array<i64>>().unwrap().to_vec(), [-1, -2]);
 /// assert_eq!(source.to_vec(), [1, 2]); // shared: copied, not changed
 /// ```
+///
+/// `#[dispatch(mutate)]` implements `Mutator` from a type's `mutate_*` methods, tried in source
+/// order: the first whose value argument matches returns the replacement (anything a map
+/// callback returns) and owns the recursion below its value; a value no method takes has its
+/// default children mutated (in place when only the traversal holds it):
+///
+/// ```
+/// use tvm_ffi::structural::{self, DefRegionKind, Mutator};
+/// use tvm_ffi::{dispatch, Any, Array, Result};
+/// #[derive(Default)]
+/// struct FirstOnly { seen: Vec<i64> }
+/// #[dispatch(mutate)]
+/// impl FirstOnly {
+///     /// Only the first element of an array of integers is mutated.
+///     fn mutate_array(&mut self, array: Array<i64>, kind: DefRegionKind) -> Result<Array<i64>> {
+///         let mut items = array.to_vec();
+///         if let Some(first) = items.first_mut() {
+///             *first = self.mutate_child(*first, kind)?.cast()?;
+///         }
+///         Array::new(items)
+///     }
+///     fn mutate_int(&mut self, value: i64) -> i64 {
+///         self.seen.push(value);
+///         value * 10
+///     }
+/// }
+/// let mut mutator = FirstOnly::default();
+/// let out = structural::mutate(Array::new([1i64, 2]).unwrap(), &mut mutator).unwrap();
+/// assert_eq!(out.cast::<Array<i64>>().unwrap().to_vec(), [10, 2]);
+/// assert_eq!(mutator.seen, [1]);
+/// ```
 pub trait Mutator {
     /// The replacement of `value`, reached in `def_region_kind` (or `Any::new(Unchanged)` to
     /// keep it); the source is not changed.
@@ -731,6 +763,75 @@ pub trait Mutator {
         Self: Sized,
     {
         user_default(self, value.view(), def_region_kind, Permit::Copy)
+    }
+
+    /// The default children of `value`, a value of the caller's choosing (a typed handler's
+    /// argument), mutated through this mutator: as [`Mutator::default_mutate`] (copy-on-write,
+    /// never in place).
+    ///
+    /// ```
+    /// use tvm_ffi::structural::{self, DefRegionKind, Mutator};
+    /// use tvm_ffi::{dispatch, Any, Array, Result};
+    /// struct Count { arrays: usize }
+    /// #[dispatch(mutate)]
+    /// impl Count {
+    ///     fn mutate_array(&mut self, array: Array<i64>, kind: DefRegionKind) -> Result<Any> {
+    ///         self.arrays += 1;
+    ///         self.default_mutate_value(&array, kind)
+    ///     }
+    ///     fn mutate_int(&mut self, v: i64) -> i64 { v + 1 }
+    /// }
+    /// let mut count = Count { arrays: 0 };
+    /// let out = structural::mutate(Array::new([1i64]).unwrap(), &mut count).unwrap();
+    /// assert_eq!((out.cast::<Array<i64>>().unwrap().to_vec(), count.arrays), (vec![2], 1));
+    /// ```
+    fn default_mutate_value<A: IntoArg>(
+        &mut self,
+        value: A,
+        def_region_kind: DefRegionKind,
+    ) -> Result<Any>
+    where
+        Self: Sized,
+    {
+        let holder = value.into_holder()?;
+        user_default(self, &A::view(&holder), def_region_kind, Permit::Copy)
+    }
+
+    /// As [`Mutator::default_mutate_value`], [`UnchangedOr::Unchanged`] when no child of
+    /// `value` changed.
+    ///
+    /// ```
+    /// use tvm_ffi::structural::{self, DefRegionKind, Mutator, UnchangedOr};
+    /// use tvm_ffi::{dispatch, Any, Array, Result};
+    /// struct Keep;
+    /// #[dispatch(mutate)]
+    /// impl Keep {
+    ///     fn mutate_array(&mut self, array: Array<i64>, kind: DefRegionKind) -> Result<UnchangedOr<Any>> {
+    ///         let result = self.default_mutate_value_result(&array, kind)?;
+    ///         assert!(result.is_unchanged());
+    ///         Ok(result)
+    ///     }
+    /// }
+    /// let source = Array::new([1i64]).unwrap();
+    /// let out = structural::mutate(source.clone(), Keep).unwrap();
+    /// assert!(out.cast::<Array<i64>>().unwrap().as_object_ref().ptr_eq(source.as_object_ref()));
+    /// ```
+    fn default_mutate_value_result<A: IntoArg>(
+        &mut self,
+        value: A,
+        def_region_kind: DefRegionKind,
+    ) -> Result<UnchangedOr<Any>>
+    where
+        Self: Sized,
+    {
+        let holder = value.into_holder()?;
+        let view = A::view(&holder);
+        let mutated = user_default(self, &view, def_region_kind, Permit::Copy)?;
+        Ok(if same(&view, &mutated.view()) {
+            UnchangedOr::Unchanged
+        } else {
+            UnchangedOr::Changed(mutated)
+        })
     }
 
     /// As [`Mutator::default_mutate`], updating the value in place when still nothing else
@@ -1267,12 +1368,20 @@ pub fn map<R: IntoAny, M, H: IntoMapper<M>>(root: R, mapper: H, order: WalkOrder
     engine.map_value(&root.view(), DefRegionKind::None, Permit::InPlace)
 }
 
-/// Mutates `root` with a [`Mutator`] (C++ `visitor->Mutate(root)`): its `maybe_inplace_mutate`
-/// (when only the traversal holds the root) or `mutate` runs for the root, in
-/// [`DefRegionKind::None`], and drives the rest.
-pub fn mutate<R: IntoAny, U: Mutator>(root: R, mutator: &mut U) -> Result<Any> {
+/// Mutates `root` with a [`Mutator`] (C++ `visitor->Mutate(root)`), by value or `&mut` (a
+/// `#[dispatch(mutate)]` type, a [`MutateCallbacks`](crate::structural::MutateCallbacks), ...)
+/// or mutate callbacks without state (see [`IntoMutator`](crate::structural::IntoMutator)): its
+/// `maybe_inplace_mutate` (when only the traversal holds the root) or `mutate` runs for the
+/// root, in [`DefRegionKind::None`], and drives the rest. A `None` root is the mutator's too.
+pub fn mutate<R: IntoAny, M, U: IntoMutator<M>>(root: R, mutator: U) -> Result<Any> {
     let root = Any::new(root);
-    user_dispatch(mutator, &root.view(), DefRegionKind::None, Permit::InPlace)
+    let mut mutator = mutator.into_mutator();
+    user_dispatch(
+        &mut mutator,
+        &root.view(),
+        DefRegionKind::None,
+        Permit::InPlace,
+    )
 }
 
 fn user_dispatch<U: Mutator>(

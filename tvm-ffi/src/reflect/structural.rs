@@ -21,6 +21,9 @@ pub use super::mutate::{
     map, mutate, InplaceValue, IntoMapResult, IntoMapper, MapDispatch, MapLink, MapValue, Mutator,
     Unchanged, UnchangedOr, VarRemap,
 };
+pub use super::mutate_callbacks::{
+    mutator_shapes, IntoMutator, MutateCallbackLink, MutateCallbacks, MutateContext,
+};
 pub use super::visit::{
     shapes, visit, walk, DefRegionKind, IntoVisitOutcome, IntoWalkResult, IntoWalker,
     VisitDispatch, VisitInterrupt, VisitValue, Visitor, WalkLink, WalkOrder, WalkResult,

@@ -54,4 +54,14 @@ impl WrongVisitReturn {
     }
 }
 
+struct WrongMutateReturn;
+
+// A mutator handler returns the replacement, not a walk result.
+#[dispatch(mutate)]
+impl WrongMutateReturn {
+    fn mutate_int(&mut self, _value: i64) -> WalkResult {
+        WalkResult::Advance
+    }
+}
+
 fn main() {}
