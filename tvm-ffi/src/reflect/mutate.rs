@@ -19,7 +19,6 @@ use std::marker::PhantomData;
 use std::ops::ControlFlow;
 use std::ptr::NonNull;
 
-use super::mutate_callbacks::IntoMutator;
 use super::visit::{
     field_name, field_region, for_each_field, object_fields_region, object_type_info,
     owned_from_raw, read_field, shapes, structural_kind, with_frame, with_value_frame, AttrColumn,
@@ -887,7 +886,7 @@ impl<M: Mutator + ?Sized> Mutator for &mut M {
 
 /// Whether a value may be updated in place.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Permit {
+pub(crate) enum Permit {
     /// Never: another holder may see it.
     Copy,
     /// When nothing but the traversal holds it (checked at the container).
@@ -1368,23 +1367,7 @@ pub fn map<R: IntoAny, M, H: IntoMapper<M>>(root: R, mapper: H, order: WalkOrder
     engine.map_value(&root.view(), DefRegionKind::None, Permit::InPlace)
 }
 
-/// Mutates `root` with a [`Mutator`] (C++ `visitor->Mutate(root)`), by value or `&mut` (a
-/// `#[dispatch(mutate)]` type, a [`MutateCallbacks`](crate::structural::MutateCallbacks), ...)
-/// or mutate callbacks without state (see [`IntoMutator`](crate::structural::IntoMutator)): its
-/// `maybe_inplace_mutate` (when only the traversal holds the root) or `mutate` runs for the
-/// root, in [`DefRegionKind::None`], and drives the rest. A `None` root is the mutator's too.
-pub fn mutate<R: IntoAny, M, U: IntoMutator<M>>(root: R, mutator: U) -> Result<Any> {
-    let root = Any::new(root);
-    let mut mutator = mutator.into_mutator();
-    user_dispatch(
-        &mut mutator,
-        &root.view(),
-        DefRegionKind::None,
-        Permit::InPlace,
-    )
-}
-
-fn user_dispatch<U: Mutator>(
+pub(crate) fn user_dispatch<U: Mutator>(
     mutator: &mut U,
     value: &AnyView<'_>,
     kind: DefRegionKind,

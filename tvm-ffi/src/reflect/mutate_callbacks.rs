@@ -9,7 +9,9 @@
 //! share lives in the [`MutateCallbacks`] and is reached through the context.
 use std::marker::PhantomData;
 
-use super::mutate::{InplaceValue, IntoMapResult, MapValue, Mutator, UnchangedOr};
+use super::mutate::{
+    user_dispatch, InplaceValue, IntoMapResult, MapValue, Mutator, Permit, UnchangedOr,
+};
 use super::visit::shapes::{CatchAll, Chain, Node, Owned};
 use super::visit::DefRegionKind;
 use crate::base::error::Result;
@@ -386,7 +388,7 @@ chain_mutate_link!(
 /// assert_eq!((stats.ints, stats.defaults), (vec![1, 2], 1));
 /// ```
 ///
-/// [`structural::mutate`]: super::mutate::mutate
+/// [`structural::mutate`]: mutate
 pub struct MutateCallbacks<S, L, M> {
     state: S,
     links: L,
@@ -521,7 +523,7 @@ impl<S, L: MutateCallbackLink<S, M>, M> Mutator for MutateCallbacks<S, L, M> {
     }
 }
 
-/// The shapes of mutator [`structural::mutate`](super::mutate::mutate) accepts, as marker
+/// The shapes of mutator [`structural::mutate`](mutate) accepts, as marker
 /// types (they only tell the impls of [`IntoMutator`] apart).
 pub mod mutator_shapes {
     use std::marker::PhantomData;
@@ -553,7 +555,7 @@ pub mod mutator_shapes {
 }
 use mutator_shapes::{ByCallbacks, ByMutator};
 
-/// What [`structural::mutate`](super::mutate::mutate) accepts: a [`Mutator`] by value or
+/// What [`structural::mutate`](mutate) accepts: a [`Mutator`] by value or
 /// `&mut` (a `#[dispatch(mutate)]` type, a [`MutateCallbacks`]), or mutate callbacks without state (a [`MutateCallbackLink`] over
 /// `()`). More examples are in the [`mutator_shapes`] docs.
 ///
@@ -590,4 +592,20 @@ impl<L: MutateCallbackLink<(), M>, M> IntoMutator<ByCallbacks<M>> for L {
     fn into_mutator(self) -> Self::Mutator {
         MutateCallbacks::new((), self)
     }
+}
+
+/// Mutates `root` with a [`Mutator`] (C++ `visitor->Mutate(root)`), by value or `&mut` (a
+/// `#[dispatch(mutate)]` type, a [`MutateCallbacks`], ...)
+/// or mutate callbacks without state (see [`IntoMutator`]): its
+/// `maybe_inplace_mutate` (when only the traversal holds the root) or `mutate` runs for the
+/// root, in [`DefRegionKind::None`], and drives the rest. A `None` root is the mutator's too.
+pub fn mutate<R: IntoAny, M, U: IntoMutator<M>>(root: R, mutator: U) -> Result<Any> {
+    let root = Any::new(root);
+    let mut mutator = mutator.into_mutator();
+    user_dispatch(
+        &mut mutator,
+        &root.view(),
+        DefRegionKind::None,
+        Permit::InPlace,
+    )
 }

@@ -6,7 +6,7 @@
 //! - the walk ([`walk`]): the engine recurses on its own; one handler (a closure, a chain of
 //!   typed closures, or a `#[dispatch(walk)]` type) runs per value, before or after its
 //!   children ([`WalkOrder`]), and steers with a [`WalkResult`];
-//! - the visitor ([`Visitor`], [`visit`]): `visit` runs for each value it is handed and chooses
+//! - the visitor ([`Visitor`], [`visit`](crate::structural::visit)): `visit` runs for each value it is handed and chooses
 //!   itself which children to descend into and in which region
 //!   ([`Visitor::default_visit_children`], [`Visitor::visit_child`]).
 //!
@@ -19,7 +19,6 @@ use std::marker::PhantomData;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicPtr, Ordering};
 
-use super::visit_callbacks::IntoVisitor;
 use crate::abi::sys::{self, field_flags, type_index as ti};
 use crate::base::error::{Error, Result};
 use crate::base::object::builtin::{ArrayObj, DictObj, ListObj, MapObj};
@@ -1362,36 +1361,6 @@ impl<V: Visitor + ?Sized> Visitor for &mut V {
     ) -> Result<Option<VisitInterrupt>> {
         (**self).visit(value, def_region_kind)
     }
-}
-
-/// Visits `root` with a visitor (C++ `visitor->Visit(root)`): `&mut` a [`Visitor`] (a
-/// `#[dispatch(visit)]` type, a [`VisitCallbacks`](crate::structural::VisitCallbacks), ...),
-/// whose `visit` runs for the root, in [`DefRegionKind::None`], and drives the rest; or visit
-/// callbacks without state (see [`IntoVisitor`](crate::structural::IntoVisitor)). A `None` root
-/// is not visited.
-///
-/// ```
-/// use tvm_ffi::structural::{self, VisitContext};
-/// use tvm_ffi::Array;
-/// let sum = std::cell::Cell::new(0);
-/// structural::visit(&Array::new([1i64, 2]).unwrap(), |v: i64, _: &mut VisitContext<'_, ()>| {
-///     sum.set(sum.get() + v);
-/// })
-/// .unwrap();
-/// assert_eq!(sum.get(), 3);
-/// ```
-pub fn visit<R: IntoArg, M, V: IntoVisitor<M>>(
-    root: R,
-    visitor: V,
-) -> Result<Option<VisitInterrupt>> {
-    let holder = root.into_holder()?;
-    let view = R::view(&holder);
-    if view.is_none() {
-        return Ok(None);
-    }
-    // SAFETY: `holder` keeps the value alive through the call.
-    let value = unsafe { VisitValue::new(view) };
-    visitor.visit_root(&value, DefRegionKind::None)
 }
 
 /// What `#[dispatch(walk)]` expands to (`tvm_ffi::__private`; no semver guarantee).

@@ -421,7 +421,7 @@ chain_visit_link!(
 /// assert_eq!((stats.arrays, stats.sum), (1, 6));
 /// ```
 ///
-/// [`structural::visit`]: super::visit::visit
+/// [`structural::visit`]: visit
 pub struct VisitCallbacks<S, L, M> {
     state: S,
     links: L,
@@ -540,7 +540,7 @@ impl<S, L: VisitCallbackLink<S, M>, M> Visitor for VisitCallbacks<S, L, M> {
     }
 }
 
-/// The shapes of visitor [`structural::visit`](super::visit::visit) accepts, as marker types
+/// The shapes of visitor [`structural::visit`](visit) accepts, as marker types
 /// (they only tell the impls of [`IntoVisitor`] apart).
 pub mod visitor_shapes {
     use std::marker::PhantomData;
@@ -576,7 +576,7 @@ pub mod visitor_shapes {
 }
 use visitor_shapes::{ByCallbacks, ByVisitor};
 
-/// What [`structural::visit`](super::visit::visit) accepts: `&mut` a [`Visitor`] (which
+/// What [`structural::visit`](visit) accepts: `&mut` a [`Visitor`] (which
 /// [`VisitCallbacks`] and `#[dispatch(visit)]` types are), or visit callbacks without state (a
 /// [`VisitCallbackLink`] over `()`). More examples are in the [`visitor_shapes`] docs.
 ///
@@ -624,4 +624,34 @@ impl<L: VisitCallbackLink<(), M>, M> IntoVisitor<ByCallbacks<M>> for L {
     ) -> Result<Option<VisitInterrupt>> {
         VisitCallbacks::new((), self).visit(value, def_region_kind)
     }
+}
+
+/// Visits `root` with a visitor (C++ `visitor->Visit(root)`): `&mut` a [`Visitor`] (a
+/// `#[dispatch(visit)]` type, a [`VisitCallbacks`], ...),
+/// whose `visit` runs for the root, in [`DefRegionKind::None`], and drives the rest; or visit
+/// callbacks without state (see [`IntoVisitor`]). A `None` root
+/// is not visited.
+///
+/// ```
+/// use tvm_ffi::structural::{self, VisitContext};
+/// use tvm_ffi::Array;
+/// let sum = std::cell::Cell::new(0);
+/// structural::visit(&Array::new([1i64, 2]).unwrap(), |v: i64, _: &mut VisitContext<'_, ()>| {
+///     sum.set(sum.get() + v);
+/// })
+/// .unwrap();
+/// assert_eq!(sum.get(), 3);
+/// ```
+pub fn visit<R: IntoArg, M, V: IntoVisitor<M>>(
+    root: R,
+    visitor: V,
+) -> Result<Option<VisitInterrupt>> {
+    let holder = root.into_holder()?;
+    let view = R::view(&holder);
+    if view.is_none() {
+        return Ok(None);
+    }
+    // SAFETY: `holder` keeps the value alive through the call.
+    let value = unsafe { VisitValue::new(view) };
+    visitor.visit_root(&value, DefRegionKind::None)
 }
