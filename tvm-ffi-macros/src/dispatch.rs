@@ -1,12 +1,19 @@
-//! `#[dispatch(visit)]` / `#[dispatch(map)]` on an inherent `impl` block: a structural walk
-//! handler (`structural::VisitDispatch`) or mapper (`structural::MapDispatch`) made of the
-//! block's `visit_*` / `map_*` methods, tried in source order (the first whose value argument
+//! `#[dispatch(walk)]` / `#[dispatch(visit)]` / `#[dispatch(map)]` / `#[dispatch(mutate)]` on an
+//! inherent `impl` block: a structural walk handler (`structural::VisitDispatch`), a user-driven
+//! visitor (`structural::Visitor`), a mapper (`structural::MapDispatch`) or a user-driven
+//! mutator (`structural::Mutator`) made of the block's `walk_*` / `visit_*` / `map_*` /
+//! `mutate_*` methods, tried in source order (the first whose value argument
 //! matches runs). Parsed and expanded in one module, like `match_any`.
 //!
-//! A handler is `fn visit_x(&mut self, value: T) -> R` or `fn visit_x(&mut self, value: T, kind:
+//! A handler is `fn walk_x(&mut self, value: T) -> R` or `fn walk_x(&mut self, value: T, kind:
 //! DefRegionKind) -> R`, with `T` anything a walk callback takes (`i64`, `Array<i64>`, `&Node`,
 //! `&VisitValue`, ...); each becomes a closure of the same shape handed to the runtime's link
-//! trait, so a handler accepts exactly what a closure in a walk chain accepts.
+//! trait, so a handler accepts exactly what a closure in a walk chain accepts. A visitor's
+//! handler returns `()`, `Option<VisitInterrupt>` or a `Result` of either, and owns the
+//! recursion below its value (`self.visit_child`, `self.default_visit_children`); a value no
+//! handler takes has its default children visited. A mutator's handler returns the
+//! replacement and likewise owns the recursion (`self.mutate_child`, `self.default_mutate`); a
+//! value no handler takes has its default children mutated.
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::parse::{Parse, ParseStream};
@@ -18,8 +25,10 @@ use crate::crate_path;
 /// What the attribute generates.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Mode {
+    Walk,
     Visit,
     Map,
+    Mutate,
 }
 
 struct Args {
@@ -29,8 +38,10 @@ struct Args {
 
 impl Parse for Args {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
-        let usage = "`#[dispatch(visit)]` (a structural walk handler) or `#[dispatch(map)]` (a \
-                     structural mapper), optionally with `crate = \"..\"`";
+        let usage = "`#[dispatch(walk)]` (a structural walk handler), `#[dispatch(visit)]` (a \
+                     structural visitor), `#[dispatch(map)]` (a structural mapper) or \
+                     `#[dispatch(mutate)]` (a structural mutator), optionally with \
+                     `crate = \"..\"`";
         if input.is_empty() {
             return Err(syn::Error::new(
                 Span::call_site(),
@@ -39,8 +50,10 @@ impl Parse for Args {
         }
         let ident: syn::Ident = input.parse()?;
         let mode = match ident.to_string().as_str() {
+            "walk" => Mode::Walk,
             "visit" => Mode::Visit,
             "map" => Mode::Map,
+            "mutate" => Mode::Mutate,
             _ => {
                 return Err(syn::Error::new(
                     ident.span(),
@@ -90,8 +103,8 @@ fn try_expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
     let block: ItemImpl = syn::parse2(item).map_err(|e| {
         syn::Error::new(
             e.span(),
-            "`#[dispatch(..)]` goes on an inherent `impl` block whose `visit_*` / `map_*` methods \
-             are the handlers",
+            "`#[dispatch(..)]` goes on an inherent `impl` block whose `walk_*` / `visit_*` / \
+             `map_*` methods are the handlers",
         )
     })?;
     if let Some((_, path, _)) = &block.trait_ {
@@ -101,8 +114,10 @@ fn try_expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
         ));
     }
     let prefix = match args.mode {
+        Mode::Walk => "walk_",
         Mode::Visit => "visit_",
         Mode::Map => "map_",
+        Mode::Mutate => "mutate_",
     };
     let krate = &args.krate;
     let mut errors: Option<syn::Error> = None;
@@ -161,23 +176,40 @@ fn try_expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
         }
         let value_ty = params[0];
         let call = match args.mode {
-            Mode::Visit => quote!(#krate::__private::try_visit_link),
-            Mode::Map => quote!(#krate::__private::try_map_link),
+            Mode::Walk => quote!(#krate::__private::try_visit_link),
+            Mode::Visit => quote!(#krate::__private::try_visitor_link),
+            Mode::Map | Mode::Mutate => quote!(#krate::__private::try_map_link),
         };
         let span = method.sig.ident.span();
         let value = format_ident!("__dispatch_value");
         let kind = format_ident!("__dispatch_kind");
-        let closure = match params.get(1) {
-            None => quote_spanned!(span=> |#value: #value_ty| Self::#name(&mut *self, #value)),
-            Some(kind_ty) => quote_spanned!(span=>
-                |#value: #value_ty, #kind: #kind_ty| Self::#name(&mut *self, #value, #kind)
+        let (call_one, call_two) = (
+            quote_spanned!(span=> Self::#name(&mut *self, #value)),
+            quote_spanned!(span=> Self::#name(&mut *self, #value, #kind)),
+        );
+        // A visitor handler's outcome travels through the walk link as a walk result.
+        let (call_one, call_two) = match args.mode {
+            Mode::Visit => (
+                quote_spanned!(span=> #krate::__private::visit_outcome_as_walk(#call_one)),
+                quote_spanned!(span=> #krate::__private::visit_outcome_as_walk(#call_two)),
             ),
+            _ => (call_one, call_two),
+        };
+        let closure = match params.get(1) {
+            None => quote_spanned!(span=> |#value: #value_ty| #call_one),
+            Some(kind_ty) => quote_spanned!(span=>
+                |#value: #value_ty, #kind: #kind_ty| #call_two
+            ),
+        };
+        let found = match args.mode {
+            Mode::Visit | Mode::Mutate => quote_spanned!(span=> result),
+            _ => quote_spanned!(span=> ::core::option::Option::Some(result)),
         };
         arms.push(quote_spanned!(span=>
             if let ::core::option::Option::Some(result) =
                 #call(#closure, __dispatch_input, __dispatch_region)
             {
-                return ::core::option::Option::Some(result);
+                return #found;
             }
         ));
     }
@@ -198,6 +230,50 @@ fn try_expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
     let structural = quote!(#krate::structural);
     let dispatch_impl = match args.mode {
         Mode::Visit => quote! {
+            impl #impl_generics #structural::Visitor for #self_ty #where_clause {
+                fn visit(
+                    &mut self,
+                    __dispatch_input: &#structural::VisitValue,
+                    __dispatch_region: #structural::DefRegionKind,
+                ) -> #krate::Result<::core::option::Option<#structural::VisitInterrupt>> {
+                    #(#arms)*
+                    #structural::Visitor::default_visit_children(
+                        self,
+                        __dispatch_input,
+                        __dispatch_region,
+                    )
+                }
+            }
+        },
+        Mode::Mutate => quote! {
+            impl #impl_generics #structural::Mutator for #self_ty #where_clause {
+                fn mutate(
+                    &mut self,
+                    __dispatch_input: &#structural::MapValue,
+                    __dispatch_region: #structural::DefRegionKind,
+                ) -> #krate::Result<#krate::Any> {
+                    #(#arms)*
+                    #structural::Mutator::default_mutate(self, __dispatch_input, __dispatch_region)
+                }
+
+                fn maybe_inplace_mutate(
+                    &mut self,
+                    __dispatch_owned: #structural::InplaceValue<'_>,
+                    __dispatch_region: #structural::DefRegionKind,
+                ) -> #krate::Result<#krate::Any> {
+                    {
+                        let __dispatch_input = __dispatch_owned.as_value();
+                        #(#arms)*
+                    }
+                    #structural::Mutator::default_maybe_inplace_mutate(
+                        self,
+                        __dispatch_owned,
+                        __dispatch_region,
+                    )
+                }
+            }
+        },
+        Mode::Walk => quote! {
             impl #impl_generics #structural::VisitDispatch for #self_ty #where_clause {
                 #[inline]
                 fn dispatch_visit(

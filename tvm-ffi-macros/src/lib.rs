@@ -320,16 +320,18 @@ fn with_original(err: syn::Error, original: proc_macro2::TokenStream) -> proc_ma
     quote! { #errors #original }
 }
 
-/// Makes an inherent `impl` block a structural walk handler (`#[dispatch(visit)]`: its
-/// `visit_*` methods) or a structural mapper (`#[dispatch(map)]`: its `map_*` methods), tried
-/// in source order: the first method whose value argument matches the value runs.
+/// Makes an inherent `impl` block a structural walk handler (`#[dispatch(walk)]`: its
+/// `walk_*` methods), a user-driven structural visitor (`#[dispatch(visit)]`: its `visit_*`
+/// methods), a structural mapper (`#[dispatch(map)]`: its `map_*` methods) or a user-driven
+/// structural mutator (`#[dispatch(mutate)]`: its `mutate_*` methods), tried in source order: the
+/// first method whose value argument matches the value runs.
 ///
 /// ```ignore
 /// #[derive(Default)]
 /// struct Count { ints: usize }
-/// #[tvm_ffi::dispatch(visit)]
+/// #[tvm_ffi::dispatch(walk)]
 /// impl Count {
-///     fn visit_int(&mut self, _value: i64) -> WalkResult {
+///     fn walk_int(&mut self, _value: i64) -> WalkResult {
 ///         self.ints += 1;
 ///         WalkResult::Advance
 ///     }
@@ -339,9 +341,13 @@ fn with_original(err: syn::Error, original: proc_macro2::TokenStream) -> proc_ma
 ///
 /// A handler takes `&mut self`, the value (any type a walk callback takes: `i64`,
 /// `Array<i64>`, `ObjectRef<T>`, `&NodeObj`, `&VisitValue`, ...) and optionally a trailing
-/// `DefRegionKind`; it returns a `WalkResult` (`visit`) or an `Any` (`map`), or a `Result` of
-/// one. Other methods of the block are left alone. Documented with examples on
-/// `tvm_ffi::structural::VisitDispatch` and `MapDispatch`.
+/// `DefRegionKind`; it returns a `WalkResult` (`walk`), `()` or an `Option<VisitInterrupt>`
+/// (`visit`: the handler owns the recursion below its value; values no handler takes have their
+/// default children visited) or the replacement (`map`, `mutate`: an `Any`, `Unchanged`, an
+/// `UnchangedOr<T>` or any value convertible into an `Any`; a `mutate` handler owns the recursion
+/// below its value), or a `Result` of one. Other methods of the
+/// block are left alone. Documented with examples on `tvm_ffi::structural::VisitDispatch`,
+/// `Visitor`, `MapDispatch` and `Mutator`.
 #[proc_macro_attribute]
 pub fn dispatch(attr: TokenStream, item: TokenStream) -> TokenStream {
     dispatch::expand(attr.into(), item.into()).into()

@@ -5,7 +5,9 @@ pub mod enums;
 #[doc(hidden)]
 pub mod matching;
 pub(crate) mod mutate;
+pub(crate) mod mutate_callbacks;
 pub mod reflection;
 pub mod serialization;
 pub mod structural;
 pub(crate) mod visit;
+pub(crate) mod visit_callbacks;

@@ -91,17 +91,63 @@ impl IntoAny for Unchanged {
     }
 }
 
-impl IntoMapResult for Unchanged {
-    #[inline(always)]
-    fn into_map_result(self) -> Result<Any> {
-        Ok(self.into_any())
+/// Either [`Unchanged`] or a replacement: what a mapper returns when only some of its values
+/// change, typed (`UnchangedOr<i64>` instead of an `Any` that may hold the marker).
+///
+/// ```
+/// use tvm_ffi::structural::{self, UnchangedOr, WalkOrder};
+/// use tvm_ffi::Array;
+/// let source = Array::new([1i64, -2]).unwrap();
+/// let clamp = |v: i64| if v < 0 { UnchangedOr::changed(0) } else { UnchangedOr::unchanged() };
+/// let out = structural::map(source.clone(), clamp, WalkOrder::PostOrder).unwrap();
+/// assert_eq!(out.cast::<Array<i64>>().unwrap().to_vec(), [1, 0]);
+/// // Nothing changed: the same array back.
+/// let positive = Array::new([1i64]).unwrap();
+/// let same = structural::map(positive.clone(), clamp, WalkOrder::PostOrder).unwrap();
+/// assert!(same.cast::<Array<i64>>().unwrap().as_object_ref().ptr_eq(positive.as_object_ref()));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnchangedOr<T> {
+    /// Keep the value (as [`Unchanged`]).
+    Unchanged,
+    /// Replace the value.
+    Changed(T),
+}
+
+impl<T> UnchangedOr<T> {
+    /// [`UnchangedOr::Unchanged`]. An example is on [`UnchangedOr`].
+    #[inline]
+    pub fn unchanged() -> Self {
+        UnchangedOr::Unchanged
+    }
+
+    /// [`UnchangedOr::Changed`] of `value`. An example is on [`UnchangedOr`].
+    #[inline]
+    pub fn changed(value: T) -> Self {
+        UnchangedOr::Changed(value)
+    }
+
+    /// Whether this keeps the value.
+    ///
+    /// ```
+    /// use tvm_ffi::structural::UnchangedOr;
+    /// assert!(UnchangedOr::<i64>::unchanged().is_unchanged());
+    /// assert!(!UnchangedOr::changed(1i64).is_unchanged());
+    /// ```
+    #[inline]
+    pub fn is_unchanged(&self) -> bool {
+        matches!(self, UnchangedOr::Unchanged)
     }
 }
 
-impl IntoMapResult for Result<Unchanged> {
-    #[inline(always)]
-    fn into_map_result(self) -> Result<Any> {
-        self.map(Unchanged::into_any)
+/// The replacement, or the [`Unchanged`] marker.
+impl<T: IntoAny> IntoAny for UnchangedOr<T> {
+    #[inline]
+    fn into_any(self) -> Any {
+        match self {
+            UnchangedOr::Unchanged => Unchanged.into_any(),
+            UnchangedOr::Changed(value) => value.into_any(),
+        }
     }
 }
 
@@ -114,7 +160,8 @@ fn or_keep(result: Result<Any>, keep: impl FnOnce() -> Any) -> Result<Any> {
     }
 }
 
-/// How a mapped value converts from what a mapper returns: an [`Any`] or a `Result<Any>`.
+/// How a mapped value converts from what a mapper returns: an [`Any`], [`Unchanged`] or any
+/// value convertible into an `Any` (`|v: i64| v + 1`), or a `Result` of one.
 ///
 /// ```
 /// use tvm_ffi::structural::{self, WalkOrder};
@@ -135,17 +182,18 @@ pub trait IntoMapResult {
     fn into_map_result(self) -> Result<Any>;
 }
 
-impl IntoMapResult for Any {
+/// Any value: an [`Any`], [`Unchanged`], or anything convertible (`i64`, `Array<T>`, ...).
+impl<T: IntoAny> IntoMapResult for T {
     #[inline(always)]
     fn into_map_result(self) -> Result<Any> {
-        Ok(self)
+        Ok(self.into_any())
     }
 }
 
-impl IntoMapResult for Result<Any> {
+impl<T: IntoAny> IntoMapResult for Result<T> {
     #[inline(always)]
     fn into_map_result(self) -> Result<Any> {
-        self
+        self.map(IntoAny::into_any)
     }
 }
 
@@ -201,7 +249,7 @@ impl<V: MapDispatch + ?Sized> MapDispatch for &mut V {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a structural map callback",
     label = "not a map callback",
-    note = "a map callback takes the value (`i64`, `Array<T>`, `ObjectRef<T>`, `&NodeObj`, `&MapValue`, ...) and optionally a trailing `DefRegionKind`, and returns an `Any` or a `Result<Any>`"
+    note = "a map callback takes the value (`i64`, `Array<T>`, `ObjectRef<T>`, `&NodeObj`, `&MapValue`, ...) and optionally a trailing `DefRegionKind`, and returns its replacement (an `Any`, `Unchanged`, an `UnchangedOr<T>` or any value convertible into an `Any`) or a `Result` of one"
 )]
 pub trait MapLink<M> {
     /// Runs the link on `value` if it takes it.
@@ -288,7 +336,7 @@ impl<V: MapDispatch> MapLink<Dispatch> for &mut V {
 }
 
 /// What [`map`] accepts as its mapper: `&mut` a `#[dispatch(map)]` type, one callback of any
-/// of the [`shapes`], or a tuple of up to 8 of them tried in order (a tuple is itself a link,
+/// of the [`shapes`], or a tuple of up to 12 of them tried in order (a tuple is itself a link,
 /// so chains nest).
 ///
 /// ```
@@ -303,7 +351,7 @@ impl<V: MapDispatch> MapLink<Dispatch> for &mut V {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a structural mapper",
     label = "not a mapper",
-    note = "pass `&mut` a `#[dispatch(map)]` type, a callback taking the value (`i64`, `Array<T>`, `&NodeObj`, `&MapValue`, ...) and optionally a trailing `DefRegionKind` and returning an `Any` (or a `Result` of one), or a tuple of up to 8 of them"
+    note = "pass `&mut` a `#[dispatch(map)]` type, a callback taking the value (`i64`, `Array<T>`, `&NodeObj`, `&MapValue`, ...) and optionally a trailing `DefRegionKind` and returning its replacement (an `Any`, `Unchanged`, an `UnchangedOr<T>` or any value convertible into an `Any`, or a `Result` of one), or a tuple of up to 12 of them"
 )]
 pub trait IntoMapper<M> {
     /// The mapper as a dispatch.
@@ -379,7 +427,7 @@ macro_rules! chain_mapper {
                 None
             }
         }
-        // A tuple is a link too: chains nest (past 8 links, or to group them).
+        // A tuple is a link too: chains nest (past 12 links, or to group them).
         impl<$($link: MapLink<$shape>, $shape),+> MapLink<Chain<($($shape,)+)>>
             for ($($link,)+)
         {
@@ -441,6 +489,56 @@ chain_mapper!(
     (L5, M5, 5),
     (L6, M6, 6),
     (L7, M7, 7)
+);
+chain_mapper!(
+    (L0, M0, 0),
+    (L1, M1, 1),
+    (L2, M2, 2),
+    (L3, M3, 3),
+    (L4, M4, 4),
+    (L5, M5, 5),
+    (L6, M6, 6),
+    (L7, M7, 7),
+    (L8, M8, 8)
+);
+chain_mapper!(
+    (L0, M0, 0),
+    (L1, M1, 1),
+    (L2, M2, 2),
+    (L3, M3, 3),
+    (L4, M4, 4),
+    (L5, M5, 5),
+    (L6, M6, 6),
+    (L7, M7, 7),
+    (L8, M8, 8),
+    (L9, M9, 9)
+);
+chain_mapper!(
+    (L0, M0, 0),
+    (L1, M1, 1),
+    (L2, M2, 2),
+    (L3, M3, 3),
+    (L4, M4, 4),
+    (L5, M5, 5),
+    (L6, M6, 6),
+    (L7, M7, 7),
+    (L8, M8, 8),
+    (L9, M9, 9),
+    (L10, M10, 10)
+);
+chain_mapper!(
+    (L0, M0, 0),
+    (L1, M1, 1),
+    (L2, M2, 2),
+    (L3, M3, 3),
+    (L4, M4, 4),
+    (L5, M5, 5),
+    (L6, M6, 6),
+    (L7, M7, 7),
+    (L8, M8, 8),
+    (L9, M9, 9),
+    (L10, M10, 10),
+    (L11, M11, 11)
 );
 
 /// A value that a [`Mutator`] may update in place: the traversal holds the only reference to
@@ -589,6 +687,37 @@ fn identity_key(var: &MapValue) -> Result<usize> {
 /// assert_eq!(out.cast::<Array<i64>>().unwrap().to_vec(), [-1, -2]);
 /// assert_eq!(source.to_vec(), [1, 2]); // shared: copied, not changed
 /// ```
+///
+/// `#[dispatch(mutate)]` implements `Mutator` from a type's `mutate_*` methods, tried in source
+/// order: the first whose value argument matches returns the replacement (anything a map
+/// callback returns) and owns the recursion below its value; a value no method takes has its
+/// default children mutated (in place when only the traversal holds it):
+///
+/// ```
+/// use tvm_ffi::structural::{self, DefRegionKind, Mutator};
+/// use tvm_ffi::{dispatch, Any, Array, Result};
+/// #[derive(Default)]
+/// struct FirstOnly { seen: Vec<i64> }
+/// #[dispatch(mutate)]
+/// impl FirstOnly {
+///     /// Only the first element of an array of integers is mutated.
+///     fn mutate_array(&mut self, array: Array<i64>, kind: DefRegionKind) -> Result<Array<i64>> {
+///         let mut items = array.to_vec();
+///         if let Some(first) = items.first_mut() {
+///             *first = self.mutate_child(*first, kind)?.cast()?;
+///         }
+///         Array::new(items)
+///     }
+///     fn mutate_int(&mut self, value: i64) -> i64 {
+///         self.seen.push(value);
+///         value * 10
+///     }
+/// }
+/// let mut mutator = FirstOnly::default();
+/// let out = structural::mutate(Array::new([1i64, 2]).unwrap(), &mut mutator).unwrap();
+/// assert_eq!(out.cast::<Array<i64>>().unwrap().to_vec(), [10, 2]);
+/// assert_eq!(mutator.seen, [1]);
+/// ```
 pub trait Mutator {
     /// The replacement of `value`, reached in `def_region_kind` (or `Any::new(Unchanged)` to
     /// keep it); the source is not changed.
@@ -633,6 +762,75 @@ pub trait Mutator {
         Self: Sized,
     {
         user_default(self, value.view(), def_region_kind, Permit::Copy)
+    }
+
+    /// The default children of `value`, a value of the caller's choosing (a typed handler's
+    /// argument), mutated through this mutator: as [`Mutator::default_mutate`] (copy-on-write,
+    /// never in place).
+    ///
+    /// ```
+    /// use tvm_ffi::structural::{self, DefRegionKind, Mutator};
+    /// use tvm_ffi::{dispatch, Any, Array, Result};
+    /// struct Count { arrays: usize }
+    /// #[dispatch(mutate)]
+    /// impl Count {
+    ///     fn mutate_array(&mut self, array: Array<i64>, kind: DefRegionKind) -> Result<Any> {
+    ///         self.arrays += 1;
+    ///         self.default_mutate_value(&array, kind)
+    ///     }
+    ///     fn mutate_int(&mut self, v: i64) -> i64 { v + 1 }
+    /// }
+    /// let mut count = Count { arrays: 0 };
+    /// let out = structural::mutate(Array::new([1i64]).unwrap(), &mut count).unwrap();
+    /// assert_eq!((out.cast::<Array<i64>>().unwrap().to_vec(), count.arrays), (vec![2], 1));
+    /// ```
+    fn default_mutate_value<A: IntoArg>(
+        &mut self,
+        value: A,
+        def_region_kind: DefRegionKind,
+    ) -> Result<Any>
+    where
+        Self: Sized,
+    {
+        let holder = value.into_holder()?;
+        user_default(self, &A::view(&holder), def_region_kind, Permit::Copy)
+    }
+
+    /// As [`Mutator::default_mutate_value`], [`UnchangedOr::Unchanged`] when no child of
+    /// `value` changed.
+    ///
+    /// ```
+    /// use tvm_ffi::structural::{self, DefRegionKind, Mutator, UnchangedOr};
+    /// use tvm_ffi::{dispatch, Any, Array, Result};
+    /// struct Keep;
+    /// #[dispatch(mutate)]
+    /// impl Keep {
+    ///     fn mutate_array(&mut self, array: Array<i64>, kind: DefRegionKind) -> Result<UnchangedOr<Any>> {
+    ///         let result = self.default_mutate_value_result(&array, kind)?;
+    ///         assert!(result.is_unchanged());
+    ///         Ok(result)
+    ///     }
+    /// }
+    /// let source = Array::new([1i64]).unwrap();
+    /// let out = structural::mutate(source.clone(), Keep).unwrap();
+    /// assert!(out.cast::<Array<i64>>().unwrap().as_object_ref().ptr_eq(source.as_object_ref()));
+    /// ```
+    fn default_mutate_value_result<A: IntoArg>(
+        &mut self,
+        value: A,
+        def_region_kind: DefRegionKind,
+    ) -> Result<UnchangedOr<Any>>
+    where
+        Self: Sized,
+    {
+        let holder = value.into_holder()?;
+        let view = A::view(&holder);
+        let mutated = user_default(self, &view, def_region_kind, Permit::Copy)?;
+        Ok(if same(&view, &mutated.view()) {
+            UnchangedOr::Unchanged
+        } else {
+            UnchangedOr::Changed(mutated)
+        })
     }
 
     /// As [`Mutator::default_mutate`], updating the value in place when still nothing else
@@ -688,7 +886,7 @@ impl<M: Mutator + ?Sized> Mutator for &mut M {
 
 /// Whether a value may be updated in place.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Permit {
+pub(crate) enum Permit {
     /// Never: another holder may see it.
     Copy,
     /// When nothing but the traversal holds it (checked at the container).
@@ -1046,10 +1244,8 @@ impl<D: MapDispatch> Mapper<D> {
         if type_index >= ti::kTVMFFIStaticObjectBegin {
             return self.map_object_value(value, kind, permit);
         }
-        if type_index == ti::kTVMFFINone {
-            return Ok(Any::none());
-        }
-        // A plain value has no children: one callback, either order.
+        // A plain value (`None` included: a callback may replace it) has no children: one
+        // callback, either order.
         // SAFETY: `value`'s owner keeps it alive through the call.
         let visit_value = unsafe { VisitValue::new(*value) };
         match self.dispatch.dispatch_map(&visit_value, kind) {
@@ -1133,7 +1329,8 @@ impl<D: MapDispatch> Driver for Mapper<D> {
 /// Maps `root` with a mapper (C++ `StructuralMap`): every value reached gets the mapper's
 /// replacement, before (`PreOrder`: the replacement's children are then mapped) or after
 /// (`PostOrder`: the mapper sees the value with its children mapped) its children. A value no
-/// link takes is kept. Copy-on-write: a value none of whose children changed is returned as the
+/// link takes is kept; `None` values reach the mapper too (a catch-all may replace them).
+/// Copy-on-write: a value none of whose children changed is returned as the
 /// same object, without allocation (see the [module docs](crate::structural) for in-place
 /// updates and objects of identity).
 ///
@@ -1170,24 +1367,14 @@ pub fn map<R: IntoAny, M, H: IntoMapper<M>>(root: R, mapper: H, order: WalkOrder
     engine.map_value(&root.view(), DefRegionKind::None, Permit::InPlace)
 }
 
-/// Mutates `root` with a [`Mutator`] (C++ `visitor->Mutate(root)`): its `maybe_inplace_mutate`
-/// (when only the traversal holds the root) or `mutate` runs for the root, in
-/// [`DefRegionKind::None`], and drives the rest.
-pub fn mutate<R: IntoAny, U: Mutator>(root: R, mutator: &mut U) -> Result<Any> {
-    let root = Any::new(root);
-    user_dispatch(mutator, &root.view(), DefRegionKind::None, Permit::InPlace)
-}
-
-fn user_dispatch<U: Mutator>(
+pub(crate) fn user_dispatch<U: Mutator>(
     mutator: &mut U,
     value: &AnyView<'_>,
     kind: DefRegionKind,
     permit: Permit,
 ) -> Result<Any> {
     let type_index = value.as_raw().type_index;
-    if type_index == ti::kTVMFFINone {
-        return Ok(Any::none());
-    }
+    // `None` too is the mutator's to replace.
     // SAFETY: `value`'s owner keeps it alive through the call.
     let visit_value = unsafe { VisitValue::new(*value) };
     let result = if permit == Permit::InPlace && is_unique(value) {

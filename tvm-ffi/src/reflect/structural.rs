@@ -18,12 +18,18 @@
 //! assert_eq!(mismatch.lhs_path, "<root>[2]");
 //! ```
 pub use super::mutate::{
-    map, mutate, InplaceValue, IntoMapResult, IntoMapper, MapDispatch, MapLink, MapValue, Mutator,
-    Unchanged, VarRemap,
+    map, InplaceValue, IntoMapResult, IntoMapper, MapDispatch, MapLink, MapValue, Mutator,
+    Unchanged, UnchangedOr, VarRemap,
+};
+pub use super::mutate_callbacks::{
+    mutate, mutator_shapes, IntoMutator, MutateCallbackLink, MutateCallbacks, MutateContext,
 };
 pub use super::visit::{
-    shapes, visit, walk, DefRegionKind, IntoWalkResult, IntoWalker, VisitDispatch, VisitInterrupt,
-    VisitValue, Visitor, WalkLink, WalkOrder, WalkResult,
+    shapes, walk, DefRegionKind, IntoVisitOutcome, IntoWalkResult, IntoWalker, VisitDispatch,
+    VisitInterrupt, VisitValue, Visitor, WalkLink, WalkOrder, WalkResult,
+};
+pub use super::visit_callbacks::{
+    visit, visitor_shapes, IntoVisitor, VisitCallbackLink, VisitCallbacks, VisitContext,
 };
 use crate::base::error::Result;
 use crate::base::object::{ObjectRef, ObjectType};

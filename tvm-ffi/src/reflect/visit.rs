@@ -4,9 +4,9 @@
 //!
 //! Two layers, as in C++:
 //! - the walk ([`walk`]): the engine recurses on its own; one handler (a closure, a chain of
-//!   typed closures, or a `#[dispatch(visit)]` type) runs per value, before or after its
+//!   typed closures, or a `#[dispatch(walk)]` type) runs per value, before or after its
 //!   children ([`WalkOrder`]), and steers with a [`WalkResult`];
-//! - the visitor ([`Visitor`], [`visit`]): `visit` runs for each value it is handed and chooses
+//! - the visitor ([`Visitor`], [`visit`](crate::structural::visit)): `visit` runs for each value it is handed and chooses
 //!   itself which children to descend into and in which region
 //!   ([`Visitor::default_visit_children`], [`Visitor::visit_child`]).
 //!
@@ -342,8 +342,8 @@ impl IntoWalkResult for Result<WalkResult> {
     }
 }
 
-/// A stateful walk handler: what `#[tvm_ffi::dispatch(visit)]` implements for a type from its
-/// `visit_*` methods (tried in source order, the first whose argument type matches runs).
+/// A stateful walk handler: what `#[tvm_ffi::dispatch(walk)]` implements for a type from its
+/// `walk_*` methods (tried in source order, the first whose argument type matches runs).
 ///
 /// `None`: no handler takes the value, which the walk treats as [`WalkResult::Advance`] (and a
 /// chain passes to its next link).
@@ -353,13 +353,13 @@ impl IntoWalkResult for Result<WalkResult> {
 /// use tvm_ffi::{dispatch, Array};
 /// #[derive(Default)]
 /// struct Sum { total: i64, others: usize }
-/// #[dispatch(visit)]
+/// #[dispatch(walk)]
 /// impl Sum {
-///     fn visit_int(&mut self, value: i64) -> WalkResult {
+///     fn walk_int(&mut self, value: i64) -> WalkResult {
 ///         self.total += value;
 ///         WalkResult::Advance
 ///     }
-///     fn visit_other(&mut self, _value: &VisitValue, _kind: DefRegionKind) -> WalkResult {
+///     fn walk_other(&mut self, _value: &VisitValue, _kind: DefRegionKind) -> WalkResult {
 ///         self.others += 1;
 ///         WalkResult::Advance
 ///     }
@@ -397,9 +397,9 @@ impl<V: VisitDispatch + ?Sized> VisitDispatch for &mut V {
 /// use tvm_ffi::structural::{self, DefRegionKind, VisitValue, WalkOrder, WalkResult};
 /// use tvm_ffi::{dispatch, Any, Array, ObjectRef};
 /// struct Strings(usize);
-/// #[dispatch(visit)]
+/// #[dispatch(walk)]
 /// impl Strings {
-///     fn visit_string(&mut self, _: tvm_ffi::String) -> WalkResult {
+///     fn walk_string(&mut self, _: tvm_ffi::String) -> WalkResult {
 ///         self.0 += 1;
 ///         WalkResult::Advance
 ///     }
@@ -448,7 +448,7 @@ pub mod shapes {
 use shapes::{CatchAll, CatchAllKind, Chain, Dispatch, Node, NodeKind, Owned, OwnedKind};
 
 /// One link of a walk handler: a callback of one of the [`shapes`], or `&mut` a
-/// `#[dispatch(visit)]` type. `None` when the link does not take the value. Examples of every
+/// `#[dispatch(walk)]` type. `None` when the link does not take the value. Examples of every
 /// shape are in the [`shapes`] docs.
 ///
 /// ```
@@ -571,8 +571,8 @@ pub struct LinkChain<L, M> {
     _shapes: PhantomData<fn(M)>,
 }
 
-/// What [`walk`] accepts as its handler: `&mut` a `#[dispatch(visit)]` type, one callback of
-/// any of the [`shapes`], or a tuple of up to 8 of them (links, tried in order: the first
+/// What [`walk`] accepts as its handler: `&mut` a `#[dispatch(walk)]` type, one callback of
+/// any of the [`shapes`], or a tuple of up to 12 of them (links, tried in order: the first
 /// whose argument type matches the value runs, later ones do not); a tuple is itself a link, so
 /// chains nest.
 ///
@@ -589,7 +589,7 @@ pub struct LinkChain<L, M> {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a structural walk handler",
     label = "not a walk handler",
-    note = "pass `&mut` a `#[dispatch(visit)]` type, a callback taking the value (`i64`, `Array<T>`, `&NodeObj`, `&VisitValue`, ...) and optionally a trailing `DefRegionKind` and returning a `WalkResult` (or a `Result` of one), or a tuple of up to 8 of them"
+    note = "pass `&mut` a `#[dispatch(walk)]` type, a callback taking the value (`i64`, `Array<T>`, `&NodeObj`, `&VisitValue`, ...) and optionally a trailing `DefRegionKind` and returning a `WalkResult` (or a `Result` of one), or a tuple of up to 12 of them"
 )]
 pub trait IntoWalker<M> {
     /// The handler as a dispatch.
@@ -666,7 +666,7 @@ macro_rules! chain_walker {
                 None
             }
         }
-        // A tuple is a link too: chains nest (past 8 links, or to group them).
+        // A tuple is a link too: chains nest (past 12 links, or to group them).
         impl<$($link: WalkLink<$shape>, $shape),+> WalkLink<Chain<($($shape,)+)>>
             for ($($link,)+)
         {
@@ -732,6 +732,56 @@ chain_walker!(
     (L5, M5, 5),
     (L6, M6, 6),
     (L7, M7, 7)
+);
+chain_walker!(
+    (L0, M0, 0),
+    (L1, M1, 1),
+    (L2, M2, 2),
+    (L3, M3, 3),
+    (L4, M4, 4),
+    (L5, M5, 5),
+    (L6, M6, 6),
+    (L7, M7, 7),
+    (L8, M8, 8)
+);
+chain_walker!(
+    (L0, M0, 0),
+    (L1, M1, 1),
+    (L2, M2, 2),
+    (L3, M3, 3),
+    (L4, M4, 4),
+    (L5, M5, 5),
+    (L6, M6, 6),
+    (L7, M7, 7),
+    (L8, M8, 8),
+    (L9, M9, 9)
+);
+chain_walker!(
+    (L0, M0, 0),
+    (L1, M1, 1),
+    (L2, M2, 2),
+    (L3, M3, 3),
+    (L4, M4, 4),
+    (L5, M5, 5),
+    (L6, M6, 6),
+    (L7, M7, 7),
+    (L8, M8, 8),
+    (L9, M9, 9),
+    (L10, M10, 10)
+);
+chain_walker!(
+    (L0, M0, 0),
+    (L1, M1, 1),
+    (L2, M2, 2),
+    (L3, M3, 3),
+    (L4, M4, 4),
+    (L5, M5, 5),
+    (L6, M6, 6),
+    (L7, M7, 7),
+    (L8, M8, 8),
+    (L9, M9, 9),
+    (L10, M10, 10),
+    (L11, M11, 11)
 );
 
 /// Why a traversal stopped early.
@@ -965,8 +1015,8 @@ pub(crate) fn object_type_info(type_index: i32) -> Result<&'static sys::TVMFFITy
         .ok_or_else(|| Error::runtime_error(format!("unregistered type index {type_index}")))
 }
 
-/// Calls `each` for every child of `value` (container contents; the structural fields of an
-/// object), in the region each is reached in. Errors and interrupts from `each` pass up with
+/// Calls `each` for every child of `value` (container contents: sequence items, map and dict
+/// values, never keys; the structural fields of an object), in the region each is reached in. Errors and interrupts from `each` pass up with
 /// the child's position appended to the error's path.
 #[inline]
 pub(crate) fn for_each_child<F: FnMut(&AnyView<'_>, DefRegionKind) -> Flow>(
@@ -1006,8 +1056,8 @@ pub(crate) fn for_each_child<F: FnMut(&AnyView<'_>, DefRegionKind) -> Flow>(
             let map = <&ObjectRef<MapObj>>::from_any(value).ok_or_else(not_container)?;
             // SAFETY: Map is repr(transparent) over ObjectRef<MapObj>.
             let map = unsafe { &*(map as *const ObjectRef<MapObj> as *const Map<Any, Any>) };
-            for (index, (key, val)) in map.iter_views().enumerate() {
-                each(&key, kind).map_err(|h| halt_frame(h, || format!("map key [{index}]")))?;
+            // Keys are anchors, not children (as the runtime's own `ffi.Map` visit hook).
+            for (index, (_, val)) in map.iter_views().enumerate() {
                 each(&val, kind).map_err(|h| halt_frame(h, || format!("map value [{index}]")))?;
             }
             Ok(())
@@ -1015,9 +1065,7 @@ pub(crate) fn for_each_child<F: FnMut(&AnyView<'_>, DefRegionKind) -> Flow>(
         ti::kTVMFFIDict => {
             let dict = <&ObjectRef<DictObj>>::from_any(value).ok_or_else(not_container)?;
             let entries = Dict::<Any, Any>::from_object_ref(dict.clone()).snapshot()?;
-            for (index, (key, val)) in entries.iter().enumerate() {
-                each(&key.view(), kind)
-                    .map_err(|h| halt_frame(h, || format!("dict key [{index}]")))?;
+            for (index, (_, val)) in entries.iter().enumerate() {
                 each(&val.view(), kind)
                     .map_err(|h| halt_frame(h, || format!("dict value [{index}]")))?;
             }
@@ -1139,7 +1187,7 @@ fn finish(flow: Flow) -> Result<Option<VisitInterrupt>> {
 /// Walks `root` with a handler (C++ `StructuralWalk<order>(root, callbacks...)`): the handler
 /// runs once per value reached, in `order`, and steers with its [`WalkResult`].
 ///
-/// The handler is `&mut` a `#[dispatch(visit)]` type, a callback (`|v: i64|`,
+/// The handler is `&mut` a `#[dispatch(walk)]` type, a callback (`|v: i64|`,
 /// `|n: &MyNodeObj|`, `|v: &VisitValue|`, each optionally with a trailing
 /// `kind: DefRegionKind`, returning a `WalkResult` or a `Result<WalkResult>`), or a tuple of
 /// them tried in order. A value no link takes is walked on (`Advance`); `None` values are not
@@ -1173,7 +1221,7 @@ fn finish(flow: Flow) -> Result<Option<VisitInterrupt>> {
 /// .unwrap();
 /// assert!(done.is_none());
 /// assert_eq!(sum, 6);
-/// assert_eq!(others, 5); // the two arrays, the map, its two (small-string) keys
+/// assert_eq!(others, 3); // the two arrays and the map (its keys are not walked)
 /// ```
 pub fn walk<R: IntoArg, M, H: IntoWalker<M>>(
     root: R,
@@ -1217,6 +1265,36 @@ pub fn walk<R: IntoArg, M, H: IntoWalker<M>>(
 /// let mut params = Params::default();
 /// structural::visit(&Array::new([1i64, 2]).unwrap(), &mut params).unwrap();
 /// assert_eq!(params.regions, [(1, DefRegionKind::Pattern), (2, DefRegionKind::None)]);
+/// ```
+///
+/// `#[dispatch(visit)]` implements `Visitor` from a type's `visit_*` methods, tried in source
+/// order: the first whose value argument matches runs and owns the recursion below its value;
+/// a value no method takes has its default children visited. A method returns `()`,
+/// `Option<VisitInterrupt>` (`Some` stops the visit) or a `Result` of either
+/// ([`IntoVisitOutcome`]):
+///
+/// ```
+/// use tvm_ffi::structural::{self, DefRegionKind, VisitInterrupt, Visitor};
+/// use tvm_ffi::{dispatch, Array, Result};
+/// #[derive(Default)]
+/// struct FirstOnly { seen: Vec<i64> }
+/// #[dispatch(visit)]
+/// impl FirstOnly {
+///     /// Only the first element of an array of integers is visited.
+///     fn visit_array(&mut self, array: Array<i64>, kind: DefRegionKind) -> Result<Option<VisitInterrupt>> {
+///         match array.iter().next() {
+///             Some(first) => self.visit_child(first, kind),
+///             None => Ok(None),
+///         }
+///     }
+///     fn visit_int(&mut self, value: i64) {
+///         self.seen.push(value);
+///     }
+/// }
+/// let root = Array::new([Array::new([1i64, 2]).unwrap(), Array::new([3i64]).unwrap()]).unwrap();
+/// let mut visitor = FirstOnly::default();
+/// structural::visit(&root, &mut visitor).unwrap(); // the outer array: default children
+/// assert_eq!(visitor.seen, [1, 3]);
 /// ```
 pub trait Visitor {
     /// Visits one value, reached in `def_region_kind`.
@@ -1285,13 +1363,7 @@ impl<V: Visitor + ?Sized> Visitor for &mut V {
     }
 }
 
-/// Visits `root` with a [`Visitor`] (C++ `visitor->Visit(root)`): its `visit` runs for the
-/// root, in [`DefRegionKind::None`], and drives the rest. A `None` root is not visited.
-pub fn visit<R: IntoArg, V: Visitor>(root: R, visitor: &mut V) -> Result<Option<VisitInterrupt>> {
-    visitor.visit_child(root, DefRegionKind::None)
-}
-
-/// What `#[dispatch(visit)]` expands to (`tvm_ffi::__private`; no semver guarantee).
+/// What `#[dispatch(walk)]` expands to (`tvm_ffi::__private`; no semver guarantee).
 #[doc(hidden)]
 #[inline(always)]
 pub fn try_visit_link<M, L: WalkLink<M>>(
@@ -1300,4 +1372,75 @@ pub fn try_visit_link<M, L: WalkLink<M>>(
     def_region_kind: DefRegionKind,
 ) -> Option<Result<WalkResult>> {
     link.try_visit(value, def_region_kind)
+}
+
+/// What a `#[dispatch(visit)]` handler may return: `()` (visited, go on), an
+/// `Option<VisitInterrupt>` (`Some` stops the visit with its payload), or a `Result` of either.
+///
+/// ```
+/// use tvm_ffi::structural::{IntoVisitOutcome, VisitInterrupt};
+/// use tvm_ffi::Result;
+/// assert!(().into_visit_outcome().unwrap().is_none());
+/// let stop = Some(VisitInterrupt::with(3i64)).into_visit_outcome().unwrap().unwrap();
+/// assert_eq!(stop.value.cast::<i64>().unwrap(), 3);
+/// let ok: Result<()> = Ok(());
+/// assert!(ok.into_visit_outcome().unwrap().is_none());
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not what a structural visitor handler returns",
+    label = "not a visitor handler result",
+    note = "a `#[dispatch(visit)]` handler returns `()`, `Option<VisitInterrupt>`, `Result<()>` or `Result<Option<VisitInterrupt>>`"
+)]
+pub trait IntoVisitOutcome {
+    /// The outcome: `Ok(Some(..))` stops the visit.
+    fn into_visit_outcome(self) -> Result<Option<VisitInterrupt>>;
+}
+
+impl IntoVisitOutcome for () {
+    #[inline(always)]
+    fn into_visit_outcome(self) -> Result<Option<VisitInterrupt>> {
+        Ok(None)
+    }
+}
+
+impl IntoVisitOutcome for Option<VisitInterrupt> {
+    #[inline(always)]
+    fn into_visit_outcome(self) -> Result<Option<VisitInterrupt>> {
+        Ok(self)
+    }
+}
+
+impl<T: IntoVisitOutcome> IntoVisitOutcome for Result<T> {
+    #[inline(always)]
+    fn into_visit_outcome(self) -> Result<Option<VisitInterrupt>> {
+        self.and_then(IntoVisitOutcome::into_visit_outcome)
+    }
+}
+
+/// What `#[dispatch(visit)]` expands to (`tvm_ffi::__private`; no semver guarantee): a visitor
+/// handler's outcome as the walk result a link carries.
+#[doc(hidden)]
+#[inline(always)]
+pub fn visit_outcome_as_walk<O: IntoVisitOutcome>(outcome: O) -> Result<WalkResult> {
+    Ok(match outcome.into_visit_outcome()? {
+        None => WalkResult::Advance,
+        Some(interrupt) => WalkResult::InterruptWith(interrupt.value),
+    })
+}
+
+/// What `#[dispatch(visit)]` expands to (`tvm_ffi::__private`; no semver guarantee): runs a
+/// visitor handler's link, its walk result back as the visitor's outcome.
+#[doc(hidden)]
+#[inline(always)]
+pub fn try_visitor_link<M, L: WalkLink<M>>(
+    mut link: L,
+    value: &VisitValue,
+    def_region_kind: DefRegionKind,
+) -> Option<Result<Option<VisitInterrupt>>> {
+    link.try_visit(value, def_region_kind)
+        .map(|result| match result? {
+            WalkResult::Advance | WalkResult::Skip => Ok(None),
+            WalkResult::Interrupt => Ok(Some(VisitInterrupt { value: Any::none() })),
+            WalkResult::InterruptWith(value) => Ok(Some(VisitInterrupt { value })),
+        })
 }

@@ -27,7 +27,7 @@
 use crate::abi::sys::{self, field_flags, TVMFFIAny};
 use crate::base::error::{Error, Result};
 use crate::base::object::type_info::{self, methods, type_info};
-use crate::base::object::{ObjectRef, ObjectType};
+use crate::base::object::{ObjectRef, ObjectType, RuntimeType};
 use crate::base::value::{Any, AnyView, FromAny};
 use crate::call::function::{object_view, Function, IntoArg, IntoArgs};
 
@@ -135,6 +135,116 @@ fn field_address<T: ObjectType>(obj: &ObjectRef<T>, offset: i64) -> Result<*mut 
     Ok((obj.as_raw().as_ptr() as *mut u8).wrapping_add(offset) as *mut std::ffi::c_void)
 }
 
+/// Reads `field` of `obj` through its getter.
+///
+/// # Safety
+/// `field` is a field of `obj`'s type or of one of its ancestors.
+unsafe fn read_field<T: ObjectType>(
+    obj: &ObjectRef<T>,
+    field: &sys::TVMFFIFieldInfo,
+    name: &str,
+) -> Result<Any> {
+    let getter = field
+        .getter
+        .ok_or_else(|| Error::runtime_error(format!("the field `{name}` has no getter")))?;
+    let mut out = TVMFFIAny::NONE;
+    // SAFETY: the field's own getter (the caller's contract: the field is laid out in this
+    // live object), called with the field's address (offsets are relative to the header) and a
+    // writable result slot.
+    let rc = unsafe { getter(field_address(obj, field.offset)?, &mut out) };
+    if rc != 0 {
+        return Err(Error::from_return_code(rc));
+    }
+    if out.type_index == sys::type_index::kTVMFFIDLTensorPtr {
+        // Not an owned value (C++ `Any(AnyView)` copies a borrowed DLTensor* bitwise): it
+        // may point into an argument of a call that has ended. It holds no reference.
+        return Err(crate::base::value::borrowed_tensor_error());
+    }
+    // SAFETY: on success the getter wrote one owned value.
+    Ok(unsafe { Any::from_raw(out) })
+}
+
+/// A reflected field of a type, looked up once by name and read from any object of that type
+/// or of a subtype (C++ `reflection::FieldGetter`): for objects of any language, without
+/// declaring their layout. [`ObjectRef::get_field`] looks the name up at every read.
+///
+/// ```
+/// use tvm_ffi::reflection::FieldGetter;
+/// use tvm_ffi::{Array, ObjectRef, ObjectType};
+/// #[derive(tvm_ffi::Object)]
+/// #[ffi_type(key = "doc_examples.FieldGetterPoint")]
+/// #[repr(C)]
+/// pub struct Point { pub x: i64, pub y: i64 }
+/// let y = FieldGetter::new(Point::type_index(), "y").unwrap();
+/// let points = [ObjectRef::new(Point { x: 1, y: 2 }), ObjectRef::new(Point { x: 3, y: 4 })];
+/// let ys: Vec<i64> = points.iter().map(|p| y.get(p).unwrap()).collect();
+/// assert_eq!(ys, [2, 4]);
+/// // An object of another type is refused, and so is a missing field.
+/// assert_eq!(y.get_any(Array::new([1i64]).unwrap().as_object_ref()).unwrap_err().kind(), "TypeError");
+/// assert_eq!(FieldGetter::new(Point::type_index(), "z").unwrap_err().kind(), "AttributeError");
+/// ```
+pub struct FieldGetter {
+    owner: RuntimeType,
+    name: std::string::String,
+    field: sys::TVMFFIFieldInfo,
+}
+
+impl FieldGetter {
+    /// The field `name` of the registered type `type_index` (its own or an ancestor's):
+    /// `AttributeError` when it has none, `TypeError` for an index that is no registered
+    /// object type. An example is on [`FieldGetter`].
+    pub fn new(type_index: i32, name: &str) -> Result<FieldGetter> {
+        let info = type_info(type_index)
+            .filter(|_| type_index >= sys::type_index::kTVMFFIStaticObjectBegin)
+            .ok_or_else(|| {
+                Error::type_error(format!(
+                    "type index {type_index} is no registered object type"
+                ))
+            })?;
+        let field =
+            find_field(type_index, name).ok_or_else(|| no_member("field", name, type_index))?;
+        Ok(FieldGetter {
+            owner: RuntimeType {
+                index: type_index,
+                depth: info.type_depth,
+            },
+            name: name.to_owned(),
+            field,
+        })
+    }
+
+    /// The field's value in `object`, as its getter returns it; `TypeError` when `object` is
+    /// not of the getter's type (or a subtype). An example is on [`FieldGetter`].
+    pub fn get_any<T: ObjectType>(&self, object: &ObjectRef<T>) -> Result<Any> {
+        let index = object.type_index();
+        if !type_info::is_instance_index(index, self.owner) {
+            return Err(Error::type_error(format!(
+                "the field `{}` of {} read from an object of type {}",
+                self.name,
+                type_info::type_key_of_index(self.owner.index),
+                type_info::type_key_of_index(index)
+            )));
+        }
+        // SAFETY: `object` is an instance of the type the field was found in.
+        unsafe { read_field(object, &self.field, &self.name) }
+    }
+
+    /// The field's value in `object`, converted to `V` (`TypeError` when it does not
+    /// convert). An example is on [`FieldGetter`].
+    pub fn get<T: ObjectType, V: for<'a> FromAny<'a>>(&self, object: &ObjectRef<T>) -> Result<V> {
+        self.get_any(object)?.cast()
+    }
+}
+
+impl std::fmt::Debug for FieldGetter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FieldGetter")
+            .field("type", &type_info::type_key_of_index(self.owner.index))
+            .field("name", &self.name)
+            .finish()
+    }
+}
+
 impl<T: ObjectType> ObjectRef<T> {
     /// The value of the reflected field `name` (own or inherited), converted to `V`: for
     /// objects of any language, without declaring their layout. A missing field raises
@@ -147,23 +257,8 @@ impl<T: ObjectType> ObjectRef<T> {
     pub fn get_field_any(&self, name: &str) -> Result<Any> {
         let index = self.type_index();
         let field = find_field(index, name).ok_or_else(|| no_member("field", name, index))?;
-        let getter = field
-            .getter
-            .ok_or_else(|| Error::runtime_error(format!("the field `{name}` has no getter")))?;
-        let mut out = TVMFFIAny::NONE;
-        // SAFETY: the field's own getter, called with the field's address in this live object
-        // (offsets are relative to the header) and a writable result slot.
-        let rc = unsafe { getter(field_address(self, field.offset)?, &mut out) };
-        if rc != 0 {
-            return Err(Error::from_return_code(rc));
-        }
-        if out.type_index == sys::type_index::kTVMFFIDLTensorPtr {
-            // Not an owned value (C++ `Any(AnyView)` copies a borrowed DLTensor* bitwise): it
-            // may point into an argument of a call that has ended. It holds no reference.
-            return Err(crate::base::value::borrowed_tensor_error());
-        }
-        // SAFETY: on success the getter wrote one owned value.
-        Ok(unsafe { Any::from_raw(out) })
+        // SAFETY: `field` was found in this object's type or one of its ancestors.
+        unsafe { read_field(self, &field, name) }
     }
 
     /// Sets the reflected field `name` through its setter (which converts and checks the

@@ -31,7 +31,7 @@ mod type_attr;
 pub(crate) mod type_table;
 
 pub use crate::base::object::type_info::lookup_type;
-pub use access::{method, method_of_type};
+pub use access::{method, method_of_type, FieldGetter};
 pub use rw::Rw;
 pub use type_attr::type_attr;
 pub use type_table::{fields, is_instance_index, methods, type_key_of_index};

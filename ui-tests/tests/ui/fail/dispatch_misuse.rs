@@ -1,28 +1,29 @@
 // `#[dispatch(..)]` misuse: an unknown kind, a handler without `&mut self`, a handler with no
-// value argument or too many, and a block without handlers (each reported at the user's token).
+// value argument or too many, a block without handlers, and handlers returning what their kind
+// does not take (each reported at the user's token).
 use tvm_ffi::dispatch;
 use tvm_ffi::structural::{DefRegionKind, WalkResult};
 
 struct UnknownKind;
 
-#[dispatch(walk)]
+#[dispatch(fold)]
 impl UnknownKind {
-    fn visit_int(&mut self, _value: i64) -> WalkResult {
+    fn fold_int(&mut self, _value: i64) -> WalkResult {
         WalkResult::Advance
     }
 }
 
 struct BadHandlers;
 
-#[dispatch(visit)]
+#[dispatch(walk)]
 impl BadHandlers {
-    fn visit_shared(&self, _value: i64) -> WalkResult {
+    fn walk_shared(&self, _value: i64) -> WalkResult {
         WalkResult::Advance
     }
-    fn visit_nothing(&mut self) -> WalkResult {
+    fn walk_nothing(&mut self) -> WalkResult {
         WalkResult::Advance
     }
-    fn visit_three(&mut self, _value: i64, _kind: DefRegionKind, _extra: i64) -> WalkResult {
+    fn walk_three(&mut self, _value: i64, _kind: DefRegionKind, _extra: i64) -> WalkResult {
         WalkResult::Advance
     }
 }
@@ -36,10 +37,30 @@ impl NoHandlers {
 
 struct WrongReturn;
 
-#[dispatch(visit)]
+#[dispatch(walk)]
 impl WrongReturn {
-    fn visit_int(&mut self, value: i64) -> i64 {
+    fn walk_int(&mut self, value: i64) -> i64 {
         value
+    }
+}
+
+struct WrongVisitReturn;
+
+// A visitor handler returns `()` or an `Option<VisitInterrupt>`, not a walk result.
+#[dispatch(visit)]
+impl WrongVisitReturn {
+    fn visit_int(&mut self, _value: i64) -> WalkResult {
+        WalkResult::Advance
+    }
+}
+
+struct WrongMutateReturn;
+
+// A mutator handler returns the replacement, not a walk result.
+#[dispatch(mutate)]
+impl WrongMutateReturn {
+    fn mutate_int(&mut self, _value: i64) -> WalkResult {
+        WalkResult::Advance
     }
 }
 

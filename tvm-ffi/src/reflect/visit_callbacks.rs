@@ -1,0 +1,657 @@
+//! Callback visitors: a [`Visitor`] made of closures (or functions) that each take a value and
+//! a [`VisitContext`], tried in order, with optional user state shared between them. Reached
+//! through [`crate::structural`].
+//!
+//! A matched callback owns the traversal of its value, as a [`Visitor::visit`] does: it
+//! descends through its context ([`VisitContext::visit_children`], [`VisitContext::visit`],
+//! [`VisitContext::visit_with`]); a value no callback takes has its default children visited.
+//! Callbacks are `Fn`: the state they share lives in the [`VisitCallbacks`] and is reached
+//! through the context, so that it can be borrowed again during the recursion.
+use std::marker::PhantomData;
+
+use super::visit::shapes::{CatchAll, Chain, Node, Owned};
+use super::visit::{DefRegionKind, IntoVisitOutcome, VisitInterrupt, VisitValue, Visitor};
+use crate::base::error::Result;
+use crate::base::object::ObjectType;
+use crate::base::value::FromAny;
+use crate::call::function::IntoArg;
+
+/// What a running callback visitor offers a [`VisitContext`]: its state and its recursion.
+trait ContextDriver<S> {
+    fn state(&self) -> &S;
+    fn state_mut(&mut self) -> &mut S;
+    /// Visits `value` through the callbacks (their first match, else its default children).
+    fn visit_value(
+        &mut self,
+        value: &VisitValue,
+        kind: DefRegionKind,
+    ) -> Result<Option<VisitInterrupt>>;
+    /// Visits the default children of `value` through the callbacks, not `value` itself.
+    fn visit_default_children(
+        &mut self,
+        value: &VisitValue,
+        kind: DefRegionKind,
+    ) -> Result<Option<VisitInterrupt>>;
+}
+
+/// The state and the recursion a visit callback reaches: the user state of its
+/// [`VisitCallbacks`] (`()` for bare callbacks), the value it was called for, the region it
+/// was reached in, and the visits of children, which run the callbacks again.
+///
+/// ```
+/// use tvm_ffi::structural::{self, VisitCallbacks, VisitContext};
+/// use tvm_ffi::Array;
+/// /// The depth of the deepest integer.
+/// #[derive(Default)]
+/// struct Depth { now: usize, max: usize }
+/// let mut visitor = VisitCallbacks::new(
+///     Depth::default(),
+///     (
+///         |_: &tvm_ffi::builtin::ArrayObj, cx: &mut VisitContext<'_, Depth>| {
+///             cx.state_mut().now += 1;
+///             let outcome = cx.visit_children();
+///             cx.state_mut().now -= 1;
+///             outcome
+///         },
+///         |_: i64, cx: &mut VisitContext<'_, Depth>| {
+///             let state = cx.state_mut();
+///             state.max = state.max.max(state.now);
+///         },
+///     ),
+/// );
+/// let root = Array::new([Array::new([1i64]).unwrap()]).unwrap();
+/// structural::visit(&root, &mut visitor).unwrap();
+/// assert_eq!(visitor.state().max, 2);
+/// ```
+pub struct VisitContext<'a, S> {
+    driver: &'a mut (dyn ContextDriver<S> + 'a),
+    current: &'a VisitValue,
+    def_region_kind: DefRegionKind,
+}
+
+impl<S> VisitContext<'_, S> {
+    /// The user state shared by every callback of this visitor.
+    #[inline]
+    pub fn state(&self) -> &S {
+        self.driver.state()
+    }
+
+    /// The user state, mutably. It cannot stay borrowed across a visit of a child (the
+    /// callbacks of the child borrow it too).
+    #[inline]
+    pub fn state_mut(&mut self) -> &mut S {
+        self.driver.state_mut()
+    }
+
+    /// The value this callback runs for.
+    #[inline]
+    pub fn current(&self) -> &VisitValue {
+        self.current
+    }
+
+    /// The definition region the current value was reached in.
+    #[inline]
+    pub fn def_region_kind(&self) -> DefRegionKind {
+        self.def_region_kind
+    }
+
+    /// Visits `child` through the callbacks, in the current value's region. A `None` child is
+    /// not visited.
+    ///
+    /// ```
+    /// use tvm_ffi::structural::{self, VisitContext};
+    /// use tvm_ffi::{Array, Map};
+    /// let seen = std::cell::RefCell::new(Vec::new());
+    /// let root = Map::new([("k", 1i64)]).unwrap();
+    /// structural::visit(
+    ///     &root,
+    ///     (
+    ///         // Visit the keys of maps too (the default visits values only).
+    ///         |map: Map<tvm_ffi::String, i64>, cx: &mut VisitContext<'_, ()>| {
+    ///             for (key, value) in map.iter() {
+    ///                 cx.visit(key)?;
+    ///                 cx.visit(value)?;
+    ///             }
+    ///             Ok(None)
+    ///         },
+    ///         |v: &structural::VisitValue, _: &mut VisitContext<'_, ()>| {
+    ///             seen.borrow_mut().push(v.type_key());
+    ///         },
+    ///     ),
+    /// )
+    /// .unwrap();
+    /// assert_eq!(seen.into_inner(), ["ffi.SmallStr", "int"]);
+    /// ```
+    pub fn visit<A: IntoArg>(&mut self, child: A) -> Result<Option<VisitInterrupt>> {
+        let kind = self.def_region_kind;
+        self.visit_with(child, kind)
+    }
+
+    /// Visits `child` through the callbacks in exactly `def_region_kind`. A `None` child is not
+    /// visited.
+    ///
+    /// ```
+    /// use tvm_ffi::structural::{self, DefRegionKind, VisitContext};
+    /// use tvm_ffi::Array;
+    /// let kinds = std::cell::RefCell::new(Vec::new());
+    /// structural::visit(
+    ///     &Array::new([1i64]).unwrap(),
+    ///     (
+    ///         |array: Array<i64>, cx: &mut VisitContext<'_, ()>| {
+    ///             for item in array.iter() {
+    ///                 cx.visit_with(item, DefRegionKind::Pattern)?;
+    ///             }
+    ///             Ok(None)
+    ///         },
+    ///         |_: i64, cx: &mut VisitContext<'_, ()>| kinds.borrow_mut().push(cx.def_region_kind()),
+    ///     ),
+    /// )
+    /// .unwrap();
+    /// assert_eq!(kinds.into_inner(), [DefRegionKind::Pattern]);
+    /// ```
+    pub fn visit_with<A: IntoArg>(
+        &mut self,
+        child: A,
+        def_region_kind: DefRegionKind,
+    ) -> Result<Option<VisitInterrupt>> {
+        let holder = child.into_holder()?;
+        let view = A::view(&holder);
+        if view.is_none() {
+            return Ok(None);
+        }
+        // SAFETY: `holder` keeps the value alive through the call.
+        let value = unsafe { VisitValue::new(view) };
+        self.driver.visit_value(&value, def_region_kind)
+    }
+
+    /// Visits the default children of the current value (container contents, structural
+    /// fields in the regions their flags open) through the callbacks, not the value itself.
+    /// An error gains the path to the child it came from. An example is on [`VisitContext`].
+    pub fn visit_children(&mut self) -> Result<Option<VisitInterrupt>> {
+        self.driver
+            .visit_default_children(self.current, self.def_region_kind)
+    }
+
+    /// Visits the default children of `value` (not `value` itself) through the callbacks,
+    /// reached in exactly `def_region_kind`. A `None` value has none.
+    ///
+    /// ```
+    /// use tvm_ffi::structural::{self, DefRegionKind, VisitContext};
+    /// use tvm_ffi::{Any, Array};
+    /// let kinds = std::cell::RefCell::new(Vec::new());
+    /// let inner = Array::new([1i64]).unwrap();
+    /// structural::visit(
+    ///     &Array::new([Any::new(inner)]).unwrap(),
+    ///     (
+    ///         |outer: Array<Array<i64>>, cx: &mut VisitContext<'_, ()>| {
+    ///             // The inner array's items as pattern definitions; the inner array itself
+    ///             // is not visited.
+    ///             cx.default_visit_children(outer.get(0).unwrap(), DefRegionKind::Pattern)
+    ///         },
+    ///         |_: i64, cx: &mut VisitContext<'_, ()>| kinds.borrow_mut().push(cx.def_region_kind()),
+    ///     ),
+    /// )
+    /// .unwrap();
+    /// assert_eq!(kinds.into_inner(), [DefRegionKind::Pattern]);
+    /// ```
+    pub fn default_visit_children<A: IntoArg>(
+        &mut self,
+        value: A,
+        def_region_kind: DefRegionKind,
+    ) -> Result<Option<VisitInterrupt>> {
+        let holder = value.into_holder()?;
+        let view = A::view(&holder);
+        if view.is_none() {
+            return Ok(None);
+        }
+        // SAFETY: `holder` keeps the value alive through the call.
+        let value = unsafe { VisitValue::new(view) };
+        self.driver.visit_default_children(&value, def_region_kind)
+    }
+}
+
+/// One link of a callback visitor over state `S`: a callback of one of the
+/// [`shapes`](super::visit::shapes) followed by `&mut VisitContext<'_, S>`, or a tuple of up to
+/// 12 links (tried in order; tuples nest). `None` when the link does not take the value.
+///
+/// ```
+/// use tvm_ffi::structural::{VisitCallbackLink, VisitCallbacks, VisitContext};
+/// fn with_count<M, L: VisitCallbackLink<usize, M>>(links: L) -> VisitCallbacks<usize, L, M> {
+///     VisitCallbacks::new(0, links)
+/// }
+/// let mut visitor = with_count(|_: i64, cx: &mut VisitContext<'_, usize>| *cx.state_mut() += 1);
+/// tvm_ffi::structural::visit(&tvm_ffi::Array::new([1i64, 2]).unwrap(), &mut visitor).unwrap();
+/// assert_eq!(visitor.into_state(), 2);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a structural visit callback",
+    label = "not a visit callback",
+    note = "a visit callback takes the value (`i64`, `Array<T>`, `ObjectRef<T>`, `&NodeObj`, `&VisitValue`, ...) and a `&mut VisitContext<'_, S>`, and returns `()`, `Option<VisitInterrupt>` or a `Result` of either; a tuple of up to 12 of them is a callback too"
+)]
+pub trait VisitCallbackLink<S, M> {
+    /// Runs the link on the context's current value if it takes it.
+    fn try_visit_with(
+        &self,
+        value: &VisitValue,
+        context: &mut VisitContext<'_, S>,
+    ) -> Option<Result<Option<VisitInterrupt>>>;
+}
+
+impl<S, F, T, O> VisitCallbackLink<S, Owned<T>> for F
+where
+    F: Fn(T, &mut VisitContext<'_, S>) -> O,
+    T: for<'a> FromAny<'a>,
+    O: IntoVisitOutcome,
+{
+    #[inline(always)]
+    fn try_visit_with(
+        &self,
+        value: &VisitValue,
+        context: &mut VisitContext<'_, S>,
+    ) -> Option<Result<Option<VisitInterrupt>>> {
+        value
+            .cast::<T>()
+            .map(|v| self(v, context).into_visit_outcome())
+    }
+}
+
+impl<S, F, T, O> VisitCallbackLink<S, Node<T>> for F
+where
+    F: Fn(&T, &mut VisitContext<'_, S>) -> O,
+    T: ObjectType,
+    O: IntoVisitOutcome,
+{
+    #[inline(always)]
+    fn try_visit_with(
+        &self,
+        value: &VisitValue,
+        context: &mut VisitContext<'_, S>,
+    ) -> Option<Result<Option<VisitInterrupt>>> {
+        value
+            .as_node::<T>()
+            .map(|v| self(v, context).into_visit_outcome())
+    }
+}
+
+impl<S, F, O> VisitCallbackLink<S, CatchAll> for F
+where
+    F: Fn(&VisitValue, &mut VisitContext<'_, S>) -> O,
+    O: IntoVisitOutcome,
+{
+    #[inline(always)]
+    fn try_visit_with(
+        &self,
+        value: &VisitValue,
+        context: &mut VisitContext<'_, S>,
+    ) -> Option<Result<Option<VisitInterrupt>>> {
+        Some(self(value, context).into_visit_outcome())
+    }
+}
+
+macro_rules! chain_visit_link {
+    ($(($link:ident, $shape:ident, $index:tt)),+) => {
+        impl<S, $($link: VisitCallbackLink<S, $shape>, $shape),+>
+            VisitCallbackLink<S, Chain<($($shape,)+)>> for ($($link,)+)
+        {
+            #[inline(always)]
+            fn try_visit_with(
+                &self,
+                value: &VisitValue,
+                context: &mut VisitContext<'_, S>,
+            ) -> Option<Result<Option<VisitInterrupt>>> {
+                $(
+                    if let Some(result) = self.$index.try_visit_with(value, context) {
+                        return Some(result);
+                    }
+                )+
+                None
+            }
+        }
+    };
+}
+chain_visit_link!((L0, M0, 0));
+chain_visit_link!((L0, M0, 0), (L1, M1, 1));
+chain_visit_link!((L0, M0, 0), (L1, M1, 1), (L2, M2, 2));
+chain_visit_link!((L0, M0, 0), (L1, M1, 1), (L2, M2, 2), (L3, M3, 3));
+chain_visit_link!(
+    (L0, M0, 0),
+    (L1, M1, 1),
+    (L2, M2, 2),
+    (L3, M3, 3),
+    (L4, M4, 4)
+);
+chain_visit_link!(
+    (L0, M0, 0),
+    (L1, M1, 1),
+    (L2, M2, 2),
+    (L3, M3, 3),
+    (L4, M4, 4),
+    (L5, M5, 5)
+);
+chain_visit_link!(
+    (L0, M0, 0),
+    (L1, M1, 1),
+    (L2, M2, 2),
+    (L3, M3, 3),
+    (L4, M4, 4),
+    (L5, M5, 5),
+    (L6, M6, 6)
+);
+chain_visit_link!(
+    (L0, M0, 0),
+    (L1, M1, 1),
+    (L2, M2, 2),
+    (L3, M3, 3),
+    (L4, M4, 4),
+    (L5, M5, 5),
+    (L6, M6, 6),
+    (L7, M7, 7)
+);
+chain_visit_link!(
+    (L0, M0, 0),
+    (L1, M1, 1),
+    (L2, M2, 2),
+    (L3, M3, 3),
+    (L4, M4, 4),
+    (L5, M5, 5),
+    (L6, M6, 6),
+    (L7, M7, 7),
+    (L8, M8, 8)
+);
+chain_visit_link!(
+    (L0, M0, 0),
+    (L1, M1, 1),
+    (L2, M2, 2),
+    (L3, M3, 3),
+    (L4, M4, 4),
+    (L5, M5, 5),
+    (L6, M6, 6),
+    (L7, M7, 7),
+    (L8, M8, 8),
+    (L9, M9, 9)
+);
+chain_visit_link!(
+    (L0, M0, 0),
+    (L1, M1, 1),
+    (L2, M2, 2),
+    (L3, M3, 3),
+    (L4, M4, 4),
+    (L5, M5, 5),
+    (L6, M6, 6),
+    (L7, M7, 7),
+    (L8, M8, 8),
+    (L9, M9, 9),
+    (L10, M10, 10)
+);
+chain_visit_link!(
+    (L0, M0, 0),
+    (L1, M1, 1),
+    (L2, M2, 2),
+    (L3, M3, 3),
+    (L4, M4, 4),
+    (L5, M5, 5),
+    (L6, M6, 6),
+    (L7, M7, 7),
+    (L8, M8, 8),
+    (L9, M9, 9),
+    (L10, M10, 10),
+    (L11, M11, 11)
+);
+
+/// A [`Visitor`] made of visit callbacks (a [`VisitCallbackLink`]: one callback or a tuple of
+/// them, tried in order) and the user state `S` they share through their [`VisitContext`].
+/// Bare callbacks (state `()`) need no `VisitCallbacks`: [`structural::visit`] takes them as
+/// they are.
+///
+/// ```
+/// use tvm_ffi::structural::{self, VisitCallbacks, VisitContext, VisitInterrupt};
+/// use tvm_ffi::{Array, Result};
+/// #[derive(Default)]
+/// struct Stats { arrays: usize, sum: i64 }
+/// fn array(_: Array<i64>, cx: &mut VisitContext<'_, Stats>) -> Result<Option<VisitInterrupt>> {
+///     cx.state_mut().arrays += 1;
+///     cx.visit_children()
+/// }
+/// fn int(value: i64, cx: &mut VisitContext<'_, Stats>) {
+///     cx.state_mut().sum += value;
+/// }
+/// let mut visitor = VisitCallbacks::new(Stats::default(), (array, int));
+/// structural::visit(&Array::new([1i64, 2, 3]).unwrap(), &mut visitor).unwrap();
+/// let stats = visitor.into_state();
+/// assert_eq!((stats.arrays, stats.sum), (1, 6));
+/// ```
+///
+/// [`structural::visit`]: visit
+pub struct VisitCallbacks<S, L, M> {
+    state: S,
+    links: L,
+    _shapes: PhantomData<fn(M)>,
+}
+
+impl<S, L: VisitCallbackLink<S, M>, M> VisitCallbacks<S, L, M> {
+    /// A visitor of `links` over `state`. An example is on [`VisitCallbacks`].
+    pub fn new(state: S, links: L) -> Self {
+        VisitCallbacks {
+            state,
+            links,
+            _shapes: PhantomData,
+        }
+    }
+}
+
+impl<S, L, M> VisitCallbacks<S, L, M> {
+    /// The state. An example is on [`VisitContext`].
+    #[inline]
+    pub fn state(&self) -> &S {
+        &self.state
+    }
+
+    /// The state, mutably (between visits).
+    ///
+    /// ```
+    /// use tvm_ffi::structural::{self, VisitCallbacks, VisitContext};
+    /// let mut visitor = VisitCallbacks::new(0i64, |v: i64, cx: &mut VisitContext<'_, i64>| {
+    ///     *cx.state_mut() += v;
+    /// });
+    /// structural::visit(&tvm_ffi::Array::new([1i64]).unwrap(), &mut visitor).unwrap();
+    /// *visitor.state_mut() = 10;
+    /// structural::visit(&tvm_ffi::Array::new([1i64]).unwrap(), &mut visitor).unwrap();
+    /// assert_eq!(*visitor.state(), 11);
+    /// ```
+    #[inline]
+    pub fn state_mut(&mut self) -> &mut S {
+        &mut self.state
+    }
+
+    /// The state, taking the visitor apart. An example is on [`VisitCallbacks`].
+    #[inline]
+    pub fn into_state(self) -> S {
+        self.state
+    }
+}
+
+/// A running callback visitor: the state borrowed mutably, the links shared (they are `Fn`),
+/// so that a context can reach both while a link runs.
+struct Driver<'v, S, L, M> {
+    state: &'v mut S,
+    links: &'v L,
+    _shapes: PhantomData<fn(M)>,
+}
+
+impl<S, L: VisitCallbackLink<S, M>, M> Visitor for Driver<'_, S, L, M> {
+    fn visit(
+        &mut self,
+        value: &VisitValue,
+        def_region_kind: DefRegionKind,
+    ) -> Result<Option<VisitInterrupt>> {
+        let links = self.links;
+        let mut context = VisitContext {
+            driver: self,
+            current: value,
+            def_region_kind,
+        };
+        match links.try_visit_with(value, &mut context) {
+            Some(outcome) => outcome,
+            None => context.visit_children(),
+        }
+    }
+}
+
+impl<S, L: VisitCallbackLink<S, M>, M> ContextDriver<S> for Driver<'_, S, L, M> {
+    #[inline]
+    fn state(&self) -> &S {
+        self.state
+    }
+
+    #[inline]
+    fn state_mut(&mut self) -> &mut S {
+        self.state
+    }
+
+    fn visit_value(
+        &mut self,
+        value: &VisitValue,
+        kind: DefRegionKind,
+    ) -> Result<Option<VisitInterrupt>> {
+        Visitor::visit(self, value, kind)
+    }
+
+    fn visit_default_children(
+        &mut self,
+        value: &VisitValue,
+        kind: DefRegionKind,
+    ) -> Result<Option<VisitInterrupt>> {
+        Visitor::default_visit_children(self, value, kind)
+    }
+}
+
+impl<S, L: VisitCallbackLink<S, M>, M> Visitor for VisitCallbacks<S, L, M> {
+    fn visit(
+        &mut self,
+        value: &VisitValue,
+        def_region_kind: DefRegionKind,
+    ) -> Result<Option<VisitInterrupt>> {
+        let mut driver = Driver {
+            state: &mut self.state,
+            links: &self.links,
+            _shapes: PhantomData,
+        };
+        driver.visit(value, def_region_kind)
+    }
+}
+
+/// The shapes of visitor [`structural::visit`](visit) accepts, as marker types
+/// (they only tell the impls of [`IntoVisitor`] apart).
+pub mod visitor_shapes {
+    use std::marker::PhantomData;
+
+    /// `&mut V` of a [`Visitor`](crate::structural::Visitor) (a `#[dispatch(visit)]` type, a
+    /// [`VisitCallbacks`](crate::structural::VisitCallbacks), ...).
+    ///
+    /// ```
+    /// use tvm_ffi::structural::{self, DefRegionKind, VisitInterrupt, VisitValue, Visitor};
+    /// struct Nothing;
+    /// impl Visitor for Nothing {
+    ///     fn visit(&mut self, _: &VisitValue, _: DefRegionKind) -> tvm_ffi::Result<Option<VisitInterrupt>> {
+    ///         Ok(None)
+    ///     }
+    /// }
+    /// structural::visit(&tvm_ffi::Array::new([1i64]).unwrap(), &mut Nothing).unwrap();
+    /// ```
+    pub struct ByVisitor;
+
+    /// Visit callbacks without state (a callback, or a tuple of them, each taking a
+    /// `&mut VisitContext<'_, ()>`).
+    ///
+    /// ```
+    /// use tvm_ffi::structural::{self, VisitContext};
+    /// let n = std::cell::Cell::new(0);
+    /// structural::visit(&tvm_ffi::Array::new([1i64, 2]).unwrap(), |_: i64, _: &mut VisitContext<'_, ()>| {
+    ///     n.set(n.get() + 1);
+    /// })
+    /// .unwrap();
+    /// assert_eq!(n.get(), 2);
+    /// ```
+    pub struct ByCallbacks<M>(PhantomData<fn(M)>);
+}
+use visitor_shapes::{ByCallbacks, ByVisitor};
+
+/// What [`structural::visit`](visit) accepts: `&mut` a [`Visitor`] (which
+/// [`VisitCallbacks`] and `#[dispatch(visit)]` types are), or visit callbacks without state (a
+/// [`VisitCallbackLink`] over `()`). More examples are in the [`visitor_shapes`] docs.
+///
+/// ```
+/// use tvm_ffi::structural::{self, IntoVisitor, VisitContext};
+/// use tvm_ffi::Array;
+/// fn visit_ints<M>(visitor: impl IntoVisitor<M>) {
+///     structural::visit(&Array::new([1i64, 2]).unwrap(), visitor).unwrap();
+/// }
+/// let n = std::cell::Cell::new(0);
+/// visit_ints(|_: i64, _: &mut VisitContext<'_, ()>| n.set(n.get() + 1));
+/// assert_eq!(n.get(), 2);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a structural visitor",
+    label = "not a visitor",
+    note = "pass `&mut` a `Visitor` (a `#[dispatch(visit)]` type, a `VisitCallbacks`), or a callback taking the value (`i64`, `Array<T>`, `&NodeObj`, `&VisitValue`, ...) and a `&mut VisitContext<'_, ()>` (annotate both arguments), or a tuple of up to 12 of them"
+)]
+pub trait IntoVisitor<M> {
+    /// Visits `value`, reached in `def_region_kind`.
+    fn visit_root(
+        self,
+        value: &VisitValue,
+        def_region_kind: DefRegionKind,
+    ) -> Result<Option<VisitInterrupt>>;
+}
+
+impl<V: Visitor> IntoVisitor<ByVisitor> for &mut V {
+    #[inline]
+    fn visit_root(
+        self,
+        value: &VisitValue,
+        def_region_kind: DefRegionKind,
+    ) -> Result<Option<VisitInterrupt>> {
+        self.visit(value, def_region_kind)
+    }
+}
+
+impl<L: VisitCallbackLink<(), M>, M> IntoVisitor<ByCallbacks<M>> for L {
+    #[inline]
+    fn visit_root(
+        self,
+        value: &VisitValue,
+        def_region_kind: DefRegionKind,
+    ) -> Result<Option<VisitInterrupt>> {
+        VisitCallbacks::new((), self).visit(value, def_region_kind)
+    }
+}
+
+/// Visits `root` with a visitor (C++ `visitor->Visit(root)`): `&mut` a [`Visitor`] (a
+/// `#[dispatch(visit)]` type, a [`VisitCallbacks`], ...),
+/// whose `visit` runs for the root, in [`DefRegionKind::None`], and drives the rest; or visit
+/// callbacks without state (see [`IntoVisitor`]). A `None` root
+/// is not visited.
+///
+/// ```
+/// use tvm_ffi::structural::{self, VisitContext};
+/// use tvm_ffi::Array;
+/// let sum = std::cell::Cell::new(0);
+/// structural::visit(&Array::new([1i64, 2]).unwrap(), |v: i64, _: &mut VisitContext<'_, ()>| {
+///     sum.set(sum.get() + v);
+/// })
+/// .unwrap();
+/// assert_eq!(sum.get(), 3);
+/// ```
+pub fn visit<R: IntoArg, M, V: IntoVisitor<M>>(
+    root: R,
+    visitor: V,
+) -> Result<Option<VisitInterrupt>> {
+    let holder = root.into_holder()?;
+    let view = R::view(&holder);
+    if view.is_none() {
+        return Ok(None);
+    }
+    // SAFETY: `holder` keeps the value alive through the call.
+    let value = unsafe { VisitValue::new(view) };
+    visitor.visit_root(&value, DefRegionKind::None)
+}
