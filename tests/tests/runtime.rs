@@ -27,16 +27,23 @@ impl Drop for Counter {
     }
 }
 static COUNTER_TYPE: std::sync::OnceLock<RuntimeType> = std::sync::OnceLock::new();
+/// Held by every type registration this binary makes after load: the runtime's type table has
+/// no lock, and tests run on several threads.
+static REGISTERING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 // SAFETY: allocated only through ObjectRef::new (header + Counter), never mutated.
 unsafe impl ObjectType for Counter {
     const TYPE_KEY: &'static str = "rust_tests.Counter";
     fn runtime_type() -> RuntimeType {
         *COUNTER_TYPE.get_or_init(|| {
-            tvm_ffi::__private::allocate_type_index(
-                Self::TYPE_KEY,
-                tvm_ffi::builtin::AnyObject::runtime_type(),
-                true,
-            )
+            let _registering = REGISTERING.lock().unwrap_or_else(|e| e.into_inner());
+            // SAFETY: the only registrations after load in this binary hold `REGISTERING`.
+            unsafe {
+                tvm_ffi::__private::allocate_type_index(
+                    Self::TYPE_KEY,
+                    tvm_ffi::builtin::AnyObject::runtime_type(),
+                    true,
+                )
+            }
             .expect("allocate")
         })
     }
@@ -608,12 +615,17 @@ fn rust_allocated_strings_and_bytes_are_the_runtimes_own() {
     }
 }
 
-/// `__private::allocate_type_index` is reachable from safe code (`__private` is only hidden), and
-/// `RuntimeType`'s fields are public: a made-up parent is an error naming the key, where the
-/// runtime would end the process (its depth check aborts).
+/// `__private::allocate_type_index` is `unsafe` (the runtime's type table has no lock), but
+/// `RuntimeType`'s fields are public: a made-up parent, or a value type as the parent, is an
+/// error naming the key, where the runtime would end the process (its depth check, or "Reach
+/// maximum number of sub-classes", aborts).
 #[test]
 fn allocating_a_type_under_a_made_up_parent_is_an_error() {
-    use tvm_ffi::__private::allocate_type_index;
+    let _registering = REGISTERING.lock().unwrap_or_else(|e| e.into_inner());
+    let allocate = |key: &str, parent: RuntimeType, is_final: bool| {
+        // SAFETY: every registration after load in this binary holds `REGISTERING`.
+        unsafe { tvm_ffi::__private::allocate_type_index(key, parent, is_final) }
+    };
     let object = tvm_ffi::builtin::AnyObject::runtime_type();
     for (parent, what) in [
         (
@@ -645,7 +657,7 @@ fn allocating_a_type_under_a_made_up_parent_is_an_error() {
             "a negative index",
         ),
     ] {
-        let err = allocate_type_index("rust_tests.MadeUpParent", parent, false).expect_err(what);
+        let err = allocate("rust_tests.MadeUpParent", parent, false).expect_err(what);
         assert_eq!(err.kind(), "RuntimeError", "{what}");
         assert!(
             err.message().starts_with(
@@ -656,7 +668,23 @@ fn allocating_a_type_under_a_made_up_parent_is_an_error() {
         );
     }
     assert!(tvm_ffi::reflection::lookup_type("rust_tests.MadeUpParent").is_none());
+    // `None` (0), `int` (1), a small string (11): registered at depth 0, no object types.
+    for index in [0, 1, 11] {
+        let parent = RuntimeType { index, depth: 0 };
+        let err = allocate("rust_tests.ValueChild", parent, false).expect_err("a value type");
+        assert_eq!(err.kind(), "RuntimeError");
+        assert!(
+            // (a load error prefixes "cannot register type `key`: ", as the other refusals)
+            err.message().starts_with("its parent `")
+                && err
+                    .message()
+                    .ends_with("` is not an object type and takes no subtypes"),
+            "{}",
+            err.message()
+        );
+    }
+    assert!(tvm_ffi::reflection::lookup_type("rust_tests.ValueChild").is_none());
     // The real parent still works.
-    let ty = allocate_type_index("rust_tests.RealParent", object, false).unwrap();
+    let ty = allocate("rust_tests.RealParent", object, false).unwrap();
     assert_eq!(ty.depth, 1);
 }

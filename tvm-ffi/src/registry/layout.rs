@@ -110,11 +110,20 @@ pub(super) fn layout_mismatch(
     None
 }
 
-/// Why `parent` takes no new subtype, if it does not: the runtime's built-in object types
+/// Why `parent` takes no new subtype, if it does not: the runtime's value types (`None`,
+/// `int`, ..., below `ffi.Object`), its built-in object types
 /// (`ffi.String`, `ffi.Error`, `ffi.Function`, `ffi.Array`, `ffi.Tensor`, ..., reserved with no
 /// child slots and no overflow) and their descendants, for which the runtime would end the
 /// process ("Reach maximum number of sub-classes"), and final types (`__ffi_type_final__`).
 fn refuses_subtypes(parent: RuntimeType) -> Option<std::string::String> {
+    if parent.index < sys::type_index::kTVMFFIObject {
+        // `None`, `int`, `float`, the small strings, ...: registered at depth 0 with no child
+        // slots; the runtime would end the process on a subtype.
+        return Some(format!(
+            "its parent `{}` is not an object type and takes no subtypes",
+            type_info::type_key_of_index(parent.index)
+        ));
+    }
     let info = type_info::type_info(parent.index)?;
     let chain = (0..info.type_depth.max(0)).map(|depth| {
         // SAFETY: `type_ancestors` has `type_depth` valid registry pointers.
