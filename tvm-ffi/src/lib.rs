@@ -206,23 +206,7 @@ pub mod __private {
         structural, EnumEntry, FieldEntry, FunctionEntry, MethodEntry, MethodKind, Trusted,
         TypeEntry, TypeOrigin, TypeSlot, ENUMS, FUNCTIONS, METHODS, TYPES,
     };
-
-    /// Allocates (or finds) the runtime index of type `key` under `parent`, checking the parent
-    /// (a registered object type at its registered depth that takes subtypes) and a key already
-    /// registered elsewhere, with an error naming the key. What the SDK calls while a library
-    /// loads; for tests and hand-written `ObjectType` impls.
-    ///
-    /// # Safety
-    /// The runtime's type table has no lock: no other thread may register a type (through
-    /// this function, a library being loaded, C++ or Python) while this runs. Concurrent calls
-    /// corrupt the runtime's heap.
-    pub unsafe fn allocate_type_index(
-        key: &str,
-        parent: RuntimeType,
-        is_final: bool,
-    ) -> crate::Result<RuntimeType> {
-        crate::registry::layout::allocate_type_index(key, parent, is_final)
-    }
+    pub use crate::registry::layout::allocate_type_index;
 
     pub use crate::base::value::TypeSchema;
     pub use crate::call::function::args::Sealed as IntoArgSealed;

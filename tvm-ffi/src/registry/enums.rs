@@ -5,7 +5,7 @@
 //! per variant.
 use super::calls::{byte_array, check, register_attr};
 use super::entry::EnumEntry;
-use super::layout::allocate_type_index;
+use super::layout::allocate_type_index_checked as allocate_type_index;
 use crate::abi::sys;
 use crate::base::error::{Error, Result};
 use crate::base::object::{self, type_info, ObjectRef, RuntimeType};

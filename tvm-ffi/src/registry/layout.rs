@@ -237,13 +237,35 @@ fn registered_type_schema(metadata: &[u8]) -> Option<std::string::String> {
     }
 }
 
-/// Allocates (or finds) the runtime index of type `key` under `parent`.
+/// Allocates (or finds) the runtime index of type `key` under `parent`, checking the parent (a
+/// registered object type at its registered depth that takes subtypes) and a key already
+/// registered elsewhere, with an error naming the key. What the SDK calls while a library
+/// loads (exported through `__private` for tests and hand-written `ObjectType` impls).
+///
+/// # Safety
+/// The runtime's type table has no lock: no other thread may register a type (through this
+/// function, a library being loaded, C++ or Python) while this runs. Concurrent calls corrupt
+/// the runtime's heap.
+pub unsafe fn allocate_type_index(
+    key: &str,
+    parent: RuntimeType,
+    is_final: bool,
+) -> Result<RuntimeType> {
+    allocate_type_index_checked(key, parent, is_final)
+}
+
+/// [`allocate_type_index`], for the SDK's own registrations, which run while a library loads
+/// (one at a time, nothing else registering meanwhile).
 ///
 /// The runtime returns the existing index for a known key without checking the parent, so this
 /// checks it: a key already registered under another parent is an error naming the key. The
 /// parent itself is checked first (a registered index at its registered depth): the runtime
 /// ends the process on an inconsistent one, and `RuntimeType`'s fields are anyone's to set.
-pub fn allocate_type_index(key: &str, parent: RuntimeType, is_final: bool) -> Result<RuntimeType> {
+pub(crate) fn allocate_type_index_checked(
+    key: &str,
+    parent: RuntimeType,
+    is_final: bool,
+) -> Result<RuntimeType> {
     let registered_depth = type_table::is_registered(parent.index)
         .then(|| type_info::type_info(parent.index).map(|info| info.type_depth))
         .flatten();

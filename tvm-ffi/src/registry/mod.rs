@@ -66,7 +66,7 @@ pub(crate) use entry::{
     FieldEntry, FunctionEntry, MethodEntry, MethodKind, TypeEntry, TypeOrigin, ENUMS, FUNCTIONS,
     METHODS, TYPES,
 };
-pub(crate) use layout::allocate_type_index;
+pub(crate) use layout::allocate_type_index_checked as allocate_type_index;
 use layout::{check_external, layout_mismatch};
 
 static LOAD_ERRORS: Mutex<Vec<String>> = Mutex::new(Vec::new());
