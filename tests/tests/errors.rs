@@ -147,3 +147,62 @@ fn a_clone_never_reads_a_backtrace_the_runtime_rewrites() {
         assert_eq!(err.backtrace(), original, "round {round}");
     }
 }
+
+/// C callers of `TVMFFIErrorCreateWithCauseAndExtraContext` may pass any object as the cause:
+/// only an `ffi.Error` comes back as an `Error` (an `Array` read as an error cell would read
+/// its data pointer as the message's bytes). The extra context is any object.
+#[test]
+fn a_cause_that_is_not_an_error_is_not_read_as_one() {
+    use tvm_ffi::{sys, Array, Error, ObjectRef};
+    let not_an_error = Array::new([1i64, 2, 3])
+        .unwrap()
+        .into_object_ref()
+        .into_object();
+    let empty = sys::TVMFFIByteArray::from_bytes(b"");
+    let kind = sys::TVMFFIByteArray::from_bytes(b"ValueError");
+    let mut out: sys::TVMFFIObjectHandle = std::ptr::null_mut();
+    let handle = not_an_error.as_raw().as_ptr() as sys::TVMFFIObjectHandle;
+    // SAFETY: valid byte arrays and output slot; both handles are live objects (the runtime
+    // takes its own references).
+    let rc = unsafe {
+        sys::TVMFFIErrorCreateWithCauseAndExtraContext(
+            &kind, &empty, &empty, handle, handle, &mut out,
+        )
+    };
+    assert_eq!(rc, 0);
+    let ptr = std::ptr::NonNull::new(out as *mut sys::TVMFFIObject).unwrap();
+    // SAFETY: a fresh ffi.Error with one strong reference, now ours.
+    let err = Error::from_object_ref(unsafe { ObjectRef::from_raw(ptr) });
+    assert!(err.cause_chain().is_none());
+    assert!(err.extra_context().unwrap().ptr_eq(&not_an_error));
+    // Ours, and the error's two (as its cause and as its context).
+    assert_eq!(not_an_error.strong_count(), 3);
+    drop(err);
+    assert_eq!(not_an_error.strong_count(), 1);
+}
+
+/// A cause travels with the error through a call: raised by a Rust function, received by the
+/// caller with the same cause object.
+#[test]
+fn the_cause_chain_crosses_a_call() {
+    use tvm_ffi::Error;
+    let cause = Error::key_error("no entry `x`");
+    let inner = cause.clone();
+    let f = Function::from_typed(move || -> tvm_ffi::Result<i64> {
+        Err(Error::with_cause_and_extra_context(
+            "RuntimeError",
+            "lookup failed",
+            "",
+            Some(&inner),
+            None,
+        ))
+    });
+    let err = f.call(()).unwrap_err();
+    assert_eq!(
+        (err.kind().as_str(), err.message()),
+        ("RuntimeError", "lookup failed")
+    );
+    let got = err.cause_chain().unwrap();
+    assert!(got.as_object_ref().ptr_eq(cause.as_object_ref()));
+    assert_eq!(got.message(), "no entry `x`");
+}

@@ -47,10 +47,9 @@
 //! - registration: types register when their library loads, not on first use; indices are
 //!   dynamic (no reserved child slots); an unregistered binding is a load error (seen in a
 //!   helper process, `unregistered_binding`) and a panic when used;
-//! - errors: no cause chain or extra context (`Error::new_with_cause_and_extra_context`,
-//!   `cause_chain`, `extra_context`) in this SDK: `test_error_with_context` checks the
-//!   backtrace frames (appended with `Error::append_backtrace`; `ensure!` names the module,
-//!   not the function) and the copy-on-append of a shared error only;
+//! - errors: `Error::with_cause_and_extra_context` for upstream's
+//!   `Error::new_with_cause_and_extra_context`; `Error::append_backtrace(&mut self)` for
+//!   `Error::with_appended_backtrace` (`ensure!` names the module, not the function);
 //! - objects with trailing items: `ObjectWithItems` (safe; the count is the allocation's own,
 //!   in a word before the items) for upstream's `ObjectCoreWithExtraItems` (unsafe; the
 //!   payload reports the count); `items_mut` needs the only reference; the freed sizes differ
@@ -721,20 +720,40 @@ mod test_error {
         assert!(backtrace.find("error_fn1").unwrap() < backtrace.find("test_error_with").unwrap());
         assert_eq!(error_fn1(false).unwrap(), 1);
 
-        // Appending to a shared error leaves the other holder's backtrace as it was.
+        // Appending to a shared error leaves the other holder's backtrace as it was, and the
+        // copy keeps the cause and the extra context.
+        let payload = Array::new([7i64]).unwrap().into_object_ref().into_object();
         for shared in [false, true] {
-            let error = Error::with_backtrace("RuntimeError", "outer", "origin");
+            let error = Error::with_cause_and_extra_context(
+                "RuntimeError",
+                "outer",
+                "origin",
+                Some(&error0),
+                Some(&payload),
+            );
             let retained = shared.then(|| error.clone());
             let mut output = error;
             output.append_backtrace(" frame");
             assert_eq!(output.backtrace(), "origin frame");
             assert_eq!(output.message(), "outer");
+            let cause = output.cause_chain().unwrap();
+            assert!(cause.as_object_ref().ptr_eq(error0.as_object_ref()));
+            assert_eq!(cause.message(), "test error true");
+            assert!(output.extra_context().unwrap().ptr_eq(&payload));
             if let Some(retained) = retained {
                 assert_eq!(retained.backtrace(), "origin");
                 assert!(!retained.as_object_ref().ptr_eq(output.as_object_ref()));
+                assert!(retained
+                    .cause_chain()
+                    .unwrap()
+                    .as_object_ref()
+                    .ptr_eq(error0.as_object_ref()));
             }
         }
+        // Every error above is gone: their references to the cause and the context with them.
         assert_eq!(error0.as_object_ref().strong_count(), 1);
+        assert_eq!(payload.strong_count(), 1);
+        assert!(error0.cause_chain().is_none() && error0.extra_context().is_none());
     }
 
     #[test]

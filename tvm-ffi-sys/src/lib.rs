@@ -480,6 +480,14 @@ extern "C" {
         backtrace: *const TVMFFIByteArray,
         out: *mut TVMFFIObjectHandle,
     ) -> c_int;
+    pub fn TVMFFIErrorCreateWithCauseAndExtraContext(
+        kind: *const TVMFFIByteArray,
+        message: *const TVMFFIByteArray,
+        backtrace: *const TVMFFIByteArray,
+        cause_chain: TVMFFIObjectHandle,
+        extra_context: TVMFFIObjectHandle,
+        out: *mut TVMFFIObjectHandle,
+    ) -> c_int;
     pub fn TVMFFITensorFromDLPack(
         from: *mut DLManagedTensor,
         require_alignment: i32,

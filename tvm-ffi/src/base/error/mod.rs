@@ -1,11 +1,12 @@
 //! [`Error`]: the runtime's error object (kind, message, backtrace), and how errors and panics
 //! cross the ABI.
 use std::fmt;
+use std::ptr::NonNull;
 use std::sync::Arc;
 
 use crate::abi::sys;
 use crate::abi::AllocFailure;
-use crate::base::object::builtin::ErrorObj;
+use crate::base::object::builtin::{AnyObject, ErrorObj};
 use crate::base::object::ObjectRef;
 
 mod kind;
@@ -91,15 +92,58 @@ impl Error {
 
     /// Creates an error with an explicit backtrace (most recent call first).
     pub fn with_backtrace(kind: impl Into<ErrorKind>, message: &str, backtrace: &str) -> Error {
+        Error::with_cause_and_extra_context(kind, message, backtrace, None, None)
+    }
+
+    /// Creates an error that records the error which caused it (`cause`, read back with
+    /// [`Error::cause_chain`]) and an object of extra context (read back with
+    /// [`Error::extra_context`]), as C++'s `Error(kind, message, backtrace, cause_chain,
+    /// extra_context)` does. Both are shared, not copied: the new error holds a reference.
+    ///
+    /// ```
+    /// use tvm_ffi::{Array, Error, ErrorKind};
+    /// let cause = Error::value_error("bad literal `0x`");
+    /// let context = Array::new([3i64, 4]).unwrap().into_object_ref().into_object();
+    /// let err = Error::with_cause_and_extra_context(
+    ///     ErrorKind::Runtime, "parsing failed", "", Some(&cause), Some(&context),
+    /// );
+    /// assert_eq!(err.cause_chain().unwrap().message(), "bad literal `0x`");
+    /// assert!(err.extra_context().unwrap().ptr_eq(&context));
+    /// ```
+    pub fn with_cause_and_extra_context(
+        kind: impl Into<ErrorKind>,
+        message: &str,
+        backtrace: &str,
+        cause: Option<&Error>,
+        extra_context: Option<&ObjectRef<AnyObject>>,
+    ) -> Error {
         let backtrace_text = backtrace;
         let kind = kind.into();
         let kind = sys::TVMFFIByteArray::from_bytes(kind.as_str().as_bytes());
         let message = sys::TVMFFIByteArray::from_bytes(message.as_bytes());
         let backtrace = sys::TVMFFIByteArray::from_bytes(backtrace.as_bytes());
+        let handle = |obj: Option<NonNull<sys::TVMFFIObject>>| {
+            obj.map_or(std::ptr::null_mut(), |ptr| {
+                ptr.as_ptr() as sys::TVMFFIObjectHandle
+            })
+        };
+        let cause = handle(cause.map(|cause| cause.obj.as_raw()));
+        let extra_context = handle(extra_context.map(ObjectRef::as_raw));
         let mut out: sys::TVMFFIObjectHandle = std::ptr::null_mut();
-        // SAFETY: valid byte arrays and output slot; the runtime copies the bytes.
-        let rc = unsafe { sys::TVMFFIErrorCreate(&kind, &message, &backtrace, &mut out) };
-        let ptr = std::ptr::NonNull::new(out as *mut sys::TVMFFIObject);
+        // SAFETY: valid byte arrays and output slot; the runtime copies the bytes. `cause` is
+        // null or an ffi.Error, `extra_context` null or an object, both kept alive by the
+        // caller's references for the call; the runtime takes references of its own.
+        let rc = unsafe {
+            sys::TVMFFIErrorCreateWithCauseAndExtraContext(
+                &kind,
+                &message,
+                &backtrace,
+                cause,
+                extra_context,
+                &mut out,
+            )
+        };
+        let ptr = NonNull::new(out as *mut sys::TVMFFIObject);
         match (rc, ptr) {
             (0, Some(ptr)) => Error {
                 // SAFETY: a fresh ffi.Error with one strong reference, now ours.
@@ -109,6 +153,27 @@ impl Error {
             // The runtime only fails to create an error when it cannot allocate it.
             _ => AllocFailure::raise(message.size + backtrace.size),
         }
+    }
+
+    /// The error that caused this one, if it was made with one
+    /// ([`Error::with_cause_and_extra_context`], C++'s `cause_chain`).
+    pub fn cause_chain(&self) -> Option<Error> {
+        // SAFETY: the cell is owned by the error object we hold, and its cause is set once, when
+        // the error is made (the runtime never rewrites it).
+        let cause = NonNull::new(unsafe { (*self.cell()).cause_chain } as *mut sys::TVMFFIObject)?;
+        // SAFETY: a live object the error holds a reference to; we take our own.
+        let cause = unsafe { ObjectRef::<AnyObject>::from_raw_borrowed(cause) };
+        // A C caller may have passed any object as the cause: only an ffi.Error is an `Error`.
+        cause.downcast::<ErrorObj>().map(Error::received)
+    }
+
+    /// The object of extra context this error carries, if any (C++'s `extra_context`).
+    pub fn extra_context(&self) -> Option<ObjectRef<AnyObject>> {
+        // SAFETY: as in `cause_chain`: set once, when the error is made.
+        let context =
+            NonNull::new(unsafe { (*self.cell()).extra_context } as *mut sys::TVMFFIObject)?;
+        // SAFETY: a live object the error holds a reference to; we take our own.
+        Some(unsafe { ObjectRef::from_raw_borrowed(context) })
     }
 
     /// `ValueError` with `message`.
@@ -191,7 +256,13 @@ impl Error {
     /// when the error object is shared (a clone exists), `self` first gets a copy of its own.
     pub fn append_backtrace(&mut self, frame: &str) {
         if self.obj.strong_count() != 1 || self.obj.weak_count() != 1 {
-            *self = Error::with_backtrace(self.kind_name(), self.message(), &self.backtrace());
+            *self = Error::with_cause_and_extra_context(
+                self.kind_name(),
+                self.message(),
+                &self.backtrace(),
+                self.cause_chain().as_ref(),
+                self.extra_context().as_ref(),
+            );
         }
         // SAFETY: `self` holds the only reference (checked above): nothing else can rewrite
         // the cell meanwhile.
@@ -234,7 +305,7 @@ impl Error {
         // SAFETY: valid output slot; ownership of the error moves to us.
         unsafe { sys::TVMFFIErrorMoveFromRaised(&mut out) };
         // SAFETY: a non-null result is an owned ffi.Error.
-        std::ptr::NonNull::new(out as *mut sys::TVMFFIObject)
+        NonNull::new(out as *mut sys::TVMFFIObject)
             .map(|ptr| Error::received(unsafe { ObjectRef::from_raw(ptr) }))
     }
 
