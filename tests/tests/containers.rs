@@ -1098,3 +1098,28 @@ fn try_from_object_ref_reports_the_first_mismatch() {
     let floats = Array::<f64>::try_from_object_ref(mixed.into_object_ref()).unwrap();
     assert_eq!(floats.to_vec(), vec![1.0, 2.5]);
 }
+
+/// An array releases its objects wherever they sit among plain values: the release first
+/// scans for objects (an array of numbers then releases nothing), then releases each one.
+#[test]
+fn an_array_releases_objects_among_plain_values() {
+    let object = Array::new([1i64]).unwrap().into_object_ref().into_object();
+    for (len, at) in [(1usize, 0usize), (7, 6), (8, 0), (1000, 999), (1001, 500)] {
+        let items: Vec<Any> = (0..len)
+            .map(|i| {
+                if i == at {
+                    Any::new(object.clone())
+                } else {
+                    Any::new(i as i64)
+                }
+            })
+            .collect();
+        let array = Array::new(items).unwrap();
+        assert_eq!(object.strong_count(), 2, "len {len}, object at {at}");
+        let held: ObjectRef<AnyObject> = array.get(at).unwrap().cast().unwrap();
+        assert!(held.ptr_eq(&object));
+        drop(held);
+        drop(array);
+        assert_eq!(object.strong_count(), 1, "len {len}, object at {at}");
+    }
+}

@@ -139,10 +139,20 @@ unsafe impl InplaceArray for ArrayObj {
     unsafe fn release(payload: *mut ArrayObj) {
         // SAFETY: the caller's contract: the last reference is gone, so the cell is ours.
         let seq = unsafe { &mut (*payload).seq };
-        let data = seq.data as *mut TVMFFIAny;
-        for i in 0..seq.size.max(0) as usize {
-            // SAFETY: the first `size` slots hold owned values.
-            drop(unsafe { Any::from_raw(data.add(i).read()) });
+        let len = seq.size.max(0) as usize;
+        // SAFETY: the first `size` slots hold owned values, no one else reaches them.
+        let elems = unsafe { std::slice::from_raw_parts(seq.data as *const TVMFFIAny, len) };
+        // Only objects own something. One branch-free scan first (it vectorises), so that an
+        // array of plain values costs no test and jump per element; an array with objects
+        // pays the scan beside its atomic releases.
+        let highest = elems
+            .iter()
+            .fold(i32::MIN, |high, v| high.max(v.type_index));
+        if highest >= ti::kTVMFFIStaticObjectBegin {
+            for value in elems {
+                // SAFETY: an owned value of the array, released once, here.
+                drop(unsafe { Any::from_raw(*value) });
+            }
         }
         if let Some(deleter) = seq.data_deleter {
             // SAFETY: installed by C++ for `data`, called once, as `~SeqBaseObj` does.
