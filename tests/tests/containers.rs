@@ -1123,3 +1123,50 @@ fn an_array_releases_objects_among_plain_values() {
         assert_eq!(object.strong_count(), 1, "len {len}, object at {at}");
     }
 }
+
+/// The checked cast of an array to `Array<i64>` / `Array<f64>` / `Array<bool>`: a scan for the
+/// one type every value of which converts, then, when another type is found, the element by
+/// element conversion (a `bool` converts to an integer; a string or a float does not).
+#[test]
+fn an_array_cast_checks_every_element_wherever_it_differs() {
+    for len in [1usize, 7, 8, 9, 1000] {
+        for at in [0, len / 2, len - 1] {
+            let with = |odd: Any| -> Any {
+                let items: Vec<Any> = (0..len)
+                    .map(|i| {
+                        if i == at {
+                            odd.clone()
+                        } else {
+                            Any::new(i as i64)
+                        }
+                    })
+                    .collect();
+                Any::new(Array::new(items).unwrap())
+            };
+            let ints = with(Any::new(at as i64));
+            let values: Vec<i64> = ints.cast::<Array<i64>>().unwrap().iter().collect();
+            assert_eq!(values, (0..len as i64).collect::<Vec<_>>());
+            let with_bool = with(Any::new(true)).cast::<Array<i64>>().unwrap();
+            assert_eq!(with_bool.get(at), Some(1), "len {len}, bool at {at}");
+            for odd in [Any::new("s"), Any::new(1.5f64)] {
+                let err = with(odd.clone()).cast::<Array<i64>>().unwrap_err();
+                assert!(
+                    err.message().contains(&format!("Array[index {at}: ")),
+                    "len {len}, {} at {at}: {}",
+                    odd.type_key(),
+                    err.message()
+                );
+            }
+            // Every int converts to `f64`.
+            assert_eq!(
+                with(Any::new(2.5f64)).cast::<Array<f64>>().unwrap().get(at),
+                Some(2.5)
+            );
+        }
+    }
+    let bools = Any::new(Array::new([true, false, true]).unwrap());
+    assert_eq!(
+        bools.cast::<Array<bool>>().unwrap().to_vec(),
+        [true, false, true]
+    );
+}

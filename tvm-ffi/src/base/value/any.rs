@@ -543,6 +543,11 @@ impl<T: IntoAny> TryIntoAny for T {
 pub trait FromAny<'a>: Sized + TypeSchema {
     /// Whether every value converts (`Any`, `AnyView`): containers then skip element checks.
     const ACCEPTS_ANY: bool = false;
+    /// A runtime type index whose every value converts (`int` for `i64`, `float` for `f64`),
+    /// if the type has one: a container checks its elements for it with one branch-free scan
+    /// before it converts any one of them. Not part of the public API.
+    #[doc(hidden)]
+    const CONVERTS_FROM_EVERY: Option<i32> = None;
     /// Converts with the documented coercions.
     fn from_any(view: &'a AnyView<'a>) -> Option<Self>;
     /// Converts only when the stored type matches exactly.
@@ -695,6 +700,7 @@ impl IntoAny for bool {
     }
 }
 impl<'a> FromAny<'a> for bool {
+    const CONVERTS_FROM_EVERY: Option<i32> = Some(ti::kTVMFFIBool);
     #[inline]
     fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         int_value(view, true).map(|v| v != 0)
@@ -738,6 +744,7 @@ impl IntoAny for f64 {
     }
 }
 impl<'a> FromAny<'a> for f64 {
+    const CONVERTS_FROM_EVERY: Option<i32> = Some(ti::kTVMFFIFloat);
     #[inline]
     fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         float_value(view)

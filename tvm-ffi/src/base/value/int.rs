@@ -20,6 +20,13 @@ macro_rules! impl_int {
             fn type_str() -> String { "int".into() }
         }
         impl<'a> FromAny<'a> for $t {
+            // Every `int` converts to the types that hold every `i64`.
+            const CONVERTS_FROM_EVERY: Option<i32> =
+                if <$t>::MIN as i128 <= i64::MIN as i128 && <$t>::MAX as i128 >= i64::MAX as i128 {
+                    Some(ti::kTVMFFIInt)
+                } else {
+                    None
+                };
             #[inline]
             fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
                 match int_value(view, true) {

@@ -117,9 +117,17 @@ impl<T: for<'a> FromAny<'a>> Array<T> {
         if T::ACCEPTS_ANY {
             return None;
         }
-        self.as_views()
-            .iter()
-            .position(|v| T::from_any(v).is_none())
+        let views = self.as_views();
+        if let Some(index) = T::CONVERTS_FROM_EVERY {
+            // No branch per element (it vectorises): the common case, all of one type.
+            if views
+                .iter()
+                .fold(true, |all, v| all & (v.type_index() == index))
+            {
+                return None;
+            }
+        }
+        views.iter().position(|v| T::from_any(v).is_none())
     }
 }
 
