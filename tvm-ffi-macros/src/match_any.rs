@@ -235,6 +235,17 @@ fn generate(input: Input) -> TokenStream {
                     ::core::option::Option::None
                 }
             };
+            if let Pat::Wild(_) = pat {
+                // The arm binds nothing: ask whether the value converts, without converting it
+                // (no reference count taken and released for an object).
+                let converts = quote_spanned! {span=>
+                    <#ty as #krate::FromAny<'_>>::converts(&#view)
+                };
+                let guard = guard.as_ref().map(|g| quote!(&& (#g)));
+                return quote! {
+                    if #takes && #converts #guard { #body } else { #next }
+                };
+            }
             let guard = guard.as_ref().map(|g| quote!(if #g));
             quote! {
                 match #convert {

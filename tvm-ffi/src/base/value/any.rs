@@ -576,6 +576,14 @@ pub trait FromAny<'a>: Sized + TypeSchema {
     fn from_checked(view: &'a AnyView<'a>) -> Option<Self> {
         Self::from_any(view)
     }
+    /// Whether the value converts, without converting it (an object's reference count is left
+    /// alone): what a `match_any!` arm whose pattern binds nothing asks. Not part of the
+    /// public API.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn converts(view: &'a AnyView<'a>) -> bool {
+        Self::from_any(view).is_some()
+    }
     /// Whether a `match_any!` arm of this type takes a value of runtime type `index` (a
     /// registered index), before [`FromAny::from_any`] converts it: the type itself, not what
     /// converts to it (an `int` for the integers, a `bool` for `bool`, a `float` for the
@@ -895,6 +903,10 @@ impl<'a, T: ObjectType> FromAny<'a> for ObjectRef<T> {
     fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         <&ObjectRef<T>>::from_any(view).cloned()
     }
+    #[inline(always)]
+    fn converts(view: &'a AnyView<'a>) -> bool {
+        <&ObjectRef<T>>::from_any(view).is_some()
+    }
     fn unusable(view: &AnyView<'_>) -> Option<Error> {
         <&ObjectRef<T>>::unusable(view)
     }
@@ -969,6 +981,12 @@ macro_rules! object_wrapper_conversions {
                     view,
                 )
                 .map(<$wrapper>::from_object_ref)
+            }
+            #[inline(always)]
+            fn converts(view: &'a $crate::base::value::AnyView<'a>) -> bool {
+                <$crate::base::object::ObjectRef<$obj> as $crate::base::value::FromAny>::converts(
+                    view,
+                )
             }
             #[inline]
             fn match_type_index(index: i32) -> bool {
