@@ -740,6 +740,11 @@ impl<S, L: VisitCallbackLink<S, M>, M, P: ContextPolicy<S>> Visitor for VisitCal
 /// structural::visit(&root, &mut visitor).unwrap();
 /// assert_eq!(visitor.seen, [(1, 1), (2, 2)]);
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a context policy over the state `{S}`",
+    label = "not a `ContextPolicy<{S}>`",
+    note = "implement `ContextPolicy<{S}>` for it (`fn default_visit(&self, value: &VisitValue, context: &mut VisitContext<'_, {S}>)`), or compose policies as a tuple `(outer, inner)`; the state is a `VisitCallbacks`'s state, the `#[dispatch(visit)]` type itself, or a `WalkWithContextPolicy`'s walk handler"
+)]
 pub trait ContextPolicy<S> {
     /// The default descent below `value`, the context's current value (reached in
     /// [`VisitContext::def_region_kind`]). `Ok(Some(..))` stops the traversal.
