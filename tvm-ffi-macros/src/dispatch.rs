@@ -11,7 +11,9 @@
 //! trait, so a handler accepts exactly what a closure in a walk chain accepts. A visitor's
 //! handler returns `()`, `Option<VisitInterrupt>` or a `Result` of either, and owns the
 //! recursion below its value (`self.visit_child`, `self.default_visit_children`); a value no
-//! handler takes has its default children visited. A mutator's handler returns the
+//! handler takes has its default children visited. `#[dispatch(visit, policy = expr)]` runs that
+//! default descent (and `self.default_visit_children`) through the context policy `expr`, a
+//! `structural::ContextPolicy<Self>` (evaluated at each descent). A mutator's handler returns the
 //! replacement and likewise owns the recursion (`self.mutate_child`, `self.default_mutate`); a
 //! value no handler takes has its default children mutated.
 use proc_macro2::{Span, TokenStream};
@@ -34,6 +36,8 @@ enum Mode {
 struct Args {
     mode: Mode,
     krate: TokenStream,
+    /// `policy = expr` of a visitor: the context policy its default descent runs through.
+    policy: Option<syn::Expr>,
 }
 
 impl Parse for Args {
@@ -62,16 +66,35 @@ impl Parse for Args {
             }
         };
         let mut krate = None;
+        let mut policy = None;
         while !input.is_empty() {
             input.parse::<Token![,]>()?;
             if input.is_empty() {
                 break;
             }
             let key: syn::Ident = input.call(syn::ext::IdentExt::parse_any)?;
+            if key == "policy" {
+                if mode != Mode::Visit {
+                    return Err(syn::Error::new(
+                        key.span(),
+                        "`policy = ..` is an option of `#[dispatch(visit)]` (a visitor's default \
+                         descent through a `structural::ContextPolicy<Self>`)",
+                    ));
+                }
+                if policy.is_some() {
+                    return Err(syn::Error::new(key.span(), "`policy` is given twice"));
+                }
+                input.parse::<Token![=]>()?;
+                policy = Some(input.parse::<syn::Expr>()?);
+                continue;
+            }
             if key != "crate" {
                 return Err(syn::Error::new(
                     key.span(),
-                    format!("unknown option `{key}`: expected {usage}"),
+                    format!(
+                        "unknown option `{key}`: expected {usage}, or `#[dispatch(visit, policy \
+                         = expr)]`"
+                    ),
                 ));
             }
             if krate.is_some() {
@@ -83,6 +106,7 @@ impl Parse for Args {
         Ok(Args {
             mode,
             krate: krate.unwrap_or_else(crate_path::default_crate),
+            policy,
         })
     }
 }
@@ -228,6 +252,34 @@ fn try_expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
     let (impl_generics, _, where_clause) = block.generics.split_for_impl();
     let self_ty = &block.self_ty;
     let structural = quote!(#krate::structural);
+    // With a policy, the visitor's default descent runs through it; `visit` marks the region of
+    // its value, which that descent cannot leave when it is a pattern.
+    let (policy_scope, policy_descent) = match &args.policy {
+        None => (quote!(), quote!()),
+        Some(policy) => (
+            quote! {
+                let __dispatch_policy_scope =
+                    #krate::__private::enter_policy_visit(__dispatch_region);
+            },
+            quote_spanned! {policy.span()=>
+                fn default_visit_children(
+                    &mut self,
+                    __dispatch_input: &#structural::VisitValue,
+                    __dispatch_region: #structural::DefRegionKind,
+                ) -> #krate::Result<::core::option::Option<#structural::VisitInterrupt>>
+                where
+                    Self: ::core::marker::Sized,
+                {
+                    #krate::__private::default_visit_with_policy(
+                        self,
+                        &(#policy),
+                        __dispatch_input,
+                        __dispatch_region,
+                    )
+                }
+            },
+        ),
+    };
     let dispatch_impl = match args.mode {
         Mode::Visit => quote! {
             impl #impl_generics #structural::Visitor for #self_ty #where_clause {
@@ -236,6 +288,7 @@ fn try_expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
                     __dispatch_input: &#structural::VisitValue,
                     __dispatch_region: #structural::DefRegionKind,
                 ) -> #krate::Result<::core::option::Option<#structural::VisitInterrupt>> {
+                    #policy_scope
                     #(#arms)*
                     #structural::Visitor::default_visit_children(
                         self,
@@ -243,6 +296,7 @@ fn try_expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
                         __dispatch_region,
                     )
                 }
+                #policy_descent
             }
         },
         Mode::Mutate => quote! {

@@ -348,6 +348,11 @@ fn with_original(err: syn::Error, original: proc_macro2::TokenStream) -> proc_ma
 /// below its value), or a `Result` of one. Other methods of the
 /// block are left alone. Documented with examples on `tvm_ffi::structural::VisitDispatch`,
 /// `Visitor`, `MapDispatch` and `Mutator`.
+///
+/// `#[dispatch(visit, policy = expr)]` runs the visitor's default descent (of the values no
+/// handler takes, and `self.default_visit_children`) through the context policy `expr` (a
+/// `tvm_ffi::structural::ContextPolicy<Self>`, evaluated at each descent), as
+/// `VisitCallbacks::with_policy` does for callbacks; an example is on `ContextPolicy`.
 #[proc_macro_attribute]
 pub fn dispatch(attr: TokenStream, item: TokenStream) -> TokenStream {
     dispatch::expand(attr.into(), item.into()).into()

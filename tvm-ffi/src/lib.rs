@@ -231,5 +231,8 @@ pub mod __private {
     pub use crate::reflect::matching;
     pub use crate::reflect::mutate::try_map_link;
     pub use crate::reflect::visit::{try_visit_link, try_visitor_link, visit_outcome_as_walk};
+    pub use crate::reflect::visit_policy::{
+        default_visit_with_policy, enter_policy_visit, PolicyVisitRegion,
+    };
     pub use tvm_ffi_macros::match_any_impl;
 }

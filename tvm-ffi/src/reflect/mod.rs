@@ -11,3 +11,4 @@ pub mod serialization;
 pub mod structural;
 pub(crate) mod visit;
 pub(crate) mod visit_callbacks;
+pub(crate) mod visit_policy;

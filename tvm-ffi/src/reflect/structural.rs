@@ -29,8 +29,10 @@ pub use super::visit::{
     VisitInterrupt, VisitValue, Visitor, WalkLink, WalkOrder, WalkResult,
 };
 pub use super::visit_callbacks::{
-    visit, visitor_shapes, IntoVisitor, VisitCallbackLink, VisitCallbacks, VisitContext,
+    visit, visitor_shapes, ContextPolicy, DefaultContextPolicy, IntoVisitor, VisitCallbackLink,
+    VisitCallbacks, VisitContext,
 };
+pub use super::visit_policy::WalkWithContextPolicy;
 use crate::base::error::Result;
 use crate::base::object::{ObjectRef, ObjectType};
 use crate::base::value::Any;

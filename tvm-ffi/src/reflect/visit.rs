@@ -375,6 +375,29 @@ pub trait VisitDispatch {
         value: &VisitValue,
         def_region_kind: DefRegionKind,
     ) -> Option<Result<WalkResult>>;
+
+    /// Whether the walk hands the descent below every value (leaves included) to
+    /// [`VisitDispatch::walk_default_children`]: a walk with a context policy
+    /// (`structural::WalkWithContextPolicy`). No for every handler that steers with
+    /// [`WalkResult`]s alone, which keeps their walk the plain engine.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn has_custom_descent(&self) -> bool {
+        false
+    }
+
+    /// The descent below `value` when [`VisitDispatch::has_custom_descent`]; never called
+    /// otherwise.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn walk_default_children(
+        &mut self,
+        _order: WalkOrder,
+        _value: &VisitValue,
+        _def_region_kind: DefRegionKind,
+    ) -> Result<Option<VisitInterrupt>> {
+        Ok(None)
+    }
 }
 
 impl<V: VisitDispatch + ?Sized> VisitDispatch for &mut V {
@@ -385,6 +408,21 @@ impl<V: VisitDispatch + ?Sized> VisitDispatch for &mut V {
         def_region_kind: DefRegionKind,
     ) -> Option<Result<WalkResult>> {
         (**self).dispatch_visit(value, def_region_kind)
+    }
+
+    #[inline(always)]
+    fn has_custom_descent(&self) -> bool {
+        (**self).has_custom_descent()
+    }
+
+    #[inline(always)]
+    fn walk_default_children(
+        &mut self,
+        order: WalkOrder,
+        value: &VisitValue,
+        def_region_kind: DefRegionKind,
+    ) -> Result<Option<VisitInterrupt>> {
+        (**self).walk_default_children(order, value, def_region_kind)
     }
 }
 
@@ -907,6 +945,17 @@ pub(crate) fn field_region(flags: i64, inherited: DefRegionKind) -> DefRegionKin
     }
 }
 
+/// The region a value is visited in when `requested` is asked for inside `enclosing`: a pattern
+/// region cannot be left (as a field's flag cannot leave it either).
+#[inline]
+pub(crate) fn nested_region(enclosing: DefRegionKind, requested: DefRegionKind) -> DefRegionKind {
+    if enclosing == DefRegionKind::Pattern {
+        DefRegionKind::Pattern
+    } else {
+        requested
+    }
+}
+
 /// The structural kind (`TVMFFISEqHashKind`) of a registered type; `Unsupported` without one.
 #[inline]
 pub(crate) fn structural_kind(info: &sys::TVMFFITypeInfo) -> i32 {
@@ -1126,6 +1175,10 @@ fn walk_value<D: VisitDispatch>(
     if type_index == ti::kTVMFFINone {
         return Ok(());
     }
+    if dispatch.has_custom_descent() {
+        // A context policy runs for leaves too (it may visit other values from there).
+        return walk_object(dispatch, order, value, kind);
+    }
     // SAFETY: `value`'s owner keeps it alive through this frame.
     let visit_value = unsafe { VisitValue::new(*value) };
     match dispatch.dispatch_visit(&visit_value, kind) {
@@ -1143,7 +1196,8 @@ fn interrupt_of(result: WalkResult) -> Halt {
     }
 }
 
-/// [`walk_value`] of an object: the callback, then (or first) its children.
+/// [`walk_value`] of an object (or of any value, under a context policy): the callback, then
+/// (or first) its children.
 #[inline(never)]
 fn walk_object<D: VisitDispatch>(
     dispatch: &mut D,
@@ -1162,10 +1216,18 @@ fn walk_object<D: VisitDispatch>(
             Some(Err(error)) => return Err(Halt::Error(with_value_frame(error, type_index))),
         }
     }
-    for_each_child(value, kind, |child, child_kind| {
-        walk_value(dispatch, order, child, child_kind)
-    })
-    .map_err(|halt| halt_value(halt, type_index))?;
+    let descent = if dispatch.has_custom_descent() {
+        match dispatch.walk_default_children(order, &visit_value, kind) {
+            Ok(None) => Ok(()),
+            Ok(Some(interrupt)) => Err(Halt::Interrupt(interrupt.value)),
+            Err(error) => Err(Halt::Error(error)),
+        }
+    } else {
+        for_each_child(value, kind, |child, child_kind| {
+            walk_value(dispatch, order, child, child_kind)
+        })
+    };
+    descent.map_err(|halt| halt_value(halt, type_index))?;
     if order == WalkOrder::PostOrder {
         match dispatch.dispatch_visit(&visit_value, kind) {
             None | Some(Ok(WalkResult::Advance | WalkResult::Skip)) => {}
@@ -1174,6 +1236,30 @@ fn walk_object<D: VisitDispatch>(
         }
     }
     Ok(())
+}
+
+/// Walks one value with `dispatch` as the engine walks a child: its handler, the descent below
+/// it, in `order`. What a context policy's `visit` does in a walk.
+pub(crate) fn walk_one<D: VisitDispatch>(
+    dispatch: &mut D,
+    order: WalkOrder,
+    value: &VisitValue,
+    kind: DefRegionKind,
+) -> Result<Option<VisitInterrupt>> {
+    finish(walk_value(dispatch, order, value.view(), kind))
+}
+
+/// Walks the default children of `value` (not `value` itself) with `dispatch`: the end of a
+/// context policy's chain in a walk.
+pub(crate) fn walk_default_children_of<D: VisitDispatch>(
+    dispatch: &mut D,
+    order: WalkOrder,
+    value: &VisitValue,
+    kind: DefRegionKind,
+) -> Result<Option<VisitInterrupt>> {
+    finish(for_each_child(value.view(), kind, |child, child_kind| {
+        walk_value(dispatch, order, child, child_kind)
+    }))
 }
 
 fn finish(flow: Flow) -> Result<Option<VisitInterrupt>> {
@@ -1335,22 +1421,33 @@ pub trait Visitor {
     where
         Self: Sized,
     {
-        let type_index = value.type_index();
-        let flow = for_each_child(value.view(), def_region_kind, |child, kind| {
-            if child.is_none() {
-                return Ok(());
-            }
-            // SAFETY: `child`'s owner keeps it alive through the call.
-            let child = unsafe { VisitValue::new(*child) };
-            match self.visit(&child, kind) {
-                Ok(None) => Ok(()),
-                Ok(Some(interrupt)) => Err(Halt::Interrupt(interrupt.value)),
-                Err(error) => Err(Halt::Error(error)),
-            }
-        })
-        .map_err(|halt| halt_value(halt, type_index));
-        finish(flow)
+        visit_default_children_of(self, value, def_region_kind)
     }
+}
+
+/// The default children of `value` visited through `visitor.visit`: the body of
+/// [`Visitor::default_visit_children`], also the end of a context policy's chain for a visitor
+/// whose own `default_visit_children` enters the policy.
+pub(crate) fn visit_default_children_of<V: Visitor + ?Sized>(
+    visitor: &mut V,
+    value: &VisitValue,
+    def_region_kind: DefRegionKind,
+) -> Result<Option<VisitInterrupt>> {
+    let type_index = value.type_index();
+    let flow = for_each_child(value.view(), def_region_kind, |child, kind| {
+        if child.is_none() {
+            return Ok(());
+        }
+        // SAFETY: `child`'s owner keeps it alive through the call.
+        let child = unsafe { VisitValue::new(*child) };
+        match visitor.visit(&child, kind) {
+            Ok(None) => Ok(()),
+            Ok(Some(interrupt)) => Err(Halt::Interrupt(interrupt.value)),
+            Err(error) => Err(Halt::Error(error)),
+        }
+    })
+    .map_err(|halt| halt_value(halt, type_index));
+    finish(flow)
 }
 
 impl<V: Visitor + ?Sized> Visitor for &mut V {
