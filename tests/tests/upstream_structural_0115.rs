@@ -39,17 +39,15 @@
 //!   `policy_regions_compose_with_field_flags_and_function_hooks`,
 //!   `policies_preserve_reflected_pattern_before_default_descent`;
 //!
-//! `test_structural_mutate.rs`: 36 of its 49 tests translated (the module `structural_mutate`;
+//! `test_structural_mutate.rs`: 41 of its 49 tests translated (the module `structural_mutate`;
 //! upstream's callback mutators are `structural::{MutateCallbacks, MutateContext}`, bare
 //! callbacks go to `structural::mutate` as they are; a `#[dispatch(mutate)]` handler takes a
 //! trailing `DefRegionKind` instead of upstream's `&mut Mutator` context and recurses through the
-//! type's own `Mutator` methods). Not translated yet:
-//! - in-place modes (`InplaceMode`, `default_maybe_inplace_mutate_with_mode(_result)`,
-//!   `MutateValue` permits): `default_mutation_mode_preserves_ownership_and_unchanged_results`,
-//!   `owned_entry_mode_is_forwarded_by_generated_and_closure_callbacks`,
-//!   `consuming_callbacks_forward_permissions_without_temporary_owners`,
-//!   `consuming_default_descent_transfers_between_contexts_without_node_borrows`,
-//!   `consuming_default_descent_preserves_unchanged_and_propagates_errors`;
+//! type's own `Mutator` methods, e.g. `ctx.maybe_inplace_mutate_with_mode(self, ..)` is
+//! `self.maybe_inplace_mutate_child_with_mode(..)` and `ctx.default_mutate_with_mode_result(self,
+//! value, mode)` is `self.default_maybe_inplace_mutate_with_mode_result(value, kind, mode)`; the
+//! in-place permission such a handler reads from its context it reads from its
+//! `MutateValue<'_, T>` argument). Not translated yet:
 //! - mutation policies (`MutContextPolicy`, `DefaultMutContextPolicy`, `MapWithContextPolicy`)
 //!   and visit policies: `pre_order_mapping_preserves_inplace_permission`,
 //!   `post_order_unchanged_preserves_descendant_rewrites`,
@@ -61,12 +59,12 @@
 //!   `mutation_policy_halts_restore_state_and_skip_later_policies`.
 use std::cell::{Cell, RefCell};
 
-use tvm_ffi::builtin::{AnyObject, FunctionObj, MapObj};
+use tvm_ffi::builtin::{AnyObject, ArrayObj, FunctionObj, MapObj};
 use tvm_ffi::reflection::FieldGetter;
 use tvm_ffi::structural::{
-    self, DefRegionKind, InplaceValue, MapDispatch, MapValue, MutateCallbacks, MutateContext,
-    Mutator, Unchanged, UnchangedOr, VarRemap, VisitCallbacks, VisitContext, VisitInterrupt,
-    VisitValue, Visitor, WalkOrder, WalkResult,
+    self, DefRegionKind, InplaceMode, InplaceValue, MapDispatch, MapValue, MutateCallbacks,
+    MutateContext, MutateValue, Mutator, Unchanged, UnchangedOr, VarRemap, VisitCallbacks,
+    VisitContext, VisitInterrupt, VisitValue, Visitor, WalkOrder, WalkResult,
 };
 use tvm_ffi::{
     dispatch, reflection, sys, Any, Array, DataType, Dict, Error, ErrorKind, Function, List, Map,
@@ -1819,6 +1817,340 @@ mod structural_mutate {
             .unwrap();
         assert_eq!(array_pointer(&mutated), owned.owned_value_pointer.unwrap());
         assert_eq!(mutated.get(0).unwrap(), 2);
+    }
+
+    #[test]
+    fn default_mutation_mode_preserves_ownership_and_unchanged_results() {
+        struct Controlled {
+            mode: InplaceMode,
+            increment: bool,
+        }
+        impl Mutator for Controlled {
+            fn mutate(&mut self, value: &MapValue, _: DefRegionKind) -> Result<Any> {
+                let integer = value.cast::<i64>().unwrap();
+                Ok(if self.increment {
+                    Any::new(integer + 1)
+                } else {
+                    Any::new(Unchanged)
+                })
+            }
+            fn maybe_inplace_mutate(
+                &mut self,
+                value: InplaceValue<'_>,
+                kind: DefRegionKind,
+            ) -> Result<Any> {
+                if self.increment {
+                    self.default_maybe_inplace_mutate_with_mode(value, kind, self.mode)
+                } else {
+                    let result =
+                        self.default_maybe_inplace_mutate_with_mode_result(value, kind, self.mode)?;
+                    assert!(result.is_unchanged());
+                    Ok(Any::new(result))
+                }
+            }
+        }
+        for mode in [InplaceMode::Disallow, InplaceMode::Allow] {
+            for increment in [false, true] {
+                let root = array(vec![1_i64]);
+                let pointer = array_pointer(&root);
+                let result = structural::mutate(root, &mut Controlled { mode, increment })
+                    .and_then(to_array)
+                    .unwrap();
+                assert_eq!(
+                    array_pointer(&result) == pointer,
+                    mode == InplaceMode::Allow || !increment
+                );
+                assert_eq!(result.get(0).unwrap(), if increment { 2 } else { 1 });
+            }
+        }
+    }
+
+    #[test]
+    fn owned_entry_mode_is_forwarded_by_generated_and_closure_callbacks() {
+        struct Entry {
+            mode: InplaceMode,
+            pointer: usize,
+        }
+        // Upstream's handlers take `&mut Mutator`; here they recurse through the type's own
+        // `Mutator` methods and take the region as a trailing `DefRegionKind`.
+        #[dispatch(mutate)]
+        impl Entry {
+            fn mutate_bool(&mut self, _: bool) -> Result<Any> {
+                let child = array(vec![1_i64]);
+                self.pointer = array_pointer(&child);
+                let mode = self.mode;
+                self.maybe_inplace_mutate_child_with_mode(child, DefRegionKind::Pattern, mode)
+            }
+            fn mutate_integer(&mut self, value: i64, kind: DefRegionKind) -> i64 {
+                assert_eq!(kind, DefRegionKind::Pattern);
+                value + 1
+            }
+        }
+        assert_eq!(InplaceMode::default(), InplaceMode::Disallow);
+        for mode in [InplaceMode::Disallow, InplaceMode::Allow] {
+            let mut entry = Entry { mode, pointer: 0 };
+            let result = structural::mutate(true, &mut entry)
+                .and_then(to_array)
+                .unwrap();
+            assert_eq!(
+                array_pointer(&result) == entry.pointer,
+                mode == InplaceMode::Allow
+            );
+            assert_eq!(result.get(0).unwrap(), 2);
+
+            let pointer = Cell::new(0usize);
+            let result = structural::mutate(
+                true,
+                (
+                    |_: bool, ctx: &mut MutateContext<'_>| {
+                        let child = array(vec![1_i64]);
+                        pointer.set(array_pointer(&child));
+                        ctx.maybe_inplace_mutate_with_mode(child, DefRegionKind::Pattern, mode)
+                    },
+                    |value: i64, ctx: &mut MutateContext<'_>| {
+                        assert_eq!(ctx.def_region_kind(), DefRegionKind::Pattern);
+                        value + 1
+                    },
+                ),
+            )
+            .and_then(to_array)
+            .unwrap();
+            assert_eq!(
+                array_pointer(&result) == pointer.get(),
+                mode == InplaceMode::Allow
+            );
+            assert_eq!(result.get(0).unwrap(), 2);
+        }
+    }
+
+    #[test]
+    fn consuming_callbacks_forward_permissions_without_temporary_owners() {
+        struct Forward {
+            requested: InplaceMode,
+            retain: bool,
+            alias: Option<Any>,
+            modes: Vec<InplaceMode>,
+        }
+        impl Forward {
+            fn observe(&mut self, value: &MutateValue<'_, Array<Any>>) {
+                self.modes.push(value.inplace_mode());
+                let node = value.as_node::<ArrayObj>().unwrap();
+                assert_eq!(node.seq.size, 1);
+                // A temporary typed handle must not permanently revoke permission.
+                let temporary = value.cast::<Array<Any>>().unwrap();
+                if self.retain && self.alias.is_none() {
+                    self.alias = Some(Any::new(temporary.clone()));
+                }
+                drop(temporary);
+            }
+        }
+        // Upstream's handlers read the permission from their `&mut Mutator` context too; here
+        // the handle is the one place it lives.
+        #[dispatch(mutate)]
+        impl Forward {
+            fn mutate_string(&mut self, _: MutateValue<'_, FfiString>) -> Any {
+                panic!("typed miss must preserve the capability for the next handler")
+            }
+            fn mutate_array(
+                &mut self,
+                value: MutateValue<'_, Array<Any>>,
+                kind: DefRegionKind,
+            ) -> Result<UnchangedOr<Any>> {
+                self.observe(&value);
+                let requested = self.requested;
+                self.default_maybe_inplace_mutate_with_mode_result(value, kind, requested)
+            }
+            fn mutate_integer(&mut self, value: MutateValue<'_, i64>) -> i64 {
+                assert_eq!(value.inplace_mode(), InplaceMode::Disallow);
+                value.cast::<i64>().unwrap() + 1
+            }
+        }
+        use InplaceMode::{Allow, Disallow};
+        for (requested, shared, retain) in [
+            (Allow, false, false),
+            (Disallow, false, false),
+            (Allow, true, false),
+            (Allow, false, true),
+        ] {
+            for generated in [true, false] {
+                let child = array(vec![1_i64]);
+                let child_ptr = array_pointer(&child);
+                let root = array(vec![child]);
+                let root_ptr = array_pointer(&root);
+                let original = shared.then(|| root.clone());
+                let mut state = Forward {
+                    requested,
+                    retain,
+                    alias: None,
+                    modes: vec![],
+                };
+                let result = if generated {
+                    structural::mutate(root, &mut state).unwrap()
+                } else {
+                    let miss = |_: MutateValue<'_, FfiString>,
+                                _: &mut MutateContext<'_, Forward>|
+                     -> Any { panic!("typed miss must continue") };
+                    let increment = |value: i64, _: &mut MutateContext<'_, Forward>| value + 1;
+                    let descend =
+                        |value: MutateValue<'_, Array<Any>>,
+                         ctx: &mut MutateContext<'_, Forward>| {
+                            assert_eq!(value.inplace_mode(), ctx.inplace_mode());
+                            ctx.state_mut().observe(&value);
+                            let requested = ctx.state().requested;
+                            ctx.default_mutate_with_mode(value, requested)
+                        };
+                    let mut callbacks = MutateCallbacks::new(state, (miss, (increment, descend)));
+                    let result = structural::mutate(root, &mut callbacks).unwrap();
+                    state = callbacks.into_state();
+                    result
+                };
+                let result = result.cast::<Array<Array<i64>>>().unwrap();
+                let child = result.get(0).unwrap();
+                let reuse = requested == Allow && !shared && !retain;
+                assert_eq!(
+                    state.modes,
+                    vec![
+                        if shared { Disallow } else { Allow },
+                        if reuse { Allow } else { Disallow }
+                    ]
+                );
+                assert_eq!(array_pointer(&result) == root_ptr, reuse);
+                assert_eq!(array_pointer(&child) == child_ptr, reuse);
+                assert_eq!(child.get(0).unwrap(), 2);
+                for alias in original.map(Any::new).into_iter().chain(state.alias) {
+                    let alias = alias.cast::<Array<Array<i64>>>().unwrap();
+                    assert_eq!(alias.get(0).unwrap().get(0).unwrap(), 1);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn consuming_default_descent_transfers_between_contexts_without_node_borrows() {
+        struct Inner<'a> {
+            value: Option<MutateValue<'a>>,
+            preserve_unchanged: bool,
+            result: Any,
+        }
+        #[dispatch(mutate)]
+        impl Inner<'_> {
+            fn mutate_bool(&mut self, _: bool, kind: DefRegionKind) -> Result<Any> {
+                let value = self.value.take().unwrap();
+                self.result = if self.preserve_unchanged {
+                    Any::new(self.default_maybe_inplace_mutate_result(value, kind)?)
+                } else {
+                    self.default_maybe_inplace_mutate(value, kind)?
+                };
+                Ok(Any::none())
+            }
+            fn mutate_integer(&mut self, value: i64) -> i64 {
+                value + 1
+            }
+        }
+        fn transfer(
+            value: MutateValue<'_>,
+            generated: bool,
+            preserve: bool,
+            retain: bool,
+        ) -> Result<Any> {
+            let alias = retain.then(|| value.cast::<Array<i64>>().unwrap());
+            assert_eq!(value.inplace_mode(), InplaceMode::Allow);
+            // Carry the result back to the array callback: Unchanged belongs to
+            // that input, not to the nested traversal's boolean root.
+            let mut inner = Inner {
+                value: Some(value),
+                preserve_unchanged: preserve,
+                result: Any::none(),
+            };
+            let result = if generated {
+                structural::mutate(true, &mut inner)?;
+                inner.result
+            } else {
+                let mut callbacks = MutateCallbacks::new(
+                    inner,
+                    (
+                        |_: bool, ctx: &mut MutateContext<'_, Inner<'_>>| -> Result<Any> {
+                            let value = ctx.state_mut().value.take().unwrap();
+                            let result = if ctx.state().preserve_unchanged {
+                                Any::new(ctx.default_maybe_inplace_mutate_result(value)?)
+                            } else {
+                                ctx.default_maybe_inplace_mutate(value)?
+                            };
+                            ctx.state_mut().result = result;
+                            Ok(Any::none())
+                        },
+                        |value: i64, _: &mut MutateContext<'_, Inner<'_>>| value + 1,
+                    ),
+                );
+                structural::mutate(true, &mut callbacks)?;
+                callbacks.into_state().result
+            };
+            if let Some(alias) = alias {
+                assert_eq!(alias.get(0), Some(1));
+            }
+            Ok(result)
+        }
+        struct Outer {
+            preserve: bool,
+            retain: bool,
+        }
+        #[dispatch(mutate)]
+        impl Outer {
+            fn mutate_any(&mut self, value: MutateValue<'_>) -> Result<Any> {
+                transfer(value, true, self.preserve, self.retain)
+            }
+        }
+        for preserve in [false, true] {
+            for retain in [false, true] {
+                for generated in [false, true] {
+                    let root = array(vec![1_i64]);
+                    let pointer = array_pointer(&root);
+                    let result = if generated {
+                        structural::mutate(root, &mut Outer { preserve, retain })
+                    } else {
+                        structural::mutate(
+                            root,
+                            |value: MutateValue<'_>, _: &mut MutateContext<'_>| {
+                                transfer(value, false, preserve, retain)
+                            },
+                        )
+                    }
+                    .and_then(to_array)
+                    .unwrap();
+                    assert_eq!(array_pointer(&result) == pointer, !retain);
+                    assert_eq!(result.get(0).unwrap(), 2);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn consuming_default_descent_preserves_unchanged_and_propagates_errors() {
+        for fail in [false, true] {
+            let root = array(vec![1_i64]);
+            let pointer = array_pointer(&root);
+            let result = structural::mutate(
+                root,
+                |value: MutateValue<'_>, ctx: &mut MutateContext<'_>| -> Result<UnchangedOr<Any>> {
+                    if value.cast::<i64>().is_some() {
+                        return if fail {
+                            Err(runtime_error("child failed"))
+                        } else {
+                            Ok(UnchangedOr::unchanged())
+                        };
+                    }
+                    let result = ctx.default_maybe_inplace_mutate_result(value)?;
+                    assert!(result.is_unchanged());
+                    Ok(result)
+                },
+            );
+            if fail {
+                assert_eq!(result.unwrap_err().message(), "child failed");
+            } else {
+                let result = to_array(result.unwrap()).unwrap();
+                assert_eq!(array_pointer(&result), pointer);
+            }
+        }
     }
 
     #[test]

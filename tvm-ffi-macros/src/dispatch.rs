@@ -34,14 +34,16 @@ enum Mode {
 struct Args {
     mode: Mode,
     krate: TokenStream,
+    /// `policy = <expr>` of a mutator: the context policy around its default descent.
+    mutate_policy: Option<syn::Expr>,
 }
 
 impl Parse for Args {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         let usage = "`#[dispatch(walk)]` (a structural walk handler), `#[dispatch(visit)]` (a \
                      structural visitor), `#[dispatch(map)]` (a structural mapper) or \
-                     `#[dispatch(mutate)]` (a structural mutator), optionally with \
-                     `crate = \"..\"`";
+                     `#[dispatch(mutate)]` (a structural mutator, optionally with \
+                     `policy = <a MutContextPolicy>`), optionally with `crate = \"..\"`";
         if input.is_empty() {
             return Err(syn::Error::new(
                 Span::call_site(),
@@ -62,12 +64,21 @@ impl Parse for Args {
             }
         };
         let mut krate = None;
+        let mut mutate_policy = None;
         while !input.is_empty() {
             input.parse::<Token![,]>()?;
             if input.is_empty() {
                 break;
             }
             let key: syn::Ident = input.call(syn::ext::IdentExt::parse_any)?;
+            if key == "policy" && mode == Mode::Mutate {
+                if mutate_policy.is_some() {
+                    return Err(syn::Error::new(key.span(), "`policy` is given twice"));
+                }
+                input.parse::<Token![=]>()?;
+                mutate_policy = Some(input.parse::<syn::Expr>()?);
+                continue;
+            }
             if key != "crate" {
                 return Err(syn::Error::new(
                     key.span(),
@@ -83,6 +94,7 @@ impl Parse for Args {
         Ok(Args {
             mode,
             krate: krate.unwrap_or_else(crate_path::default_crate),
+            mutate_policy,
         })
     }
 }
@@ -178,7 +190,8 @@ fn try_expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
         let call = match args.mode {
             Mode::Walk => quote!(#krate::__private::try_visit_link),
             Mode::Visit => quote!(#krate::__private::try_visitor_link),
-            Mode::Map | Mode::Mutate => quote!(#krate::__private::try_map_link),
+            Mode::Map => quote!(#krate::__private::try_map_link),
+            Mode::Mutate => quote!(#krate::__private::try_mutate_link),
         };
         let span = method.sig.ident.span();
         let value = format_ident!("__dispatch_value");
@@ -205,9 +218,14 @@ fn try_expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
             Mode::Visit | Mode::Mutate => quote_spanned!(span=> result),
             _ => quote_spanned!(span=> ::core::option::Option::Some(result)),
         };
+        // A mutator's handler may take a `MutateValue`, which carries the in-place permission.
+        let mode_arg = match args.mode {
+            Mode::Mutate => quote!(__dispatch_mode,),
+            _ => quote!(),
+        };
         arms.push(quote_spanned!(span=>
             if let ::core::option::Option::Some(result) =
-                #call(#closure, __dispatch_input, __dispatch_region)
+                #call(#closure, __dispatch_input, #mode_arg __dispatch_region)
             {
                 return #found;
             }
@@ -245,13 +263,36 @@ fn try_expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
                 }
             }
         },
-        Mode::Mutate => quote! {
+        Mode::Mutate => {
+            // With `policy = ..`, every default descent runs through the policy (evaluated
+            // each time, so it may read `self`).
+            let on_default = args.mutate_policy.as_ref().map(|policy| {
+                quote! {
+                    fn on_default_mutate(
+                        &mut self,
+                        __dispatch_value: #structural::MutateValue<'_>,
+                        __dispatch_region: #structural::DefRegionKind,
+                    ) -> #krate::Result<#krate::Any> {
+                        let __dispatch_policy = #policy;
+                        #krate::__private::mutate_with_policy(
+                            self,
+                            &__dispatch_policy,
+                            __dispatch_value,
+                            __dispatch_region,
+                        )
+                    }
+                }
+            });
+            quote! {
             impl #impl_generics #structural::Mutator for #self_ty #where_clause {
+                #on_default
+
                 fn mutate(
                     &mut self,
                     __dispatch_input: &#structural::MapValue,
                     __dispatch_region: #structural::DefRegionKind,
                 ) -> #krate::Result<#krate::Any> {
+                    let __dispatch_mode = #structural::InplaceMode::Disallow;
                     #(#arms)*
                     #structural::Mutator::default_mutate(self, __dispatch_input, __dispatch_region)
                 }
@@ -262,6 +303,7 @@ fn try_expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
                     __dispatch_region: #structural::DefRegionKind,
                 ) -> #krate::Result<#krate::Any> {
                     {
+                        let __dispatch_mode = __dispatch_owned.inplace_mode();
                         let __dispatch_input = __dispatch_owned.as_value();
                         #(#arms)*
                     }
@@ -272,7 +314,8 @@ fn try_expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
                     )
                 }
             }
-        },
+            }
+        }
         Mode::Walk => quote! {
             impl #impl_generics #structural::VisitDispatch for #self_ty #where_clause {
                 #[inline]
