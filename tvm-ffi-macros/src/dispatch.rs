@@ -13,7 +13,9 @@
 //! recursion below its value (`self.visit_child`, `self.default_visit_children`); a value no
 //! handler takes has its default children visited. A mutator's handler returns the
 //! replacement and likewise owns the recursion (`self.mutate_child`, `self.default_mutate`); a
-//! value no handler takes has its default children mutated.
+//! value no handler takes has its default children mutated. A mutator's handler may take a
+//! `MutateValue<'_, T>` (the link receives the engine's in-place permission), and
+//! `#[dispatch(mutate, policy = <expr>)]` runs a context policy around its default descent.
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::parse::{Parse, ParseStream};
@@ -42,8 +44,8 @@ impl Parse for Args {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         let usage = "`#[dispatch(walk)]` (a structural walk handler), `#[dispatch(visit)]` (a \
                      structural visitor), `#[dispatch(map)]` (a structural mapper) or \
-                     `#[dispatch(mutate)]` (a structural mutator, optionally with \
-                     `policy = <a MutContextPolicy>`), optionally with `crate = \"..\"`";
+                     `#[dispatch(mutate)]` (a structural mutator), optionally with \
+                     `crate = \"..\"`";
         if input.is_empty() {
             return Err(syn::Error::new(
                 Span::call_site(),
@@ -267,6 +269,15 @@ fn try_expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
             // With `policy = ..`, every default descent runs through the policy (evaluated
             // each time, so it may read `self`).
             let on_default = args.mutate_policy.as_ref().map(|policy| {
+                // Spanned at the policy: a value that is no policy of `Self` is reported there.
+                let run = quote_spanned!(policy.span()=>
+                    #krate::__private::mutate_with_policy(
+                        self,
+                        &__dispatch_policy,
+                        __dispatch_value,
+                        __dispatch_region,
+                    )
+                );
                 quote! {
                     fn on_default_mutate(
                         &mut self,
@@ -274,12 +285,7 @@ fn try_expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
                         __dispatch_region: #structural::DefRegionKind,
                     ) -> #krate::Result<#krate::Any> {
                         let __dispatch_policy = #policy;
-                        #krate::__private::mutate_with_policy(
-                            self,
-                            &__dispatch_policy,
-                            __dispatch_value,
-                            __dispatch_region,
-                        )
+                        #run
                     }
                 }
             });

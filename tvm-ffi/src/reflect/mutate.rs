@@ -1242,10 +1242,10 @@ pub trait Mutator {
     where
         Self: Sized,
     {
+        // The handle is spent here (taken by value): the value stays alive in the engine's
+        // cell for `'_` (see `MutateValue`).
         let permit = value.permit(mode);
         let view = value.scoped_view();
-        // The handle is spent: the value stays alive in the engine's cell (see `MutateValue`).
-        drop(value);
         let mutated = user_default(self, &view, def_region_kind, permit)?;
         Ok(unchanged_or(&view, mutated))
     }
@@ -1999,6 +1999,11 @@ use mutate_shapes::{Handle, HandleKind};
 /// One handler of a `#[dispatch(mutate)]` type: a map link (see [`MapLink`]) or a handler
 /// taking a [`MutateValue`], which receives the engine's in-place permission `mode`.
 #[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a structural mutate handler",
+    label = "not a mutate handler",
+    note = "a mutate handler takes the value (`i64`, `Array<T>`, `ObjectRef<T>`, `&NodeObj`, `&MapValue`, `MutateValue<'_, T>`, ...) and optionally a trailing `DefRegionKind`, and returns its replacement (an `Any`, `Unchanged`, an `UnchangedOr<T>` or any value convertible into an `Any`) or a `Result` of one"
+)]
 pub trait MutateLink<M> {
     /// Runs the link on `value` if it takes it.
     fn try_mutate(

@@ -458,6 +458,43 @@ fn narrowed<'a, T>(value: MutateValue<'a, T>, requested: InplaceMode) -> MutateV
 /// structural::mutate(root, &mut mutator).unwrap();
 /// assert_eq!(mutator.state().1, [(1, 1), (2, 2)]);
 /// ```
+///
+/// A `#[dispatch(mutate)]` type names its policy in the attribute (an expression evaluated at
+/// each default descent, which may read `self`); its state is the type itself:
+///
+/// ```
+/// use tvm_ffi::structural::{self, MutContextPolicy, MutateContext, MutateValue, UnchangedOr};
+/// use tvm_ffi::{dispatch, Any, Array, Result};
+/// #[derive(Default)]
+/// struct Count { descents: usize, ints: usize }
+/// struct CountDescents;
+/// impl MutContextPolicy<Count> for CountDescents {
+///     fn default_mutate(
+///         &self,
+///         value: MutateValue<'_>,
+///         cx: &mut MutateContext<'_, Count>,
+///     ) -> Result<UnchangedOr<Any>> {
+///         cx.state_mut().descents += 1;
+///         cx.default_maybe_inplace_mutate_result(value)
+///     }
+/// }
+/// #[dispatch(mutate, policy = CountDescents)]
+/// impl Count {
+///     fn mutate_int(&mut self, v: i64) -> i64 {
+///         self.ints += 1;
+///         v
+///     }
+/// }
+/// let mut count = Count::default();
+/// let root = Array::new([Array::new([1i64]).unwrap(), Array::new([2i64]).unwrap()]).unwrap();
+/// structural::mutate(root, &mut count).unwrap();
+/// assert_eq!((count.descents, count.ints), (3, 2));
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a mutation context policy over the state `{S}`",
+    label = "not a `MutContextPolicy<{S}>`",
+    note = "a policy is a value of a type implementing `MutContextPolicy<S>` for the mutator's state (a `#[dispatch(mutate)]` type's state is the type itself), `DefaultMutContextPolicy`, or a pair `(outer, inner)` of policies"
+)]
 pub trait MutContextPolicy<S> {
     /// The default descent of `value`, around which the policy works; `ctx`'s `default_*`
     /// methods continue it. [`UnchangedOr::Unchanged`] keeps the value.

@@ -165,6 +165,9 @@ where
         kind: DefRegionKind,
         permit: Permit,
     ) -> Result<Any> {
+        if P::PASS_THROUGH {
+            return engine.default_descent(value, kind, permit);
+        }
         // SAFETY: `value`'s owner keeps it alive through the call; the mode is what `permit`
         // gives it now.
         let handle = unsafe { MutateValue::new(value, mode_of(value, permit)) };
