@@ -36,34 +36,32 @@
 //! Function-valued `__s_visit__` hook): the Rust traversal refuses a type with a foreign
 //! `__s_visit__` (it cannot call a hook that expects a C++ visitor).
 //!
-//! `test_structural_mutate.rs`: 36 of its 49 tests translated (the module `structural_mutate`;
+//! `test_structural_mutate.rs`: all 49 tests translated (the module `structural_mutate`;
 //! upstream's callback mutators are `structural::{MutateCallbacks, MutateContext}`, bare
 //! callbacks go to `structural::mutate` as they are; a `#[dispatch(mutate)]` handler takes a
 //! trailing `DefRegionKind` instead of upstream's `&mut Mutator` context and recurses through the
-//! type's own `Mutator` methods). Not translated yet:
-//! - in-place modes (`InplaceMode`, `default_maybe_inplace_mutate_with_mode(_result)`,
-//!   `MutateValue` permits): `default_mutation_mode_preserves_ownership_and_unchanged_results`,
-//!   `owned_entry_mode_is_forwarded_by_generated_and_closure_callbacks`,
-//!   `consuming_callbacks_forward_permissions_without_temporary_owners`,
-//!   `consuming_default_descent_transfers_between_contexts_without_node_borrows`,
-//!   `consuming_default_descent_preserves_unchanged_and_propagates_errors`;
-//! - mutation policies (`MutContextPolicy`, `DefaultMutContextPolicy`, `MapWithContextPolicy`)
-//!   and visit policies: `pre_order_mapping_preserves_inplace_permission`,
-//!   `post_order_unchanged_preserves_descendant_rewrites`,
-//!   `callback_errors_preserve_message_and_add_object_context`,
-//!   `mutation_policies_share_state_and_preserve_callback_order`,
-//!   `map_policy_entries_preserve_descent_and_callback_composition`,
-//!   `mutation_policy_continuations_preserve_ownership_and_markers`,
-//!   `mutation_policy_regions_retargeting_and_error_restore`,
-//!   `mutation_policy_halts_restore_state_and_skip_later_policies`.
+//! type's own `Mutator` methods, e.g. `ctx.maybe_inplace_mutate_with_mode(self, ..)` is
+//! `self.maybe_inplace_mutate_child_with_mode(..)` and `ctx.default_mutate_with_mode_result(self,
+//! value, mode)` is `self.default_maybe_inplace_mutate_with_mode_result(value, kind, mode)`; the
+//! in-place permission such a handler reads from its context it reads from its
+//! `MutateValue<'_, T>` argument; `testing.TestObjectPtrHolder` and the graph of
+//! `testing.make_visit_region_graph(false)` are Rust types of the module). One is translated in
+//! part: `callback_errors_preserve_message_and_add_object_context` lacks
+//! - its visit-policy entries (`#[dispatch(visit, policy = ..)]`, `VisitCallbacks::with_policy`
+//!   with `DefaultContextPolicy`: the visit context policies above), to be added with them;
+//! - its checks of the runtime's `ffi.VisitErrorContext` (the error's extra context listing the
+//!   objects it passed through, `FindAccessPaths`) and of the error's cause: this SDK's errors
+//!   have neither; the same path is checked in their backtrace frames.
 use std::cell::{Cell, RefCell};
 
-use tvm_ffi::builtin::{AnyObject, FunctionObj, MapObj};
+use tvm_ffi::builtin::{AnyObject, ArrayObj, FunctionObj, MapObj};
 use tvm_ffi::reflection::FieldGetter;
 use tvm_ffi::structural::{
-    self, ContextPolicy, DefRegionKind, InplaceValue, MapDispatch, MapValue, MutateCallbacks,
-    MutateContext, Mutator, Unchanged, UnchangedOr, VarRemap, VisitCallbacks, VisitContext,
-    VisitInterrupt, VisitValue, Visitor, WalkOrder, WalkResult, WalkWithContextPolicy,
+    self, ContextPolicy, DefRegionKind, DefaultMutContextPolicy, InplaceMode, InplaceValue,
+    IntoMapper, MapDispatch, MapValue, MapWithContextPolicy, MutContextPolicy, MutateCallbacks,
+    MutateContext, MutateValue, Mutator, Unchanged, UnchangedOr, VarRemap, VisitCallbacks,
+    VisitContext, VisitInterrupt, VisitValue, Visitor, WalkOrder, WalkResult,
+    WalkWithContextPolicy,
 };
 use tvm_ffi::{
     dispatch, reflection, sys, Any, Array, DataType, Dict, Error, ErrorKind, Function, List, Map,
@@ -2506,6 +2504,340 @@ mod structural_mutate {
     }
 
     #[test]
+    fn default_mutation_mode_preserves_ownership_and_unchanged_results() {
+        struct Controlled {
+            mode: InplaceMode,
+            increment: bool,
+        }
+        impl Mutator for Controlled {
+            fn mutate(&mut self, value: &MapValue, _: DefRegionKind) -> Result<Any> {
+                let integer = value.cast::<i64>().unwrap();
+                Ok(if self.increment {
+                    Any::new(integer + 1)
+                } else {
+                    Any::new(Unchanged)
+                })
+            }
+            fn maybe_inplace_mutate(
+                &mut self,
+                value: InplaceValue<'_>,
+                kind: DefRegionKind,
+            ) -> Result<Any> {
+                if self.increment {
+                    self.default_maybe_inplace_mutate_with_mode(value, kind, self.mode)
+                } else {
+                    let result =
+                        self.default_maybe_inplace_mutate_with_mode_result(value, kind, self.mode)?;
+                    assert!(result.is_unchanged());
+                    Ok(Any::new(result))
+                }
+            }
+        }
+        for mode in [InplaceMode::Disallow, InplaceMode::Allow] {
+            for increment in [false, true] {
+                let root = array(vec![1_i64]);
+                let pointer = array_pointer(&root);
+                let result = structural::mutate(root, &mut Controlled { mode, increment })
+                    .and_then(to_array)
+                    .unwrap();
+                assert_eq!(
+                    array_pointer(&result) == pointer,
+                    mode == InplaceMode::Allow || !increment
+                );
+                assert_eq!(result.get(0).unwrap(), if increment { 2 } else { 1 });
+            }
+        }
+    }
+
+    #[test]
+    fn owned_entry_mode_is_forwarded_by_generated_and_closure_callbacks() {
+        struct Entry {
+            mode: InplaceMode,
+            pointer: usize,
+        }
+        // Upstream's handlers take `&mut Mutator`; here they recurse through the type's own
+        // `Mutator` methods and take the region as a trailing `DefRegionKind`.
+        #[dispatch(mutate)]
+        impl Entry {
+            fn mutate_bool(&mut self, _: bool) -> Result<Any> {
+                let child = array(vec![1_i64]);
+                self.pointer = array_pointer(&child);
+                let mode = self.mode;
+                self.maybe_inplace_mutate_child_with_mode(child, DefRegionKind::Pattern, mode)
+            }
+            fn mutate_integer(&mut self, value: i64, kind: DefRegionKind) -> i64 {
+                assert_eq!(kind, DefRegionKind::Pattern);
+                value + 1
+            }
+        }
+        assert_eq!(InplaceMode::default(), InplaceMode::Disallow);
+        for mode in [InplaceMode::Disallow, InplaceMode::Allow] {
+            let mut entry = Entry { mode, pointer: 0 };
+            let result = structural::mutate(true, &mut entry)
+                .and_then(to_array)
+                .unwrap();
+            assert_eq!(
+                array_pointer(&result) == entry.pointer,
+                mode == InplaceMode::Allow
+            );
+            assert_eq!(result.get(0).unwrap(), 2);
+
+            let pointer = Cell::new(0usize);
+            let result = structural::mutate(
+                true,
+                (
+                    |_: bool, ctx: &mut MutateContext<'_>| {
+                        let child = array(vec![1_i64]);
+                        pointer.set(array_pointer(&child));
+                        ctx.maybe_inplace_mutate_with_mode(child, DefRegionKind::Pattern, mode)
+                    },
+                    |value: i64, ctx: &mut MutateContext<'_>| {
+                        assert_eq!(ctx.def_region_kind(), DefRegionKind::Pattern);
+                        value + 1
+                    },
+                ),
+            )
+            .and_then(to_array)
+            .unwrap();
+            assert_eq!(
+                array_pointer(&result) == pointer.get(),
+                mode == InplaceMode::Allow
+            );
+            assert_eq!(result.get(0).unwrap(), 2);
+        }
+    }
+
+    #[test]
+    fn consuming_callbacks_forward_permissions_without_temporary_owners() {
+        struct Forward {
+            requested: InplaceMode,
+            retain: bool,
+            alias: Option<Any>,
+            modes: Vec<InplaceMode>,
+        }
+        impl Forward {
+            fn observe(&mut self, value: &MutateValue<'_, Array<Any>>) {
+                self.modes.push(value.inplace_mode());
+                let node = value.as_node::<ArrayObj>().unwrap();
+                assert_eq!(node.seq.size, 1);
+                // A temporary typed handle must not permanently revoke permission.
+                let temporary = value.cast::<Array<Any>>().unwrap();
+                if self.retain && self.alias.is_none() {
+                    self.alias = Some(Any::new(temporary.clone()));
+                }
+                drop(temporary);
+            }
+        }
+        // Upstream's handlers read the permission from their `&mut Mutator` context too; here
+        // the handle is the one place it lives.
+        #[dispatch(mutate)]
+        impl Forward {
+            fn mutate_string(&mut self, _: MutateValue<'_, FfiString>) -> Any {
+                panic!("typed miss must preserve the capability for the next handler")
+            }
+            fn mutate_array(
+                &mut self,
+                value: MutateValue<'_, Array<Any>>,
+                kind: DefRegionKind,
+            ) -> Result<UnchangedOr<Any>> {
+                self.observe(&value);
+                let requested = self.requested;
+                self.default_maybe_inplace_mutate_with_mode_result(value, kind, requested)
+            }
+            fn mutate_integer(&mut self, value: MutateValue<'_, i64>) -> i64 {
+                assert_eq!(value.inplace_mode(), InplaceMode::Disallow);
+                value.cast::<i64>().unwrap() + 1
+            }
+        }
+        use InplaceMode::{Allow, Disallow};
+        for (requested, shared, retain) in [
+            (Allow, false, false),
+            (Disallow, false, false),
+            (Allow, true, false),
+            (Allow, false, true),
+        ] {
+            for generated in [true, false] {
+                let child = array(vec![1_i64]);
+                let child_ptr = array_pointer(&child);
+                let root = array(vec![child]);
+                let root_ptr = array_pointer(&root);
+                let original = shared.then(|| root.clone());
+                let mut state = Forward {
+                    requested,
+                    retain,
+                    alias: None,
+                    modes: vec![],
+                };
+                let result = if generated {
+                    structural::mutate(root, &mut state).unwrap()
+                } else {
+                    let miss = |_: MutateValue<'_, FfiString>,
+                                _: &mut MutateContext<'_, Forward>|
+                     -> Any { panic!("typed miss must continue") };
+                    let increment = |value: i64, _: &mut MutateContext<'_, Forward>| value + 1;
+                    let descend =
+                        |value: MutateValue<'_, Array<Any>>,
+                         ctx: &mut MutateContext<'_, Forward>| {
+                            assert_eq!(value.inplace_mode(), ctx.inplace_mode());
+                            ctx.state_mut().observe(&value);
+                            let requested = ctx.state().requested;
+                            ctx.default_mutate_with_mode(value, requested)
+                        };
+                    let mut callbacks = MutateCallbacks::new(state, (miss, (increment, descend)));
+                    let result = structural::mutate(root, &mut callbacks).unwrap();
+                    state = callbacks.into_state();
+                    result
+                };
+                let result = result.cast::<Array<Array<i64>>>().unwrap();
+                let child = result.get(0).unwrap();
+                let reuse = requested == Allow && !shared && !retain;
+                assert_eq!(
+                    state.modes,
+                    vec![
+                        if shared { Disallow } else { Allow },
+                        if reuse { Allow } else { Disallow }
+                    ]
+                );
+                assert_eq!(array_pointer(&result) == root_ptr, reuse);
+                assert_eq!(array_pointer(&child) == child_ptr, reuse);
+                assert_eq!(child.get(0).unwrap(), 2);
+                for alias in original.map(Any::new).into_iter().chain(state.alias) {
+                    let alias = alias.cast::<Array<Array<i64>>>().unwrap();
+                    assert_eq!(alias.get(0).unwrap().get(0).unwrap(), 1);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn consuming_default_descent_transfers_between_contexts_without_node_borrows() {
+        struct Inner<'a> {
+            value: Option<MutateValue<'a>>,
+            preserve_unchanged: bool,
+            result: Any,
+        }
+        #[dispatch(mutate)]
+        impl Inner<'_> {
+            fn mutate_bool(&mut self, _: bool, kind: DefRegionKind) -> Result<Any> {
+                let value = self.value.take().unwrap();
+                self.result = if self.preserve_unchanged {
+                    Any::new(self.default_maybe_inplace_mutate_result(value, kind)?)
+                } else {
+                    self.default_maybe_inplace_mutate(value, kind)?
+                };
+                Ok(Any::none())
+            }
+            fn mutate_integer(&mut self, value: i64) -> i64 {
+                value + 1
+            }
+        }
+        fn transfer(
+            value: MutateValue<'_>,
+            generated: bool,
+            preserve: bool,
+            retain: bool,
+        ) -> Result<Any> {
+            let alias = retain.then(|| value.cast::<Array<i64>>().unwrap());
+            assert_eq!(value.inplace_mode(), InplaceMode::Allow);
+            // Carry the result back to the array callback: Unchanged belongs to
+            // that input, not to the nested traversal's boolean root.
+            let mut inner = Inner {
+                value: Some(value),
+                preserve_unchanged: preserve,
+                result: Any::none(),
+            };
+            let result = if generated {
+                structural::mutate(true, &mut inner)?;
+                inner.result
+            } else {
+                let mut callbacks = MutateCallbacks::new(
+                    inner,
+                    (
+                        |_: bool, ctx: &mut MutateContext<'_, Inner<'_>>| -> Result<Any> {
+                            let value = ctx.state_mut().value.take().unwrap();
+                            let result = if ctx.state().preserve_unchanged {
+                                Any::new(ctx.default_maybe_inplace_mutate_result(value)?)
+                            } else {
+                                ctx.default_maybe_inplace_mutate(value)?
+                            };
+                            ctx.state_mut().result = result;
+                            Ok(Any::none())
+                        },
+                        |value: i64, _: &mut MutateContext<'_, Inner<'_>>| value + 1,
+                    ),
+                );
+                structural::mutate(true, &mut callbacks)?;
+                callbacks.into_state().result
+            };
+            if let Some(alias) = alias {
+                assert_eq!(alias.get(0), Some(1));
+            }
+            Ok(result)
+        }
+        struct Outer {
+            preserve: bool,
+            retain: bool,
+        }
+        #[dispatch(mutate)]
+        impl Outer {
+            fn mutate_any(&mut self, value: MutateValue<'_>) -> Result<Any> {
+                transfer(value, true, self.preserve, self.retain)
+            }
+        }
+        for preserve in [false, true] {
+            for retain in [false, true] {
+                for generated in [false, true] {
+                    let root = array(vec![1_i64]);
+                    let pointer = array_pointer(&root);
+                    let result = if generated {
+                        structural::mutate(root, &mut Outer { preserve, retain })
+                    } else {
+                        structural::mutate(
+                            root,
+                            |value: MutateValue<'_>, _: &mut MutateContext<'_>| {
+                                transfer(value, false, preserve, retain)
+                            },
+                        )
+                    }
+                    .and_then(to_array)
+                    .unwrap();
+                    assert_eq!(array_pointer(&result) == pointer, !retain);
+                    assert_eq!(result.get(0).unwrap(), 2);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn consuming_default_descent_preserves_unchanged_and_propagates_errors() {
+        for fail in [false, true] {
+            let root = array(vec![1_i64]);
+            let pointer = array_pointer(&root);
+            let result = structural::mutate(
+                root,
+                |value: MutateValue<'_>, ctx: &mut MutateContext<'_>| -> Result<UnchangedOr<Any>> {
+                    if value.cast::<i64>().is_some() {
+                        return if fail {
+                            Err(runtime_error("child failed"))
+                        } else {
+                            Ok(UnchangedOr::unchanged())
+                        };
+                    }
+                    let result = ctx.default_maybe_inplace_mutate_result(value)?;
+                    assert!(result.is_unchanged());
+                    Ok(result)
+                },
+            );
+            if fail {
+                assert_eq!(result.unwrap_err().message(), "child failed");
+            } else {
+                let result = to_array(result.unwrap()).unwrap();
+                assert_eq!(array_pointer(&result), pointer);
+            }
+        }
+    }
+
+    #[test]
     fn reflected_fields_use_shallow_copy_and_setters() {
         let source = reflected_object();
         let mut regions = Vec::new();
@@ -3410,5 +3742,810 @@ mod structural_mutate {
         assert_eq!(result.to_vec(), vec![0, 2]);
         assert_ne!(array_pointer(&result), array_pointer(&source));
         assert_eq!(source.to_vec(), vec![-1, 2]);
+    }
+
+    /// Upstream's C++ `testing.TestObjectPtrHolder`: one object-valued field (its `Clone` is
+    /// its shallow copy).
+    #[derive(tvm_ffi::Object, Clone)]
+    #[ffi_type(
+        key = "upstream_structural_0115.TestObjectPtrHolder",
+        structural = "tree"
+    )]
+    #[repr(C)]
+    pub struct TestObjectPtrHolder {
+        pub value: Any,
+    }
+
+    /// What upstream's C++ `testing.make_visit_region_graph(false)` builds, as its tests read
+    /// it: 1 in a simple definition region, 2 in a pattern region, 3 in none.
+    #[derive(tvm_ffi::Object, Clone)]
+    #[ffi_type(key = "upstream_structural_0115.VisitRegionGraph", structural = "tree")]
+    #[repr(C)]
+    pub struct VisitRegionGraph {
+        #[ffi(structural = "def-simple")]
+        pub simple: i64,
+        #[ffi(structural = "def-pattern")]
+        pub pattern: i64,
+        pub used: i64,
+    }
+
+    fn visit_region_graph() -> Any {
+        Any::new(ObjectRef::new(VisitRegionGraph {
+            simple: 1,
+            pattern: 2,
+            used: 3,
+        }))
+    }
+
+    #[test]
+    fn callback_errors_preserve_message_and_add_object_context() {
+        // The visit-policy entries of upstream's test (`#[dispatch(visit, policy = ..)]`,
+        // `VisitCallbacks::with_policy`) belong to the visit side (see the header). Upstream
+        // checks the runtime's `VisitErrorContext` (the error's extra context: the objects the
+        // error passed through, and `FindAccessPaths`) and the error's cause; this SDK's errors
+        // carry neither: the same path is in their backtrace frames, checked instead.
+        struct Delegate(Error);
+        #[dispatch(mutate, policy = (DefaultMutContextPolicy, DefaultMutContextPolicy))]
+        impl Delegate {
+            fn mutate_any(&mut self, value: MutateValue<'_>, kind: DefRegionKind) -> Result<Any> {
+                if value.cast::<i64>().is_some() {
+                    return Err(self.0.clone());
+                }
+                self.default_maybe_inplace_mutate(value, kind)
+            }
+        }
+        let child = reflected_object();
+        let root = Any::new(ObjectRef::new(TestObjectPtrHolder {
+            value: child.clone(),
+        }));
+        let source = Error::with_backtrace(ErrorKind::Runtime, "callback failed", "origin");
+        let mut errors = Vec::new();
+        for order in [WalkOrder::PreOrder, WalkOrder::PostOrder] {
+            let leaf_error = structural::map(
+                1i64,
+                |_value: i64| -> Result<i64> { Err(source.clone()) },
+                order,
+            )
+            .unwrap_err();
+            assert!(leaf_error.as_object_ref().ptr_eq(source.as_object_ref()));
+            errors.push(
+                structural::map(
+                    root.clone(),
+                    |_value: i64| -> Result<i64> { Err(source.clone()) },
+                    order,
+                )
+                .unwrap_err(),
+            );
+            errors.push(
+                structural::walk(
+                    &root,
+                    |_value: i64| -> Result<WalkResult> { Err(source.clone()) },
+                    order,
+                )
+                .unwrap_err(),
+            );
+            let mut mapper = MapWithContextPolicy::new(
+                (|_: i64| -> Result<i64> { Err(source.clone()) }).into_mapper(),
+                (DefaultMutContextPolicy, DefaultMutContextPolicy),
+            );
+            errors.push(structural::map(root.clone(), &mut mapper, order).unwrap_err());
+        }
+        errors.push(
+            structural::mutate(
+                root.clone(),
+                |_value: i64, _: &mut MutateContext<'_>| -> Result<i64> { Err(source.clone()) },
+            )
+            .unwrap_err(),
+        );
+        errors.push(
+            structural::visit(
+                &root,
+                |_value: i64, _: &mut VisitContext<'_, ()>| -> Result<()> { Err(source.clone()) },
+            )
+            .unwrap_err(),
+        );
+        let mut mutator =
+            MutateCallbacks::new((), |value: MutateValue<'_>, ctx: &mut MutateContext<'_>| {
+                if value.cast::<i64>().is_some() {
+                    return Err(source.clone());
+                }
+                ctx.default_maybe_inplace_mutate(value)
+            })
+            .with_policy((DefaultMutContextPolicy, DefaultMutContextPolicy));
+        errors.push(structural::mutate(root.clone(), &mut mutator).unwrap_err());
+        let mut delegate = Delegate(source.clone());
+        errors.push(structural::mutate(root.clone(), &mut delegate).unwrap_err());
+        let seeded = errors[0].clone();
+        for error in errors {
+            assert_eq!(error.message(), "callback failed");
+            let backtrace = error.backtrace();
+            assert!(backtrace.starts_with("origin"));
+            // Innermost first: the failing field, its object, the holder's field, the root.
+            let frames = [
+                "field `v_i64`",
+                "object `upstream_structural_0115.TestObjectBase`",
+                "field `value`",
+                "object `upstream_structural_0115.TestObjectPtrHolder`",
+            ];
+            let positions: Vec<usize> = frames
+                .iter()
+                .map(|frame| {
+                    backtrace
+                        .find(frame)
+                        .unwrap_or_else(|| panic!("{backtrace}"))
+                })
+                .collect();
+            assert!(
+                positions.windows(2).all(|pair| pair[0] < pair[1]),
+                "{backtrace}"
+            );
+        }
+        // The source error is never changed by the frames added to the errors it became.
+        assert_eq!(source.backtrace(), "origin");
+
+        // Keep nonconsecutive occurrences: child -> root -> child is a distinct path.
+        let error = structural::map(
+            child.clone(),
+            |_: i64| -> Result<i64> { Err(seeded.clone()) },
+            WalkOrder::PreOrder,
+        )
+        .unwrap_err();
+        assert_eq!(
+            error
+                .backtrace()
+                .matches("object `upstream_structural_0115.TestObjectBase`")
+                .count(),
+            2
+        );
+
+        // The failing node may be a pre-order replacement or a post-order rebuilt parent.
+        for order in [WalkOrder::PreOrder, WalkOrder::PostOrder] {
+            let root = array(vec![0i64]);
+            let failed_node = RefCell::new(None);
+            let error = structural::map(
+                root.clone(),
+                (
+                    |value: Array<i64>| -> Result<Any> {
+                        let value = if order == WalkOrder::PreOrder {
+                            array(vec![1i64])
+                        } else {
+                            value
+                        };
+                        *failed_node.borrow_mut() = Some(value.clone());
+                        if order == WalkOrder::PreOrder {
+                            Ok(Any::new(value))
+                        } else {
+                            Err(runtime_error("failed"))
+                        }
+                    },
+                    |value: i64| -> Result<i64> {
+                        if order == WalkOrder::PreOrder {
+                            Err(runtime_error("failed"))
+                        } else {
+                            Ok(value + 1)
+                        }
+                    },
+                ),
+                order,
+            )
+            .unwrap_err();
+            // One object frame, the failing (replaced or rebuilt) array's.
+            assert_eq!(error.backtrace().matches("object `ffi.Array`").count(), 1);
+            let failed_node = failed_node.into_inner().unwrap();
+            // Pre-order: the replacement `[1]`; post-order: the parent rebuilt from `[0]`.
+            assert_eq!(failed_node.get(0).unwrap(), 1);
+            assert_eq!(root.get(0).unwrap(), 0);
+        }
+    }
+
+    #[test]
+    fn pre_order_mapping_preserves_inplace_permission() {
+        struct Observe<'a>(&'a Cell<Option<InplaceMode>>);
+        impl<State> MutContextPolicy<State> for Observe<'_> {
+            fn default_mutate(
+                &self,
+                value: MutateValue<'_>,
+                ctx: &mut MutateContext<'_, State>,
+            ) -> Result<UnchangedOr<Any>> {
+                if value.type_index() >= sys::type_index::kTVMFFIStaticObjectBegin {
+                    self.0.set(Some(value.inplace_mode()));
+                }
+                ctx.default_maybe_inplace_mutate_result(value)
+            }
+        }
+        for with_policy in [false, true] {
+            for case in ["inline", "unique", "shared", "retained"] {
+                let root = match case {
+                    "inline" => Any::new(true),
+                    "retained" => Any::new(List::<i64>::new([1i64]).unwrap()),
+                    _ => Any::new(array(vec![true])),
+                };
+                let root_pointer = (case == "retained").then(|| any_object_pointer(&root));
+                let alias = (case == "shared").then(|| root.clone());
+                let mut retained = None;
+                let mut pointer = 0usize;
+                let mode = Cell::new(None);
+                let mut mapper = (|value: &MapValue| {
+                    if let Some(integer) = value.cast::<i64>() {
+                        return Any::new(integer + 1);
+                    }
+                    let mapped = if case == "retained" {
+                        retained = Some(value.to_owned());
+                        value.to_owned()
+                    } else {
+                        Any::new(array(vec![1_i64]))
+                    };
+                    pointer = any_object_pointer(&mapped);
+                    mapped
+                })
+                .into_mapper();
+                let output = if with_policy {
+                    structural::map(
+                        root,
+                        MapWithContextPolicy::new(&mut mapper, Observe(&mode)),
+                        WalkOrder::PreOrder,
+                    )
+                    .unwrap()
+                } else {
+                    structural::map(root, &mut mapper, WalkOrder::PreOrder).unwrap()
+                };
+                let reuse = case == "unique";
+                assert_eq!(
+                    any_object_pointer(&output) == pointer,
+                    reuse,
+                    "{case}, policy={with_policy}"
+                );
+                if with_policy {
+                    assert_eq!(
+                        mode.get(),
+                        Some(if reuse {
+                            InplaceMode::Allow
+                        } else {
+                            InplaceMode::Disallow
+                        })
+                    );
+                }
+                if case == "retained" {
+                    let retained = retained.unwrap();
+                    assert_eq!(any_object_pointer(&retained), root_pointer.unwrap());
+                    assert_eq!(list_item(&retained, 0), 1);
+                    assert_eq!(list_item(&output, 0), 2);
+                } else {
+                    assert_eq!(to_array(output).unwrap().get(0).unwrap(), 2);
+                }
+                if let Some(alias) = alias {
+                    assert!(alias.cast::<Array<bool>>().unwrap().get(0).unwrap());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn post_order_unchanged_preserves_descendant_rewrites() {
+        for with_policy in [false, true] {
+            for shared in [false, true] {
+                let root = array(vec![1_i64]);
+                let pointer = array_pointer(&root);
+                let alias = shared.then(|| root.clone());
+                let callbacks = (
+                    |integer: i64| integer + 1,
+                    |value: &MapValue| {
+                        assert_eq!(value.cast::<Array<i64>>().unwrap().get(0).unwrap(), 2);
+                        Unchanged
+                    },
+                );
+                let mapped = if with_policy {
+                    structural::map(
+                        root,
+                        MapWithContextPolicy::new(callbacks.into_mapper(), DefaultMutContextPolicy),
+                        WalkOrder::PostOrder,
+                    )
+                } else {
+                    structural::map(root, callbacks, WalkOrder::PostOrder)
+                }
+                .and_then(to_array)
+                .unwrap();
+                assert_eq!(mapped.get(0).unwrap(), 2);
+                if let Some(alias) = alias {
+                    assert_eq!(alias.get(0).unwrap(), 1);
+                    assert_ne!(array_pointer(&mapped), pointer);
+                } else {
+                    assert_eq!(array_pointer(&mapped), pointer);
+                }
+            }
+        }
+    }
+
+    #[derive(Default)]
+    struct PolicyState {
+        depth: usize,
+        events: Vec<(&'static str, usize)>,
+    }
+    #[dispatch(map)]
+    impl PolicyState {
+        fn map_integer(&mut self, value: i64) -> i64 {
+            self.events.push(("integer", self.depth));
+            value + 1
+        }
+        fn map_array(&mut self, value: Array<Any>) -> Any {
+            self.events.push(("callback", self.depth));
+            Any::new(value)
+        }
+    }
+
+    struct ArrayPolicy;
+    impl MutContextPolicy<PolicyState> for ArrayPolicy {
+        fn default_mutate(
+            &self,
+            value: MutateValue<'_>,
+            ctx: &mut MutateContext<'_, PolicyState>,
+        ) -> Result<UnchangedOr<Any>> {
+            if value.as_node::<ArrayObj>().is_none() {
+                return ctx.default_maybe_inplace_mutate_result(value);
+            }
+            ctx.state_mut().depth += 1;
+            let depth = ctx.state().depth;
+            ctx.state_mut().events.push(("enter", depth));
+            let result = ctx.default_maybe_inplace_mutate_result(value);
+            ctx.state_mut().depth -= 1;
+            let depth = ctx.state().depth;
+            ctx.state_mut().events.push(("exit", depth));
+            result
+        }
+    }
+    struct RecordPolicy;
+    impl MutContextPolicy<PolicyState> for RecordPolicy {
+        fn default_mutate(
+            &self,
+            value: MutateValue<'_>,
+            ctx: &mut MutateContext<'_, PolicyState>,
+        ) -> Result<UnchangedOr<Any>> {
+            if value.as_node::<ArrayObj>().is_some() {
+                let depth = ctx.state().depth;
+                ctx.state_mut().events.push(("next", depth));
+            }
+            ctx.default_maybe_inplace_mutate_result(value)
+        }
+    }
+
+    #[dispatch(mutate, policy = (ArrayPolicy, RecordPolicy))]
+    impl PolicyState {
+        fn mutate_integer(&mut self, value: i64) -> i64 {
+            self.map_integer(value)
+        }
+    }
+
+    #[test]
+    fn mutation_policies_share_state_and_preserve_callback_order() {
+        let root = || array(vec![Any::new(array(vec![1_i64])), Any::new(2_i64)]);
+        let int_at = |value: &Any, index: usize| array_item(value, index).cast::<i64>().unwrap();
+        let pre = vec![
+            ("callback", 0),
+            ("enter", 1),
+            ("next", 1),
+            ("callback", 1),
+            ("enter", 2),
+            ("next", 2),
+            ("integer", 2),
+            ("exit", 1),
+            ("integer", 1),
+            ("exit", 0),
+        ];
+        let post = vec![
+            ("enter", 1),
+            ("next", 1),
+            ("enter", 2),
+            ("next", 2),
+            ("integer", 2),
+            ("exit", 1),
+            ("callback", 1),
+            ("integer", 1),
+            ("exit", 0),
+            ("callback", 0),
+        ];
+        for order in [WalkOrder::PreOrder, WalkOrder::PostOrder] {
+            let mut mapper = MapWithContextPolicy::new(
+                PolicyState::default(),
+                (ArrayPolicy, (RecordPolicy, DefaultMutContextPolicy)),
+            );
+            let output = structural::map(root(), &mut mapper, order).unwrap();
+            assert_eq!(int_at(&output, 1), 3);
+            assert_eq!(int_at(&array_item(&output, 0), 0), 2);
+            assert_eq!(mapper.state().depth, 0);
+            assert_eq!(
+                &mapper.state().events,
+                if order == WalkOrder::PreOrder {
+                    &pre
+                } else {
+                    &post
+                }
+            );
+        }
+        let mut mutator = MutateCallbacks::new(
+            PolicyState::default(),
+            (
+                |x: i64, ctx: &mut MutateContext<'_, PolicyState>| {
+                    let depth = ctx.state().depth;
+                    ctx.state_mut().events.push(("integer", depth));
+                    x + 1
+                },
+                |value: MutateValue<'_>, ctx: &mut MutateContext<'_, PolicyState>| {
+                    let depth = ctx.state().depth;
+                    ctx.state_mut().events.push(("callback", depth));
+                    ctx.default_maybe_inplace_mutate_result(value)
+                },
+            ),
+        )
+        .with_policy((ArrayPolicy, RecordPolicy));
+        let output = structural::mutate(root(), &mut mutator).unwrap();
+        assert_eq!(int_at(&output, 1), 3);
+        assert_eq!(mutator.state().events, pre);
+        assert_eq!(mutator.state().depth, 0);
+
+        let mut dispatch = PolicyState::default();
+        let output = structural::mutate(root(), &mut dispatch).unwrap();
+        assert_eq!(int_at(&output, 1), 3);
+        assert_eq!(int_at(&array_item(&output, 0), 0), 2);
+        assert_eq!(dispatch.depth, 0);
+        assert_eq!(
+            dispatch.events,
+            pre.into_iter()
+                .filter(|(tag, _)| *tag != "callback")
+                .collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn map_policy_entries_preserve_descent_and_callback_composition() {
+        struct Stop;
+        impl<State> MutContextPolicy<State> for Stop {
+            fn default_mutate(
+                &self,
+                _: MutateValue<'_>,
+                _: &mut MutateContext<'_, State>,
+            ) -> Result<UnchangedOr<Any>> {
+                Ok(UnchangedOr::unchanged())
+            }
+        }
+
+        let root = || array(vec![1_i64]);
+        let first = |value: Any| to_array(value).unwrap().get(0).unwrap();
+        for order in [WalkOrder::PreOrder, WalkOrder::PostOrder] {
+            for entry in 0..2 {
+                let mut state = PolicyState::default();
+                let output = {
+                    let mut mapper =
+                        MapWithContextPolicy::new(&mut state, (DefaultMutContextPolicy, Stop));
+                    match entry {
+                        0 => structural::map(root(), mapper, order),
+                        _ => structural::map(root(), &mut mapper, order),
+                    }
+                }
+                .unwrap();
+                assert_eq!(first(output), 1);
+                assert_eq!(state.events, vec![("callback", 0)]);
+            }
+
+            let mut dispatch = IncrementIntegers;
+            let callbacks = (|s: FfiString| s, (&mut dispatch,));
+            assert_eq!(first(structural::map(root(), callbacks, order).unwrap()), 2);
+
+            let callbacks = (|x: i64| x + 1, (|s: FfiString| s,));
+            assert_eq!(first(structural::map(root(), callbacks, order).unwrap()), 2);
+            let mapper = MapWithContextPolicy::new(callbacks.into_mapper(), Stop);
+            assert_eq!(first(structural::map(root(), mapper, order).unwrap()), 1);
+        }
+    }
+
+    #[test]
+    fn mutation_policy_continuations_preserve_ownership_and_markers() {
+        struct Ownership {
+            increment: bool,
+            retained: Option<Any>,
+            mode: InplaceMode,
+            retain: bool,
+        }
+        #[dispatch(map)]
+        impl Ownership {
+            fn map_integer(&mut self, x: i64) -> UnchangedOr<i64> {
+                if self.increment {
+                    UnchangedOr::changed(x + 1)
+                } else {
+                    UnchangedOr::unchanged()
+                }
+            }
+        }
+        struct Control {
+            mode: InplaceMode,
+            retain: bool,
+        }
+        impl MutContextPolicy<Ownership> for Control {
+            fn default_mutate(
+                &self,
+                value: MutateValue<'_>,
+                ctx: &mut MutateContext<'_, Ownership>,
+            ) -> Result<UnchangedOr<Any>> {
+                let array = value.as_node::<ArrayObj>().is_some();
+                if array && self.retain {
+                    ctx.state_mut().retained = Some(value.to_owned());
+                }
+                let result = ctx.default_mutate_with_mode_result(value, self.mode)?;
+                if array && !ctx.state().increment {
+                    assert!(result.is_unchanged());
+                }
+                Ok(result)
+            }
+        }
+        #[dispatch(mutate, policy = (
+            Control { mode: self.mode, retain: self.retain },
+            DefaultMutContextPolicy,
+        ))]
+        impl Ownership {
+            fn mutate_integer(&mut self, value: i64) -> UnchangedOr<i64> {
+                self.map_integer(value)
+            }
+            fn mutate_array(
+                &mut self,
+                value: MutateValue<'_, Array<i64>>,
+                kind: DefRegionKind,
+            ) -> Result<UnchangedOr<Any>> {
+                self.default_maybe_inplace_mutate_result(value, kind)
+            }
+        }
+        for entry in 0..4 {
+            // pre-order map, post-order map, closure mutation, generated mutation
+            for case in 0..4 {
+                // unique, shared, alias retained by policy, forced copy
+                for increment in [false, true] {
+                    let root = array(vec![1_i64]);
+                    let pointer = array_pointer(&root);
+                    let alias = (case == 1).then(|| root.clone());
+                    let policy = (
+                        Control {
+                            mode: if case == 3 {
+                                InplaceMode::Disallow
+                            } else {
+                                InplaceMode::Allow
+                            },
+                            retain: case == 2,
+                        },
+                        DefaultMutContextPolicy,
+                    );
+                    let state = Ownership {
+                        increment,
+                        retained: None,
+                        mode: policy.0.mode,
+                        retain: policy.0.retain,
+                    };
+                    let (output, state) = if entry < 2 {
+                        let mut mapper = MapWithContextPolicy::new(state, policy);
+                        let output = structural::map(
+                            root,
+                            &mut mapper,
+                            if entry == 0 {
+                                WalkOrder::PreOrder
+                            } else {
+                                WalkOrder::PostOrder
+                            },
+                        )
+                        .unwrap();
+                        (output, mapper.into_state())
+                    } else if entry == 3 {
+                        let mut dispatch = state;
+                        let output = structural::mutate(root, &mut dispatch).unwrap();
+                        (output, dispatch)
+                    } else {
+                        let mut mutator = MutateCallbacks::new(
+                            state,
+                            (
+                                |x: i64, ctx: &mut MutateContext<'_, Ownership>| {
+                                    ctx.state_mut().map_integer(x)
+                                },
+                                |value: MutateValue<'_>, ctx: &mut MutateContext<'_, Ownership>| {
+                                    ctx.default_maybe_inplace_mutate_result(value)
+                                },
+                            ),
+                        )
+                        .with_policy(policy);
+                        let output = structural::mutate(root, &mut mutator).unwrap();
+                        (output, mutator.into_state())
+                    };
+                    let output = to_array(output).unwrap();
+                    assert_eq!(output.get(0).unwrap(), if increment { 2 } else { 1 });
+                    assert_eq!(
+                        array_pointer(&output) == pointer,
+                        !increment || case == 0,
+                        "entry {entry}, case {case}, increment {increment}"
+                    );
+                    if let Some(alias) = alias {
+                        assert_eq!(alias.get(0).unwrap(), 1);
+                    }
+                    if let Some(alias) = state.retained {
+                        assert_eq!(to_array(alias).unwrap().get(0).unwrap(), 1);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn mutation_policy_regions_retargeting_and_error_restore() {
+        use DefRegionKind::{None as Use, Pattern, Simple};
+        #[derive(Default)]
+        struct Regions(Vec<(i64, DefRegionKind)>, DefRegionKind);
+        #[dispatch(map)]
+        impl Regions {
+            fn map_integer(&mut self, x: i64, kind: DefRegionKind) -> i64 {
+                self.0.push((x, kind));
+                x
+            }
+            fn map_array(&mut self, value: Array<i64>, kind: DefRegionKind) -> Any {
+                self.0.push((200, kind));
+                Any::new(value)
+            }
+        }
+        struct Redirect(DefRegionKind);
+        impl MutContextPolicy<Regions> for Redirect {
+            fn default_mutate(
+                &self,
+                value: MutateValue<'_>,
+                ctx: &mut MutateContext<'_, Regions>,
+            ) -> Result<UnchangedOr<Any>> {
+                if value.cast::<bool>() == Some(false) {
+                    // Bypass this container's callback, but enter the next policy and
+                    // redispatch its children.
+                    return ctx.with_def_region_kind(Pattern, |ctx| {
+                        ctx.default_mutate_value(array(vec![1_i64]))
+                            .map(UnchangedOr::changed)
+                    });
+                }
+                if value.cast::<i64>() == Some(2) {
+                    assert_eq!(ctx.def_region_kind(), Pattern);
+                    ctx.mutate_with(99_i64, self.0)?;
+                    let error: Result<()> = ctx.with_def_region_kind(Use, |ctx| {
+                        assert_eq!(ctx.def_region_kind(), Pattern);
+                        Err(runtime_error("scoped error"))
+                    });
+                    assert_eq!(error.unwrap_err().message(), "scoped error");
+                    assert_eq!(ctx.def_region_kind(), Pattern);
+                }
+                ctx.default_maybe_inplace_mutate_result(value)
+            }
+        }
+        struct Observe;
+        impl MutContextPolicy<Regions> for Observe {
+            fn default_mutate(
+                &self,
+                value: MutateValue<'_>,
+                ctx: &mut MutateContext<'_, Regions>,
+            ) -> Result<UnchangedOr<Any>> {
+                if value.as_node::<ArrayObj>().is_some() {
+                    assert_eq!(ctx.def_region_kind(), Pattern);
+                    let kind = ctx.def_region_kind();
+                    ctx.state_mut().0.push((100, kind));
+                }
+                ctx.default_maybe_inplace_mutate_result(value)
+            }
+        }
+        #[dispatch(mutate, policy = (Redirect(self.1), Observe))]
+        impl Regions {
+            fn mutate_any(
+                &mut self,
+                value: MutateValue<'_>,
+                kind: DefRegionKind,
+            ) -> Result<UnchangedOr<Any>> {
+                if let Some(x) = value.cast::<i64>() {
+                    self.map_integer(x, kind);
+                }
+                if value.as_node::<ArrayObj>().is_some() {
+                    self.0.push((200, kind));
+                }
+                self.default_maybe_inplace_mutate_result(value, kind)
+            }
+        }
+        let first = |output: &Any| array_item(output, 0).cast::<i64>().unwrap();
+        for requested in [Use, Simple] {
+            for order in [WalkOrder::PreOrder, WalkOrder::PostOrder] {
+                let mut mapper =
+                    MapWithContextPolicy::new(Regions::default(), (Redirect(requested), Observe));
+                let output = structural::map(false, &mut mapper, order).unwrap();
+                assert_eq!(first(&output), 1);
+                let mut expected = vec![(100, Pattern), (1, Pattern)];
+                if order == WalkOrder::PostOrder {
+                    expected.push((200, Use)); // The root callback sees the result after descent.
+                }
+                assert_eq!(mapper.state().0, expected);
+                mapper.state_mut().0.clear();
+                structural::map(visit_region_graph(), &mut mapper, order).unwrap();
+                let expected = if order == WalkOrder::PreOrder {
+                    vec![(1, Simple), (2, Pattern), (99, Pattern), (3, Use)]
+                } else {
+                    vec![(1, Simple), (99, Pattern), (2, Pattern), (3, Use)]
+                };
+                assert_eq!(mapper.state().0, expected);
+            }
+            let mut mutator = MutateCallbacks::new(
+                Regions::default(),
+                |value: MutateValue<'_>, ctx: &mut MutateContext<'_, Regions>| {
+                    if let Some(x) = value.cast::<i64>() {
+                        let kind = ctx.def_region_kind();
+                        ctx.state_mut().0.push((x, kind));
+                    }
+                    if value.as_node::<ArrayObj>().is_some() {
+                        let kind = ctx.def_region_kind();
+                        ctx.state_mut().0.push((200, kind));
+                    }
+                    ctx.default_maybe_inplace_mutate_result(value)
+                },
+            )
+            .with_policy((Redirect(requested), Observe));
+            let output = structural::mutate(false, &mut mutator).unwrap();
+            assert_eq!(first(&output), 1);
+            assert_eq!(mutator.state().0, vec![(100, Pattern), (1, Pattern)]);
+            mutator.state_mut().0.clear();
+            structural::mutate(visit_region_graph(), &mut mutator).unwrap();
+            assert_eq!(
+                mutator.state().0,
+                vec![(1, Simple), (2, Pattern), (99, Pattern), (3, Use)]
+            );
+            let mut dispatch = Regions(vec![], requested);
+            let output = structural::mutate(false, &mut dispatch).unwrap();
+            assert_eq!(first(&output), 1);
+            assert_eq!(dispatch.0, vec![(100, Pattern), (1, Pattern)]);
+            dispatch.0.clear();
+            structural::mutate(visit_region_graph(), &mut dispatch).unwrap();
+            assert_eq!(
+                dispatch.0,
+                vec![(1, Simple), (2, Pattern), (99, Pattern), (3, Use)]
+            );
+        }
+    }
+
+    #[test]
+    fn mutation_policy_halts_restore_state_and_skip_later_policies() {
+        struct Halt(bool);
+        impl MutContextPolicy<PolicyState> for Halt {
+            fn default_mutate(
+                &self,
+                _: MutateValue<'_>,
+                _: &mut MutateContext<'_, PolicyState>,
+            ) -> Result<UnchangedOr<Any>> {
+                if self.0 {
+                    Err(runtime_error("stop descent"))
+                } else {
+                    Ok(UnchangedOr::unchanged())
+                }
+            }
+        }
+        for fail in [false, true] {
+            for order in [WalkOrder::PreOrder, WalkOrder::PostOrder] {
+                let mut mapper = MapWithContextPolicy::new(
+                    PolicyState::default(),
+                    (ArrayPolicy, (Halt(fail), RecordPolicy)),
+                );
+                let result = structural::map(array(vec![1_i64]), &mut mapper, order);
+                assert_eq!(result.is_err(), fail);
+                assert_eq!(mapper.state().depth, 0);
+                assert!(!mapper
+                    .state()
+                    .events
+                    .iter()
+                    .any(|(tag, _)| matches!(*tag, "integer" | "next")));
+                if let Err(error) = result {
+                    assert!(error.message().contains("stop descent"));
+                }
+            }
+            let mut mutator = MutateCallbacks::new(
+                PolicyState::default(),
+                |x: i64, _: &mut MutateContext<'_, PolicyState>| x + 1,
+            )
+            .with_policy((ArrayPolicy, (Halt(fail), RecordPolicy)));
+            assert_eq!(
+                structural::mutate(array(vec![1_i64]), &mut mutator).is_err(),
+                fail
+            );
+            assert_eq!(mutator.state().events, vec![("enter", 1), ("exit", 0)]);
+            assert_eq!(mutator.state().depth, 0);
+        }
     }
 }

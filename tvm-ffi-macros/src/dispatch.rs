@@ -15,7 +15,9 @@
 //! default descent (and `self.default_visit_children`) through the context policy `expr`, a
 //! `structural::ContextPolicy<Self>` (evaluated at each descent). A mutator's handler returns the
 //! replacement and likewise owns the recursion (`self.mutate_child`, `self.default_mutate`); a
-//! value no handler takes has its default children mutated.
+//! value no handler takes has its default children mutated. A mutator's handler may take a
+//! `MutateValue<'_, T>` (the link receives the engine's in-place permission), and
+//! `#[dispatch(mutate, policy = <expr>)]` runs a context policy around its default descent.
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::parse::{Parse, ParseStream};
@@ -36,7 +38,8 @@ enum Mode {
 struct Args {
     mode: Mode,
     krate: TokenStream,
-    /// `policy = expr` of a visitor: the context policy its default descent runs through.
+    /// `policy = expr` of a visitor or a mutator: the context policy its default descent runs
+    /// through.
     policy: Option<syn::Expr>,
 }
 
@@ -74,11 +77,12 @@ impl Parse for Args {
             }
             let key: syn::Ident = input.call(syn::ext::IdentExt::parse_any)?;
             if key == "policy" {
-                if mode != Mode::Visit {
+                if !matches!(mode, Mode::Visit | Mode::Mutate) {
                     return Err(syn::Error::new(
                         key.span(),
-                        "`policy = ..` is an option of `#[dispatch(visit)]` (a visitor's default \
-                         descent through a `structural::ContextPolicy<Self>`)",
+                        "`policy = ..` is an option of `#[dispatch(visit)]` and `#[dispatch(mutate)]` \
+                         (the default descent through a `structural::ContextPolicy<Self>` or \
+                         `structural::MutContextPolicy<Self>`)",
                     ));
                 }
                 if policy.is_some() {
@@ -202,7 +206,8 @@ fn try_expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
         let call = match args.mode {
             Mode::Walk => quote!(#krate::__private::try_visit_link),
             Mode::Visit => quote!(#krate::__private::try_visitor_link),
-            Mode::Map | Mode::Mutate => quote!(#krate::__private::try_map_link),
+            Mode::Map => quote!(#krate::__private::try_map_link),
+            Mode::Mutate => quote!(#krate::__private::try_mutate_link),
         };
         let span = method.sig.ident.span();
         let value = format_ident!("__dispatch_value");
@@ -229,9 +234,14 @@ fn try_expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
             Mode::Visit | Mode::Mutate => quote_spanned!(span=> result),
             _ => quote_spanned!(span=> ::core::option::Option::Some(result)),
         };
+        // A mutator's handler may take a `MutateValue`, which carries the in-place permission.
+        let mode_arg = match args.mode {
+            Mode::Mutate => quote!(__dispatch_mode,),
+            _ => quote!(),
+        };
         arms.push(quote_spanned!(span=>
             if let ::core::option::Option::Some(result) =
-                #call(#closure, __dispatch_input, __dispatch_region)
+                #call(#closure, __dispatch_input, #mode_arg __dispatch_region)
             {
                 return #found;
             }
@@ -299,13 +309,40 @@ fn try_expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
                 #policy_descent
             }
         },
-        Mode::Mutate => quote! {
+        Mode::Mutate => {
+            // With `policy = ..`, every default descent runs through the policy (evaluated
+            // each time, so it may read `self`).
+            let on_default = args.policy.as_ref().map(|policy| {
+                // Spanned at the policy: a value that is no policy of `Self` is reported there.
+                let run = quote_spanned!(policy.span()=>
+                    #krate::__private::mutate_with_policy(
+                        self,
+                        &__dispatch_policy,
+                        __dispatch_value,
+                        __dispatch_region,
+                    )
+                );
+                quote! {
+                    fn on_default_mutate(
+                        &mut self,
+                        __dispatch_value: #structural::MutateValue<'_>,
+                        __dispatch_region: #structural::DefRegionKind,
+                    ) -> #krate::Result<#krate::Any> {
+                        let __dispatch_policy = #policy;
+                        #run
+                    }
+                }
+            });
+            quote! {
             impl #impl_generics #structural::Mutator for #self_ty #where_clause {
+                #on_default
+
                 fn mutate(
                     &mut self,
                     __dispatch_input: &#structural::MapValue,
                     __dispatch_region: #structural::DefRegionKind,
                 ) -> #krate::Result<#krate::Any> {
+                    let __dispatch_mode = #structural::InplaceMode::Disallow;
                     #(#arms)*
                     #structural::Mutator::default_mutate(self, __dispatch_input, __dispatch_region)
                 }
@@ -316,6 +353,7 @@ fn try_expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
                     __dispatch_region: #structural::DefRegionKind,
                 ) -> #krate::Result<#krate::Any> {
                     {
+                        let __dispatch_mode = __dispatch_owned.inplace_mode();
                         let __dispatch_input = __dispatch_owned.as_value();
                         #(#arms)*
                     }
@@ -326,7 +364,8 @@ fn try_expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
                     )
                 }
             }
-        },
+            }
+        }
         Mode::Walk => quote! {
             impl #impl_generics #structural::VisitDispatch for #self_ty #where_clause {
                 #[inline]

@@ -345,9 +345,12 @@ fn with_original(err: syn::Error, original: proc_macro2::TokenStream) -> proc_ma
 /// (`visit`: the handler owns the recursion below its value; values no handler takes have their
 /// default children visited) or the replacement (`map`, `mutate`: an `Any`, `Unchanged`, an
 /// `UnchangedOr<T>` or any value convertible into an `Any`; a `mutate` handler owns the recursion
-/// below its value), or a `Result` of one. Other methods of the
+/// below its value), or a `Result` of one. A `mutate` handler may take a `MutateValue<'_, T>`
+/// (the value with its in-place permission) instead of the value, and
+/// `#[dispatch(mutate, policy = <expr>)]` runs the `MutContextPolicy` `<expr>` (evaluated at each
+/// use; it may read `self`) around every default descent. Other methods of the
 /// block are left alone. Documented with examples on `tvm_ffi::structural::VisitDispatch`,
-/// `Visitor`, `MapDispatch` and `Mutator`.
+/// `Visitor`, `MapDispatch`, `Mutator` and `MutContextPolicy`.
 ///
 /// `#[dispatch(visit, policy = expr)]` runs the visitor's default descent (of the values no
 /// handler takes, and `self.default_visit_children`) through the context policy `expr` (a

@@ -229,7 +229,8 @@ pub mod __private {
     /// `data::container::table`).
     pub use crate::data::container::table::force_runtime_reads;
     pub use crate::reflect::matching;
-    pub use crate::reflect::mutate::try_map_link;
+    pub use crate::reflect::mutate::{try_map_link, try_mutate_link};
+    pub use crate::reflect::mutate_callbacks::mutate_with_policy;
     pub use crate::reflect::visit::{try_visit_link, try_visitor_link, visit_outcome_as_walk};
     pub use crate::reflect::visit_policy::{
         default_visit_with_policy, enter_policy_visit, PolicyVisitRegion,

@@ -6,6 +6,7 @@ pub mod enums;
 pub mod matching;
 pub(crate) mod mutate;
 pub(crate) mod mutate_callbacks;
+pub(crate) mod mutate_policy;
 pub mod reflection;
 pub mod serialization;
 pub mod structural;

@@ -358,6 +358,16 @@ pub trait IntoMapper<M> {
     type Mapper: MapDispatch;
     /// Converts.
     fn into_mapper(self) -> Self::Mapper;
+
+    /// Maps `root` (what [`map`] runs; a mapper with context policies runs them too). Not to
+    /// be called directly.
+    #[doc(hidden)]
+    fn map_root(self, root: Any, order: WalkOrder) -> Result<Any>
+    where
+        Self: Sized,
+    {
+        Mapper::new(self.into_mapper(), order, &DirectDescent).run(root)
+    }
 }
 
 impl<'v, V: MapDispatch> IntoMapper<Dispatch> for &'v mut V {
@@ -541,10 +551,141 @@ chain_mapper!(
     (L11, M11, 11)
 );
 
-/// A value that a [`Mutator`] may update in place: the traversal holds the only reference to
-/// it. Made only by the engine, for the duration of one [`Mutator::maybe_inplace_mutate`];
-/// pass it on to [`Mutator::default_maybe_inplace_mutate`] (which checks again that nothing
-/// else holds the value, since the mutator may have kept a reference meanwhile).
+/// Whether a mutation may update a value in place: what [`MutateValue::inplace_mode`] reports
+/// the engine granted, and what a mutator asks for when it enters a value
+/// ([`Mutator::maybe_inplace_mutate_child_with_mode`],
+/// [`Mutator::default_maybe_inplace_mutate_with_mode`], the same methods of
+/// [`MutateContext`](crate::structural::MutateContext)).
+///
+/// `Allow` is a permission, not a promise: a container is updated in place only when, at the
+/// moment it is rewritten, nothing but the traversal holds it (its reference count is one); a
+/// shared or retained value is copied whatever the mode. `Disallow` (the default) copies even a
+/// value only the traversal holds.
+///
+/// ```
+/// use tvm_ffi::structural::{self, DefRegionKind, InplaceMode, InplaceValue, MapValue, Mutator};
+/// use tvm_ffi::{Any, Array, Result};
+/// struct Increment(InplaceMode);
+/// impl Mutator for Increment {
+///     fn mutate(&mut self, value: &MapValue, kind: DefRegionKind) -> Result<Any> {
+///         match value.cast::<i64>() {
+///             Some(v) => Ok(Any::new(v + 1)),
+///             None => self.default_mutate(value, kind),
+///         }
+///     }
+///     fn maybe_inplace_mutate(&mut self, value: InplaceValue<'_>, kind: DefRegionKind) -> Result<Any> {
+///         let mode = self.0;
+///         self.default_maybe_inplace_mutate_with_mode(value, kind, mode)
+///     }
+/// }
+/// assert_eq!(InplaceMode::default(), InplaceMode::Disallow);
+/// for mode in [InplaceMode::Disallow, InplaceMode::Allow] {
+///     let root = Array::new([1i64]).unwrap();
+///     let before = root.as_object_ref().as_raw();
+///     let out = structural::mutate(root, Increment(mode)).unwrap();
+///     let out = out.cast::<Array<i64>>().unwrap();
+///     assert_eq!(out.to_vec(), [2]);
+///     assert_eq!(out.as_object_ref().as_raw() == before, mode == InplaceMode::Allow);
+/// }
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum InplaceMode {
+    /// Copy-on-write only, even for a value that only the traversal holds.
+    #[default]
+    Disallow,
+    /// Update in place what nothing but the traversal holds when it is rewritten.
+    Allow,
+}
+
+impl InplaceMode {
+    /// The permission both grant.
+    #[inline]
+    fn and(self, other: InplaceMode) -> InplaceMode {
+        if self == InplaceMode::Allow && other == InplaceMode::Allow {
+            InplaceMode::Allow
+        } else {
+            InplaceMode::Disallow
+        }
+    }
+
+    #[inline]
+    fn permit(self) -> Permit {
+        match self {
+            InplaceMode::Disallow => Permit::Copy,
+            InplaceMode::Allow => Permit::InPlace,
+        }
+    }
+}
+
+/// The mode a value entered with `permit` has now: `Allow` only when it may be updated in place
+/// and nothing but the traversal holds it.
+#[inline]
+pub(crate) fn mode_of(value: &AnyView<'_>, permit: Permit) -> InplaceMode {
+    if permit == Permit::InPlace && is_unique(value) {
+        InplaceMode::Allow
+    } else {
+        InplaceMode::Disallow
+    }
+}
+
+/// A value handed to a mutator together with the in-place permission the engine granted it
+/// ([`MutateValue::inplace_mode`]): what a mutate callback or a `#[dispatch(mutate)]` handler
+/// taking `MutateValue<'_, T>` receives (`T` selects the values it takes, as a typed argument
+/// would; `Any`, the default, takes every value), and what [`Mutator::maybe_inplace_mutate`]
+/// receives (as [`InplaceValue`], always `Allow`).
+///
+/// Unlike a typed argument it holds no reference of its own, so it does not keep the value from
+/// being updated in place. Pass it on, by value, to the default descent
+/// ([`Mutator::default_maybe_inplace_mutate`],
+/// [`MutateContext::default_maybe_inplace_mutate`](crate::structural::MutateContext::default_maybe_inplace_mutate)
+/// and their `_with_mode` / `_result` forms), possibly of another mutator: that descent checks
+/// again that nothing else holds the value (a reference kept meanwhile forces a copy), and
+/// since it consumes the handle, no borrow of the value (`as_node`) can outlive it.
+///
+/// ```
+/// use tvm_ffi::structural::{self, InplaceMode, MutateContext, MutateValue};
+/// use tvm_ffi::{Any, Array, Result};
+/// let root = Array::new([1i64]).unwrap();
+/// let before = root.as_object_ref().as_raw();
+/// let out = structural::mutate(
+///     root,
+///     (
+///         |v: i64, _: &mut MutateContext<'_>| v + 1,
+///         |value: MutateValue<'_>, cx: &mut MutateContext<'_>| -> Result<Any> {
+///             assert_eq!(value.inplace_mode(), InplaceMode::Allow); // moved in, held once
+///             cx.default_maybe_inplace_mutate(value)
+///         },
+///     ),
+/// )
+/// .unwrap();
+/// let out = out.cast::<Array<i64>>().unwrap();
+/// assert_eq!((out.to_vec(), out.as_object_ref().as_raw()), (vec![2], before));
+/// ```
+///
+/// A borrow of the node cannot outlive the handle's consumption:
+///
+/// ```compile_fail
+/// use tvm_ffi::builtin::ArrayObj;
+/// use tvm_ffi::structural::{MutateContext, MutateValue};
+/// fn descend(value: MutateValue<'_>, cx: &mut MutateContext<'_>) {
+///     let node = value.as_node::<ArrayObj>().unwrap();
+///     cx.default_maybe_inplace_mutate(value).unwrap();
+///     println!("{}", node.seq.size);
+/// }
+/// ```
+pub struct MutateValue<'a, T = Any> {
+    value: MapValue,
+    mode: InplaceMode,
+    // The engine's cell holding the value outlives `'a`; no reference is held.
+    _scope: PhantomData<&'a MapValue>,
+    _type: PhantomData<fn() -> T>,
+    // Neither sent nor shared with another thread: the permission is the running traversal's.
+    _local: PhantomData<*const ()>,
+}
+
+/// A value that a [`Mutator`] may update in place: the [`MutateValue`] that
+/// [`Mutator::maybe_inplace_mutate`] receives (its mode is `Allow`: the traversal held the only
+/// reference when it was made). Pass it on to [`Mutator::default_maybe_inplace_mutate`].
 ///
 /// ```
 /// use tvm_ffi::structural::{self, DefRegionKind, InplaceValue, MapValue, Mutator};
@@ -567,30 +708,167 @@ chain_mapper!(
 /// let out = out.cast::<Array<i64>>().unwrap();
 /// assert_eq!((out.to_vec(), out.as_object_ref().as_raw()), (vec![2], before));
 /// ```
-pub struct InplaceValue<'a> {
-    value: MapValue,
-    _scope: PhantomData<&'a mut ()>,
+pub type InplaceValue<'a> = MutateValue<'a>;
+
+impl<'a> MutateValue<'a> {
+    /// `value` without in-place permission (`Disallow`): a borrowed value is never updated in
+    /// place.
+    ///
+    /// ```
+    /// use tvm_ffi::structural::{self, InplaceMode, MapValue, MutateValue, WalkOrder, WalkResult};
+    /// structural::walk(&1i64, |value: &MapValue| {
+    ///     assert_eq!(MutateValue::borrowed(value).inplace_mode(), InplaceMode::Disallow);
+    ///     WalkResult::Advance
+    /// }, WalkOrder::PreOrder).unwrap();
+    /// ```
+    #[inline]
+    pub fn borrowed(value: &'a MapValue) -> Self {
+        // SAFETY: `value` is alive for `'a`, which the result cannot outlive.
+        unsafe { MutateValue::new(value.view(), InplaceMode::Disallow) }
+    }
 }
 
-impl InplaceValue<'_> {
-    /// The value, as a plain [`MapValue`].
+impl<'a, T> MutateValue<'a, T> {
+    /// # Safety
+    /// What `view` points to must stay alive and unchanged (but by the default descent this
+    /// handle is given to) for `'a`; `Allow` only where the traversal owns the value's holder.
+    #[inline(always)]
+    pub(crate) unsafe fn new(view: &AnyView<'_>, mode: InplaceMode) -> Self {
+        MutateValue {
+            // SAFETY: the caller's contract.
+            value: unsafe { MapValue::new(*view) },
+            mode,
+            _scope: PhantomData,
+            _type: PhantomData,
+            _local: PhantomData,
+        }
+    }
+
+    /// The permission the engine granted: `Allow` when the value may be updated in place (the
+    /// traversal held the only reference to it when it reached the mutator), else `Disallow`.
+    /// An example is on [`MutateValue`].
+    #[inline]
+    pub fn inplace_mode(&self) -> InplaceMode {
+        self.mode
+    }
+
+    /// The value, as a plain [`MapValue`] (borrowed from the handle).
+    ///
+    /// ```
+    /// use tvm_ffi::structural::{self, MutateContext, MutateValue};
+    /// let out = structural::mutate(1i64, |value: MutateValue<'_, i64>, _: &mut MutateContext<'_>| {
+    ///     value.as_value().cast::<i64>().unwrap() + 1
+    /// })
+    /// .unwrap();
+    /// assert_eq!(out.cast::<i64>().unwrap(), 2);
+    /// ```
     #[inline]
     pub fn as_value(&self) -> &MapValue {
         &self.value
     }
 
-    /// An owned reference to the value (which then is no longer updated in place).
+    /// An owned reference to the value: an alias, so the value is then copied, not updated in
+    /// place, while the reference lives.
+    ///
+    /// ```
+    /// use tvm_ffi::structural::{self, MutateContext, MutateValue};
+    /// use tvm_ffi::{Any, Array, Result};
+    /// let root = Array::new([1i64]).unwrap();
+    /// let before = root.as_object_ref().as_raw();
+    /// let kept = std::cell::RefCell::new(None); // callbacks are `Fn`
+    /// let out = structural::mutate(root, (
+    ///     |v: i64, _: &mut MutateContext<'_>| v + 1,
+    ///     |value: MutateValue<'_>, cx: &mut MutateContext<'_>| -> Result<Any> {
+    ///         *kept.borrow_mut() = Some(value.to_owned()); // an alias: the root is copied
+    ///         cx.default_maybe_inplace_mutate(value)
+    ///     },
+    /// ))
+    /// .unwrap();
+    /// assert_ne!(out.cast::<Array<i64>>().unwrap().as_object_ref().as_raw(), before);
+    /// let kept = kept.into_inner().unwrap();
+    /// assert_eq!(kept.cast::<Array<i64>>().unwrap().to_vec(), [1]);
+    /// ```
     #[inline]
     pub fn to_owned(&self) -> Any {
         self.value.to_owned()
     }
+
+    /// The same handle taking `U`s, when the value is exactly a `U` (see [`MapValue::cast`]);
+    /// else the handle back. No reference is kept.
+    ///
+    /// ```
+    /// use tvm_ffi::structural::{self, MutateContext, MutateValue};
+    /// use tvm_ffi::Array;
+    /// let out = structural::mutate(1i64, |value: MutateValue<'_>, _: &mut MutateContext<'_>| {
+    ///     let value = value.try_cast::<Array<i64>>().unwrap_err();
+    ///     let int = value.try_cast::<i64>().ok().unwrap();
+    ///     int.cast::<i64>().unwrap() * 3
+    /// })
+    /// .unwrap();
+    /// assert_eq!(out.cast::<i64>().unwrap(), 3);
+    /// ```
+    pub fn try_cast<U: for<'x> FromAny<'x>>(self) -> std::result::Result<MutateValue<'a, U>, Self> {
+        if self.value.cast::<U>().is_some() {
+            Ok(self.retype())
+        } else {
+            Err(self)
+        }
+    }
+
+    /// The same handle taking every value (`MutateValue<'_, Any>`).
+    ///
+    /// ```
+    /// use tvm_ffi::structural::{self, MutateContext, MutateValue};
+    /// let out = structural::mutate(1i64, |value: MutateValue<'_, i64>, cx: &mut MutateContext<'_>| {
+    ///     cx.default_maybe_inplace_mutate(value.into_untyped())
+    /// })
+    /// .unwrap();
+    /// assert_eq!(out.cast::<i64>().unwrap(), 1);
+    /// ```
+    #[inline]
+    pub fn into_untyped(self) -> MutateValue<'a> {
+        self.retype()
+    }
+
+    #[inline(always)]
+    fn retype<U>(self) -> MutateValue<'a, U> {
+        MutateValue {
+            value: self.value,
+            mode: self.mode,
+            _scope: PhantomData,
+            _type: PhantomData,
+            _local: PhantomData,
+        }
+    }
+
+    /// The value, borrowed for as long as the engine keeps it (`'a`), not from the handle.
+    #[inline(always)]
+    pub(crate) fn scoped_view(&self) -> AnyView<'a> {
+        // SAFETY: the engine keeps the value alive for `'a` (see `new`).
+        unsafe { AnyView::from_raw(*self.value.view().as_raw()) }
+    }
+
+    /// The permission of a default descent asked for with `requested`: never more than granted.
+    #[inline]
+    pub(crate) fn permit(&self, requested: InplaceMode) -> Permit {
+        self.mode.and(requested).permit()
+    }
 }
 
-impl std::ops::Deref for InplaceValue<'_> {
+impl<T> std::ops::Deref for MutateValue<'_, T> {
     type Target = MapValue;
     #[inline]
     fn deref(&self) -> &MapValue {
         &self.value
+    }
+}
+
+impl<T> std::fmt::Debug for MutateValue<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MutateValue")
+            .field("value", &self.value)
+            .field("inplace_mode", &self.mode)
+            .finish()
     }
 }
 
@@ -751,8 +1029,60 @@ pub trait Mutator {
     where
         Self: Sized,
     {
+        self.maybe_inplace_mutate_child_with_mode(child, def_region_kind, InplaceMode::Allow)
+    }
+
+    /// Maps `child` (owned) through this mutator with in-place permission `mode`: `Allow` as
+    /// [`Mutator::maybe_inplace_mutate_child`], `Disallow` copies it even when nothing else holds
+    /// it.
+    ///
+    /// ```
+    /// use tvm_ffi::structural::{self, DefRegionKind, InplaceMode, MapValue, Mutator};
+    /// use tvm_ffi::{Any, Array, Result};
+    /// struct Entry { mode: InplaceMode, entered: usize }
+    /// impl Mutator for Entry {
+    ///     fn mutate(&mut self, value: &MapValue, kind: DefRegionKind) -> Result<Any> {
+    ///         if let Some(v) = value.cast::<i64>() {
+    ///             return Ok(Any::new(v + 1));
+    ///         }
+    ///         if value.cast::<bool>().is_some() {
+    ///             let child = Array::new([1i64])?;
+    ///             self.entered = child.as_object_ref().as_raw().as_ptr() as usize;
+    ///             let mode = self.mode;
+    ///             return self.maybe_inplace_mutate_child_with_mode(child, kind, mode);
+    ///         }
+    ///         self.default_mutate(value, kind)
+    ///     }
+    ///     fn maybe_inplace_mutate(
+    ///         &mut self,
+    ///         value: tvm_ffi::structural::InplaceValue<'_>,
+    ///         kind: DefRegionKind,
+    ///     ) -> Result<Any> {
+    ///         if value.cast::<bool>().is_some() {
+    ///             return self.mutate(value.as_value(), kind);
+    ///         }
+    ///         self.default_maybe_inplace_mutate(value, kind)
+    ///     }
+    /// }
+    /// for mode in [InplaceMode::Disallow, InplaceMode::Allow] {
+    ///     let mut entry = Entry { mode, entered: 0 };
+    ///     let out = structural::mutate(true, &mut entry).unwrap().cast::<Array<i64>>().unwrap();
+    ///     assert_eq!(out.to_vec(), [2]);
+    ///     let reused = out.as_object_ref().as_raw().as_ptr() as usize == entry.entered;
+    ///     assert_eq!(reused, mode == InplaceMode::Allow);
+    /// }
+    /// ```
+    fn maybe_inplace_mutate_child_with_mode<T: IntoAny>(
+        &mut self,
+        child: T,
+        def_region_kind: DefRegionKind,
+        mode: InplaceMode,
+    ) -> Result<Any>
+    where
+        Self: Sized,
+    {
         let child = Any::new(child);
-        user_dispatch(self, &child.view(), def_region_kind, Permit::InPlace)
+        user_dispatch(self, &child.view(), def_region_kind, mode.permit())
     }
 
     /// Maps the default children of `value` through this mutator (copy-on-write): the same
@@ -833,22 +1163,104 @@ pub trait Mutator {
         })
     }
 
-    /// As [`Mutator::default_mutate`], updating the value in place when still nothing else
-    /// holds it.
-    fn default_maybe_inplace_mutate(
+    /// As [`Mutator::default_mutate`], updating the value in place when its handle allows it
+    /// and still nothing else holds it (the handle is consumed: no borrow of the value outlives
+    /// this call). An example is on [`InplaceValue`].
+    fn default_maybe_inplace_mutate<T>(
         &mut self,
-        value: InplaceValue<'_>,
+        value: MutateValue<'_, T>,
         def_region_kind: DefRegionKind,
     ) -> Result<Any>
     where
         Self: Sized,
     {
-        let permit = if is_unique(value.view()) {
-            Permit::InPlace
-        } else {
-            Permit::Copy
-        };
+        self.default_maybe_inplace_mutate_with_mode(value, def_region_kind, InplaceMode::Allow)
+    }
+
+    /// As [`Mutator::default_maybe_inplace_mutate`] with in-place permission `mode`, which can
+    /// withdraw the handle's permission (`Disallow`: copy-on-write) but never grant more. An
+    /// example is on [`InplaceMode`].
+    fn default_maybe_inplace_mutate_with_mode<T>(
+        &mut self,
+        value: MutateValue<'_, T>,
+        def_region_kind: DefRegionKind,
+        mode: InplaceMode,
+    ) -> Result<Any>
+    where
+        Self: Sized,
+    {
+        let permit = value.permit(mode);
         user_default(self, value.view(), def_region_kind, permit)
+    }
+
+    /// As [`Mutator::default_maybe_inplace_mutate`], [`UnchangedOr::Unchanged`] when the value
+    /// comes back as it was (the same object, possibly updated in place).
+    ///
+    /// ```
+    /// use tvm_ffi::structural::{self, DefRegionKind, InplaceValue, MapValue, Mutator, Unchanged};
+    /// use tvm_ffi::{Any, Array, Result};
+    /// struct Keep;
+    /// impl Mutator for Keep {
+    ///     fn mutate(&mut self, _: &MapValue, _: DefRegionKind) -> Result<Any> {
+    ///         Ok(Any::new(Unchanged))
+    ///     }
+    ///     fn maybe_inplace_mutate(&mut self, value: InplaceValue<'_>, kind: DefRegionKind) -> Result<Any> {
+    ///         let result = self.default_maybe_inplace_mutate_result(value, kind)?;
+    ///         assert!(result.is_unchanged());
+    ///         Ok(Any::new(result))
+    ///     }
+    /// }
+    /// let root = Array::new([1i64]).unwrap();
+    /// let before = root.as_object_ref().as_raw();
+    /// let out = structural::mutate(root, Keep).unwrap();
+    /// assert_eq!(out.cast::<Array<i64>>().unwrap().as_object_ref().as_raw(), before);
+    /// ```
+    fn default_maybe_inplace_mutate_result<T>(
+        &mut self,
+        value: MutateValue<'_, T>,
+        def_region_kind: DefRegionKind,
+    ) -> Result<UnchangedOr<Any>>
+    where
+        Self: Sized,
+    {
+        self.default_maybe_inplace_mutate_with_mode_result(
+            value,
+            def_region_kind,
+            InplaceMode::Allow,
+        )
+    }
+
+    /// As [`Mutator::default_maybe_inplace_mutate_with_mode`], [`UnchangedOr::Unchanged`] when
+    /// the value comes back as it was (an example of the `_result` form is on
+    /// [`Mutator::default_maybe_inplace_mutate_result`]).
+    fn default_maybe_inplace_mutate_with_mode_result<T>(
+        &mut self,
+        value: MutateValue<'_, T>,
+        def_region_kind: DefRegionKind,
+        mode: InplaceMode,
+    ) -> Result<UnchangedOr<Any>>
+    where
+        Self: Sized,
+    {
+        // The handle is spent here (taken by value): the value stays alive in the engine's
+        // cell for `'_` (see `MutateValue`).
+        let permit = value.permit(mode);
+        let view = value.scoped_view();
+        let mutated = user_default(self, &view, def_region_kind, permit)?;
+        Ok(unchanged_or(&view, mutated))
+    }
+
+    /// The default descent of `value` (its children mutated through this mutator), which a
+    /// mutator with context policies (`#[dispatch(mutate, policy = ..)]`) runs through them.
+    /// Every `default_*` method ends here. Not to be called directly.
+    #[doc(hidden)]
+    fn on_default_mutate(
+        &mut self,
+        value: MutateValue<'_>,
+        def_region_kind: DefRegionKind,
+    ) -> Result<Any> {
+        let permit = value.permit(InplaceMode::Allow);
+        engine_default(self, value.view(), def_region_kind, permit)
     }
 
     /// The replacement already made for the free variable `var`, if any (by default none: each
@@ -881,6 +1293,13 @@ impl<M: Mutator + ?Sized> Mutator for &mut M {
     }
     fn var_remap_set(&mut self, var: &MapValue, mapped: &Any) -> Result<()> {
         (**self).var_remap_set(var, mapped)
+    }
+    fn on_default_mutate(
+        &mut self,
+        value: MutateValue<'_>,
+        def_region_kind: DefRegionKind,
+    ) -> Result<Any> {
+        (**self).on_default_mutate(value, def_region_kind)
     }
 }
 
@@ -915,7 +1334,7 @@ fn same(a: &AnyView<'_>, b: &AnyView<'_>) -> bool {
 }
 
 #[inline(always)]
-fn owned(value: &AnyView<'_>) -> Any {
+pub(crate) fn owned(value: &AnyView<'_>) -> Any {
     // SAFETY: `value` is a valid value kept alive by its owner.
     unsafe { owned_from_raw(value.as_raw()) }
 }
@@ -1224,17 +1643,64 @@ fn has_identity(value: &AnyView<'_>) -> bool {
     })
 }
 
+/// How the map engine runs the default descent of a value: directly ([`DirectDescent`]), or
+/// through context policies (`MapWithContextPolicy`).
+pub(crate) trait MapDescent<D>: Sized {
+    /// No policy: the engine descends itself, and plain values skip the descent.
+    const DIRECT: bool;
+    /// The default descent of `value`.
+    fn descend(
+        &self,
+        engine: &mut Mapper<'_, D, Self>,
+        value: &AnyView<'_>,
+        kind: DefRegionKind,
+        permit: Permit,
+    ) -> Result<Any>;
+}
+
+/// The default descent without policy.
+pub(crate) struct DirectDescent;
+
+impl<D: MapDispatch> MapDescent<D> for DirectDescent {
+    const DIRECT: bool = true;
+    #[inline(always)]
+    fn descend(
+        &self,
+        engine: &mut Mapper<'_, D, Self>,
+        value: &AnyView<'_>,
+        kind: DefRegionKind,
+        permit: Permit,
+    ) -> Result<Any> {
+        engine.default_map(value, kind, permit)
+    }
+}
+
 /// The engine of [`map`].
-struct Mapper<D> {
-    dispatch: D,
+pub(crate) struct Mapper<'p, D, P> {
+    pub(crate) dispatch: D,
     order: WalkOrder,
     /// Objects of identity mapped so far: (the object, kept alive; its image).
     memo: HashMap<usize, (Any, Any)>,
+    descent: &'p P,
 }
 
-impl<D: MapDispatch> Mapper<D> {
+impl<'p, D: MapDispatch, P: MapDescent<D>> Mapper<'p, D, P> {
+    pub(crate) fn new(dispatch: D, order: WalkOrder, descent: &'p P) -> Self {
+        Mapper {
+            dispatch,
+            order,
+            memo: HashMap::new(),
+            descent,
+        }
+    }
+
+    /// Maps the root, which the traversal owns.
+    pub(crate) fn run(&mut self, root: Any) -> Result<Any> {
+        self.map_value(&root.view(), DefRegionKind::None, Permit::InPlace)
+    }
+
     #[inline(always)]
-    fn map_value(
+    pub(crate) fn map_value(
         &mut self,
         value: &AnyView<'_>,
         kind: DefRegionKind,
@@ -1244,14 +1710,44 @@ impl<D: MapDispatch> Mapper<D> {
         if type_index >= ti::kTVMFFIStaticObjectBegin {
             return self.map_object_value(value, kind, permit);
         }
+        if !P::DIRECT {
+            // Policies see the default descent of plain values too.
+            return self.map_uncached(value, kind, permit);
+        }
         // A plain value (`None` included: a callback may replace it) has no children: one
         // callback, either order.
         // SAFETY: `value`'s owner keeps it alive through the call.
         let visit_value = unsafe { VisitValue::new(*value) };
-        match self.dispatch.dispatch_map(&visit_value, kind) {
-            Some(result) => or_keep(result, || owned(value)),
-            None => Ok(owned(value)),
+        let Some(result) = self.dispatch.dispatch_map(&visit_value, kind) else {
+            return Ok(owned(value));
+        };
+        let mapped = or_keep(result, || owned(value))?;
+        if self.order == WalkOrder::PreOrder
+            && mapped.as_raw().type_index >= ti::kTVMFFIStaticObjectBegin
+        {
+            // A pre-order replacement of a plain value may be a tree: its children are mapped
+            // (never in place: the value it replaces was no object the traversal owned).
+            return self.default_map(&mapped.view(), kind, Permit::Copy);
         }
+        Ok(mapped)
+    }
+
+    /// The default descent of `value`, through the policies if any.
+    #[inline(always)]
+    fn descend(&mut self, value: &AnyView<'_>, kind: DefRegionKind, permit: Permit) -> Result<Any> {
+        let descent = self.descent;
+        descent.descend(self, value, kind, permit)
+    }
+
+    /// The default descent of `value` without policy: its children mapped.
+    #[inline]
+    pub(crate) fn default_descent(
+        &mut self,
+        value: &AnyView<'_>,
+        kind: DefRegionKind,
+        permit: Permit,
+    ) -> Result<Any> {
+        self.default_map(value, kind, permit)
     }
 
     /// [`Mapper::map_value`] of an object.
@@ -1289,10 +1785,13 @@ impl<D: MapDispatch> Mapper<D> {
     ) -> Result<Any> {
         match self.order {
             WalkOrder::PreOrder => {
+                // A replacement inherits the permission of the value it replaces, as it was
+                // before the mapper could take or drop references.
+                let inherited = mode_of(value, permit).permit();
                 // SAFETY: `value`'s owner keeps it alive through the call.
                 let visit_value = unsafe { VisitValue::new(*value) };
                 let Some(replacement) = self.dispatch.dispatch_map(&visit_value, kind) else {
-                    return self.default_map(value, kind, permit);
+                    return self.descend(value, kind, permit);
                 };
                 let replacement = replacement?;
                 if same(value, &replacement.view())
@@ -1300,14 +1799,19 @@ impl<D: MapDispatch> Mapper<D> {
                 {
                     // Let go of the mapper's reference before the uniqueness check.
                     drop(replacement);
-                    self.default_map(value, kind, permit)
+                    self.descend(value, kind, permit)
                 } else {
                     // The replacement's children are mapped too (not the replacement itself).
-                    self.default_map(&replacement.view(), kind, Permit::InPlace)
+                    let descended = self.descend(&replacement.view(), kind, inherited)?;
+                    Ok(if descended.as_raw().type_index == ti::kTVMFFIUnchanged {
+                        replacement
+                    } else {
+                        descended
+                    })
                 }
             }
             WalkOrder::PostOrder => {
-                let mapped = self.default_map(value, kind, permit)?;
+                let mapped = self.descend(value, kind, permit)?;
                 // SAFETY: `mapped` lives through the call.
                 let visit_value = unsafe { VisitValue::new(mapped.view()) };
                 match self.dispatch.dispatch_map(&visit_value, kind) {
@@ -1319,7 +1823,7 @@ impl<D: MapDispatch> Mapper<D> {
     }
 }
 
-impl<D: MapDispatch> Driver for Mapper<D> {
+impl<D: MapDispatch, P: MapDescent<D>> Driver for Mapper<'_, D, P> {
     #[inline]
     fn recurse(&mut self, child: &AnyView<'_>, kind: DefRegionKind, permit: Permit) -> Result<Any> {
         self.map_value(child, kind, permit)
@@ -1358,16 +1862,10 @@ impl<D: MapDispatch> Driver for Mapper<D> {
 /// assert!(out.get(0).unwrap().as_object_ref().ptr_eq(source.get(0).unwrap().as_object_ref()));
 /// ```
 pub fn map<R: IntoAny, M, H: IntoMapper<M>>(root: R, mapper: H, order: WalkOrder) -> Result<Any> {
-    let root = Any::new(root);
-    let mut engine = Mapper {
-        dispatch: mapper.into_mapper(),
-        order,
-        memo: HashMap::new(),
-    };
-    engine.map_value(&root.view(), DefRegionKind::None, Permit::InPlace)
+    mapper.map_root(Any::new(root), order)
 }
 
-pub(crate) fn user_dispatch<U: Mutator>(
+pub(crate) fn user_dispatch<U: Mutator + ?Sized>(
     mutator: &mut U,
     value: &AnyView<'_>,
     kind: DefRegionKind,
@@ -1375,32 +1873,33 @@ pub(crate) fn user_dispatch<U: Mutator>(
 ) -> Result<Any> {
     let type_index = value.as_raw().type_index;
     // `None` too is the mutator's to replace.
-    // SAFETY: `value`'s owner keeps it alive through the call.
-    let visit_value = unsafe { VisitValue::new(*value) };
     let result = if permit == Permit::InPlace && is_unique(value) {
-        let inplace = InplaceValue {
-            value: visit_value,
-            _scope: PhantomData,
-        };
+        // SAFETY: `value`'s owner (a cell the traversal owns) keeps it alive through the call.
+        let inplace = unsafe { MutateValue::new(value, InplaceMode::Allow) };
         mutator.maybe_inplace_mutate(inplace, kind)
     } else {
+        // SAFETY: `value`'s owner keeps it alive through the call.
+        let visit_value = unsafe { VisitValue::new(*value) };
         mutator.mutate(&visit_value, kind)
     };
     or_keep(result, || owned(value)).map_err(|e| with_value_frame(e, type_index))
 }
 
-struct UserDriver<'m, U> {
+struct UserDriver<'m, U: ?Sized> {
     mutator: &'m mut U,
 }
 
-impl<U: Mutator> Driver for UserDriver<'_, U> {
+impl<U: Mutator + ?Sized> Driver for UserDriver<'_, U> {
     #[inline]
     fn recurse(&mut self, child: &AnyView<'_>, kind: DefRegionKind, permit: Permit) -> Result<Any> {
         user_dispatch(self.mutator, child, kind, permit)
     }
 }
 
-fn user_default<U: Mutator>(
+/// The default descent of `value` by a mutator: a free variable already mapped gets its
+/// image; otherwise the mutator's [`Mutator::on_default_mutate`] (its policies, if any, then
+/// [`engine_default`]) runs.
+pub(crate) fn user_default<U: Mutator + ?Sized>(
     mutator: &mut U,
     value: &AnyView<'_>,
     kind: DefRegionKind,
@@ -1417,14 +1916,34 @@ fn user_default<U: Mutator>(
             return Ok(image);
         }
     }
-    let image = UserDriver {
-        mutator: &mut *mutator,
-    }
-    .default_map(value, kind, permit)?;
+    // The mode is taken now, after the mutator may have let go of (or kept) references.
+    // SAFETY: as above; the handle does not outlive the call.
+    let handle = unsafe { MutateValue::new(value, mode_of(value, permit)) };
+    let image = or_keep(mutator.on_default_mutate(handle, kind), || owned(value))?;
     if free_var {
         mutator.var_remap_set(&var, &image)?;
     }
     Ok(image)
+}
+
+/// The default descent itself, no policy: the children of `value` mutated through `mutator`.
+pub(crate) fn engine_default<U: Mutator + ?Sized>(
+    mutator: &mut U,
+    value: &AnyView<'_>,
+    kind: DefRegionKind,
+    permit: Permit,
+) -> Result<Any> {
+    UserDriver { mutator }.default_map(value, kind, permit)
+}
+
+/// `Unchanged` when `mutated` is `before` itself.
+#[inline]
+pub(crate) fn unchanged_or(before: &AnyView<'_>, mutated: Any) -> UnchangedOr<Any> {
+    if mutated.as_raw().type_index == ti::kTVMFFIUnchanged || same(before, &mutated.view()) {
+        UnchangedOr::Unchanged
+    } else {
+        UnchangedOr::Changed(mutated)
+    }
 }
 
 /// What `#[dispatch(map)]` expands to (`tvm_ffi::__private`; no semver guarantee).
@@ -1436,4 +1955,138 @@ pub fn try_map_link<M, L: MapLink<M>>(
     def_region_kind: DefRegionKind,
 ) -> Option<Result<Any>> {
     link.try_map(value, def_region_kind)
+}
+
+/// The marker types of the mutate callbacks and `#[dispatch(mutate)]` handlers that take a
+/// [`MutateValue`] (they only tell the impls of the link traits apart).
+pub mod mutate_shapes {
+    use std::marker::PhantomData;
+
+    /// A callback taking `MutateValue<'_, T>` (and, for a callback mutator, its context).
+    ///
+    /// ```
+    /// use tvm_ffi::structural::{self, MutateContext, MutateValue};
+    /// let out = structural::mutate(2i64, |value: MutateValue<'_, i64>, _: &mut MutateContext<'_>| {
+    ///     value.cast::<i64>().unwrap() * 2
+    /// })
+    /// .unwrap();
+    /// assert_eq!(out.cast::<i64>().unwrap(), 4);
+    /// ```
+    pub struct Handle<T>(PhantomData<fn(T)>);
+
+    /// A `#[dispatch(mutate)]` handler taking `MutateValue<'_, T>` and a trailing
+    /// [`DefRegionKind`](crate::structural::DefRegionKind).
+    ///
+    /// ```
+    /// use tvm_ffi::structural::{self, DefRegionKind, MutateValue};
+    /// use tvm_ffi::dispatch;
+    /// struct Kinds(Vec<DefRegionKind>);
+    /// #[dispatch(mutate)]
+    /// impl Kinds {
+    ///     fn mutate_int(&mut self, value: MutateValue<'_, i64>, kind: DefRegionKind) -> i64 {
+    ///         self.0.push(kind);
+    ///         value.cast::<i64>().unwrap()
+    ///     }
+    /// }
+    /// let mut kinds = Kinds(Vec::new());
+    /// structural::mutate(1i64, &mut kinds).unwrap();
+    /// assert_eq!(kinds.0, [DefRegionKind::None]);
+    /// ```
+    pub struct HandleKind<T>(PhantomData<fn(T)>);
+}
+use mutate_shapes::{Handle, HandleKind};
+
+/// One handler of a `#[dispatch(mutate)]` type: a map link (see [`MapLink`]) or a handler
+/// taking a [`MutateValue`], which receives the engine's in-place permission `mode`.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a structural mutate handler",
+    label = "not a mutate handler",
+    note = "a mutate handler takes the value (`i64`, `Array<T>`, `ObjectRef<T>`, `&NodeObj`, `&MapValue`, `MutateValue<'_, T>`, ...) and optionally a trailing `DefRegionKind`, and returns its replacement (an `Any`, `Unchanged`, an `UnchangedOr<T>` or any value convertible into an `Any`) or a `Result` of one"
+)]
+pub trait MutateLink<M> {
+    /// Runs the link on `value` if it takes it.
+    fn try_mutate(
+        &mut self,
+        value: &MapValue,
+        mode: InplaceMode,
+        def_region_kind: DefRegionKind,
+    ) -> Option<Result<Any>>;
+}
+
+macro_rules! mutate_link_via_map_link {
+    ($($shape:ty => [$($param:ident),*]),*) => {$(
+        impl<L: MapLink<$shape> $(, $param)*> MutateLink<$shape> for L {
+            #[inline(always)]
+            fn try_mutate(
+                &mut self,
+                value: &MapValue,
+                _: InplaceMode,
+                kind: DefRegionKind,
+            ) -> Option<Result<Any>> {
+                self.try_map(value, kind)
+            }
+        }
+    )*};
+}
+mutate_link_via_map_link!(
+    Owned<T> => [T],
+    OwnedKind<T> => [T],
+    Node<T> => [T],
+    NodeKind<T> => [T],
+    CatchAll => [],
+    CatchAllKind => []
+);
+
+impl<F, T, O> MutateLink<Handle<T>> for F
+where
+    F: FnMut(MutateValue<'_, T>) -> O,
+    T: for<'a> FromAny<'a>,
+    O: IntoMapResult,
+{
+    #[inline(always)]
+    fn try_mutate(
+        &mut self,
+        value: &MapValue,
+        mode: InplaceMode,
+        _: DefRegionKind,
+    ) -> Option<Result<Any>> {
+        value.cast::<T>()?;
+        // SAFETY: `value` outlives the call, which the handle (higher-ranked) cannot outlive;
+        // `mode` is what the engine granted this value.
+        let handle = unsafe { MutateValue::new(value.view(), mode) };
+        Some(self(handle).into_map_result())
+    }
+}
+
+impl<F, T, O> MutateLink<HandleKind<T>> for F
+where
+    F: FnMut(MutateValue<'_, T>, DefRegionKind) -> O,
+    T: for<'a> FromAny<'a>,
+    O: IntoMapResult,
+{
+    #[inline(always)]
+    fn try_mutate(
+        &mut self,
+        value: &MapValue,
+        mode: InplaceMode,
+        kind: DefRegionKind,
+    ) -> Option<Result<Any>> {
+        value.cast::<T>()?;
+        // SAFETY: as for `Handle`.
+        let handle = unsafe { MutateValue::new(value.view(), mode) };
+        Some(self(handle, kind).into_map_result())
+    }
+}
+
+/// What `#[dispatch(mutate)]` expands to (`tvm_ffi::__private`; no semver guarantee).
+#[doc(hidden)]
+#[inline(always)]
+pub fn try_mutate_link<M, L: MutateLink<M>>(
+    mut link: L,
+    value: &MapValue,
+    mode: InplaceMode,
+    def_region_kind: DefRegionKind,
+) -> Option<Result<Any>> {
+    link.try_mutate(value, mode, def_region_kind)
 }

@@ -18,12 +18,14 @@
 //! assert_eq!(mismatch.lhs_path, "<root>[2]");
 //! ```
 pub use super::mutate::{
-    map, InplaceValue, IntoMapResult, IntoMapper, MapDispatch, MapLink, MapValue, Mutator,
-    Unchanged, UnchangedOr, VarRemap,
+    map, mutate_shapes, InplaceMode, InplaceValue, IntoMapResult, IntoMapper, MapDispatch, MapLink,
+    MapValue, MutateValue, Mutator, Unchanged, UnchangedOr, VarRemap,
 };
 pub use super::mutate_callbacks::{
-    mutate, mutator_shapes, IntoMutator, MutateCallbackLink, MutateCallbacks, MutateContext,
+    mutate, mutator_shapes, DefaultMutContextPolicy, IntoMutator, MutContextPolicy,
+    MutateCallbackLink, MutateCallbacks, MutateContext,
 };
+pub use super::mutate_policy::MapWithContextPolicy;
 pub use super::visit::{
     shapes, walk, DefRegionKind, IntoVisitOutcome, IntoWalkResult, IntoWalker, VisitDispatch,
     VisitInterrupt, VisitValue, Visitor, WalkLink, WalkOrder, WalkResult,

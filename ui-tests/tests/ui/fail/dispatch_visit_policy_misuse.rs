@@ -1,4 +1,4 @@
-// `#[dispatch(.., policy = ..)]` misuse: a policy on a kind other than `visit`, a policy given
+// `#[dispatch(.., policy = ..)]` misuse: a policy on a kind that takes none (`walk`), a policy given
 // twice, and a policy that is no `ContextPolicy` over the visitor (the trait's note).
 use tvm_ffi::dispatch;
 use tvm_ffi::structural::WalkResult;
