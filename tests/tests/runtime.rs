@@ -456,6 +456,39 @@ fn is_instance_index_refuses_depths_outside_the_ancestor_table() {
 }
 
 #[test]
+fn plain_values_are_instances_of_no_object_type() {
+    // The root object type (`ffi.Object`) takes every object and no plain value (as upstream's
+    // `is_instance_of` and C++'s `as<ObjectRef>` answer): it answered `true` for an `int`.
+    use tvm_ffi::sys::type_index as ti;
+    let root = tvm_ffi::builtin::AnyObject::runtime_type();
+    for index in [
+        ti::kTVMFFINone,
+        ti::kTVMFFIInt,
+        ti::kTVMFFIBool,
+        ti::kTVMFFIFloat,
+        ti::kTVMFFISmallStr,
+        ti::kTVMFFISmallBytes,
+        ti::kTVMFFIDLTensorPtr,
+    ] {
+        assert!(
+            !tvm_ffi::reflection::is_instance_index(index, root),
+            "index {index}"
+        );
+    }
+    for index in [
+        ti::kTVMFFIStr,
+        ti::kTVMFFIArray,
+        ti::kTVMFFIFunction,
+        Counter::runtime_type().index,
+    ] {
+        assert!(
+            tvm_ffi::reflection::is_instance_index(index, root),
+            "index {index}"
+        );
+    }
+}
+
+#[test]
 fn type_queries_answer_for_indices_the_runtime_never_registered() {
     // The runtime's `TVMFFIGetTypeInfo` ends the process (`exit(-1)`) on an unregistered index;
     // before the public queries checked their index, each of these calls did.

@@ -85,8 +85,12 @@ fn has_query_only_lookup() -> bool {
 /// registered (see [`type_key_of_index`]).
 #[inline]
 pub fn is_instance_index(index: i32, target: RuntimeType) -> bool {
-    if index == target.index || target.index == sys::type_index::kTVMFFIObject {
+    if index == target.index {
         return true;
+    }
+    if target.index == sys::type_index::kTVMFFIObject {
+        // Every object, and no plain value (`int`, a small string), is an `ffi.Object`.
+        return index >= sys::type_index::kTVMFFIStaticObjectBegin;
     }
     // Parents are always registered (and so indexed) before their children.
     if index < target.index {

@@ -71,8 +71,9 @@ pub fn methods(index: i32) -> Vec<sys::TVMFFIMethodInfo> {
     }
 }
 
-/// Whether an object of dynamic type `index` is an instance of `target`; `false` for an index
-/// the runtime does not know.
+/// Whether a value of runtime type `index` is an instance of `target`: an object of that type
+/// or a subtype (a plain value, `int` or a small string, is an instance of no object type);
+/// `false` for an index the runtime does not know.
 pub fn is_instance_index(index: i32, target: RuntimeType) -> bool {
     is_registered(index) && type_info::is_instance_index(index, target)
 }
