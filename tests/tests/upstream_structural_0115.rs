@@ -47,20 +47,19 @@
 //! `MutateValue<'_, T>` argument; `testing.TestObjectPtrHolder` and the graph of
 //! `testing.make_visit_region_graph(false)` are Rust types of the module). One is translated in
 //! part: `callback_errors_preserve_message_and_add_object_context` lacks
-//! - its visit-policy entries (`#[dispatch(visit, policy = ..)]`, `VisitCallbacks::with_policy`
-//!   with `DefaultContextPolicy`: the visit context policies above), to be added with them;
-//! - its checks of the runtime's `ffi.VisitErrorContext` (the error's extra context listing the
-//!   objects it passed through, `FindAccessPaths`) and of the error's cause: this SDK's errors
-//!   have neither; the same path is checked in their backtrace frames.
+//!   its checks of the runtime's `ffi.VisitErrorContext` (the error's extra context listing the
+//!   objects it passed through, `FindAccessPaths`): this SDK's traversal names the same path in
+//!   the error's backtrace frames, checked instead (the source error's cause and extra context
+//!   are kept, as upstream checks).
 use std::cell::{Cell, RefCell};
 
 use tvm_ffi::builtin::{AnyObject, ArrayObj, FunctionObj, MapObj};
 use tvm_ffi::reflection::FieldGetter;
 use tvm_ffi::structural::{
-    self, ContextPolicy, DefRegionKind, DefaultMutContextPolicy, InplaceMode, InplaceValue,
-    IntoMapper, MapDispatch, MapValue, MapWithContextPolicy, MutContextPolicy, MutateCallbacks,
-    MutateContext, MutateValue, Mutator, Unchanged, UnchangedOr, VarRemap, VisitCallbacks,
-    VisitContext, VisitInterrupt, VisitValue, Visitor, WalkOrder, WalkResult,
+    self, ContextPolicy, DefRegionKind, DefaultContextPolicy, DefaultMutContextPolicy, InplaceMode,
+    InplaceValue, IntoMapper, MapDispatch, MapValue, MapWithContextPolicy, MutContextPolicy,
+    MutateCallbacks, MutateContext, MutateValue, Mutator, Unchanged, UnchangedOr, VarRemap,
+    VisitCallbacks, VisitContext, VisitInterrupt, VisitValue, Visitor, WalkOrder, WalkResult,
     WalkWithContextPolicy,
 };
 use tvm_ffi::{
@@ -3779,12 +3778,24 @@ mod structural_mutate {
 
     #[test]
     fn callback_errors_preserve_message_and_add_object_context() {
-        // The visit-policy entries of upstream's test (`#[dispatch(visit, policy = ..)]`,
-        // `VisitCallbacks::with_policy`) belong to the visit side (see the header). Upstream
-        // checks the runtime's `VisitErrorContext` (the error's extra context: the objects the
-        // error passed through, and `FindAccessPaths`) and the error's cause; this SDK's errors
-        // carry neither: the same path is in their backtrace frames, checked instead.
+        // Upstream checks the runtime's `VisitErrorContext` (the error's extra context: the
+        // objects the error passed through, and `FindAccessPaths`); this SDK's traversal names
+        // the same path in the error's backtrace frames, checked instead, and keeps the source
+        // error's cause and extra context.
         struct Delegate(Error);
+        #[dispatch(visit, policy = (DefaultContextPolicy, DefaultContextPolicy))]
+        impl Delegate {
+            fn visit_any(
+                &mut self,
+                value: &VisitValue,
+                kind: DefRegionKind,
+            ) -> Result<Option<VisitInterrupt>> {
+                if value.cast::<i64>().is_some() {
+                    return Err(self.0.clone());
+                }
+                self.default_visit_children(value, kind)
+            }
+        }
         #[dispatch(mutate, policy = (DefaultMutContextPolicy, DefaultMutContextPolicy))]
         impl Delegate {
             fn mutate_any(&mut self, value: MutateValue<'_>, kind: DefRegionKind) -> Result<Any> {
@@ -3798,7 +3809,15 @@ mod structural_mutate {
         let root = Any::new(ObjectRef::new(TestObjectPtrHolder {
             value: child.clone(),
         }));
-        let source = Error::with_backtrace(ErrorKind::Runtime, "callback failed", "origin");
+        let payload = array(vec![7i64]).into_object_ref().into_object();
+        let cause = Error::with_backtrace(ErrorKind::Runtime, "cause", "");
+        let source = Error::with_cause_and_extra_context(
+            ErrorKind::Runtime,
+            "callback failed",
+            "origin",
+            Some(&cause),
+            Some(&payload),
+        );
         let mut errors = Vec::new();
         for order in [WalkOrder::PreOrder, WalkOrder::PostOrder] {
             let leaf_error = structural::map(
@@ -3852,12 +3871,26 @@ mod structural_mutate {
                 ctx.default_maybe_inplace_mutate(value)
             })
             .with_policy((DefaultMutContextPolicy, DefaultMutContextPolicy));
+        let mut visitor =
+            VisitCallbacks::new((), |value: &VisitValue, ctx: &mut VisitContext<'_, ()>| {
+                if value.cast::<i64>().is_some() {
+                    return Err(source.clone());
+                }
+                ctx.visit_children()
+            })
+            .with_policy((DefaultContextPolicy, DefaultContextPolicy));
+        errors.push(structural::visit(&root, &mut visitor).unwrap_err());
         errors.push(structural::mutate(root.clone(), &mut mutator).unwrap_err());
         let mut delegate = Delegate(source.clone());
+        errors.push(structural::visit(&root, &mut delegate).unwrap_err());
         errors.push(structural::mutate(root.clone(), &mut delegate).unwrap_err());
         let seeded = errors[0].clone();
+        assert_eq!(errors.len(), 12);
         for error in errors {
             assert_eq!(error.message(), "callback failed");
+            let error_cause = error.cause_chain().unwrap();
+            assert!(error_cause.as_object_ref().ptr_eq(cause.as_object_ref()));
+            assert!(error.extra_context().unwrap().ptr_eq(&payload));
             let backtrace = error.backtrace();
             assert!(backtrace.starts_with("origin"));
             // Innermost first: the failing field, its object, the holder's field, the root.
