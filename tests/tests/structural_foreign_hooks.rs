@@ -2,7 +2,9 @@
 //! `StructuralVisitor` calls them: C++'s `testing.TestVisitHook` (a Function-valued hook of the
 //! wheel's `libtvm_ffi_testing`: its child in a simple region, then the integer 4 in its own
 //! region), and hooks this file registers through the raw C API on types of its own (an
-//! opaque-pointer hook, Function hooks that raise, return a wrong value, or keep their visitor).
+//! opaque-pointer hook, Function hooks that raise, return a wrong value, or keep their visitor;
+//! a `#[ffi(type_attr = "__s_visit__")]` hook that drives the visitor through the runtime's
+//! globals `ffi.StructuralVisitorVisit` and `ffi.StructuralVisitorWithDefRegionKind`).
 //! Children come back to the Rust traversal in the hook's region; errors keep their message and
 //! path, interrupts their payload; a panic while a child is visited becomes an error; a visitor
 //! kept past its hook's call refuses to visit.
@@ -567,4 +569,97 @@ fn a_visitor_kept_past_its_hook_refuses_to_visit() {
     );
     assert!(ints == [5]);
     drop(kept);
+}
+
+/// A pair whose `__s_visit__` (declared with `#[ffi(type_attr)]`, as `docs/hooks.md` shows)
+/// visits `second` in a pattern region, then `first` in its own, and skips `cache`, through
+/// the runtime's globals `ffi.StructuralVisitorWithDefRegionKind` and
+/// `ffi.StructuralVisitorVisit` (C++ code that drives the visitor it is given).
+#[derive(tvm_ffi::Object)]
+#[ffi_type(key = "structural_foreign_hooks.Pair", final)]
+#[repr(C)]
+pub struct Pair {
+    pub first: Any,
+    pub second: Any,
+    pub cache: Any,
+}
+
+#[tvm_ffi::ffi_methods]
+impl Pair {
+    #[ffi(type_attr = "__s_visit__")]
+    fn s_visit(
+        visitor: ObjectRef<tvm_ffi::builtin::AnyObject>,
+        value: ObjectRef<Pair>,
+    ) -> Result<Any> {
+        let visit = Function::get_global_required("ffi.StructuralVisitorVisit")?;
+        let with_kind = Function::get_global_required("ffi.StructuralVisitorWithDefRegionKind")?;
+        let second = {
+            let (visit, visitor, second) = (visit.clone(), visitor.clone(), value.second.clone());
+            Function::from_typed(move || -> Result<Any> { visit.call((&visitor, &second)) })
+        };
+        let interrupt = with_kind.call((&visitor, Pattern as i32, second))?;
+        if !interrupt.is_none() {
+            return Ok(interrupt);
+        }
+        visit.call((&visitor, &value.first))
+    }
+}
+
+fn pair(first: Any, second: Any, cache: i64) -> ObjectRef<Pair> {
+    ObjectRef::new(Pair {
+        first,
+        second,
+        cache: Any::new(cache),
+    })
+}
+
+#[test]
+fn a_hook_of_a_rust_type_drives_the_visitor_through_the_runtimes_globals() {
+    let inner = pair(Any::new(3i64), Any::new(4i64), 99);
+    let outer = pair(Any::new(inner), Any::new(5i64), 100);
+    let mut seen = Vec::new();
+    let done = structural::walk(
+        &outer,
+        |value: i64, kind: DefRegionKind| {
+            seen.push((value, kind));
+            WalkResult::Advance
+        },
+        WalkOrder::PreOrder,
+    )
+    .unwrap();
+    assert!(done.is_none());
+    // `second` before `first`, in a pattern region; no `cache`: the hook decided.
+    assert_eq!(seen, [(5, Pattern), (4, Pattern), (3, Use)]);
+
+    let mut trace = Trace::default();
+    assert!(structural::visit(&outer, &mut trace).unwrap().is_none());
+    let ints: Vec<_> = trace
+        .0
+        .iter()
+        .filter(|(s, _)| s.parse::<i64>().is_ok())
+        .collect();
+    assert_eq!(
+        ints,
+        [
+            &("5".to_string(), Pattern),
+            &("4".to_string(), Pattern),
+            &("3".to_string(), Use)
+        ]
+    );
+
+    // An interrupt of the first child visited comes back through both runtime globals.
+    let stop = structural::walk(
+        &outer,
+        |value: i64| {
+            if value == 5 {
+                WalkResult::interrupt_with("five")
+            } else {
+                WalkResult::Advance
+            }
+        },
+        WalkOrder::PreOrder,
+    )
+    .unwrap()
+    .unwrap();
+    assert_eq!(stop.value.cast::<String>().unwrap(), "five");
 }
