@@ -20,7 +20,8 @@
 //!   the same error paths;
 //! - the tests that build C++ `testing.TestObjectBase` through `ffi.MakeObjectFromPackedArgs`
 //!   (and `testing.TestNonCopyable`) get the same reflected fields from Rust types of this file
-//!   (as in `upstream_match.rs`): the test binaries here do not link the C++ testing library;
+//!   (as in `upstream_match.rs`): the test binaries here do not link the C++ testing library
+//!   (one test loads it, below);
 //!   upstream's runtime globals (`ffi.List`, `ffi.Dict`, `ffi.ArrayGetItem`, ...) are called
 //!   through this SDK's `List`, `Dict` and `Array`, which call the same globals.
 //!
@@ -30,11 +31,11 @@
 //! `VisitCallbacks::with_policy` and `#[dispatch(visit, policy = ..)]`);
 //! `test_structural_visitor_alignment.rs`: both tests. Upstream's C++ fixture
 //! `testing.make_visit_region_graph(false)` (`testing.TestVisitRegions`) is the Rust type
-//! `TestVisitRegions` of this file. Not translated: the half of
-//! `policy_regions_compose_with_field_flags_and_function_hooks` that runs on
-//! `testing.make_visit_region_graph(true)` (`testing.TestVisitHook`, visited through its
-//! Function-valued `__s_visit__` hook): the Rust traversal refuses a type with a foreign
-//! `__s_visit__` (it cannot call a hook that expects a C++ visitor).
+//! `TestVisitRegions` of this file; `testing.make_visit_region_graph(true)` (a C++
+//! `testing.TestVisitHook`, whose Function-valued `__s_visit__` visits a C++
+//! `testing.TestVisitRegions`) is the C++ one, from the wheel's `libtvm_ffi_testing` (loaded by
+//! the test that uses it): `policy_regions_compose_with_field_flags_and_function_hooks` runs on
+//! both, as upstream's.
 //!
 //! `test_structural_mutate.rs`: all 49 tests translated (the module `structural_mutate`;
 //! upstream's callback mutators are `structural::{MutateCallbacks, MutateContext}`, bare
@@ -634,11 +635,20 @@ fn policy_halts_skip_remaining_policies_and_restore_outer_state() {
     }
 }
 
+/// Upstream's `visit_region_graph(with_hook)`: `testing.make_visit_region_graph` of the wheel's
+/// C++ test library; with the hook, a C++ `testing.TestVisitHook` whose Function-valued
+/// `__s_visit__` visits its `child` (a C++ `testing.TestVisitRegions`) in a simple region, then
+/// the integer 4 in the region it was visited in.
+fn cpp_visit_region_graph(with_hook: bool) -> Any {
+    tvm_ffi_tests::load_cpp_testing_library();
+    Function::get_global("testing.make_visit_region_graph")
+        .unwrap()
+        .call((with_hook,))
+        .unwrap()
+}
+
 #[test]
 fn policy_regions_compose_with_field_flags_and_function_hooks() {
-    // Upstream runs this twice: on `testing.TestVisitRegions`, and on `testing.TestVisitHook`
-    // whose Function-valued `__s_visit__` visits it; the Rust traversal refuses foreign
-    // `__s_visit__` hooks (see the module docs), so only the first half is translated.
     struct SetRootRegion(i32, DefRegionKind);
     impl ContextPolicy<PolicyRegionTrace> for SetRootRegion {
         fn default_visit(
@@ -654,34 +664,57 @@ fn policy_regions_compose_with_field_flags_and_function_hooks() {
         }
     }
     use DefRegionKind::{None as Use, Pattern, Simple};
-    let root = visit_region_graph();
-    for region in [Use, Simple, Pattern] {
-        let expected = vec![
-            (1, if region == Pattern { Pattern } else { Simple }),
-            (2, Pattern),
-            (3, region),
-        ];
-        for order in [None, Some(WalkOrder::PreOrder), Some(WalkOrder::PostOrder)] {
-            let policy = SetRootRegion(root.type_index(), region);
-            let state = if let Some(order) = order {
-                let mut walker = WalkWithContextPolicy::new(PolicyRegionTrace::default(), policy);
-                assert!(structural::walk(&root, &mut walker, order)
-                    .unwrap()
-                    .is_none());
-                walker.into_state()
+    // Upstream's first half runs on C++ `testing.TestVisitRegions` (`with_hook = false`), here
+    // on its Rust copy `TestVisitRegions`; the second half on the C++ `testing.TestVisitHook`.
+    let rust_fields = Any::new(visit_region_graph());
+    for (with_hook, root) in [(false, rust_fields), (true, cpp_visit_region_graph(true))] {
+        if with_hook {
+            // Exercise the Function-valued __s_visit__ path, not an opaque pointer hook.
+            assert!(reflection::type_attr(root.type_index(), "__s_visit__")
+                .unwrap()
+                .cast::<Function>()
+                .is_ok());
+        }
+        for region in [Use, Simple, Pattern] {
+            let ordinary = if with_hook && region == Use {
+                Simple
             } else {
-                let mut visitor = VisitCallbacks::new(
-                    PolicyRegionTrace::default(),
-                    |value: i64, ctx: &mut VisitContext<'_, PolicyRegionTrace>| {
-                        let kind = ctx.def_region_kind();
-                        ctx.state_mut().0.push((value, kind));
-                    },
-                )
-                .with_policy(policy);
-                assert!(structural::visit(&root, &mut visitor).unwrap().is_none());
-                visitor.into_state()
+                region
             };
-            assert_eq!(state.0, expected, "region={region:?}, order={order:?}");
+            let mut expected = vec![
+                (1, if region == Pattern { Pattern } else { Simple }),
+                (2, Pattern),
+                (3, ordinary),
+            ];
+            if with_hook {
+                expected.push((4, region));
+            }
+            for order in [None, Some(WalkOrder::PreOrder), Some(WalkOrder::PostOrder)] {
+                let policy = SetRootRegion(root.type_index(), region);
+                let state = if let Some(order) = order {
+                    let mut walker =
+                        WalkWithContextPolicy::new(PolicyRegionTrace::default(), policy);
+                    assert!(structural::walk(&root, &mut walker, order)
+                        .unwrap()
+                        .is_none());
+                    walker.into_state()
+                } else {
+                    let mut visitor = VisitCallbacks::new(
+                        PolicyRegionTrace::default(),
+                        |value: i64, ctx: &mut VisitContext<'_, PolicyRegionTrace>| {
+                            let kind = ctx.def_region_kind();
+                            ctx.state_mut().0.push((value, kind));
+                        },
+                    )
+                    .with_policy(policy);
+                    assert!(structural::visit(&root, &mut visitor).unwrap().is_none());
+                    visitor.into_state()
+                };
+                assert_eq!(
+                    state.0, expected,
+                    "with_hook={with_hook}, region={region:?}, order={order:?}"
+                );
+            }
         }
     }
 }

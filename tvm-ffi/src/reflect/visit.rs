@@ -12,9 +12,11 @@
 //!
 //! `List` and `Dict` contents are copied before the first callback runs, so a callback that
 //! mutates the container it was reached through sees the old contents and cannot invalidate
-//! the traversal. An object type that registers a foreign `__s_visit__` hook is refused with an
-//! error naming the way out (a [`Visitor`] that visits its children itself, or a pre-order
-//! `Skip`): its hook expects a C++ visitor, and reflection could disagree with it.
+//! the traversal. An object type that registers a foreign `__s_visit__` hook (C++
+//! `type_attr::kStructuralVisit`) has its children visited by that hook, as C++'s
+//! `StructuralVisitor` does: the hook gets a visitor object (`ffi.StructuralVisitor`) whose
+//! visits of children come back to this traversal, in the region the hook sets
+//! (`visit_hook.rs`).
 use std::marker::PhantomData;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicPtr, Ordering};
@@ -26,6 +28,8 @@ use crate::base::object::{type_info, ObjectRef, ObjectType};
 use crate::base::value::{Any, AnyView, FromAny, IntoAny};
 use crate::call::function::IntoArg;
 use crate::data::container::{Dict, List, Map};
+
+use super::visit_hook::{call_visit_hook, ChildOutcome};
 
 const VISIT_ATTR: &str = "__s_visit__";
 
@@ -145,6 +149,17 @@ pub enum DefRegionKind {
     Pattern = 1,
     /// A simple definition: the variable alone is defined, its type is a use.
     Simple = 2,
+}
+
+impl DefRegionKind {
+    /// The kind of a raw `TVMFFIDefRegionKind` known to be 0, 1 or 2.
+    fn from_valid_raw(raw: i32) -> DefRegionKind {
+        match raw {
+            1 => DefRegionKind::Pattern,
+            2 => DefRegionKind::Simple,
+            _ => DefRegionKind::None,
+        }
+    }
 }
 
 /// A walk or visit stopped by a handler: the payload it gave (`None` for a bare
@@ -888,6 +903,13 @@ impl AttrColumn {
     /// The type index of the attribute registered for exactly `index`, when one is.
     #[inline]
     pub(crate) fn get(&self, index: i32) -> Option<i32> {
+        self.get_value(index).map(|attr| attr.type_index)
+    }
+
+    /// The attribute registered for exactly `index`, when one is: a view of the registry's
+    /// value (the registry holds its reference until the attribute is replaced).
+    #[inline]
+    pub(crate) fn get_value(&self, index: i32) -> Option<sys::TVMFFIAny> {
         let mut column = self.column.load(Ordering::Acquire);
         if column.is_null() {
             let name = sys::TVMFFIByteArray::from_bytes(self.name.as_bytes());
@@ -905,30 +927,41 @@ impl AttrColumn {
             return None;
         }
         // SAFETY: `data` has `size` entries.
-        let attr = unsafe { &*column.data.add(slot as usize) };
-        (attr.type_index != ti::kTVMFFINone).then_some(attr.type_index)
+        let attr = unsafe { *column.data.add(slot as usize) };
+        (attr.type_index != ti::kTVMFFINone).then_some(attr)
     }
 }
 
 static VISIT_COLUMN: AttrColumn = AttrColumn::new(VISIT_ATTR);
 
-/// Refuses an object type whose children only its foreign `__s_visit__` knows.
-#[inline]
-fn refuse_foreign_visit(type_index: i32) -> Result<()> {
-    match VISIT_COLUMN.get(type_index) {
-        None => Ok(()),
-        Some(_) => Err(foreign_visit_error(type_index)),
+/// Visits the children of `value`, of a type with a foreign `__s_visit__` hook (`attr`),
+/// through that hook: each child it visits comes back to `each` in the region the hook sets,
+/// with the child's position among the hook's visits appended to an error's path.
+#[inline(never)]
+fn for_each_hook_child(
+    attr: sys::TVMFFIAny,
+    value: &AnyView<'_>,
+    kind: DefRegionKind,
+    each: &mut dyn FnMut(&AnyView<'_>, DefRegionKind) -> Flow,
+) -> Flow {
+    let mut position = 0usize;
+    let mut visit_child = |child: &AnyView<'_>, region: i32| -> ChildOutcome {
+        let index = position;
+        position += 1;
+        match each(child, DefRegionKind::from_valid_raw(region)) {
+            Ok(()) => Ok(None),
+            Err(Halt::Interrupt(payload)) => Ok(Some(payload)),
+            Err(Halt::Error(error)) => Err(with_frame(
+                error,
+                format_args!("child [{index}] visited by `{VISIT_ATTR}`"),
+            )),
+        }
+    };
+    match call_visit_hook(attr, value, kind as i32, &mut visit_child) {
+        Ok(None) => Ok(()),
+        Ok(Some(payload)) => Err(Halt::Interrupt(payload)),
+        Err(error) => Err(Halt::Error(error)),
     }
-}
-
-#[cold]
-fn foreign_visit_error(type_index: i32) -> Error {
-    Error::runtime_error(format!(
-        "type `{}` registers foreign `{VISIT_ATTR}`, which the Rust traversal cannot call; visit \
-         its children explicitly from a `StructuralVisitor` (`structural::visit`), or skip it \
-         with a pre-order `WalkResult::Skip` handler",
-        type_info::type_key_of_index(type_index)
-    ))
 }
 
 /// The region of a field's subtree: the field's flag opens one, except inside a pattern.
@@ -1135,7 +1168,10 @@ fn for_each_field_child(
     kind: DefRegionKind,
     each: &mut dyn FnMut(&AnyView<'_>, DefRegionKind) -> Flow,
 ) -> Flow {
-    refuse_foreign_visit(type_index)?;
+    if let Some(attr) = VISIT_COLUMN.get_value(type_index) {
+        // The hook's own region: like C++, a hook applies a free variable's clamp itself.
+        return for_each_hook_child(attr, value, kind, each);
+    }
     let info = object_type_info(type_index)?;
     let kind = object_fields_region(info, kind);
     // SAFETY: an object index: `v_obj` is a live object that `value`'s owner keeps alive.
