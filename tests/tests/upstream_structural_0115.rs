@@ -46,12 +46,9 @@
 //! value, mode)` is `self.default_maybe_inplace_mutate_with_mode_result(value, kind, mode)`; the
 //! in-place permission such a handler reads from its context it reads from its
 //! `MutateValue<'_, T>` argument; `testing.TestObjectPtrHolder` and the graph of
-//! `testing.make_visit_region_graph(false)` are Rust types of the module). One is translated in
-//! part: `callback_errors_preserve_message_and_add_object_context` lacks
-//!   its checks of the runtime's `ffi.VisitErrorContext` (the error's extra context listing the
-//!   objects it passed through, `FindAccessPaths`): this SDK's traversal names the same path in
-//!   the error's backtrace frames, checked instead (the source error's cause and extra context
-//!   are kept, as upstream checks).
+//! `testing.make_visit_region_graph(false)` are Rust types of the module). An error's path is checked
+//! as upstream checks it, in the runtime's `ffi.VisitErrorContext` (`FindAccessPaths`), and in
+//! this SDK's backtrace frames too.
 use std::cell::{Cell, RefCell};
 
 use tvm_ffi::builtin::{AnyObject, ArrayObj, FunctionObj, MapObj};
@@ -3809,12 +3806,27 @@ mod structural_mutate {
         }))
     }
 
+    /// The objects an error's `ffi.VisitErrorContext` lists, innermost first.
+    fn visit_records(error: &Error) -> Vec<Any> {
+        let context = error.extra_context().unwrap();
+        assert_eq!(context.type_key(), "ffi.VisitErrorContext");
+        context
+            .get_field::<List<Any>>("reverse_visit_pattern")
+            .unwrap()
+            .snapshot()
+            .unwrap()
+    }
+
+    fn same_object(a: &Any, b: &Any) -> bool {
+        let object = |v: &Any| v.cast::<ObjectRef<AnyObject>>().unwrap();
+        object(a).ptr_eq(&object(b))
+    }
+
     #[test]
     fn callback_errors_preserve_message_and_add_object_context() {
-        // Upstream checks the runtime's `VisitErrorContext` (the error's extra context: the
-        // objects the error passed through, and `FindAccessPaths`); this SDK's traversal names
-        // the same path in the error's backtrace frames, checked instead, and keeps the source
-        // error's cause and extra context.
+        // The path of an error is in the runtime's `ffi.VisitErrorContext` (the error's extra
+        // context: the objects it passed through, innermost first), as upstream checks it, and
+        // in this SDK's backtrace frames, checked too.
         struct Delegate(Error);
         #[dispatch(visit, policy = (DefaultContextPolicy, DefaultContextPolicy))]
         impl Delegate {
@@ -3843,13 +3855,26 @@ mod structural_mutate {
             value: child.clone(),
         }));
         let payload = array(vec![7i64]).into_object_ref().into_object();
+        let records = List::<Any>::new([Any::none()]).unwrap();
+        let context = Function::get_global_required("ffi.MakeObjectFromPackedArgs")
+            .unwrap()
+            .call((
+                "ffi.VisitErrorContext",
+                "reverse_visit_pattern",
+                &records,
+                "prev_error_context",
+                &payload,
+            ))
+            .unwrap()
+            .cast::<ObjectRef<AnyObject>>()
+            .unwrap();
         let cause = Error::with_backtrace(ErrorKind::Runtime, "cause", "");
         let source = Error::with_cause_and_extra_context(
             ErrorKind::Runtime,
             "callback failed",
             "origin",
             Some(&cause),
-            Some(&payload),
+            Some(&context),
         );
         let mut errors = Vec::new();
         for order in [WalkOrder::PreOrder, WalkOrder::PostOrder] {
@@ -3923,7 +3948,27 @@ mod structural_mutate {
             assert_eq!(error.message(), "callback failed");
             let error_cause = error.cause_chain().unwrap();
             assert!(error_cause.as_object_ref().ptr_eq(cause.as_object_ref()));
-            assert!(error.extra_context().unwrap().ptr_eq(&payload));
+            // The runtime's visit context: the seed record, then the objects innermost first.
+            let context = error.extra_context().unwrap();
+            assert_eq!(context.type_key(), "ffi.VisitErrorContext");
+            let previous: ObjectRef<AnyObject> = context.get_field("prev_error_context").unwrap();
+            assert!(previous.ptr_eq(&payload));
+            let nodes = visit_records(&error);
+            assert_eq!(nodes.len(), 3);
+            assert!(nodes[0].is_none());
+            assert!(same_object(&nodes[1], &child) && same_object(&nodes[2], &root));
+            let paths = Function::get_global_required("ffi.VisitErrorContext.FindAccessPaths")
+                .unwrap()
+                .call((&root, &context, false))
+                .unwrap()
+                .cast::<Array<Any>>()
+                .unwrap();
+            assert_eq!(paths.len(), 1);
+            let repr = Function::get_global_required("ffi.ReprPrint")
+                .unwrap()
+                .call((paths.get(0).unwrap(),))
+                .unwrap();
+            assert_eq!(repr.cast::<String>().unwrap(), "<root>.value");
             let backtrace = error.backtrace();
             assert!(backtrace.starts_with("origin"));
             // Innermost first: the failing field, its object, the holder's field, the root.
@@ -3947,6 +3992,8 @@ mod structural_mutate {
             );
         }
         // The source error is never changed by the frames added to the errors it became.
+        // The source's own context is never changed by the records of the errors it became.
+        assert_eq!(records.len(), 1);
         assert_eq!(source.backtrace(), "origin");
 
         // Keep nonconsecutive occurrences: child -> root -> child is a distinct path.
@@ -3963,6 +4010,11 @@ mod structural_mutate {
                 .count(),
             2
         );
+        let nodes = visit_records(&error);
+        assert_eq!(nodes.len(), 4);
+        for (node, expected) in nodes[1..].iter().zip([&child, &root, &child]) {
+            assert!(same_object(node, expected));
+        }
 
         // The failing node may be a pre-order replacement or a post-order rebuilt parent.
         for order in [WalkOrder::PreOrder, WalkOrder::PostOrder] {
@@ -3998,6 +4050,9 @@ mod structural_mutate {
             // One object frame, the failing (replaced or rebuilt) array's.
             assert_eq!(error.backtrace().matches("object `ffi.Array`").count(), 1);
             let failed_node = failed_node.into_inner().unwrap();
+            let nodes = visit_records(&error);
+            assert_eq!(nodes.len(), 1);
+            assert!(same_object(&nodes[0], &Any::new(failed_node.clone())));
             // Pre-order: the replacement `[1]`; post-order: the parent rebuilt from `[0]`.
             assert_eq!(failed_node.get(0).unwrap(), 1);
             assert_eq!(root.get(0).unwrap(), 0);

@@ -12,5 +12,6 @@ pub mod serialization;
 pub mod structural;
 pub(crate) mod visit;
 pub(crate) mod visit_callbacks;
+pub(crate) mod visit_error_context;
 pub(crate) mod visit_hook;
 pub(crate) mod visit_policy;

@@ -1727,7 +1727,9 @@ impl<'p, D: MapDispatch, P: MapDescent<D>> Mapper<'p, D, P> {
         {
             // A pre-order replacement of a plain value may be a tree: its children are mapped
             // (never in place: the value it replaces was no object the traversal owned).
-            return self.default_map(&mapped.view(), kind, Permit::Copy);
+            return self
+                .default_map(&mapped.view(), kind, Permit::Copy)
+                .map_err(|e| with_value_frame(e, &mapped.view()));
         }
         Ok(mapped)
     }
@@ -1758,7 +1760,6 @@ impl<'p, D: MapDispatch, P: MapDescent<D>> Mapper<'p, D, P> {
         kind: DefRegionKind,
         permit: Permit,
     ) -> Result<Any> {
-        let type_index = value.as_raw().type_index;
         let identity = has_identity(value);
         if identity {
             // SAFETY: an object index.
@@ -1767,14 +1768,11 @@ impl<'p, D: MapDispatch, P: MapDescent<D>> Mapper<'p, D, P> {
                 return Ok(image.clone());
             }
             // Never in place: the memo holds the object too.
-            let image = self
-                .map_uncached(value, kind, Permit::Copy)
-                .map_err(|e| with_value_frame(e, type_index))?;
+            let image = self.map_uncached(value, kind, Permit::Copy)?;
             self.memo.insert(key, (owned(value), image.clone()));
             return Ok(image);
         }
         self.map_uncached(value, kind, permit)
-            .map_err(|e| with_value_frame(e, type_index))
     }
 
     fn map_uncached(
@@ -1783,6 +1781,9 @@ impl<'p, D: MapDispatch, P: MapDescent<D>> Mapper<'p, D, P> {
         kind: DefRegionKind,
         permit: Permit,
     ) -> Result<Any> {
+        // An error names the node the failing step ran on, as C++ does: the value, or its
+        // pre-order replacement whose children failed, or its post-order rebuilt image.
+        let framed = |e| with_value_frame(e, value);
         match self.order {
             WalkOrder::PreOrder => {
                 // A replacement inherits the permission of the value it replaces, as it was
@@ -1791,18 +1792,20 @@ impl<'p, D: MapDispatch, P: MapDescent<D>> Mapper<'p, D, P> {
                 // SAFETY: `value`'s owner keeps it alive through the call.
                 let visit_value = unsafe { VisitValue::new(*value) };
                 let Some(replacement) = self.dispatch.dispatch_map(&visit_value, kind) else {
-                    return self.descend(value, kind, permit);
+                    return self.descend(value, kind, permit).map_err(framed);
                 };
-                let replacement = replacement?;
+                let replacement = replacement.map_err(framed)?;
                 if same(value, &replacement.view())
                     || replacement.as_raw().type_index == ti::kTVMFFIUnchanged
                 {
                     // Let go of the mapper's reference before the uniqueness check.
                     drop(replacement);
-                    self.descend(value, kind, permit)
+                    self.descend(value, kind, permit).map_err(framed)
                 } else {
                     // The replacement's children are mapped too (not the replacement itself).
-                    let descended = self.descend(&replacement.view(), kind, inherited)?;
+                    let descended = self
+                        .descend(&replacement.view(), kind, inherited)
+                        .map_err(|e| with_value_frame(e, &replacement.view()))?;
                     Ok(if descended.as_raw().type_index == ti::kTVMFFIUnchanged {
                         replacement
                     } else {
@@ -1811,11 +1814,12 @@ impl<'p, D: MapDispatch, P: MapDescent<D>> Mapper<'p, D, P> {
                 }
             }
             WalkOrder::PostOrder => {
-                let mapped = self.descend(value, kind, permit)?;
+                let mapped = self.descend(value, kind, permit).map_err(framed)?;
                 // SAFETY: `mapped` lives through the call.
                 let visit_value = unsafe { VisitValue::new(mapped.view()) };
                 match self.dispatch.dispatch_map(&visit_value, kind) {
-                    Some(result) => or_keep(result, || mapped.clone()),
+                    Some(result) => or_keep(result, || mapped.clone())
+                        .map_err(|e| with_value_frame(e, &mapped.view())),
                     None => Ok(mapped),
                 }
             }
@@ -1871,7 +1875,6 @@ pub(crate) fn user_dispatch<U: Mutator + ?Sized>(
     kind: DefRegionKind,
     permit: Permit,
 ) -> Result<Any> {
-    let type_index = value.as_raw().type_index;
     // `None` too is the mutator's to replace.
     let result = if permit == Permit::InPlace && is_unique(value) {
         // SAFETY: `value`'s owner (a cell the traversal owns) keeps it alive through the call.
@@ -1882,7 +1885,7 @@ pub(crate) fn user_dispatch<U: Mutator + ?Sized>(
         let visit_value = unsafe { VisitValue::new(*value) };
         mutator.mutate(&visit_value, kind)
     };
-    or_keep(result, || owned(value)).map_err(|e| with_value_frame(e, type_index))
+    or_keep(result, || owned(value)).map_err(|e| with_value_frame(e, value))
 }
 
 struct UserDriver<'m, U: ?Sized> {

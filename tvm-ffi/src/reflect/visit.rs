@@ -23,12 +23,13 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 
 use crate::abi::sys::{self, field_flags, type_index as ti};
 use crate::base::error::{Error, Result};
-use crate::base::object::builtin::{ArrayObj, DictObj, ListObj, MapObj};
+use crate::base::object::builtin::{AnyObject, ArrayObj, DictObj, ListObj, MapObj};
 use crate::base::object::{type_info, ObjectRef, ObjectType};
 use crate::base::value::{Any, AnyView, FromAny, IntoAny};
 use crate::call::function::IntoArg;
 use crate::data::container::{Dict, List, Map};
 
+use super::visit_error_context::with_visit_node;
 use super::visit_hook::{call_visit_hook, ChildOutcome};
 
 const VISIT_ATTR: &str = "__s_visit__";
@@ -867,20 +868,25 @@ fn halt_frame(halt: Halt, frame: impl FnOnce() -> String) -> Halt {
     }
 }
 
-/// The frame naming the object an error passed through (plain values add none).
+/// The frame naming the object an error passed through (plain values add none): in the
+/// error's backtrace, and in its `ffi.VisitErrorContext` (see `visit_error_context`).
 #[cold]
-pub(crate) fn with_value_frame(error: Error, type_index: i32) -> Error {
+pub(crate) fn with_value_frame(error: Error, value: &AnyView<'_>) -> Error {
+    let type_index = value.as_raw().type_index;
     if type_index < ti::kTVMFFIStaticObjectBegin {
-        error
-    } else {
-        let key = type_info::type_key_of_index(type_index);
-        with_frame(error, format_args!("object `{key}`"))
+        return error;
+    }
+    let key = type_info::type_key_of_index(type_index);
+    let error = with_frame(error, format_args!("object `{key}`"));
+    match <&ObjectRef<AnyObject>>::from_any(value) {
+        Some(node) => with_visit_node(error, node),
+        None => error,
     }
 }
 
-fn halt_value(halt: Halt, type_index: i32) -> Halt {
+fn halt_value(halt: Halt, value: &AnyView<'_>) -> Halt {
     match halt {
-        Halt::Error(error) => Halt::Error(with_value_frame(error, type_index)),
+        Halt::Error(error) => Halt::Error(with_value_frame(error, value)),
         interrupt => interrupt,
     }
 }
@@ -1241,7 +1247,6 @@ fn walk_object<D: VisitDispatch>(
     value: &AnyView<'_>,
     kind: DefRegionKind,
 ) -> Flow {
-    let type_index = value.as_raw().type_index;
     // SAFETY: `value`'s owner keeps it alive through this frame.
     let visit_value = unsafe { VisitValue::new(*value) };
     if order == WalkOrder::PreOrder {
@@ -1249,7 +1254,7 @@ fn walk_object<D: VisitDispatch>(
             None | Some(Ok(WalkResult::Advance)) => {}
             Some(Ok(WalkResult::Skip)) => return Ok(()),
             Some(Ok(result)) => return Err(interrupt_of(result)),
-            Some(Err(error)) => return Err(Halt::Error(with_value_frame(error, type_index))),
+            Some(Err(error)) => return Err(Halt::Error(with_value_frame(error, value))),
         }
     }
     let descent = if dispatch.has_custom_descent() {
@@ -1263,12 +1268,12 @@ fn walk_object<D: VisitDispatch>(
             walk_value(dispatch, order, child, child_kind)
         })
     };
-    descent.map_err(|halt| halt_value(halt, type_index))?;
+    descent.map_err(|halt| halt_value(halt, value))?;
     if order == WalkOrder::PostOrder {
         match dispatch.dispatch_visit(&visit_value, kind) {
             None | Some(Ok(WalkResult::Advance | WalkResult::Skip)) => {}
             Some(Ok(result)) => return Err(interrupt_of(result)),
-            Some(Err(error)) => return Err(Halt::Error(with_value_frame(error, type_index))),
+            Some(Err(error)) => return Err(Halt::Error(with_value_frame(error, value))),
         }
     }
     Ok(())
@@ -1469,7 +1474,6 @@ pub(crate) fn visit_default_children_of<V: Visitor + ?Sized>(
     value: &VisitValue,
     def_region_kind: DefRegionKind,
 ) -> Result<Option<VisitInterrupt>> {
-    let type_index = value.type_index();
     let flow = for_each_child(value.view(), def_region_kind, |child, kind| {
         if child.is_none() {
             return Ok(());
@@ -1482,7 +1486,7 @@ pub(crate) fn visit_default_children_of<V: Visitor + ?Sized>(
             Err(error) => Err(Halt::Error(error)),
         }
     })
-    .map_err(|halt| halt_value(halt, type_index));
+    .map_err(|halt| halt_value(halt, value.view()));
     finish(flow)
 }
 
