@@ -206,3 +206,27 @@ fn the_cause_chain_crosses_a_call() {
     assert!(got.as_object_ref().ptr_eq(cause.as_object_ref()));
     assert_eq!(got.message(), "no entry `x`");
 }
+
+/// `bail!` and `ensure!` name the raising function in the backtrace, as C++'s `TVM_FFI_THROW`
+/// does (`in <function>`); in a closure, the function the closure is written in.
+#[test]
+fn bail_names_the_raising_function() {
+    fn check_positive(n: i64) -> tvm_ffi::Result<i64> {
+        tvm_ffi::ensure!(n > 0, ValueError, "{n} is not positive");
+        Ok(n)
+    }
+    let err = check_positive(-1).unwrap_err();
+    assert_eq!(err.message(), "-1 is not positive");
+    let frame = err.backtrace();
+    assert!(frame.starts_with("  File \""), "{frame}");
+    assert!(
+        frame.ends_with(", in errors::bail_names_the_raising_function::check_positive\n"),
+        "{frame}"
+    );
+    let in_closure = || -> tvm_ffi::Result<()> { tvm_ffi::bail!(KeyError, "no entry") };
+    let frame = in_closure().unwrap_err().backtrace();
+    assert!(
+        frame.ends_with(", in errors::bail_names_the_raising_function\n"),
+        "{frame}"
+    );
+}

@@ -49,7 +49,7 @@
 //!   helper process, `unregistered_binding`) and a panic when used;
 //! - errors: `Error::with_cause_and_extra_context` for upstream's
 //!   `Error::new_with_cause_and_extra_context`; `Error::append_backtrace(&mut self)` for
-//!   `Error::with_appended_backtrace` (`ensure!` names the module, not the function);
+//!   `Error::with_appended_backtrace`;
 //! - objects with trailing items: `ObjectWithItems` (safe; the count is the allocation's own,
 //!   in a word before the items) for upstream's `ObjectCoreWithExtraItems` (unsafe; the
 //!   payload reports the count); `items_mut` needs the only reference; the freed sizes differ
@@ -706,9 +706,9 @@ mod test_error {
         assert_eq!(error0.message(), "test error true");
         let backtrace = error0.backtrace();
         assert!(backtrace.contains("upstream_values.rs"), "{backtrace}");
-        // `ensure!` names the module (`module_path!()`) where upstream names `error_fn0`.
+        // `ensure!` names the raising function, as upstream's does.
         assert!(
-            backtrace.contains("in upstream_values::test_error\n"),
+            backtrace.contains("in upstream_values::test_error::error_fn0\n"),
             "{backtrace}"
         );
         assert!(backtrace.contains("in error_fn1\n"), "{backtrace}");
