@@ -512,7 +512,7 @@ impl<K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>> Iterator for DictIter<'_, K
     type Item = Result<(K, V)>;
     fn next(&mut self) -> Option<Result<(K, V)>> {
         match self.entries.next() {
-            Some((k, v)) => Some(k.cast::<K>().and_then(|k| Ok((k, v.cast::<V>()?)))),
+            Some((k, v)) => Some(exact_key::<K>(&k).and_then(|k| Ok((k, v.cast::<V>()?)))),
             None if self.entries.changed && !self.reported => {
                 self.reported = true;
                 Some(Err(Error::runtime_error(
@@ -521,6 +521,20 @@ impl<K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>> Iterator for DictIter<'_, K
             }
             None => None,
         }
+    }
+}
+
+/// A stored key read as a `K`: only in `K`'s own form, the form in which lookups with a `K`
+/// find it (a foreign write may store the `int` 1 in a `Dict<f64, _>`: a `TypeError`, not a
+/// key `1.0` that `get(1.0)` would miss).
+fn exact_key<K: for<'a> FromAny<'a>>(key: &Any) -> Result<K> {
+    match K::from_any_exact(key.as_view()) {
+        Some(key) => Ok(key),
+        None => Err(Error::type_error(format!(
+            "Dict::iter: key {key:?} is a `{}`, not a `{}`",
+            key.type_key(),
+            K::type_str()
+        ))),
     }
 }
 
