@@ -29,7 +29,11 @@ static DICT_CLEAR: GlobalCache = GlobalCache::new("ffi.DictClear");
 /// through the runtime's own functions (`ffi.DictSetItem`, `ffi.DictErase`, ...), with `&self`,
 /// like a `RefCell`. Element types are checked when a dict is converted from an `Any` (as
 /// C++ does) and again on every read, because a foreign write may since have stored a value
-/// of another type: such a read is a `TypeError`, never a wrong value. An iteration during
+/// of another type: such a read is a `TypeError`, never a wrong value. Keys are read only in
+/// `K`'s own form, the form lookups with a `K` find (the runtime compares keys by type: the
+/// `int` 1 is no key `1.0`): a cast refuses a dict whose keys are stored in another form (it
+/// could convert them only in a copy, which would end the sharing: cast to a [`Map`](crate::Map)
+/// for a converted copy), and iteration reports such a key as a `TypeError`. An iteration during
 /// which entries are added or removed ends with a `RuntimeError` (as in Python); assigning an
 /// existing key moves it to the end of the runtime's order, where the iteration meets it again. Rust's own operations on one dict never overlap (each holds a process-wide lock for
 /// the dict); the runtime has no lock, so as in C++, code in other languages that writes the
@@ -90,7 +94,9 @@ impl<K, V> Dict<K, V> {
     pub fn into_object_ref(self) -> ObjectRef<DictObj> {
         self.obj
     }
-    /// Wraps a dict object without checking entry types (reads check them anyway).
+    /// Wraps a dict object without checking entry types: any language may write the dict
+    /// later, so every read checks them anyway (a value that is no `V`, or a key not in `K`'s
+    /// own form, reads as a `TypeError`).
     pub fn from_object_ref(obj: ObjectRef<DictObj>) -> Self {
         Dict {
             obj,
