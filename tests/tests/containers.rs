@@ -1170,3 +1170,209 @@ fn an_array_cast_checks_every_element_wherever_it_differs() {
         [true, false, true]
     );
 }
+
+// ---- Map and Dict keys in `K`'s own form ----
+//
+// The runtime hashes and compares keys by type (the `int` 1 is no key `1.0`), so a map or dict
+// read as `Map<K, _>` / `Dict<K, _>` must hold its keys as `K` stores them, or lookups with a
+// `K` miss keys that iteration lists.
+
+/// The type keys of a map's stored keys and values, in order.
+fn stored_types<K, V>(map: &Map<K, V>) -> Vec<(&'static str, &'static str)> {
+    map.iter_views()
+        .map(|(k, v)| (k.type_key(), v.type_key()))
+        .collect()
+}
+
+#[test]
+fn a_map_cast_to_other_key_types_is_a_converted_copy_whose_lookups_find_its_keys() {
+    let ints: Map<i64, i64> = Map::new([(1, 10), (2, 20)]).unwrap();
+    let floats: Map<f64, f64> = Any::new(&ints).cast().unwrap();
+    assert_eq!(floats.entries(), [(1.0, 10.0), (2.0, 20.0)]);
+    assert_eq!(floats.get(1.0), Some(10.0));
+    assert_eq!(floats.try_get(2.0).unwrap(), Some(20.0));
+    assert!(floats.contains_key(1.0) && floats.contains_key(2.0));
+    // A new map (as C++'s slow path builds), keys and values stored as `float`s; the original
+    // is untouched and nothing is shared.
+    assert!(!floats.as_object_ref().ptr_eq(ints.as_object_ref()));
+    assert_eq!(stored_types(&floats), [("float", "float"); 2]);
+    assert_eq!(stored_types(&ints), [("int", "int"); 2]);
+    assert_eq!(ints.as_object_ref().strong_count(), 1);
+    assert_eq!(floats.as_object_ref().strong_count(), 1);
+
+    // A `bool` key read as an integer is stored as the `int`; a string key that names a data
+    // type as the `DataType`.
+    let bools: Map<bool, i64> = Map::new([(true, 1)]).unwrap();
+    let as_ints: Map<i64, i64> = Any::new(&bools).cast().unwrap();
+    assert_eq!(
+        (as_ints.get(1i64), as_ints.contains_key(true)),
+        (Some(1), false)
+    );
+    let named: Map<String, i64> = Map::new([("float32".into(), 4)]).unwrap();
+    let dtypes: Map<DataType, i64> = Any::new(&named).cast().unwrap();
+    let f32_dtype: DataType = "float32".parse().unwrap();
+    assert_eq!(dtypes.get(f32_dtype), Some(4));
+    // `Option<K>` keys: `None` stays, the others convert as `K`s.
+    let optional: Map<Any, i64> = Map::new([(Any::none(), 0), (Any::new(1i64), 1)]).unwrap();
+    let optional: Map<Option<f64>, i64> = Any::new(&optional).cast().unwrap();
+    assert_eq!((optional.get(()), optional.get(1.0)), (Some(0), Some(1)));
+
+    // Maps nested in an array convert as elements.
+    let nested = Array::new([ints.clone()]).unwrap();
+    let nested: Array<Map<f64, f64>> = Any::new(&nested).cast().unwrap();
+    assert_eq!(nested.get(0).unwrap().get(2.0), Some(20.0));
+}
+
+#[test]
+fn a_map_cast_shares_the_map_when_its_keys_are_already_in_form() {
+    let ints: Map<i64, i64> = Map::new([(1, 10), (2, 20)]).unwrap();
+    let same: Map<i64, i64> = Any::new(&ints).cast().unwrap();
+    assert!(same.as_object_ref().ptr_eq(ints.as_object_ref()));
+    // Values convert as they are read: the map is shared.
+    let float_values: Map<i64, f64> = Any::new(&ints).cast().unwrap();
+    assert!(float_values.as_object_ref().ptr_eq(ints.as_object_ref()));
+    assert_eq!(float_values.get(2), Some(20.0));
+    assert_eq!(ints.as_object_ref().strong_count(), 3);
+    let any: Map<Any, Any> = Any::new(&ints).cast().unwrap();
+    assert!(any.as_object_ref().ptr_eq(ints.as_object_ref()));
+    // Object keys keep their identity: an array key read as `Array<f64>` is the same object.
+    let key = Array::new([1i64, 2]).unwrap();
+    let by_array: Map<Array<i64>, i64> = Map::new([(key.clone(), 7)]).unwrap();
+    let as_floats: Map<Array<f64>, i64> = Any::new(&by_array).cast().unwrap();
+    assert_eq!(as_floats.get(&key), Some(7));
+    assert_eq!(as_floats.keys().next().unwrap().to_vec(), [1.0, 2.0]);
+}
+
+/// A key type of the user's own: it reads `int`s and `float`s, and has no `Any` form of its
+/// own (no `IntoAny`), so a map cannot store a key re-encoded as one.
+struct Meters(f64);
+
+impl tvm_ffi::TypeSchema for Meters {
+    fn type_str() -> std::string::String {
+        "Meters".into()
+    }
+}
+
+impl<'a> tvm_ffi::FromAny<'a> for Meters {
+    fn from_any(view: &'a tvm_ffi::AnyView<'a>) -> Option<Self> {
+        view.checked_cast::<f64>().map(Meters)
+    }
+    fn from_any_exact(view: &'a tvm_ffi::AnyView<'a>) -> Option<Self> {
+        view.as_exact::<f64>().map(Meters)
+    }
+}
+
+#[test]
+fn a_map_cast_to_a_key_type_without_a_stored_form_is_refused() {
+    let ints: Map<i64, i64> = Map::new([(1, 10)]).unwrap();
+    let err = Any::new(&ints).cast::<Map<Meters, i64>>().unwrap_err();
+    assert_eq!(err.kind().as_str(), "TypeError");
+    assert_eq!(
+        err.message(),
+        "Cannot convert from type `Map[some key is int, not Meters (no stored form to convert \
+         into), V]` to `Map<Meters, int>`"
+    );
+    // Keys already stored as `float`s are the type's own form: shared.
+    let floats: Map<f64, i64> = Map::new([(1.5, 10)]).unwrap();
+    let meters: Map<Meters, i64> = Any::new(&floats).cast().unwrap();
+    assert!(meters.as_object_ref().ptr_eq(floats.as_object_ref()));
+    assert_eq!(meters.keys().map(|m| m.0).collect::<Vec<_>>(), [1.5]);
+}
+
+#[test]
+fn dicts_keep_their_keys_in_form_across_casts_and_copies() {
+    let dict: Dict<i64, i64> = Dict::new([(1, 10)]).unwrap();
+    // A dict cast shares the dict, so its keys cannot be converted: refused, with the reason.
+    let err = Any::new(&dict).cast::<Dict<f64, f64>>().unwrap_err();
+    assert_eq!(err.kind().as_str(), "TypeError");
+    assert_eq!(
+        err.message(),
+        "Cannot convert from type `Dict[some key is int, not float (a cast shares the dict, so \
+         its keys are not converted), V]` to `Dict<float, float>`"
+    );
+    // Keys in form, values converted as read: shared, writes seen by both.
+    let float_values: Dict<i64, f64> = Any::new(&dict).cast().unwrap();
+    assert!(float_values.as_object_ref().ptr_eq(dict.as_object_ref()));
+    dict.insert(2, 20).unwrap();
+    assert_eq!(float_values.get(2), Some(20.0));
+
+    // Copies between the twins re-encode the keys.
+    let map: Map<f64, f64> = Any::new(&dict).cast().unwrap();
+    assert_eq!((map.get(1.0), map.get(2.0)), (Some(10.0), Some(20.0)));
+    assert_eq!(stored_types(&map), [("float", "float"); 2]);
+    let ints: Map<i64, i64> = Map::new([(3, 30)]).unwrap();
+    let copy: Dict<f64, i64> = Any::new(&ints).cast().unwrap();
+    assert_eq!(copy.get(3.0), Some(30));
+    assert!(copy.contains_key(3.0));
+    assert_eq!(copy.entries().unwrap(), [(3.0, 30)]);
+
+    // A foreign write of an `int` key into a `Dict<f64, _>`: lookups with `1.0` miss it, and
+    // iteration reports it as a `TypeError` rather than listing a key `1.0`.
+    global("ffi.DictSetItem").call((&copy, 1i64, 5i64)).unwrap();
+    assert_eq!(copy.get(1.0), None);
+    let err = copy.entries().unwrap_err();
+    assert_eq!(err.kind().as_str(), "TypeError");
+    assert_eq!(err.message(), "Dict::iter: key 1 is a `int`, not a `float`");
+}
+
+#[test]
+fn map_from_object_ref_checks_keys_and_values() {
+    let ints: Map<i64, i64> = Map::new([(1, 10)]).unwrap();
+    let obj = || ints.as_object_ref().clone();
+    // Values convert; keys must be stored in `K`'s own form.
+    assert_eq!(Map::<i64, f64>::from_object_ref(obj()).get(1), Some(10.0));
+    assert_eq!(Map::<Any, Any>::from_object_ref(obj()).len(), 1);
+    let err = Map::<i64, String>::try_from_object_ref(obj()).unwrap_err();
+    assert_eq!(err.kind().as_str(), "TypeError");
+    assert_eq!(
+        err.message(),
+        "Map::try_from_object_ref: the value of key 1 is a `int`, not a `str`"
+    );
+    let err = Map::<f64, i64>::try_from_object_ref(obj()).unwrap_err();
+    assert_eq!(
+        err.message(),
+        "Map::try_from_object_ref: key 1 is a `int`, not a `float`"
+    );
+    let named: Map<String, i64> = Map::new([("k".into(), 1)]).unwrap();
+    let err = Map::<i64, i64>::try_from_object_ref(named.into_object_ref()).unwrap_err();
+    assert_eq!(
+        err.message(),
+        "Map::try_from_object_ref: key \"k\" is a `ffi.SmallStr`, not a `int`"
+    );
+}
+
+/// `Map::from_object_ref` panics on an entry that does not fit, naming it (a panic in a
+/// function is a RuntimeError at the boundary, quietly: it is caught).
+#[test]
+fn map_from_object_ref_panics_naming_the_entry_that_does_not_fit() {
+    let ints: Map<i64, i64> = Map::new([(1, 10)]).unwrap();
+    let wrap_as_str_values = Function::from_typed(|m: Map<Any, Any>| -> i64 {
+        Map::<i64, String>::from_object_ref(m.into_object_ref()).len() as i64
+    });
+    let wrap_as_float_keys = Function::from_typed(|m: Map<Any, Any>| -> i64 {
+        Map::<f64, i64>::from_object_ref(m.into_object_ref()).len() as i64
+    });
+    for (wrap, expected) in [
+        (
+            &wrap_as_str_values,
+            "Map::from_object_ref: the value of key 1 is a `int`, not a `str`",
+        ),
+        (
+            &wrap_as_float_keys,
+            "Map::from_object_ref: key 1 is a `int`, not a `float`",
+        ),
+    ] {
+        let err = wrap.call((&ints,)).unwrap_err();
+        assert_eq!(err.kind().as_str(), "RuntimeError");
+        assert!(err.message().contains(expected), "{}", err.message());
+    }
+    let fitting: Map<f64, i64> = Map::new([(1.0, 10)]).unwrap();
+    assert_eq!(
+        wrap_as_float_keys
+            .call((&fitting,))
+            .unwrap()
+            .cast::<i64>()
+            .unwrap(),
+        1
+    );
+}

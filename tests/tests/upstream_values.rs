@@ -38,10 +38,11 @@
 //!   a tensor takes a `TensorMut` (or `unsafe`); a `TensorView` has no `IntoAny` (a compile
 //!   error where upstream panics at run time) and null strides read as the compact ones
 //!   (upstream panics); `as_exact::<TensorView>` takes a tensor object too;
-//! - containers: a map cast to other entry types (`Map<f64, f64>` of `int`s) shares the map
-//!   and converts each entry as it is read (upstream builds a converted copy); a map viewed
-//!   with the wrong types (`Map::from_object_ref` is safe and unchecked) reads a mistyped value
-//!   as absent (upstream: `Err`) and a mistyped key as absent without a debug assertion;
+//! - containers: a map cannot be viewed with the wrong types: `Map::from_object_ref` checks
+//!   every entry and panics naming the first that does not fit (`Map::try_from_object_ref`
+//!   returns it as a `TypeError`), where upstream's unchecked `unsafe` view reads a mistyped
+//!   value as `Err`, panics on iterating it and debug-asserts on a mistyped key; so the
+//!   mismatch surfaces when the map is wrapped, not when it is read;
 //! - calls: there are no rvalue-reference arguments (`RValueRef`): a by-value argument is lent
 //!   to the callee, which takes its own reference;
 //! - registration: types register when their library loads, not on first use; indices are
@@ -1726,48 +1727,53 @@ mod test_map {
         assert!(map.try_get(String::from("missing")).unwrap().is_none());
     }
 
-    /// Views a map as `Map<K, V>` without checking its entries (upstream needs `unsafe` for
-    /// this; here `Map::from_object_ref` is safe: a mistyped map reads as absent values or
-    /// panics on iteration, never as a wrong value).
-    fn view_map_unchecked<K, V>(any: Any) -> Map<K, V> {
+    /// Views a map as `Map<K, V>` (upstream views it without checking, which needs `unsafe`;
+    /// here `Map::from_object_ref` is safe because it checks: it panics naming the first entry
+    /// that does not fit).
+    fn view_map<K: for<'a> tvm_ffi::FromAny<'a>, V: for<'a> tvm_ffi::FromAny<'a>>(
+        any: Any,
+    ) -> Map<K, V> {
         assert_eq!(any.type_index(), ti::kTVMFFIMap);
         Map::from_object_ref(any.cast::<ObjectRef<tvm_ffi::builtin::MapObj>>().unwrap())
     }
 
     fn mistyped_value_map() -> Map<i64, String> {
         let real: Map<i64, i64> = [(1i64, 10i64)].into_iter().collect();
-        view_map_unchecked(Any::new(real))
+        view_map(Any::new(real))
     }
 
-    /// Upstream: `get` reports the mismatch as `Err`. Here a stored value that does not
-    /// convert to `V` is no `V`: `get` is `None` and `try_get` `Ok(None)` (no panic, no wrong
-    /// value).
+    /// Upstream: `get` on an unchecked, mistyped view reports the mismatch as `Err`. Here no
+    /// mistyped view can be made: the view itself is the `Err` (`try_from_object_ref`, a
+    /// `TypeError` naming the entry).
     #[test]
     fn test_map_get_type_mismatch_is_err() {
-        let map = mistyped_value_map();
-        assert!(map.contains_key(1i64));
-        assert_eq!(map.get(1i64), None);
-        assert_eq!(map.try_get(1i64).unwrap(), None);
+        let real: Map<i64, i64> = [(1i64, 10i64)].into_iter().collect();
+        let err = Map::<i64, String>::try_from_object_ref(real.into_object_ref()).unwrap_err();
+        assert_eq!(err.kind(), "TypeError");
+        assert_eq!(
+            err.message(),
+            "Map::try_from_object_ref: the value of key 1 is a `int`, not a `str`"
+        );
     }
 
-    /// Iterators panic on a value that does not convert, rather than truncating.
+    /// Upstream: iterating the mistyped view panics ("value does not match"). Here making the
+    /// view panics, naming the value.
     #[test]
-    #[should_panic(expected = "value type checked on entry")]
+    #[should_panic(expected = "Map::from_object_ref: the value of key 1 is a `int`, not a `str`")]
     fn test_map_iter_type_mismatch_panics() {
         let map = mistyped_value_map();
         let _ = map.values().next();
     }
 
-    /// A key of another type than the map's reads as absent (upstream: a debug assertion);
-    /// here no assertion: keys are hashed and compared as the runtime does, by value.
+    /// Upstream debug-asserts a lookup with a key of another type than the view's stored keys.
+    /// Here the view of `int` keys as `Map<String, _>` panics when made (in every build),
+    /// naming the key.
     #[test]
+    #[should_panic(expected = "Map::from_object_ref: key 1 is a `int`, not a `str`")]
     fn test_map_get_mistyped_key_debug_asserts() {
         let real: Map<i64, i64> = [(1i64, 10i64)].into_iter().collect();
-        let map: Map<String, i64> = view_map_unchecked(Any::new(real));
-        assert_eq!(map.get(String::from("anything")), None);
-        assert!(!map.contains_key("anything"));
-        // The stored key itself is still found: lookups do not check `K`.
-        assert_eq!(map.get(1i64), Some(10));
+        let map: Map<String, i64> = view_map(Any::new(real));
+        let _ = map.get(String::from("anything"));
     }
 
     #[test]
@@ -1777,10 +1783,8 @@ mod test_map {
         assert_eq!(err.kind(), "TypeError");
     }
 
-    /// Upstream (as C++) builds a new map of converted entries when the entries are not of
-    /// the requested types but convert (`int` to `float`). Here the map is shared and each
-    /// entry converts as it is read: keys are still the stored `int`s (looked up as ints),
-    /// values read as `f64`.
+    /// As upstream (and C++): entries that are not of the requested types but convert (`int`
+    /// keys to `float`) are copied into a new map of converted entries, which finds its keys.
     #[test]
     fn test_map_any_cast_slow_path_converts() {
         let real: Map<i64, i64> = [(1i64, 10i64), (2, 20)].into_iter().collect();
@@ -1788,14 +1792,11 @@ mod test_map {
             .cast()
             .expect("i64 entries cast to f64");
         assert_eq!(converted.len(), 2);
-        assert_eq!(converted.get(1i64), Some(10.0));
-        assert_eq!(converted.get(2i64), Some(20.0));
-        assert_eq!(
-            converted.iter().collect::<Vec<_>>(),
-            [(1.0, 10.0), (2.0, 20.0)]
-        );
-        assert!(converted.as_object_ref().ptr_eq(real.as_object_ref()));
-        assert_eq!(real.as_object_ref().strong_count(), 2);
+        assert_eq!(converted.get(1.0f64), Some(10.0));
+        assert_eq!(converted.get(2.0f64), Some(20.0));
+        // Each map owns its own object: nothing is shared between them.
+        assert_eq!(real.as_object_ref().strong_count(), 1);
+        assert_eq!(converted.as_object_ref().strong_count(), 1);
     }
 }
 

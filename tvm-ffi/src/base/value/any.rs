@@ -576,6 +576,16 @@ pub trait FromAny<'a>: Sized + TypeSchema {
     fn from_checked(view: &'a AnyView<'a>) -> Option<Self> {
         Self::from_any(view)
     }
+    /// The value converted into this type's own stored form (the `float` 1.0 for an `f64` read
+    /// from the `int` 1), or `None` when it does not convert or the type has no stored form to
+    /// write (it is no [`IntoAny`]). A `Map` cast re-encodes its keys with it: the runtime
+    /// hashes and compares keys by type (the `int` 1 is no key `1.0`), so a key is found only
+    /// in the form lookups encode it. Not part of the public API.
+    #[doc(hidden)]
+    fn reencode(view: &'a AnyView<'a>) -> Option<Any> {
+        let _ = view;
+        None
+    }
     /// Whether the value converts, without converting it (an object's reference count is left
     /// alone): what a `match_any!` arm whose pattern binds nothing asks. Not part of the
     /// public API.
@@ -713,6 +723,9 @@ impl<'a> FromAny<'a> for bool {
     fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         int_value(view, true).map(|v| v != 0)
     }
+    fn reencode(view: &'a AnyView<'a>) -> Option<Any> {
+        Self::from_any(view).map(IntoAny::into_any)
+    }
     #[inline]
     fn match_type_index(index: i32) -> bool {
         index == ti::kTVMFFIBool
@@ -757,6 +770,9 @@ impl<'a> FromAny<'a> for f64 {
     fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         float_value(view)
     }
+    fn reencode(view: &'a AnyView<'a>) -> Option<Any> {
+        Self::from_any(view).map(IntoAny::into_any)
+    }
     #[inline]
     fn match_type_index(index: i32) -> bool {
         index == ti::kTVMFFIFloat
@@ -786,6 +802,9 @@ impl<'a> FromAny<'a> for f32 {
     #[inline]
     fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         float_value(view).and_then(narrow_f32)
+    }
+    fn reencode(view: &'a AnyView<'a>) -> Option<Any> {
+        Self::from_any(view).map(IntoAny::into_any)
     }
     #[inline]
     fn from_any_exact(view: &'a AnyView<'a>) -> Option<Self> {
@@ -860,6 +879,13 @@ impl<'a, T: FromAny<'a>> FromAny<'a> for Option<T> {
             Some(None)
         } else {
             T::from_any_exact(view).map(Some)
+        }
+    }
+    fn reencode(view: &'a AnyView<'a>) -> Option<Any> {
+        if view.is_none() {
+            Some(Any::none())
+        } else {
+            T::reencode(view)
         }
     }
     fn describe_mismatch(view: &AnyView<'_>) -> String {

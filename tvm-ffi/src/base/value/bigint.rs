@@ -509,6 +509,9 @@ impl<'a> FromAny<'a> for BigInt {
     fn from_any_exact(view: &'a AnyView<'a>) -> Option<Self> {
         BigInt::from_view(view, false)
     }
+    fn reencode(view: &'a AnyView<'a>) -> Option<Any> {
+        Self::from_any(view).map(IntoAny::into_any)
+    }
 }
 
 // ---- 128-bit integers: `int` values, `ffi.BigInt` beyond 64 bits ----
@@ -529,6 +532,9 @@ macro_rules! impl_wide_int {
             }
             fn from_any_exact(view: &'a AnyView<'a>) -> Option<Self> {
                 BigInt::from_view(view, false).and_then(|v| v.$to())
+            }
+            fn reencode(view: &'a AnyView<'a>) -> Option<Any> {
+                Self::from_any(view).map(IntoAny::into_any)
             }
             fn describe_mismatch(view: &AnyView<'_>) -> std::string::String {
                 match BigInt::from_view(view, true) {

@@ -245,6 +245,10 @@ impl<'a> FromAny<'a> for DataType {
         (view.type_index() == ti::kTVMFFIDataType)
             .then(|| DataType(unsafe { view.as_raw().value.v_dtype }))
     }
+    /// A string that parses is stored as the DataType it names.
+    fn reencode(view: &'a AnyView<'a>) -> Option<Any> {
+        Self::from_any(view).map(IntoAny::into_any)
+    }
     /// A `match_any!` arm takes a `DataType` value only (not a string that parses).
     #[inline]
     fn match_type_index(index: i32) -> bool {
@@ -409,6 +413,10 @@ impl<'a> FromAny<'a> for Device {
         // SAFETY: the index selects v_device.
         (view.type_index() == ti::kTVMFFIDevice)
             .then(|| Device(unsafe { view.as_raw().value.v_device }))
+    }
+    /// A string that parses is stored as the Device it names.
+    fn reencode(view: &'a AnyView<'a>) -> Option<Any> {
+        Self::from_any(view).map(IntoAny::into_any)
     }
     /// A `match_any!` arm takes a `Device` value only (not a string that parses).
     #[inline]

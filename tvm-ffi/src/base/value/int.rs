@@ -41,6 +41,10 @@ macro_rules! impl_int {
                     None => wide_int_value(view).and_then(|v| <$t>::try_from(v).ok()),
                 }
             }
+            /// An `int` (a `bool` converts), or an `ffi.BigInt` beyond `i64` (`u64`, `usize`).
+            fn reencode(view: &'a AnyView<'a>) -> Option<Any> {
+                Self::from_any(view).map(IntoAny::into_any)
+            }
             fn describe_mismatch(view: &AnyView<'_>) -> String {
                 match int_value(view, true) {
                     Some(v) => format!("`int` (value {v} is out of range for `{}`)", stringify!($t)),

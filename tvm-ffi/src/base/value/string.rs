@@ -277,6 +277,11 @@ macro_rules! bytes_like {
                     None
                 }
             }
+            /// A borrowed C string or byte array (a call argument, never a stored value) is
+            /// stored as a copy.
+            fn reencode(view: &'a AnyView<'a>) -> Option<Any> {
+                Self::from_any(view).map(IntoAny::into_any)
+            }
         }
 
         impl PartialEq for $name {

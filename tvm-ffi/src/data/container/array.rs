@@ -127,7 +127,7 @@ impl<T: for<'a> FromAny<'a>> Array<T> {
                 return None;
             }
         }
-        views.iter().position(|v| T::from_any(v).is_none())
+        views.iter().position(|v| !T::converts(v))
     }
 }
 

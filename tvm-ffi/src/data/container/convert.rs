@@ -3,27 +3,26 @@
 //! container as C++ converts one (`List` into `Array`, `Dict` into `Map`, and back). The
 //! conversions between twins live here, above both, so that neither container file uses the
 //! other.
+//!
+//! Keys of `Map` and `Dict` are hashed and compared by type (the `int` 1 is no key `1.0`), so a
+//! conversion keeps or makes every key in `K`'s own form ([`key_in_form`]): a `Map` is shared
+//! only when its keys are, otherwise copied with its keys re-encoded (as C++ copies it); a
+//! `Dict`, shared for writes, is refused instead of copied (a copy would silently stop sharing).
 use super::array::{Array, ARRAY_NEW};
 use super::dict::{Dict, DICT_NEW};
 use super::list::{List, LIST_NEW};
-use super::map::{Map, MAP_NEW};
+use super::map::{key_in_form, Map, Misfit, MAP_NEW};
+use crate::base::error::Error;
 use crate::base::object::builtin::{ArrayObj, DictObj, ListObj, MapObj};
-use crate::base::object::ObjectRef;
-use crate::base::value::{Any, AnyView, FromAny};
+use crate::base::object::{ObjectRef, ObjectType};
+use crate::base::value::{Any, AnyView, FromAny, IntoAny};
+use crate::call::function::GlobalCache;
 
 /// Whether every value converts to `T`.
 fn all_convert<'a, T: for<'b> FromAny<'b>>(
     mut values: impl Iterator<Item = &'a AnyView<'a>>,
 ) -> bool {
-    T::ACCEPTS_ANY || values.all(|v| T::from_any(v).is_some())
-}
-
-/// Whether every entry of `entries` converts to `(K, V)`.
-fn entries_convert<'a, K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>>(
-    mut entries: impl Iterator<Item = (AnyView<'a>, AnyView<'a>)>,
-) -> bool {
-    (K::ACCEPTS_ANY && V::ACCEPTS_ANY)
-        || entries.all(|(k, v)| K::from_any(&k).is_some() && V::from_any(&v).is_some())
+    T::ACCEPTS_ANY || values.all(|v| T::converts(v))
 }
 
 /// C++'s description of why `view` is no `name<T>` (`Array[index 1: int]`): the first element
@@ -51,11 +50,22 @@ fn describe_sequence<T: for<'b> FromAny<'b>>(name: &str, view: &AnyView<'_>) -> 
     }
 }
 
+/// How a conversion treats a key that converts to `K` but is stored in another form.
+#[derive(Clone, Copy, PartialEq)]
+enum KeyForms {
+    /// Re-encodes it into a new container (a `Map` cast, a copy between twins).
+    Reencode,
+    /// Refuses it (a `Dict` cast, which shares the dict).
+    Refuse,
+}
+
 /// C++'s description of the first entry of `entries` that does not convert to `(K, V)`
-/// (`Map[some key is ..., V]`), naming the container `name`.
+/// (`Map[some key is ..., V]`), naming the container `name`; also a key that converts but
+/// that the conversion cannot keep in `K`'s own form (see [`KeyForms`]).
 fn describe_entries<'a, K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>>(
     name: &str,
     entries: impl Iterator<Item = (AnyView<'a>, AnyView<'a>)>,
+    forms: KeyForms,
 ) -> Option<String> {
     for (k, v) in entries {
         if K::from_any(&k).is_none() {
@@ -63,6 +73,20 @@ fn describe_entries<'a, K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>>(
                 "`{name}[some key is {}, V]`",
                 K::describe_mismatch(&k).trim_matches('`')
             ));
+        }
+        if !key_in_form::<K>(&k) {
+            let why = match forms {
+                KeyForms::Refuse => "a cast shares the dict, so its keys are not converted",
+                KeyForms::Reencode if K::reencode(&k).is_none() => "no stored form to convert into",
+                KeyForms::Reencode => "",
+            };
+            if !why.is_empty() {
+                return Some(format!(
+                    "`{name}[some key is {}, not {} ({why}), V]`",
+                    k.type_key(),
+                    K::type_str()
+                ));
+            }
         }
         if V::from_any(&v).is_none() {
             return Some(format!(
@@ -81,8 +105,8 @@ fn describe_mapping<K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>>(
     view: &AnyView<'_>,
 ) -> String {
     if let Some(obj) = <&ObjectRef<MapObj>>::from_any(view) {
-        let map = Map::<Any, Any>::from_object_ref(obj.clone());
-        if let Some(text) = describe_entries::<K, V>(name, map.iter_views()) {
+        let map = Map::<Any, Any>::wrap(obj.clone());
+        if let Some(text) = describe_entries::<K, V>(name, map.iter_views(), KeyForms::Reencode) {
             return text;
         }
     }
@@ -90,11 +114,58 @@ fn describe_mapping<K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>>(
         let dict = Dict::<Any, Any>::from_object_ref(obj.clone());
         let entries = dict.snapshot().unwrap_or_default();
         let views = entries.iter().map(|(k, v)| (k.view(), v.view()));
-        if let Some(text) = describe_entries::<K, V>(name, views) {
+        // A dict cast to a `Dict` is shared; to a `Map`, copied.
+        let forms = if name == "Dict" {
+            KeyForms::Refuse
+        } else {
+            KeyForms::Reencode
+        };
+        if let Some(text) = describe_entries::<K, V>(name, views, forms) {
             return text;
         }
     }
     format!("`{}`", view.type_key())
+}
+
+/// The entries of a new `Map<K, V>` or `Dict<K, V>` holding `entries` converted, flattened
+/// `[key, value, ...]` as `ffi.Map` and `ffi.Dict` take them, or `None` when one does not
+/// convert. As C++'s slow path: each key is stored in `K`'s own form (re-encoded when it is in
+/// another: `None` when `K` has no form to re-encode into), each value in `V`'s where `V` has
+/// one (otherwise as it is: it converts when read).
+fn converted_entries<'a, K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>>(
+    entries: impl Iterator<Item = (AnyView<'a>, AnyView<'a>)>,
+) -> Option<Vec<[Any; 2]>> {
+    super::try_collect(entries, |(k, v)| {
+        let key = if key_in_form::<K>(&k) {
+            k.to_owned().ok()
+        } else {
+            K::reencode(&k)
+        };
+        let value = if V::ACCEPTS_ANY || V::from_any_exact(&v).is_some() {
+            v.to_owned().ok()
+        } else if V::converts(&v) {
+            V::reencode(&v).or_else(|| v.to_owned().ok())
+        } else {
+            None
+        };
+        key.zip(value)
+            .map(|(k, v)| [k, v])
+            .ok_or_else(|| Error::type_error("entry does not convert"))
+    })
+    .ok()
+}
+
+/// The new object `make` (`ffi.Map`, `ffi.Dict`) builds of `entries` converted to `(K, V)`.
+fn rebuilt<'a, K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>, O: ObjectType>(
+    make: &GlobalCache,
+    entries: impl Iterator<Item = (AnyView<'a>, AnyView<'a>)>,
+) -> Option<ObjectRef<O>>
+where
+    ObjectRef<O>: for<'b> FromAny<'b>,
+{
+    let flat = converted_entries::<K, V>(entries)?;
+    let out = make.get().ok()?.call(flat.as_flattened()).ok()?;
+    out.cast::<ObjectRef<O>>().ok()
 }
 
 impl<'a, T: for<'b> FromAny<'b>> FromAny<'a> for Array<T> {
@@ -127,6 +198,11 @@ impl<'a, T: for<'b> FromAny<'b>> FromAny<'a> for Array<T> {
                 .iter()
                 .all(|v| T::from_any_exact(v).is_some()))
         .then_some(array)
+    }
+    /// The array itself when its elements convert (an object key keeps its identity), else
+    /// the copy of a `List`.
+    fn reencode(view: &'a AnyView<'a>) -> Option<Any> {
+        Self::from_any(view).map(IntoAny::into_any)
     }
     #[inline]
     fn match_type_index(index: i32) -> bool {
@@ -166,22 +242,27 @@ impl<'a, T: for<'b> FromAny<'b>> FromAny<'a> for List<T> {
 }
 
 impl<'a, K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>> FromAny<'a> for Map<K, V> {
-    /// A `Map` whose entries convert to `(K, V)`; a `Dict` is copied into a new `Map` (as C++
-    /// converts one).
+    /// A `Map` whose keys are stored as `K`s and whose values convert to `V` (the same
+    /// object); a `Map` whose keys convert to `K` but are stored in another form, or a `Dict`,
+    /// is copied into a new `Map` of the converted entries (as C++ converts one).
     fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         if let Some(obj) = <&ObjectRef<MapObj>>::from_any(view) {
-            let map = Map::<K, V>::from_object_ref(obj.clone());
-            return entries_convert::<K, V>(map.iter_views()).then_some(map);
+            let map = Map::<K, V>::wrap(obj.clone());
+            return match map.first_misfit() {
+                None => Some(map),
+                // A value that does not convert fails; a key in another form is re-encoded.
+                Some(Misfit::Value { .. }) => None,
+                Some(Misfit::Key(_)) => {
+                    rebuilt::<K, V, MapObj>(&MAP_NEW, map.iter_views()).map(Map::wrap)
+                }
+            };
         }
         let dict = <&ObjectRef<DictObj>>::from_any(view)?;
-        let dict = Dict::<Any, Any>::from_object_ref(dict.clone());
-        let flat =
-            super::try_collect(dict.snapshot().ok()?.into_iter(), |(k, v)| Ok([k, v])).ok()?;
-        if !entries_convert::<K, V>(flat.iter().map(|[k, v]| (k.view(), v.view()))) {
-            return None;
-        }
-        let out = MAP_NEW.get().ok()?.call(flat.as_flattened()).ok()?;
-        Some(Map::from_object_ref(out.cast::<ObjectRef<MapObj>>().ok()?))
+        let entries = Dict::<Any, Any>::from_object_ref(dict.clone())
+            .snapshot()
+            .ok()?;
+        let views = entries.iter().map(|(k, v)| (k.view(), v.view()));
+        rebuilt::<K, V, MapObj>(&MAP_NEW, views).map(Map::wrap)
     }
     fn describe_mismatch(view: &AnyView<'_>) -> String {
         describe_mapping::<K, V>("Map", view)
@@ -190,12 +271,37 @@ impl<'a, K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>> FromAny<'a> for Map<K, 
     /// coercion), as C++ `ObjectRef::as<Map<K, V>>` checks.
     fn from_any_exact(view: &'a AnyView<'a>) -> Option<Self> {
         let obj = <&ObjectRef<MapObj>>::from_any(view)?;
-        let map = Map::<K, V>::from_object_ref(obj.clone());
+        let map = Map::<K, V>::wrap(obj.clone());
         let exact = (K::ACCEPTS_ANY && V::ACCEPTS_ANY)
             || map
                 .iter_views()
                 .all(|(k, v)| K::from_any_exact(&k).is_some() && V::from_any_exact(&v).is_some());
         exact.then_some(map)
+    }
+    /// The map itself when it is shared, else the converted copy (an object key keeps its
+    /// identity: the same object).
+    fn reencode(view: &'a AnyView<'a>) -> Option<Any> {
+        Self::from_any(view).map(IntoAny::into_any)
+    }
+    /// Whether [`FromAny::from_any`] succeeds, without building the copy it may make.
+    fn converts(view: &'a AnyView<'a>) -> bool {
+        let entry_converts = |(k, v): (AnyView<'_>, AnyView<'_>)| {
+            (key_in_form::<K>(&k) || K::reencode(&k).is_some()) && V::converts(&v)
+        };
+        if let Some(obj) = <&ObjectRef<MapObj>>::from_any(view) {
+            let map = Map::<K, V>::wrap(obj.clone());
+            return map.first_misfit().is_none() || map.iter_views().all(entry_converts);
+        }
+        let Some(dict) = <&ObjectRef<DictObj>>::from_any(view) else {
+            return false;
+        };
+        let Ok(entries) = Dict::<Any, Any>::from_object_ref(dict.clone()).snapshot() else {
+            return false;
+        };
+        entries
+            .iter()
+            .map(|(k, v)| (k.view(), v.view()))
+            .all(entry_converts)
     }
     #[inline]
     fn match_type_index(index: i32) -> bool {
@@ -204,8 +310,12 @@ impl<'a, K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>> FromAny<'a> for Map<K, 
 }
 
 impl<'a, K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>> FromAny<'a> for Dict<K, V> {
-    /// A `Dict` whose entries convert to `(K, V)` (the same object: writes are shared); a
-    /// `Map` is copied into a new `Dict` (as C++ converts one).
+    /// A `Dict` whose keys are stored as `K`s and whose values convert to `V` (the same
+    /// object: writes are shared); a `Map` is copied into a new `Dict` of the converted
+    /// entries (as C++ converts one). Unlike C++, a `Dict` whose keys convert to `K` but are
+    /// stored in another form (`int`s for a `Dict<f64, _>`) is refused rather than copied: a
+    /// copy would silently stop sharing the caller's writes, and the keys as they are stored
+    /// would not be found by lookups with `K`s.
     fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         if let Some(obj) = <&ObjectRef<DictObj>>::from_any(view) {
             let dict = Dict::<K, V>::from_object_ref(obj.clone());
@@ -213,22 +323,14 @@ impl<'a, K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>> FromAny<'a> for Dict<K,
                 return Some(dict);
             }
             let entries = dict.snapshot().ok()?;
-            let views = entries.iter().map(|(k, v)| (k.view(), v.view()));
-            return entries_convert::<K, V>(views).then_some(dict);
+            let fits = entries
+                .iter()
+                .all(|(k, v)| key_in_form::<K>(k.as_view()) && V::converts(v.as_view()));
+            return fits.then_some(dict);
         }
         let map = <&ObjectRef<MapObj>>::from_any(view)?;
-        let map = Map::<Any, Any>::from_object_ref(map.clone());
-        if !entries_convert::<K, V>(map.iter_views()) {
-            return None;
-        }
-        let flat = super::try_collect(map.iter_views(), |(k, v)| {
-            Ok([k.to_owned()?, v.to_owned()?])
-        })
-        .ok()?;
-        let out = DICT_NEW.get().ok()?.call(flat.as_flattened()).ok()?;
-        out.cast::<ObjectRef<DictObj>>()
-            .ok()
-            .map(Dict::from_object_ref)
+        let map = Map::<Any, Any>::wrap(map.clone());
+        rebuilt::<K, V, DictObj>(&DICT_NEW, map.iter_views()).map(Dict::from_object_ref)
     }
     fn describe_mismatch(view: &AnyView<'_>) -> String {
         describe_mapping::<K, V>("Dict", view)

@@ -29,7 +29,11 @@ static DICT_CLEAR: GlobalCache = GlobalCache::new("ffi.DictClear");
 /// through the runtime's own functions (`ffi.DictSetItem`, `ffi.DictErase`, ...), with `&self`,
 /// like a `RefCell`. Element types are checked when a dict is converted from an `Any` (as
 /// C++ does) and again on every read, because a foreign write may since have stored a value
-/// of another type: such a read is a `TypeError`, never a wrong value. An iteration during
+/// of another type: such a read is a `TypeError`, never a wrong value. Keys are read only in
+/// `K`'s own form, the form lookups with a `K` find (the runtime compares keys by type: the
+/// `int` 1 is no key `1.0`): a cast refuses a dict whose keys are stored in another form (it
+/// could convert them only in a copy, which would end the sharing: cast to a [`Map`](crate::Map)
+/// for a converted copy), and iteration reports such a key as a `TypeError`. An iteration during
 /// which entries are added or removed ends with a `RuntimeError` (as in Python); assigning an
 /// existing key moves it to the end of the runtime's order, where the iteration meets it again. Rust's own operations on one dict never overlap (each holds a process-wide lock for
 /// the dict); the runtime has no lock, so as in C++, code in other languages that writes the
@@ -90,7 +94,9 @@ impl<K, V> Dict<K, V> {
     pub fn into_object_ref(self) -> ObjectRef<DictObj> {
         self.obj
     }
-    /// Wraps a dict object without checking entry types (reads check them anyway).
+    /// Wraps a dict object without checking entry types: any language may write the dict
+    /// later, so every read checks them anyway (a value that is no `V`, or a key not in `K`'s
+    /// own form, reads as a `TypeError`).
     pub fn from_object_ref(obj: ObjectRef<DictObj>) -> Self {
         Dict {
             obj,
@@ -512,7 +518,7 @@ impl<K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>> Iterator for DictIter<'_, K
     type Item = Result<(K, V)>;
     fn next(&mut self) -> Option<Result<(K, V)>> {
         match self.entries.next() {
-            Some((k, v)) => Some(k.cast::<K>().and_then(|k| Ok((k, v.cast::<V>()?)))),
+            Some((k, v)) => Some(exact_key::<K>(&k).and_then(|k| Ok((k, v.cast::<V>()?)))),
             None if self.entries.changed && !self.reported => {
                 self.reported = true;
                 Some(Err(Error::runtime_error(
@@ -521,6 +527,20 @@ impl<K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>> Iterator for DictIter<'_, K
             }
             None => None,
         }
+    }
+}
+
+/// A stored key read as a `K`: only in `K`'s own form, the form in which lookups with a `K`
+/// find it (a foreign write may store the `int` 1 in a `Dict<f64, _>`: a `TypeError`, not a
+/// key `1.0` that `get(1.0)` would miss).
+fn exact_key<K: for<'a> FromAny<'a>>(key: &Any) -> Result<K> {
+    match K::from_any_exact(key.as_view()) {
+        Some(key) => Ok(key),
+        None => Err(Error::type_error(format!(
+            "Dict::iter: key {key:?} is a `{}`, not a `{}`",
+            key.type_key(),
+            K::type_str()
+        ))),
     }
 }
 

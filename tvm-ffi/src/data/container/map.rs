@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 use super::hash::KeyProbe;
 use super::table::{self, Cursor, RawEntry, Table};
 use crate::abi::sys::TVMFFIAny;
-use crate::base::error::Result;
+use crate::base::error::{Error, Result};
 use crate::base::object::builtin::MapObj;
 use crate::base::object::ObjectRef;
 use crate::base::value::{Any, AnyView, FromAny, TryIntoAny};
@@ -58,7 +58,25 @@ pub(super) unsafe fn stored_view<'a>(raw: *const TVMFFIAny) -> &'a AnyView<'a> {
 /// A `Map` never changes while a reference to it exists: C++ `Map` mutators copy unless they
 /// hold the only reference (copy-on-write), Python's `Map` is immutable and `ffi.Map` builds
 /// new maps. So entries are read without copies and key and value types are checked once,
-/// when a map is converted from an `Any`.
+/// when a map is converted from an `Any` or wrapped ([`Map::from_object_ref`]).
+///
+/// **Keys are stored in `K`'s own form.** The runtime hashes and compares keys by type (the
+/// `int` 1 and the `float` 1.0 are different keys), so a `Map<f64, V>` whose keys were the
+/// stored `int`s would list `1.0` and miss it on lookup. A cast ([`Any::cast`]) therefore shares
+/// the map only when every key is already a `K` as `K` stores it (values may be of any type
+/// that converts to `V`: each converts as it is read); otherwise it builds a new map of the
+/// converted entries, as C++ does (a key of a type without a stored form to convert into, a
+/// type that is no [`IntoAny`](crate::IntoAny), makes the cast fail).
+///
+/// ```
+/// use tvm_ffi::{Any, Map};
+/// let ints: Map<i64, i64> = Map::new([(1, 10), (2, 20)]).unwrap();
+/// let shared: Map<i64, f64> = Any::new(&ints).cast().unwrap(); // keys already `i64`s
+/// assert!(shared.as_object_ref().ptr_eq(ints.as_object_ref()));
+/// let floats: Map<f64, f64> = Any::new(&ints).cast().unwrap(); // a new map, keys re-encoded
+/// assert!(!floats.as_object_ref().ptr_eq(ints.as_object_ref()));
+/// assert_eq!((floats.get(1.0), floats.contains_key(2.0)), (Some(10.0), true));
+/// ```
 ///
 /// ```
 /// use tvm_ffi::{Map, String};
@@ -110,8 +128,10 @@ impl<K, V> Map<K, V> {
     pub fn into_object_ref(self) -> ObjectRef<MapObj> {
         self.obj
     }
-    /// Wraps a map object without checking entry types.
-    pub fn from_object_ref(obj: ObjectRef<MapObj>) -> Self {
+    /// Wraps a map object whose keys are known to be in `K`'s own form and whose values are
+    /// known to convert to `V` (a map built from `K`s and `V`s, or checked).
+    #[inline]
+    pub(super) fn wrap(obj: ObjectRef<MapObj>) -> Self {
         Map {
             obj,
             _types: PhantomData,
@@ -201,6 +221,107 @@ impl<K, V> Map<K, V> {
     }
 }
 
+/// Whether a stored key is in `K`'s own form: the form in which a lookup with a `K` finds it
+/// (the runtime hashes and compares keys by type: the `int` 1 is no key `1.0`).
+#[inline]
+pub(super) fn key_in_form<K: for<'a> FromAny<'a>>(key: &AnyView<'_>) -> bool {
+    K::ACCEPTS_ANY || K::from_any_exact(key).is_some()
+}
+
+/// Why a map cannot be a `Map<K, V>` as it is stored: which half of which entry.
+pub(super) enum Misfit<'a> {
+    /// A key not in `K`'s own form ([`key_in_form`]).
+    Key(AnyView<'a>),
+    /// The value of `key`, which does not convert to `V`.
+    Value {
+        key: AnyView<'a>,
+        value: AnyView<'a>,
+    },
+}
+
+impl<K: for<'a> FromAny<'a>, V: for<'a> FromAny<'a>> Map<K, V> {
+    /// Wraps a map object, checking that every key is stored in `K`'s own form (the form in
+    /// which lookups find it: a map of `int` keys is no `Map<f64, _>`, cast it with
+    /// [`Any::cast`] to convert it) and every value converts to `V`. `Map<Any, Any>` checks
+    /// nothing.
+    ///
+    /// ```
+    /// use tvm_ffi::Map;
+    /// let map: Map<i64, i64> = Map::new([(1, 10)]).unwrap();
+    /// let same: Map<i64, f64> = Map::from_object_ref(map.as_object_ref().clone());
+    /// assert_eq!(same.get(1), Some(10.0)); // values convert as they are read
+    /// ```
+    ///
+    /// # Panics
+    /// When a key or value does not fit, naming it; [`Map::try_from_object_ref`] and
+    /// [`Any::cast`] report that as an error.
+    pub fn from_object_ref(obj: ObjectRef<MapObj>) -> Self {
+        match Map::checked(obj, "Map::from_object_ref") {
+            Ok(map) => map,
+            Err(message) => panic!("{message}"),
+        }
+    }
+
+    /// Wraps a map object, or fails with a `TypeError` naming the first key not stored in
+    /// `K`'s own form or value that does not convert to `V` (never panics).
+    ///
+    /// ```
+    /// use tvm_ffi::Map;
+    /// let map: Map<i64, i64> = Map::new([(1, 10)]).unwrap();
+    /// let err = Map::<f64, i64>::try_from_object_ref(map.as_object_ref().clone()).unwrap_err();
+    /// assert_eq!(err.message(), "Map::try_from_object_ref: key 1 is a `int`, not a `float`");
+    /// let err = Map::<i64, String>::try_from_object_ref(map.into_object_ref()).unwrap_err();
+    /// assert_eq!(
+    ///     err.message(),
+    ///     "Map::try_from_object_ref: the value of key 1 is a `int`, not a `str`"
+    /// );
+    /// ```
+    pub fn try_from_object_ref(obj: ObjectRef<MapObj>) -> Result<Self> {
+        Map::checked(obj, "Map::try_from_object_ref").map_err(Error::type_error)
+    }
+
+    /// The map, or the message of `what` naming the first entry that does not fit.
+    fn checked(
+        obj: ObjectRef<MapObj>,
+        what: &str,
+    ) -> std::result::Result<Self, std::string::String> {
+        let map = Map::wrap(obj);
+        let message = match map.first_misfit() {
+            None => None,
+            Some(Misfit::Key(key)) => Some(format!(
+                "{what}: key {key:?} is a `{}`, not a `{}`",
+                key.type_key(),
+                K::type_str()
+            )),
+            Some(Misfit::Value { key, value }) => Some(format!(
+                "{what}: the value of key {key:?} is a `{}`, not a `{}`",
+                value.type_key(),
+                V::type_str()
+            )),
+        };
+        match message {
+            None => Ok(map),
+            Some(message) => Err(message),
+        }
+    }
+
+    /// The first entry that keeps the map from being a `Map<K, V>` as it is stored, if any.
+    pub(super) fn first_misfit(&self) -> Option<Misfit<'_>> {
+        if K::ACCEPTS_ANY && V::ACCEPTS_ANY {
+            return None;
+        }
+        self.iter_views().find_map(|(key, value)| {
+            if !key_in_form::<K>(&key) {
+                Some(Misfit::Key(key))
+            } else if !V::ACCEPTS_ANY && !V::converts(&value) {
+                Some(Misfit::Value { key, value })
+            } else {
+                None
+            }
+        })
+    }
+}
+
 impl<K: TryIntoAny, V: TryIntoAny> Map<K, V> {
     /// Builds a map from key/value pairs (a later duplicate key wins).
     ///
@@ -214,7 +335,7 @@ impl<K: TryIntoAny, V: TryIntoAny> Map<K, V> {
         })?;
         let args = pairs.as_flattened();
         let out = MAP_NEW.get()?.call(args)?;
-        Ok(Map::from_object_ref(out.cast::<ObjectRef<MapObj>>()?))
+        Ok(Map::wrap(out.cast::<ObjectRef<MapObj>>()?))
     }
 }
 
@@ -389,8 +510,8 @@ impl<K: for<'b> FromAny<'b>, V: for<'b> FromAny<'b>> Iterator for MapIter<'_, K,
     fn next(&mut self) -> Option<(K, V)> {
         let (k, v) = self.views.next()?;
         Some((
-            K::from_any(&k).expect("key type checked on entry"),
-            V::from_any(&v).expect("value type checked on entry"),
+            K::from_any(&k).expect("keys are checked when a map is wrapped"),
+            V::from_any(&v).expect("values are checked when a map is wrapped"),
         ))
     }
     fn size_hint(&self) -> (usize, Option<usize>) {

@@ -235,6 +235,10 @@ impl<'a> FromAny<'a> for Shape {
     fn from_any_exact(view: &'a AnyView<'a>) -> Option<Self> {
         <&ObjectRef<ShapeObj>>::from_any(view).map(|obj| Shape::from_object_ref(obj.clone()))
     }
+    /// The shape made of an `Array` of integers (as C++ converts one).
+    fn reencode(view: &'a AnyView<'a>) -> Option<Any> {
+        Self::from_any(view).map(IntoAny::into_any)
+    }
     #[inline]
     fn match_type_index(index: i32) -> bool {
         <ObjectRef<ShapeObj>>::match_type_index(index)
