@@ -34,6 +34,13 @@ if ! diff -u tvm-ffi/public-api.txt <(printf '%s\n' "$listing") >target/public-a
     "bash scripts/check-public-api.sh --bless and commit tvm-ffi/public-api.txt" >&2
   exit 1
 fi
+# A safe fn of `__private` that returns a `Function` or an `Any` hands out what the registry
+# registers for a type: it must be an `unsafe fn` (see `__private`'s docs).
+if grep -E '^fn tvm_ffi::__private::[a-z_]+(<[^>]*>)?\(.*\) -> (Function|Any|Result<Any>)$' \
+  tvm-ffi/private-api.txt; then
+  echo "error: a safe fn of __private makes a Function or Any (above): make it an unsafe fn" >&2
+  exit 1
+fi
 # No machinery of the macros outside `__private`.
 if grep -E "registry::(TYPES|TypeSlot|TypeEntry)|new_enum_object|allocate_type_index|ObjectCell|FnSignature|GlobalCache" \
   tvm-ffi/public-api.txt; then

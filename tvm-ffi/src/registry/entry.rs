@@ -130,7 +130,7 @@ impl Trusted {
 
 /// A hook of `#[ffi_type(eq, hash, ord, str)]`: the type attribute's name and the function
 /// that makes its value.
-pub type TypeHook = (&'static str, fn() -> Function);
+pub type TypeHook = (&'static str, unsafe fn() -> Function);
 
 /// A type collected from `#[derive(Object)]`.
 pub struct TypeEntry {
@@ -152,13 +152,13 @@ pub struct TypeEntry {
     pub structural: i32,
     /// The creator (every type defined in Rust has one; declarations have none).
     pub creator: Option<sys::TVMFFIObjectCreator>,
-    /// `__ffi_new__`, made from the creator.
-    pub new_object: Option<fn() -> Function>,
+    /// `__ffi_new__`, made from the creator (`unsafe`: the function is `T`'s only).
+    pub new_object: Option<unsafe fn() -> Function>,
     /// Whether the runtime's reflection constructor (`ffi._RegisterFFIInit`) is registered
     /// when there is no explicit one (`#[ffi_type(init = false)]` turns it off).
     pub auto_init: bool,
-    /// `__ffi_convert__` (`#[ffi_type(convert)]`).
-    pub convert: Option<fn() -> Function>,
+    /// `__ffi_convert__` (`#[ffi_type(convert)]`; `unsafe`: the function is `T`'s only).
+    pub convert: Option<unsafe fn() -> Function>,
     /// Own reflected fields (inherited ones belong to the parent's entry).
     pub fields: &'static [FieldEntry],
     /// `__ffi_shallow_copy__`, when the payload is `Clone`.
@@ -218,6 +218,11 @@ pub struct MethodEntry {
     /// Where the method is written (the impl block's file and line, the method's index in
     /// it): methods register in source order, as C++ registers them in code order.
     pub order: (&'static str, u32, u32),
+    /// The statement that the entry is what `#[ffi_methods]` generated: the runtime and Python
+    /// trust a type attribute (`__ffi_init__`'s result becomes an instance of the type, the
+    /// runtime calls `__ffi_shallow_copy__`, `__ffi_new__` and the key hooks), and
+    /// `#[ffi_methods]` refuses the names they reserve; a hand-made entry could name one.
+    pub trusted: Trusted,
 }
 
 impl MethodEntry {

@@ -463,15 +463,23 @@ fn finish_type(entry: &'static TypeEntry, ty: RuntimeType) -> Result<()> {
     if let Some(copy) = (entry.shallow_copy)() {
         register_attr(ty, "__ffi_shallow_copy__", Any::new(copy))?;
     }
+    // The entry is `Trusted` (only an `unsafe` call makes one): its functions are those
+    // generated for this very type, each registered under the attribute it was made for.
     if let Some(new_object) = entry.new_object {
-        register_attr(ty, "__ffi_new__", Any::new(new_object()))?;
+        // SAFETY: this type's own `__ffi_new__` (see above).
+        let function = unsafe { new_object() };
+        register_attr(ty, "__ffi_new__", Any::new(function))?;
     }
     if let Some(convert) = entry.convert {
-        register_attr(ty, "__ffi_convert__", Any::new(convert()))?;
+        // SAFETY: this type's own `__ffi_convert__` (see above).
+        let function = unsafe { convert() };
+        register_attr(ty, "__ffi_convert__", Any::new(function))?;
     }
     register_attr(ty, "__ffi_type_final__", Any::new(entry.is_final))?;
     for (name, make) in entry.hooks {
-        register_attr(ty, name, Any::new(make()))?;
+        // SAFETY: this type's own hook, made for the attribute `name` (see above).
+        let function = unsafe { make() };
+        register_attr(ty, name, Any::new(function))?;
     }
     for (name, value) in entry.type_attrs {
         let value = match *value {
