@@ -4,7 +4,9 @@
 use std::sync::atomic::{AtomicI64, Ordering};
 
 use crate::abi::sys;
+use crate::base::error::Result;
 use crate::base::object::RuntimeType;
+use crate::base::value::{Any, AnyView};
 use crate::call::function::metadata::MetadataValue;
 use crate::call::function::signature::FnSignature;
 use crate::call::function::Function;
@@ -211,8 +213,9 @@ pub struct MethodEntry {
     pub doc: &'static str,
     /// Instance, static, constructor or type attribute.
     pub kind: MethodKind,
-    /// Creates the function object (from `signature`).
-    pub make: fn() -> Function,
+    /// The generated argument and result conversion around the method, which
+    /// the registry makes a function object of under `signature`.
+    pub invoke: Invoke,
     /// The user's metadata keys (after the `type_schema`).
     pub metadata: &'static [(&'static str, MetadataValue)],
     /// Where the method is written (the impl block's file and line, the method's index in
@@ -225,7 +228,17 @@ pub struct MethodEntry {
     pub trusted: Trusted,
 }
 
+/// The generated conversion around a method (see `__private::function_from_invoke`).
+pub type Invoke = for<'a> fn(&FnSignature, &'a [AnyView<'a>]) -> Result<Any>;
+
 impl MethodEntry {
+    /// The function object of the method (what the registry registers).
+    pub(crate) fn make(&'static self) -> Function {
+        // SAFETY: the entry is `Trusted` (only an `unsafe` call makes one): `invoke` was
+        // generated with `signature` from the method's own Rust signature.
+        unsafe { crate::call::function::export::function_from_invoke(&self.signature, self.invoke) }
+    }
+
     /// Key of the type the method belongs to.
     pub fn type_key(&self) -> &'static str {
         self.signature.owner

@@ -214,7 +214,7 @@ fn register_types() {
             Some(TypeState::Registered(ty)) => {
                 let outcome = match method.kind {
                     MethodKind::TypeAttr => {
-                        let hook = (method.make)();
+                        let hook = method.make();
                         // A key hook: the runtime gets a wrapper that never raises into its
                         // table rebuilds, Rust's lookups the hook itself.
                         match crate::data::container::key_hook_for_runtime(method.name(), &hook) {
@@ -431,8 +431,8 @@ fn register_field(ty: RuntimeType, field: &FieldEntry) -> Result<()> {
     check(unsafe { sys::TVMFFITypeRegisterField(ty.index, &info) })
 }
 
-fn register_method(ty: RuntimeType, method: &MethodEntry) -> Result<()> {
-    let function = (method.make)();
+fn register_method(ty: RuntimeType, method: &'static MethodEntry) -> Result<()> {
+    let function = method.make();
     let metadata = method.signature.metadata_with(method.metadata);
     let flags = match method.kind {
         MethodKind::Instance | MethodKind::TypeAttr => 0,
@@ -496,7 +496,7 @@ fn finish_type(entry: &'static TypeEntry, ty: RuntimeType) -> Result<()> {
         }
         [] => {}
         // The method itself registered in source order with the others.
-        [init] => register_attr(ty, "__ffi_init__", Any::new((init.make)()))?,
+        [init] => register_attr(ty, "__ffi_init__", Any::new(init.make()))?,
         [first, second, ..] => {
             return Err(Error::runtime_error(format!(
                 "two `#[ffi(init)]` constructors (`{}` and `{}`); keep one",

@@ -3,7 +3,7 @@
 // `unsafe fn`s only generated code calls, and a method descriptor needs a `Trusted` statement:
 // none of it is reachable from safe code (see also `private_sealed.rs`).
 use tvm_ffi::__private::{self as p, FnSignature, MethodEntry, MethodKind};
-use tvm_ffi::{Any, Enum, Function, Object, ObjectRef};
+use tvm_ffi::{Any, Enum, Object, ObjectRef};
 
 #[derive(Object, Clone, PartialEq)]
 #[ffi_type(key = "ui.PrivateNeedsUnsafe")]
@@ -26,8 +26,8 @@ static SIGNATURE: FnSignature = FnSignature {
     names: &[],
 };
 
-fn make() -> Function {
-    Function::from_typed(|| 1i64)
+fn invoke(_: &FnSignature, _: &[tvm_ffi::AnyView<'_>]) -> tvm_ffi::Result<Any> {
+    Ok(Any::new(1i64))
 }
 
 static FORGED: MethodEntry = MethodEntry {
@@ -40,7 +40,7 @@ static FORGED: MethodEntry = MethodEntry {
     },
     doc: "",
     kind: MethodKind::TypeAttr,
-    make,
+    invoke,
     metadata: &[],
     order: ("", 0, 0),
 };
