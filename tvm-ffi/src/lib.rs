@@ -175,7 +175,9 @@ pub use value::{
 ///   `allocate_type_index`, `create_object`, `seal`, `seal_check`, `drop_payload`, the
 ///   export trampolines); generated code calls them in `unsafe` blocks (at the call site's
 ///   span, so that `#![forbid(unsafe_code)]` crates compile) whose `// SAFETY:` says why the
-///   contract holds, never with a user's expression inside the block.
+///   contract holds, never with a user's expression inside the block, or stores them in a
+///   descriptor whose `Trusted` the registry calls them under (a type's `__ffi_new__`,
+///   `__ffi_convert__` and hooks, a method's `invoke`).
 /// - The descriptors the registry trusts (`TypeEntry`, `MethodEntry`, `EnumEntry`) carry a
 ///   `Trusted`, which only an `unsafe` call makes; the `const fn`s that build their parts
 ///   (`field`, `base_part`, `skipped_part`, `Param`, `TypeDesc`) are trusted only through it.
