@@ -2,23 +2,32 @@
 """Prints the public API of the `tvm_ffi` crate, one item a line, from rustdoc's JSON.
 
 Usage: public_api.py RUSTDOC_JSON
+       public_api.py --private RUSTDOC_JSON
+
 
 Every item reachable by a user is listed with its path and signature: modules, types, traits
 (with `unsafe` and their items), functions (with `unsafe`), inherent methods, fields of
 structs, constants, statics and macros. Items under `#[doc(hidden)]` (`__private`) are left out:
 they are no API. `tvm-ffi/tests/public_api.rs` compares the listing with `public-api.txt`, so
 every change to the public surface shows up as a diff of that file.
+
+With `--private` (on JSON made with `--document-hidden-items`), only `tvm_ffi::__private` is
+listed, hidden items included: what generated code reaches, whose soundness discipline (an
+`unsafe fn` or a sealed or `unsafe` trait for what unsafe code trusts) `private-api.txt` shows.
 """
 import json
 import sys
 
-doc = json.load(open(sys.argv[1]))
+private = sys.argv[1] == "--private"
+doc = json.load(open(sys.argv[-1]))
 index = doc["index"]
 paths = doc["paths"]
 out = set()
 
 
 def hidden(item):
+    if private:
+        return False
     for attr in item.get("attrs", []):
         text = attr if isinstance(attr, str) else json.dumps(attr)
         if "doc(hidden)" in text.replace(" ", "") or '"hidden"' in text:
@@ -96,7 +105,9 @@ def ty(t):
     if k == "qualified_path":
         self_ty = ty(v["self_type"])
         trait = v.get("trait")
-        return f"<{self_ty} as {path_name(trait).split('::')[-1]}>::{v['name']}" if trait else f"{self_ty}::{v['name']}"
+        trait_name = path_name(trait).split("::")[-1] if trait else "?"
+        # rustdoc leaves the trait of `F::Value` (a bound's associated type) without a path.
+        return f"<{self_ty} as {trait_name}>::{v['name']}" if trait_name != "?" else f"{self_ty}::{v['name']}"
     if k == "function_pointer":
         sig = v["sig"]
         unsafe = "unsafe " if v["header"]["is_unsafe"] else ""
@@ -249,6 +260,13 @@ def walk(item_id, prefix, seen):
 
 
 root = doc["root"]
-walk(root, "tvm_ffi", set())
+if private:
+    module = next(
+        c for c in index[str(root)]["inner"]["module"]["items"]
+        if index.get(str(c), {}).get("name") == "__private"
+    )
+    walk(module, "tvm_ffi::__private", set())
+else:
+    walk(root, "tvm_ffi", set())
 for line in sorted(out):
     print(line)

@@ -326,3 +326,37 @@ print(plain.s)
         "offset 24 in a Python subclass instance"
     ), out
     assert out[3:] == ["init True", "set from Python"], out
+
+
+def test_a_failing_key_equality_is_an_error_of_a_rust_write_and_dropped_in_a_python_one():
+    # The runtime cannot take an error from `__any_equal__` (it may be rebuilding its table):
+    # the hook answers "unequal" there. A write made by Rust raises the failure; one made by
+    # Python itself (the runtime's `ffi.DictSetItem`, no Rust code after it) cannot, and is
+    # done with the keys taken as unequal (docs/guide.md, Soundness, *Key hooks*).
+    out = run("""
+@tvm_ffi.register_object("rs_soundness.FailEqKey")
+class FailEqKey(tvm_ffi.Object):
+    pass
+fail_equal = tvm_ffi.get_global_func("rs_soundness.fail_equal")
+dict_set = tvm_ffi.get_global_func("rs_soundness.dict_set")
+first = FailEqKey(v=1)
+d = tvm_ffi.Dict({first: "first"})
+fail_equal(True)
+attempt(lambda: dict_set(d, FailEqKey(v=1), "by rust"))
+print(len(d))
+attempt(lambda: d.__setitem__(FailEqKey(v=1), "by python"))
+print(len(d))
+fail_equal(False)
+print(sorted(str(v) for v in d.values()))
+print(use_count(first))
+""")
+    # Rust's own lookup before its write runs the hook (nothing changed); Python's write
+    # added the key beside its equal.
+    assert out == [
+        "ValueError FailEqKey cannot compare 1 with 1",
+        "1",
+        "ok None",
+        "2",
+        "['by python', 'first']",
+        "2",
+    ], out

@@ -19,6 +19,7 @@ fn key_hooks_and_the_dict_lock() {
     a_key_hash_that_changes_between_calls_is_taken_once();
     writes_whose_registered_hooks_write_each_others_dict_free_nothing();
     a_key_with_trailing_items_keeps_them_and_its_cached_hash();
+    a_failing_equal_hook_is_an_error_of_the_rust_write_and_lookup();
 }
 
 /// A dict key whose hooks are registered by the SDK (`#[ffi(type_attr = ..)]`); its hash fails
@@ -641,4 +642,179 @@ fn a_key_with_trailing_items_keeps_them_and_its_cached_hash() {
         assert!(dict.remove(key.clone().into_any()).unwrap().is_some());
     }
     assert_eq!(dict.len(), 0);
+}
+
+/// A dict key whose SDK-registered equality fails from the `EQ_FAIL_FROM`-th call of its hook
+/// on (counted in `EQ_CALLS`); its hash is the same for every key, so that every key of the
+/// type is compared with every other.
+#[derive(tvm_ffi::Object)]
+#[ffi_type(key = "rust_tests.EqFailKey")]
+#[repr(C)]
+pub struct EqFailKey {
+    pub v: i64,
+}
+
+static EQ_CALLS: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
+/// Calls numbered above this fail; -1: none does.
+static EQ_FAIL_FROM: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(-1);
+
+#[tvm_ffi::ffi_methods]
+impl EqFailKey {
+    #[ffi(type_attr = "__any_hash__")]
+    pub fn any_hash(&self) -> i64 {
+        7
+    }
+    #[ffi(type_attr = "__any_equal__")]
+    pub fn any_equal(&self, other: ObjectRef<EqFailKey>) -> tvm_ffi::Result<bool> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let call = EQ_CALLS.fetch_add(1, SeqCst) + 1;
+        let from = EQ_FAIL_FROM.load(SeqCst);
+        if from >= 0 && call > from {
+            return Err(tvm_ffi::Error::new(
+                "ValueError",
+                format!("EqFailKey cannot compare {} with {}", self.v, other.v),
+            ));
+        }
+        Ok(self.v == other.v)
+    }
+}
+
+/// The number of equality hook calls `f` makes.
+fn eq_calls_of(f: impl FnOnce()) -> i64 {
+    use std::sync::atomic::Ordering::SeqCst;
+    EQ_CALLS.store(0, SeqCst);
+    f();
+    EQ_CALLS.load(SeqCst)
+}
+
+fn a_failing_equal_hook_is_an_error_of_the_rust_write_and_lookup() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let keys: Vec<ObjectRef<EqFailKey>> = (0..3).map(|v| ObjectRef::new(EqFailKey { v })).collect();
+    let dict: Dict<Any, Any> = Dict::default();
+    for key in &keys {
+        dict.insert(key.clone().into_any(), (10 * key.v).into_any())
+            .unwrap();
+    }
+    // A key equal (by value) to `keys[1]`. Rust's own lookup before the write compares it
+    // with the entries (the hook answers), then the runtime's write compares it again: the
+    // hook fails there, where the runtime cannot take an error.
+    let twin = ObjectRef::new(EqFailKey { v: 1 });
+    let lookup_calls = eq_calls_of(|| {
+        assert_eq!(
+            dict.get(twin.clone().into_any())
+                .map(|v| v.cast::<i64>().unwrap()),
+            Some(10)
+        );
+    });
+    assert!(lookup_calls >= 1, "{lookup_calls}");
+    EQ_CALLS.store(0, SeqCst);
+    EQ_FAIL_FROM.store(lookup_calls, SeqCst);
+    let err = dict
+        .insert(twin.clone().into_any(), 11i64.into_any())
+        .unwrap_err();
+    EQ_FAIL_FROM.store(-1, SeqCst);
+    assert!(
+        EQ_CALLS.load(SeqCst) > lookup_calls,
+        "the runtime's write ran the hook"
+    );
+    assert_eq!(err.kind().as_str(), "ValueError");
+    assert!(
+        err.message()
+            .starts_with("a key's `__any_equal__` failed while the runtime changed the container"),
+        "{}",
+        err.message()
+    );
+    assert!(
+        err.message()
+            .ends_with(": EqFailKey cannot compare 1 with 0")
+            || err
+                .message()
+                .ends_with(": EqFailKey cannot compare 0 with 1"),
+        "{}",
+        err.message()
+    );
+    // The write took effect with the keys taken as unequal (as documented): the twin was
+    // added beside `keys[1]`, which kept its value. Every key is held once by the dict.
+    assert_eq!(dict.len(), 4);
+    for key in &keys {
+        assert_eq!(key.strong_count(), 2, "key {}", key.v);
+        let found = dict
+            .get(key.clone().into_any())
+            .map(|v| v.cast::<i64>().unwrap());
+        assert_eq!(found, Some(10 * key.v), "key {}", key.v);
+    }
+    assert_eq!(twin.strong_count(), 2);
+    let mut stored: Vec<(i64, i64)> = dict
+        .snapshot()
+        .unwrap()
+        .into_iter()
+        .map(|(k, v)| {
+            (
+                k.cast::<ObjectRef<EqFailKey>>().unwrap().v,
+                v.cast::<i64>().unwrap(),
+            )
+        })
+        .collect();
+    stored.sort();
+    assert_eq!(stored, [(0, 0), (1, 10), (1, 11), (2, 20)]);
+
+    // A lookup whose comparison fails: `try_get` returns the hook's error, `get` answers "not
+    // found", `contains_key` false; the dict is unchanged.
+    let probe = ObjectRef::new(EqFailKey { v: 2 });
+    EQ_FAIL_FROM.store(0, SeqCst);
+    let err = dict.try_get(probe.clone().into_any()).unwrap_err();
+    assert_eq!(err.kind().as_str(), "ValueError");
+    assert!(
+        err.message().starts_with("EqFailKey cannot compare "),
+        "{}",
+        err.message()
+    );
+    assert_eq!(dict.get(probe.clone().into_any()), None);
+    assert!(!dict.contains_key(probe.clone().into_any()));
+    // A write whose own lookup fails first changes nothing.
+    let err = dict
+        .insert(probe.clone().into_any(), 0i64.into_any())
+        .unwrap_err();
+    assert!(
+        err.message().starts_with("EqFailKey cannot compare "),
+        "{}",
+        err.message()
+    );
+    EQ_FAIL_FROM.store(-1, SeqCst);
+    assert_eq!(dict.len(), 4);
+    assert_eq!(probe.strong_count(), 1);
+
+    // `Map::new` and `Dict::new` compare the given keys in the runtime: a failure there is the
+    // error returned, and nothing is built (the keys are released).
+    let pairs = || {
+        [
+            (keys[0].clone().into_any(), 0i64.into_any()),
+            (probe.clone().into_any(), 1i64.into_any()),
+        ]
+    };
+    EQ_FAIL_FROM.store(0, SeqCst);
+    let map_err = tvm_ffi::Map::<Any, Any>::new(pairs()).unwrap_err();
+    let dict_err = Dict::<Any, Any>::new(pairs()).unwrap_err();
+    EQ_FAIL_FROM.store(-1, SeqCst);
+    for err in [&map_err, &dict_err] {
+        assert_eq!(err.kind().as_str(), "ValueError");
+        assert!(
+            err.message().starts_with(
+                "a key's `__any_equal__` failed while the runtime built the container, where \
+                 it cannot take an error; nothing was built: EqFailKey cannot compare "
+            ),
+            "{}",
+            err.message()
+        );
+    }
+    assert_eq!(probe.strong_count(), 1);
+    assert_eq!(keys[0].strong_count(), 2);
+    // With the hook answering, both build.
+    assert_eq!(tvm_ffi::Map::<Any, Any>::new(pairs()).unwrap().len(), 2);
+    assert_eq!(Dict::<Any, Any>::new(pairs()).unwrap().len(), 2);
+
+    drop(dict);
+    for key in keys.iter().chain([&twin, &probe]) {
+        assert_eq!(key.strong_count(), 1, "key {}", key.v);
+    }
 }

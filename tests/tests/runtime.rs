@@ -327,57 +327,6 @@ fn errors_cross_the_boundary_with_kind_and_message() {
 }
 
 #[test]
-fn version_check_rejects_a_mismatched_runtime() {
-    use tvm_ffi::__private::{check_version, ensure_compatible};
-    use tvm_ffi::runtime_version;
-    use tvm_ffi::sys::TVMFFIVersion;
-    assert!(ensure_compatible().is_ok());
-    let v = runtime_version();
-    assert_eq!((v.major, v.minor), (0, 1));
-    let err = check_version(TVMFFIVersion {
-        major: 0,
-        minor: 2,
-        patch: 0,
-    })
-    .unwrap_err();
-    assert!(
-        err.message().contains("incompatible libtvm_ffi"),
-        "{}",
-        err.message()
-    );
-    assert!(err.message().contains("0.2.0"), "{}", err.message());
-    assert!(check_version(TVMFFIVersion {
-        major: 1,
-        minor: 1,
-        patch: 16
-    })
-    .is_err());
-    assert!(check_version(TVMFFIVersion {
-        major: 0,
-        minor: 1,
-        patch: 99
-    })
-    .is_ok());
-    // apache-tvm-ffi 0.1.14 (ABI 0.1.14) is the oldest supported runtime; 0.1.12 (ABI 0.1.12)
-    // is refused, naming both ends of the range and the version found.
-    assert!(check_version(TVMFFIVersion {
-        major: 0,
-        minor: 1,
-        patch: 14
-    })
-    .is_ok());
-    let old = check_version(TVMFFIVersion {
-        major: 0,
-        minor: 1,
-        patch: 12,
-    })
-    .unwrap_err();
-    for part in ["ABI 0.1.14 to 0.1.x", ">=0.1.14,<0.2", "reports 0.1.12"] {
-        assert!(old.message().contains(part), "{}", old.message());
-    }
-}
-
-#[test]
 fn global_registry_lists_and_overrides() {
     let f = Function::from_typed(|| 1i64);
     f.register_global("rust_tests.listed", false).unwrap();

@@ -165,6 +165,33 @@ pub use value::{
 ///
 /// **No semver guarantee**: this module changes with the macros, which is why `tvm-ffi` pins
 /// `tvm-ffi-macros` to the exact same version. Do not use it from hand-written code.
+///
+/// **Soundness** (see the guide's Soundness section): nothing here hands safe code a value
+/// that `unsafe` code, the runtime or Python later trusts.
+/// - Every function that makes what the registry registers for a type or function is an
+///   `unsafe fn` whose `# Safety` says what it belongs to (`new_function`, `convert_function`,
+///   the hooks `eq_hook` .. `repr_hook`, `init_into_any`, `default_value`, `default_factory`,
+///   `function_from_invoke`, `function_from_packed_invoke`, `enum_into_any`, `enum_try_cast`,
+///   `allocate_type_index`, `create_object`, `seal`, `seal_check`, `drop_payload`, the
+///   export trampolines); generated code calls them in `unsafe` blocks (at the call site's
+///   span, so that `#![forbid(unsafe_code)]` crates compile) whose `// SAFETY:` says why the
+///   contract holds, never with a user's expression inside the block, or stores them in a
+///   descriptor whose `Trusted` the registry calls them under (a type's `__ffi_new__`,
+///   `__ffi_convert__` and hooks, a method's `invoke`).
+/// - The descriptors the registry trusts (`TypeEntry`, `MethodEntry`, `EnumEntry`) carry a
+///   `Trusted`, which only an `unsafe` call makes; the `const fn`s that build their parts
+///   (`field`, `base_part`, `skipped_part`, `Param`, `TypeDesc`) are trusted only through it.
+///   `FunctionEntry` carries none: it registers no more than the safe
+///   `Function::register_global_with_info` does.
+/// - Traits that unsafe code trusts are `unsafe` (`Reflected`, `FieldValue`,
+///   `NullablePointer`, `EnumType`, `InitByDefault`, `InitByFields`, and `IntoArgSealed`, the
+///   seal of `IntoArg` that the derives implement) or sealed by a trait outside `__private`
+///   (`InitResult`, whose result becomes an instance of the type).
+/// - What stays safe hands out nothing trusted: compile-time checks (`assert_*`,
+///   `enum_value_is_unique`, `default_check`), the traversal links of `#[dispatch]` (they call public traits),
+///   `packed_metadata` (a JSON string), `force_runtime_reads` (a test switch between two
+///   sound read paths) and diagnostics-only marker traits (`WritableField`, `ForeignField`,
+///   `Member`, `EqHook` ..).
 #[doc(hidden)]
 pub mod __private {
     // Generated code names `core` and `std` (field offsets, sizes, pointer projections)
@@ -222,7 +249,6 @@ pub mod __private {
     };
     pub use crate::call::function::params::{check as default_check, DefaultValue, Param};
     pub use crate::call::function::signature::{packed_metadata, FfiReturn, FnSignature, TypeDesc};
-    pub use crate::registry::version::{check_version, ensure_compatible};
 
     pub use crate::call::function::export::{function_from_invoke, function_from_packed_invoke};
 

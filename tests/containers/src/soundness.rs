@@ -162,3 +162,47 @@ pub fn join_rewriters() {
         handle.join().unwrap();
     }
 }
+
+/// A dict key whose equality hook fails while `rs_soundness.fail_equal(True)` is in effect;
+/// every key hashes alike, so that keys of the type are always compared.
+#[derive(Object)]
+#[ffi_type(key = "rs_soundness.FailEqKey")]
+#[repr(C)]
+pub struct FailEqKey {
+    /// The value compared.
+    pub v: i64,
+}
+
+static FAIL_EQUAL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+#[ffi_methods]
+impl FailEqKey {
+    /// One hash for every key.
+    #[ffi(type_attr = "__any_hash__")]
+    pub fn any_hash(&self) -> i64 {
+        7
+    }
+    /// Equal values, or an error while failing is on.
+    #[ffi(type_attr = "__any_equal__")]
+    pub fn any_equal(&self, other: ObjectRef<FailEqKey>) -> tvm_ffi::Result<bool> {
+        if FAIL_EQUAL.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(tvm_ffi::Error::new(
+                "ValueError",
+                format!("FailEqKey cannot compare {} with {}", self.v, other.v),
+            ));
+        }
+        Ok(self.v == other.v)
+    }
+}
+
+/// Turns the failure of `FailEqKey`'s equality hook on or off.
+#[tvm_ffi::ffi_func(name = "rs_soundness.fail_equal")]
+pub fn fail_equal(on: bool) {
+    FAIL_EQUAL.store(on, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// `d[k] = v` written by Rust (`Dict::insert`).
+#[tvm_ffi::ffi_func(name = "rs_soundness.dict_set")]
+pub fn dict_set(d: tvm_ffi::Dict<Any, Any>, k: Any, v: Any) -> tvm_ffi::Result<()> {
+    d.insert(k, v)
+}

@@ -111,19 +111,23 @@ pub fn generate(model: &EnumModel) -> TokenStream {
             }
             impl #krate::IntoAny for #ident {
                 fn into_any(self) -> #krate::Any {
-                    #krate::__private::enum_into_any(self)
+                    // SAFETY: `Self`'s `EnumType` table is the one generated above for it.
+                    unsafe { #krate::__private::enum_into_any(self) }
                 }
             }
             impl<'a> #krate::FromAny<'a> for #ident {
                 fn from_any(view: &'a #krate::AnyView<'a>) -> #krate::__private::core::option::Option<Self> {
-                    #krate::__private::enum_try_cast(view)
+                    // SAFETY: as for `into_any`.
+                    unsafe { #krate::__private::enum_try_cast(view) }
                 }
             }
-            impl #krate::__private::IntoArgSealed for #ident {}
+            // SAFETY: the `IntoArg` impl below, generated with it, views the value as the SDK does.
+            unsafe impl #krate::__private::IntoArgSealed for #ident {}
             impl #krate::__private::IntoArg for #ident {
                 type Holder = #krate::Any;
                 fn into_holder(self) -> #krate::Result<#krate::Any> {
-                    #krate::__private::core::result::Result::Ok(#krate::__private::enum_into_any(self))
+                    // SAFETY: as for `into_any`.
+                    #krate::__private::core::result::Result::Ok(unsafe { #krate::__private::enum_into_any(self) })
                 }
                 fn view(holder: &#krate::Any) -> #krate::AnyView<'_> {
                     holder.view()

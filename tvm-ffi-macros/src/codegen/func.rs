@@ -40,6 +40,7 @@ pub fn generate(model: &FuncModel) -> TokenStream {
         call,
         ret_desc,
         convert: ret_convert,
+        convert_is_unsafe: false,
     };
     let invoke_fn = invoke_fn(&callable, &format_ident!("__tvm_ffi_invoke"));
     let params = param_descs(&callable);
@@ -101,7 +102,9 @@ pub fn generate(model: &FuncModel) -> TokenStream {
             static __tvm_ffi_GLOBAL: #krate::__private::FnSignature =
                 __tvm_ffi_signature(#name);
             fn __tvm_ffi_make() -> #krate::Function {
-                #krate::__private::#from_invoke(&__tvm_ffi_GLOBAL, __tvm_ffi_invoke)
+                // SAFETY: the signature is generated from this function's own Rust signature,
+                // as is the invoke function; the result is registered under it.
+                unsafe { #krate::__private::#from_invoke(&__tvm_ffi_GLOBAL, __tvm_ffi_invoke) }
             }
             #[#krate::__private::linkme::distributed_slice(#krate::__private::FUNCTIONS)]
             #[linkme(crate = #krate::__private::linkme)]

@@ -122,11 +122,23 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
         }
         let default = match &field.default {
             None => quote!(None),
+            // The user's expression (or path) is evaluated before the `unsafe` block, which is
+            // spanned at the derive (call site) so that `#![forbid(unsafe_code)]` accepts it.
+            // SAFETY (of the generated blocks): the default goes into this field's entry, whose
+            // storage is `#ty`.
+            // (The call is spanned at the user's tokens: a value that does not fit the field is
+            // reported there.)
             Some(DefaultValue::Expr(expr)) => {
-                quote_spanned! {expr.span()=> Some(|| #p::default_value::<#ty>(#expr)) }
+                let value = quote_spanned! {expr.span()=> let __tvm_ffi_value = #expr; };
+                let convert =
+                    quote_spanned! {expr.span()=> #p::default_value::<#ty>(__tvm_ffi_value) };
+                quote! { Some(|| { #value unsafe { #convert } }) }
             }
             Some(DefaultValue::Factory(path)) => {
-                quote_spanned! {path.span()=> Some(|| #p::default_factory::<#ty>(#path)) }
+                let value = quote_spanned! {path.span()=> let __tvm_ffi_value = #path; };
+                let convert =
+                    quote_spanned! {path.span()=> #p::default_factory::<#ty>(__tvm_ffi_value) };
+                quote! { Some(|| { #value unsafe { #convert } }) }
             }
         };
         let metadata = metadata_values(krate, &field.metadata);
@@ -220,7 +232,7 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
         let at = crate::crate_path::respan(krate, *span);
         let mut ty = ident.clone();
         ty.set_span(*span);
-        quote_spanned! {*span=> (#attr, #at::__private::#helper::<#ty> as fn() -> #at::Function) }
+        quote_spanned! {*span=> (#attr, #at::__private::#helper::<#ty> as unsafe fn() -> #at::Function) }
     });
     let auto_init = model.auto_init;
     let convert = if model.convert {

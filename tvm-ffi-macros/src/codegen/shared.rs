@@ -20,6 +20,11 @@ pub struct Callable {
     pub ret_desc: TokenStream,
     /// A function path `fn(value) -> tvm_ffi::Result<Any>` applied to the call's value.
     pub convert: TokenStream,
+    /// Whether `convert` is instead the call of an `unsafe fn` on the call's value
+    /// `__tvm_ffi_value` (`__private::init_into_any`, whose contract the caller states): it is
+    /// then made in an `unsafe` block of its own, after the call (the user's code never runs
+    /// inside the block).
+    pub convert_is_unsafe: bool,
 }
 
 /// The names of the argument variables used in [`Callable::call`].
@@ -58,20 +63,25 @@ pub fn invoke_fn(callable: &Callable, name: &syn::Ident) -> TokenStream {
     }
 }
 
-/// The same as a closure `|sig, args| ..`, for a function object made in place (a method's).
-pub fn invoke_closure(callable: &Callable) -> TokenStream {
-    let body = invoke_body(callable);
-    quote! { |__tvm_ffi_sig, __tvm_ffi_args| { #body } }
-}
-
 /// The body of an invoke function: the conversions, the call, the result's conversion.
 fn invoke_body(callable: &Callable) -> TokenStream {
     let Callable {
         params,
         call,
         convert,
+        convert_is_unsafe,
         ..
     } = callable;
+    // The user's call first, outside any `unsafe` block; then its conversion. (An `unsafe`
+    // block here is spanned at the macro's call site, so `#![forbid(unsafe_code)]` accepts it.)
+    let convert_value = if *convert_is_unsafe {
+        // SAFETY (of the generated block): `convert` is `init_into_any::<Self, R>` of this
+        // `#[ffi(init)]` constructor, whose function is registered as `Self`'s `__ffi_init__`
+        // only (the registry's `finish_type`).
+        quote! { unsafe { #convert } }
+    } else {
+        quote! { #convert(__tvm_ffi_value) }
+    };
     match params {
         Params::Typed(params) => {
             let args = arg_idents(params.len());
@@ -86,12 +96,14 @@ fn invoke_body(callable: &Callable) -> TokenStream {
             // defaults: `FnSignature::with_args`), so there is one argument per parameter.
             quote! {
                 #(#conversions)*
-                #convert(#call)
+                let __tvm_ffi_value = #call;
+                #convert_value
             }
         }
         Params::Packed => quote! {
             let _ = __tvm_ffi_sig;
-            #convert(#call)
+            let __tvm_ffi_value = #call;
+            #convert_value
         },
     }
 }

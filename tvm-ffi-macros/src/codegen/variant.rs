@@ -51,7 +51,8 @@ pub fn generate(model: &VariantModel) -> TokenStream {
                     #krate::__private::core::option::Option::None
                 }
             }
-            impl #krate::__private::IntoArgSealed for #ident {}
+            // SAFETY: the `IntoArg` impl below, generated with it, views the value as the SDK does.
+            unsafe impl #krate::__private::IntoArgSealed for #ident {}
             impl #krate::__private::IntoArg for #ident {
                 type Holder = #krate::Any;
                 fn into_holder(self) -> #krate::Result<#krate::Any> {

@@ -664,6 +664,30 @@ fn take_hook_failure() -> Option<Error> {
         .flatten()
 }
 
+/// Runs `build`, a runtime call that makes a new container from caller-given keys (`ffi.Map`,
+/// `ffi.Dict`): a key's equality hook that failed meanwhile answered "unequal" there (see
+/// `key_hook_for_runtime`), so the container built may hold two keys the hook would have
+/// called equal. Nothing else holds it yet: it is dropped, and the failure returned.
+pub(crate) fn build_reporting_hook_failures<R>(build: impl FnOnce() -> Result<R>) -> Result<R> {
+    let earlier = take_hook_failure();
+    let out = build();
+    let failed = take_hook_failure();
+    if let Some(earlier) = earlier {
+        record_hook_failure(earlier);
+    }
+    match (out, failed) {
+        (Ok(_), Some(failed)) => Err(Error::new(
+            failed.kind(),
+            format!(
+                "a key's `__any_equal__` failed while the runtime built the container, where it \
+                 cannot take an error; nothing was built: {}",
+                failed.message()
+            ),
+        )),
+        (out, _) => out,
+    }
+}
+
 #[cold]
 fn hook_failed_in_write(err: Error) -> Error {
     Error::new(

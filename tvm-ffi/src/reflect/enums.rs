@@ -280,12 +280,19 @@ pub(crate) mod support {
     }
 
     /// `IntoAny` of a derived enum: its singleton.
-    pub fn enum_into_any<E: EnumType>(value: E) -> Any {
+    ///
+    /// # Safety
+    /// `E`'s [`EnumType`] table holds the singletons registration made for `E` (what
+    /// `#[derive(Enum)]` generates, and what an `unsafe impl EnumType` states).
+    pub unsafe fn enum_into_any<E: EnumType>(value: E) -> Any {
         Any::new(value.singleton().clone())
     }
 
     /// `FromAny` of a derived enum: a singleton of its type.
-    pub fn enum_try_cast<E: EnumType>(view: &AnyView<'_>) -> Option<E> {
+    ///
+    /// # Safety
+    /// As for [`enum_into_any`]: `E`'s table and singletons are `E`'s own.
+    pub unsafe fn enum_try_cast<E: EnumType>(view: &AnyView<'_>) -> Option<E> {
         let obj = view.checked_cast::<&ObjectRef<EnumObj>>()?;
         E::from_object(obj)
     }
@@ -390,7 +397,8 @@ impl<E: EnumType> IntoAny for EnumRef<E> {
 
 impl<'a, E: EnumType> FromAny<'a> for EnumRef<E> {
     fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
-        support::enum_try_cast::<E>(view).map(EnumRef::new)
+        // SAFETY: `E: EnumType`, whose (unsafe) impl states that its table is `E`'s own.
+        unsafe { support::enum_try_cast::<E>(view) }.map(EnumRef::new)
     }
 }
 

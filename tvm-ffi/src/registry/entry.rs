@@ -4,7 +4,9 @@
 use std::sync::atomic::{AtomicI64, Ordering};
 
 use crate::abi::sys;
+use crate::base::error::Result;
 use crate::base::object::RuntimeType;
+use crate::base::value::{Any, AnyView};
 use crate::call::function::metadata::MetadataValue;
 use crate::call::function::signature::FnSignature;
 use crate::call::function::Function;
@@ -130,7 +132,7 @@ impl Trusted {
 
 /// A hook of `#[ffi_type(eq, hash, ord, str)]`: the type attribute's name and the function
 /// that makes its value.
-pub type TypeHook = (&'static str, fn() -> Function);
+pub type TypeHook = (&'static str, unsafe fn() -> Function);
 
 /// A type collected from `#[derive(Object)]`.
 pub struct TypeEntry {
@@ -152,13 +154,13 @@ pub struct TypeEntry {
     pub structural: i32,
     /// The creator (every type defined in Rust has one; declarations have none).
     pub creator: Option<sys::TVMFFIObjectCreator>,
-    /// `__ffi_new__`, made from the creator.
-    pub new_object: Option<fn() -> Function>,
+    /// `__ffi_new__`, made from the creator (`unsafe`: the function is `T`'s only).
+    pub new_object: Option<unsafe fn() -> Function>,
     /// Whether the runtime's reflection constructor (`ffi._RegisterFFIInit`) is registered
     /// when there is no explicit one (`#[ffi_type(init = false)]` turns it off).
     pub auto_init: bool,
-    /// `__ffi_convert__` (`#[ffi_type(convert)]`).
-    pub convert: Option<fn() -> Function>,
+    /// `__ffi_convert__` (`#[ffi_type(convert)]`; `unsafe`: the function is `T`'s only).
+    pub convert: Option<unsafe fn() -> Function>,
     /// Own reflected fields (inherited ones belong to the parent's entry).
     pub fields: &'static [FieldEntry],
     /// `__ffi_shallow_copy__`, when the payload is `Clone`.
@@ -211,16 +213,32 @@ pub struct MethodEntry {
     pub doc: &'static str,
     /// Instance, static, constructor or type attribute.
     pub kind: MethodKind,
-    /// Creates the function object (from `signature`).
-    pub make: fn() -> Function,
+    /// The generated argument and result conversion around the method, which
+    /// the registry makes a function object of under `signature`.
+    pub invoke: Invoke,
     /// The user's metadata keys (after the `type_schema`).
     pub metadata: &'static [(&'static str, MetadataValue)],
     /// Where the method is written (the impl block's file and line, the method's index in
     /// it): methods register in source order, as C++ registers them in code order.
     pub order: (&'static str, u32, u32),
+    /// The statement that the entry is what `#[ffi_methods]` generated: the runtime and Python
+    /// trust a type attribute (`__ffi_init__`'s result becomes an instance of the type, the
+    /// runtime calls `__ffi_shallow_copy__`, `__ffi_new__` and the key hooks), and
+    /// `#[ffi_methods]` refuses the names they reserve; a hand-made entry could name one.
+    pub trusted: Trusted,
 }
 
+/// The generated conversion around a method (see `__private::function_from_invoke`).
+pub type Invoke = for<'a> fn(&FnSignature, &'a [AnyView<'a>]) -> Result<Any>;
+
 impl MethodEntry {
+    /// The function object of the method (what the registry registers).
+    pub(crate) fn make(&'static self) -> Function {
+        // SAFETY: the entry is `Trusted` (only an `unsafe` call makes one): `invoke` was
+        // generated with `signature` from the method's own Rust signature.
+        unsafe { crate::call::function::export::function_from_invoke(&self.signature, self.invoke) }
+    }
+
     /// Key of the type the method belongs to.
     pub fn type_key(&self) -> &'static str {
         self.signature.owner

@@ -214,7 +214,7 @@ fn register_types() {
             Some(TypeState::Registered(ty)) => {
                 let outcome = match method.kind {
                     MethodKind::TypeAttr => {
-                        let hook = (method.make)();
+                        let hook = method.make();
                         // A key hook: the runtime gets a wrapper that never raises into its
                         // table rebuilds, Rust's lookups the hook itself.
                         match crate::data::container::key_hook_for_runtime(method.name(), &hook) {
@@ -431,8 +431,8 @@ fn register_field(ty: RuntimeType, field: &FieldEntry) -> Result<()> {
     check(unsafe { sys::TVMFFITypeRegisterField(ty.index, &info) })
 }
 
-fn register_method(ty: RuntimeType, method: &MethodEntry) -> Result<()> {
-    let function = (method.make)();
+fn register_method(ty: RuntimeType, method: &'static MethodEntry) -> Result<()> {
+    let function = method.make();
     let metadata = method.signature.metadata_with(method.metadata);
     let flags = match method.kind {
         MethodKind::Instance | MethodKind::TypeAttr => 0,
@@ -463,15 +463,23 @@ fn finish_type(entry: &'static TypeEntry, ty: RuntimeType) -> Result<()> {
     if let Some(copy) = (entry.shallow_copy)() {
         register_attr(ty, "__ffi_shallow_copy__", Any::new(copy))?;
     }
+    // The entry is `Trusted` (only an `unsafe` call makes one): its functions are those
+    // generated for this very type, each registered under the attribute it was made for.
     if let Some(new_object) = entry.new_object {
-        register_attr(ty, "__ffi_new__", Any::new(new_object()))?;
+        // SAFETY: this type's own `__ffi_new__` (see above).
+        let function = unsafe { new_object() };
+        register_attr(ty, "__ffi_new__", Any::new(function))?;
     }
     if let Some(convert) = entry.convert {
-        register_attr(ty, "__ffi_convert__", Any::new(convert()))?;
+        // SAFETY: this type's own `__ffi_convert__` (see above).
+        let function = unsafe { convert() };
+        register_attr(ty, "__ffi_convert__", Any::new(function))?;
     }
     register_attr(ty, "__ffi_type_final__", Any::new(entry.is_final))?;
     for (name, make) in entry.hooks {
-        register_attr(ty, name, Any::new(make()))?;
+        // SAFETY: this type's own hook, made for the attribute `name` (see above).
+        let function = unsafe { make() };
+        register_attr(ty, name, Any::new(function))?;
     }
     for (name, value) in entry.type_attrs {
         let value = match *value {
@@ -488,7 +496,7 @@ fn finish_type(entry: &'static TypeEntry, ty: RuntimeType) -> Result<()> {
         }
         [] => {}
         // The method itself registered in source order with the others.
-        [init] => register_attr(ty, "__ffi_init__", Any::new((init.make)()))?,
+        [init] => register_attr(ty, "__ffi_init__", Any::new(init.make()))?,
         [first, second, ..] => {
             return Err(Error::runtime_error(format!(
                 "two `#[ffi(init)]` constructors (`{}` and `{}`); keep one",

@@ -8,7 +8,12 @@ use crate::base::value::{Any, AnyView, BigInt, Bytes, DataType, Device, String};
 
 /// Seals [`IntoArg`]: the call path hands each view to foreign code as a raw value, so only
 /// this crate and the derives (through `__private`) may say what a view is.
-pub trait Sealed {}
+///
+/// # Safety
+/// Implemented only by this crate and by the code `#[derive(Enum)]` and `#[derive(Variant)]`
+/// generate: the type's [`IntoArg::view`] is the SDK's view of the value (an `unsafe impl`,
+/// because the name is reachable through `__private`).
+pub unsafe trait Sealed {}
 
 /// A value that can be passed as an argument of [`Function::call`].
 ///
@@ -40,7 +45,8 @@ pub trait IntoArg: Sealed {
 
 macro_rules! impl_into_arg_pod {
     ($($t:ty),*) => {$(
-        impl Sealed for $t {}
+        // SAFETY: this crate's own view of the value.
+        unsafe impl Sealed for $t {}
         impl IntoArg for $t {
             type Holder = $t;
             #[inline]
@@ -48,7 +54,8 @@ macro_rules! impl_into_arg_pod {
             #[inline]
             fn view(holder: &$t) -> AnyView<'_> { AnyView::of_plain(*holder) }
         }
-        impl Sealed for &$t {}
+        // SAFETY: this crate's own view of the value.
+        unsafe impl Sealed for &$t {}
         impl IntoArg for &$t {
             type Holder = $t;
             #[inline]
@@ -62,7 +69,8 @@ impl_into_arg_pod!(i8, i16, i32, i64, isize, u8, u16, u32, bool, f32, f64, DataT
 
 macro_rules! impl_into_arg_wide {
     ($($t:ty),*) => {$(
-        impl Sealed for $t {}
+        // SAFETY: this crate's own view of the value.
+        unsafe impl Sealed for $t {}
         /// An `int`, or an `ffi.BigInt` above `i64::MAX`.
         impl IntoArg for $t {
             type Holder = BigInt;
@@ -79,7 +87,9 @@ macro_rules! impl_into_arg_wide {
 }
 impl_into_arg_wide!(u64, usize, i128, u128);
 
-impl Sealed for () {}
+// SAFETY: this crate's own view of the value.
+
+unsafe impl Sealed for () {}
 impl IntoArg for () {
     type Holder = ();
     fn into_holder(self) -> Result<()> {
@@ -94,7 +104,8 @@ impl IntoArg for () {
 /// the view of `&T` (named `$h`), which borrows it.
 macro_rules! impl_into_arg_borrowed {
     ($([$($gen:tt)*] $t:ty => |$h:ident| $view:expr;)*) => {$(
-        impl<$($gen)*> $crate::call::function::args::Sealed for $t {}
+        // SAFETY: this crate's own view of the value.
+        unsafe impl<$($gen)*> $crate::call::function::args::Sealed for $t {}
         impl<$($gen)*> $crate::call::function::IntoArg for $t {
             type Holder = $t;
             #[inline]
@@ -102,7 +113,8 @@ macro_rules! impl_into_arg_borrowed {
             #[inline]
             fn view($h: &$t) -> $crate::base::value::AnyView<'_> { $view }
         }
-        impl<'r, $($gen)*> $crate::call::function::args::Sealed for &'r $t {}
+        // SAFETY: this crate's own view of the value.
+        unsafe impl<'r, $($gen)*> $crate::call::function::args::Sealed for &'r $t {}
         impl<'r, $($gen)*> $crate::call::function::IntoArg for &'r $t {
             type Holder = &'r $t;
             #[inline]
@@ -131,7 +143,9 @@ impl_into_arg_borrowed! {
     [] Any => |h| h.view();
 }
 
-impl Sealed for AnyView<'_> {}
+// SAFETY: this crate's own view of the value.
+
+unsafe impl Sealed for AnyView<'_> {}
 impl<'a> IntoArg for AnyView<'a> {
     type Holder = AnyView<'a>;
     #[inline]
@@ -144,7 +158,9 @@ impl<'a> IntoArg for AnyView<'a> {
     }
 }
 
-impl Sealed for &str {}
+// SAFETY: this crate's own view of the value.
+
+unsafe impl Sealed for &str {}
 impl IntoArg for &str {
     type Holder = String;
     #[inline]
@@ -156,7 +172,8 @@ impl IntoArg for &str {
         holder.as_view()
     }
 }
-impl Sealed for std::string::String {}
+// SAFETY: this crate's own view of the value.
+unsafe impl Sealed for std::string::String {}
 impl IntoArg for std::string::String {
     type Holder = String;
     fn into_holder(self) -> Result<String> {
@@ -166,7 +183,8 @@ impl IntoArg for std::string::String {
         holder.as_view()
     }
 }
-impl Sealed for &std::string::String {}
+// SAFETY: this crate's own view of the value.
+unsafe impl Sealed for &std::string::String {}
 impl IntoArg for &std::string::String {
     type Holder = String;
     fn into_holder(self) -> Result<String> {
@@ -176,7 +194,8 @@ impl IntoArg for &std::string::String {
         holder.as_view()
     }
 }
-impl Sealed for &[u8] {}
+// SAFETY: this crate's own view of the value.
+unsafe impl Sealed for &[u8] {}
 impl IntoArg for &[u8] {
     type Holder = Bytes;
     fn into_holder(self) -> Result<Bytes> {
@@ -186,7 +205,8 @@ impl IntoArg for &[u8] {
         holder.as_view()
     }
 }
-impl<T: IntoArg> Sealed for Option<T> {}
+// SAFETY: this crate's own view of the value.
+unsafe impl<T: IntoArg> Sealed for Option<T> {}
 impl<T: IntoArg> IntoArg for Option<T> {
     type Holder = Option<T::Holder>;
     #[inline]

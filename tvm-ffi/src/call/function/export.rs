@@ -103,7 +103,12 @@ pub unsafe fn string<S: AsRef<str>>(
 /// `invoke` (what `#[ffi_func(name = ...)]` and `#[ffi_methods]` register; generated code
 /// names it as `__private::function_from_invoke`): the arguments are bound to the parameters
 /// first ([`FnSignature::with_args`]), so `invoke` receives one argument per parameter.
-pub fn function_from_invoke<F>(signature: &'static FnSignature, invoke: F) -> Function
+///
+/// # Safety
+/// `signature` is `invoke`'s own (its parameters, their names and its result, generated from
+/// the same Rust signature): the result is registered under it, and the runtime and Python
+/// take that signature (the `type_schema` of its metadata) as the truth about the function.
+pub unsafe fn function_from_invoke<F>(signature: &'static FnSignature, invoke: F) -> Function
 where
     F: for<'a> Fn(&FnSignature, &'a [AnyView<'a>]) -> Result<Any> + Send + Sync + 'static,
 {
@@ -114,7 +119,10 @@ where
 
 /// [`function_from_invoke`] for a packed function: `invoke` receives the arguments as they
 /// came.
-pub fn function_from_packed_invoke<F>(signature: &'static FnSignature, invoke: F) -> Function
+///
+/// # Safety
+/// As for [`function_from_invoke`].
+pub unsafe fn function_from_packed_invoke<F>(signature: &'static FnSignature, invoke: F) -> Function
 where
     F: for<'a> Fn(&FnSignature, &'a [AnyView<'a>]) -> Result<Any> + Send + Sync + 'static,
 {

@@ -231,7 +231,9 @@ impl<K, V> Dict<K, V> {
 }
 
 impl<K: TryIntoAny, V: TryIntoAny> Dict<K, V> {
-    /// A new dict of the key/value pairs (a later duplicate key wins).
+    /// A new dict of the key/value pairs (a later duplicate key wins). A key's
+    /// `__any_equal__` hook that fails while the runtime compares the keys is the error
+    /// returned (the runtime itself could only take the keys as unequal).
     ///
     /// ```
     /// use tvm_ffi::{Dict, String};
@@ -242,11 +244,19 @@ impl<K: TryIntoAny, V: TryIntoAny> Dict<K, V> {
         let pairs = super::try_collect(entries.into_iter(), |(k, v)| {
             Ok([k.try_into_any()?, v.try_into_any()?])
         })?;
-        let out = DICT_NEW.get()?.call(pairs.as_flattened())?;
+        let make = DICT_NEW.get()?;
+        // A key's equality hook that fails is an error here, not a dict of "unequal" keys.
+        let out =
+            crate::data::lock::build_reporting_hook_failures(|| make.call(pairs.as_flattened()))?;
         Ok(Dict::from_object_ref(out.cast::<ObjectRef<DictObj>>()?))
     }
 
     /// Sets `key` to `value` (`ffi.DictSetItem`), visible to every holder of the dict.
+    ///
+    /// A key's `__any_equal__` hook that fails is an error: before the write (Rust's own
+    /// lookup of the key), nothing is changed; inside the runtime's write, which cannot take
+    /// an error there, the hook answers "unequal", the write takes effect so (the key may be
+    /// added beside an entry the hook would have called equal) and its error is returned.
     ///
     /// ```
     /// use tvm_ffi::{Dict, String};

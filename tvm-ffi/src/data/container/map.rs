@@ -323,7 +323,9 @@ impl<K: for<'a> FromAny<'a>, V: for<'a> FromAny<'a>> Map<K, V> {
 }
 
 impl<K: TryIntoAny, V: TryIntoAny> Map<K, V> {
-    /// Builds a map from key/value pairs (a later duplicate key wins).
+    /// Builds a map from key/value pairs (a later duplicate key wins). A key's
+    /// `__any_equal__` hook that fails while the runtime compares the keys is the error
+    /// returned (the runtime itself could only take the keys as unequal).
     ///
     /// ```
     /// let m = tvm_ffi::Map::new([("a", 1i64), ("b", 2)]).unwrap();
@@ -334,7 +336,9 @@ impl<K: TryIntoAny, V: TryIntoAny> Map<K, V> {
             Ok([k.try_into_any()?, v.try_into_any()?])
         })?;
         let args = pairs.as_flattened();
-        let out = MAP_NEW.get()?.call(args)?;
+        let make = MAP_NEW.get()?;
+        // A key's equality hook that fails is an error here, not a map of "unequal" keys.
+        let out = crate::data::lock::build_reporting_hook_failures(|| make.call(args))?;
         Ok(Map::wrap(out.cast::<ObjectRef<MapObj>>()?))
     }
 }

@@ -77,7 +77,8 @@ impl_into_arg_borrowed! {
 
 /// A view is passed as its `ffi.Tensor` object when it has one (so both `Tensor` and
 /// `TensorView` parameters accept it), else as a `DLTensor*`, as C++ passes a `TensorView`.
-impl crate::call::function::args::Sealed for TensorView<'_> {}
+// SAFETY: this crate's own view of the tensor.
+unsafe impl crate::call::function::args::Sealed for TensorView<'_> {}
 impl<'a> IntoArg for TensorView<'a> {
     type Holder = TensorView<'a>;
     #[inline]

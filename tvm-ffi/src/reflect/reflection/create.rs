@@ -32,14 +32,19 @@ impl<T> Default for InitProbe<T> {
     }
 }
 /// Selected when the payload implements `Default`.
-pub trait InitByDefault<T> {
+///
+/// # Safety
+/// `init` writes a valid `T` (what `T::init_empty` promises its caller): generated code calls it
+/// through the probe and then treats the payload as written.
+pub unsafe trait InitByDefault<T> {
     /// Writes `T::default()`.
     ///
     /// # Safety
     /// `payload` points to uninitialised memory for `T`.
     unsafe fn init(&self, payload: *mut T);
 }
-impl<T: Default> InitByDefault<T> for &InitProbe<T> {
+// SAFETY: writes `T::default()`, a valid `T`.
+unsafe impl<T: Default> InitByDefault<T> for &InitProbe<T> {
     #[inline]
     unsafe fn init(&self, payload: *mut T) {
         // SAFETY: the caller's contract.
@@ -47,14 +52,18 @@ impl<T: Default> InitByDefault<T> for &InitProbe<T> {
     }
 }
 /// Selected when the payload does not implement `Default`.
-pub trait InitByFields<T> {
+///
+/// # Safety
+/// `init` writes every field of `T` valid or unset (what `T::init_empty` promises its caller).
+pub unsafe trait InitByFields<T> {
     /// Writes field by field.
     ///
     /// # Safety
     /// `payload` points to uninitialised memory for `T`.
     unsafe fn init(&self, payload: *mut T);
 }
-impl<T: Reflected> InitByFields<T> for InitProbe<T> {
+// SAFETY: `init_fields` writes every field of `T`'s tables valid or unset.
+unsafe impl<T: Reflected> InitByFields<T> for InitProbe<T> {
     #[inline]
     unsafe fn init(&self, payload: *mut T) {
         // SAFETY: the caller's contract; `T`'s tables describe its payload.
@@ -108,7 +117,12 @@ pub unsafe extern "C" fn create_object<T: Reflected + RustObject>(
 
 /// `__ffi_new__`, registered from the creator as C++ registers it: a typed function
 /// `<key>.__ffi_new__() -> ffi.Object` that makes a fresh object.
-pub fn new_function<T: Reflected + RustObject>() -> Function {
+///
+/// # Safety
+/// The result is registered only as `T`'s `__ffi_new__`: the objects it makes are open (their
+/// required references unset, see `reflection::construction`), which only the runtime's construction
+/// protocol (the setters, then sealing) expects.
+pub unsafe fn new_function<T: Reflected + RustObject>() -> Function {
     let name: &'static str = Box::leak(format!("{}.__ffi_new__", T::TYPE_KEY).into_boxed_str());
     Function::from_typed_named(name, || new_open_object::<T>().into_object())
 }
@@ -116,7 +130,11 @@ pub fn new_function<T: Reflected + RustObject>() -> Function {
 /// `__ffi_convert__` of `#[ffi_type(convert)]`, as C++ `def_convert` registers it: a typed
 /// function `<key>.__ffi_convert__(value) -> <key>` that accepts an instance of the type (or
 /// a subtype) and raises `TypeError` for anything else.
-pub fn convert_function<T: ObjectType>() -> Function {
+///
+/// # Safety
+/// The result is registered only as `T`'s `__ffi_convert__`, whose results the runtime and
+/// Python take as objects of `T`.
+pub unsafe fn convert_function<T: ObjectType>() -> Function {
     let name: &'static str = Box::leak(format!("{}.__ffi_convert__", T::TYPE_KEY).into_boxed_str());
     Function::from_typed_named(name, |value: Any| -> Result<ObjectRef<T>> {
         value
@@ -160,7 +178,11 @@ impl IntoDefault<Bytes> for &[u8] {
 }
 
 /// Converts a `default = <expr>` value for field type `F` into the `Any` the runtime stores.
-pub fn default_value<F: FieldValue>(value: impl IntoDefault<F::Value>) -> Any {
+///
+/// # Safety
+/// The result is the default of a field whose storage is `F` only (the runtime writes it into
+/// that field through the field's setter).
+pub unsafe fn default_value<F: FieldValue>(value: impl IntoDefault<F::Value>) -> Any {
     match value.into_default().try_into_any() {
         Ok(any) => any,
         Err(err) => panic!("invalid field default: {}", err.message()),
@@ -168,7 +190,10 @@ pub fn default_value<F: FieldValue>(value: impl IntoDefault<F::Value>) -> Any {
 }
 
 /// Wraps a `default_factory = path` function as the `() -> Any` function the runtime calls.
-pub fn default_factory<F: FieldValue>(factory: fn() -> F::Value) -> Any {
+///
+/// # Safety
+/// As for [`default_value`]: the result is the default factory of a field whose storage is `F`.
+pub unsafe fn default_factory<F: FieldValue>(factory: fn() -> F::Value) -> Any {
     Any::new(Function::from_packed_named(
         "default factory",
         move |_args| factory().try_into_any(),
@@ -181,7 +206,7 @@ pub fn default_factory<F: FieldValue>(factory: fn() -> F::Value) -> Any {
     label = "return `Self`, `ObjectRef<Self>` or a `Result` of either",
     note = "the constructor makes the new object; errors go through `Result<Self, E>` with `E: Into<tvm_ffi::Error>`"
 )]
-pub trait InitResult<T> {
+pub trait InitResult<T>: InitResultSealed<T> {
     /// The object, or the constructor's error.
     fn into_object(self) -> Result<ObjectRef<AnyObject>>;
 }
@@ -201,8 +226,23 @@ impl<T, R: InitResult<T>, E: Into<Error>> InitResult<T> for std::result::Result<
     }
 }
 
+/// Sealed: Python makes the object an `#[ffi(init)]` constructor returns the new instance of
+/// `T`'s class, so a result must be an object of `T` (or a subtype); an impl outside this crate
+/// (`InitResult<T> for ObjectRef<Other>`) could hand it anything.
+mod sealed {
+    pub trait InitResultSealed<T> {}
+}
+use sealed::InitResultSealed;
+impl<T: RustObject> InitResultSealed<T> for T {}
+impl<T: ObjectType> InitResultSealed<T> for ObjectRef<T> {}
+impl<T, R: InitResult<T>, E: Into<Error>> InitResultSealed<T> for std::result::Result<R, E> {}
+
 /// Converts an `#[ffi(init)]` function's result into the value returned to the caller.
-pub fn init_into_any<T, R: InitResult<T>>(result: R) -> Result<Any> {
+///
+/// # Safety
+/// Only in the `__ffi_init__` of `T` (the `#[ffi(init)]` constructor of `T` itself): Python
+/// makes the returned object the new instance of `T`'s class.
+pub unsafe fn init_into_any<T, R: InitResult<T>>(result: R) -> Result<Any> {
     result.into_object().map(Any::new)
 }
 

@@ -57,7 +57,10 @@ fn hook_name<T: ObjectType>(attr: &str) -> &'static str {
 }
 
 /// `__ffi_eq__` of `#[ffi_type(eq)]`: `(lhs, rhs, fn_eq) -> bool`, `*lhs == *rhs`.
-pub fn eq_hook<T: ObjectType + EqHook>() -> Function {
+///
+/// # Safety
+/// The result is registered only as `T`'s `__ffi_eq__` (generated code for `T` itself).
+pub unsafe fn eq_hook<T: ObjectType + EqHook>() -> Function {
     Function::from_typed_named(
         hook_name::<T>("__ffi_eq__"),
         |lhs: ObjectRef<T>, rhs: ObjectRef<T>, _fn_eq: Any| -> bool { *lhs == *rhs },
@@ -73,7 +76,10 @@ pub fn hash_of<T: Hash + ?Sized>(value: &T) -> i64 {
 }
 
 /// `__ffi_hash__` of `#[ffi_type(hash)]`: `(self, fn_hash) -> int`, `hash_of` the payload.
-pub fn hash_hook<T: ObjectType + HashHook>() -> Function {
+///
+/// # Safety
+/// The result is registered only as `T`'s `__ffi_hash__` (generated code for `T` itself).
+pub unsafe fn hash_hook<T: ObjectType + HashHook>() -> Function {
     Function::from_typed_named(
         hook_name::<T>("__ffi_hash__"),
         |this: ObjectRef<T>, _fn_hash: Any| -> i64 { hash_of(&*this) },
@@ -82,7 +88,10 @@ pub fn hash_hook<T: ObjectType + HashHook>() -> Function {
 
 /// `__ffi_compare__` of `#[ffi_type(ord)]`: `(lhs, rhs, fn_cmp) -> int`, -1, 0 or 1 from
 /// `partial_cmp`; two values it cannot order raise `TypeError`.
-pub fn compare_hook<T: ObjectType + OrdHook>() -> Function {
+///
+/// # Safety
+/// The result is registered only as `T`'s `__ffi_compare__` (generated code for `T` itself).
+pub unsafe fn compare_hook<T: ObjectType + OrdHook>() -> Function {
     Function::from_typed_named(
         hook_name::<T>("__ffi_compare__"),
         |lhs: ObjectRef<T>, rhs: ObjectRef<T>, _fn_cmp: Any| -> Result<i32> {
@@ -100,7 +109,10 @@ pub fn compare_hook<T: ObjectType + OrdHook>() -> Function {
 }
 
 /// `__ffi_repr__` of `#[ffi_type(str)]`: `(self, fn_repr) -> str`, the payload's `Display`.
-pub fn repr_hook<T: ObjectType + StrHook>() -> Function {
+///
+/// # Safety
+/// The result is registered only as `T`'s `__ffi_repr__` (generated code for `T` itself).
+pub unsafe fn repr_hook<T: ObjectType + StrHook>() -> Function {
     Function::from_typed_named(
         hook_name::<T>("__ffi_repr__"),
         |this: ObjectRef<T>, _fn_repr: Any| -> std::string::String {
