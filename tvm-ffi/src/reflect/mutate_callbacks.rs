@@ -1045,16 +1045,23 @@ impl<S, L: MutateCallbackLink<S, M>, M, P: MutContextPolicy<S>> MutateDriver<S>
     }
 }
 
-impl<S, L: MutateCallbackLink<S, M>, M, P: MutContextPolicy<S>> Mutator
-    for MutateCallbacks<S, L, M, P>
-{
-    fn mutate(&mut self, value: &MapValue, def_region_kind: DefRegionKind) -> Result<Any> {
-        let mut driver = Driver {
+impl<S, L, M, P> MutateCallbacks<S, L, M, P> {
+    /// The mutator over this state, links and policy for one call.
+    fn driver(&mut self) -> Driver<'_, S, L, M, P> {
+        Driver {
             state: &mut self.state,
             links: &self.links,
             policy: &self.policy,
             _shapes: PhantomData,
-        };
+        }
+    }
+}
+
+impl<S, L: MutateCallbackLink<S, M>, M, P: MutContextPolicy<S>> Mutator
+    for MutateCallbacks<S, L, M, P>
+{
+    fn mutate(&mut self, value: &MapValue, def_region_kind: DefRegionKind) -> Result<Any> {
+        let mut driver = self.driver();
         driver.mutate(value, def_region_kind)
     }
 
@@ -1063,12 +1070,7 @@ impl<S, L: MutateCallbackLink<S, M>, M, P: MutContextPolicy<S>> Mutator
         value: InplaceValue<'_>,
         def_region_kind: DefRegionKind,
     ) -> Result<Any> {
-        let mut driver = Driver {
-            state: &mut self.state,
-            links: &self.links,
-            policy: &self.policy,
-            _shapes: PhantomData,
-        };
+        let mut driver = self.driver();
         driver.maybe_inplace_mutate(value, def_region_kind)
     }
 
@@ -1077,12 +1079,7 @@ impl<S, L: MutateCallbackLink<S, M>, M, P: MutContextPolicy<S>> Mutator
         value: MutateValue<'_>,
         def_region_kind: DefRegionKind,
     ) -> Result<Any> {
-        let mut driver = Driver {
-            state: &mut self.state,
-            links: &self.links,
-            policy: &self.policy,
-            _shapes: PhantomData,
-        };
+        let mut driver = self.driver();
         driver.on_default_mutate(value, def_region_kind)
     }
 }
