@@ -194,6 +194,33 @@ fn array_of(mut items: Vec<Any>) -> ObjectRef<ArrayObj> {
     unsafe { ObjectRef::from_raw(ptr) }
 }
 
+/// Writes a value into an element slot as one 16-byte store (two 8-byte stores through an
+/// indexed address run at half the rate on x86 cores: the loop building an array is bound by
+/// them).
+///
+/// # Safety
+/// `slot` is valid for a write of one `TVMFFIAny` (8-byte aligned).
+#[inline(always)]
+unsafe fn write_slot(slot: *mut TVMFFIAny, value: TVMFFIAny) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{__m128i, _mm_storeu_si128};
+        // SAFETY: both are 16 bytes of plain data; SSE2 is part of x86_64; the store is
+        // unaligned and `slot` is valid for 16 bytes (the caller's contract).
+        unsafe {
+            _mm_storeu_si128(
+                slot as *mut __m128i,
+                std::mem::transmute::<TVMFFIAny, __m128i>(value),
+            )
+        };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: the caller's contract.
+    unsafe {
+        slot.write(value)
+    };
+}
+
 /// Iterators that promise more elements than this are collected first (a lying `size_hint`
 /// must not make a good iterator fail with a `MemoryError`).
 const DIRECT_BUILD_LIMIT: usize = 1 << 24;
@@ -246,7 +273,7 @@ fn array_from_iter<T: TryIntoAny>(
     for item in items.by_ref().take(capacity) {
         let value = item.try_into_any()?;
         // SAFETY: slot `written.1` < capacity is unused; the value is moved in, then counted.
-        unsafe { data.add(written.1).write(value.into_raw()) };
+        unsafe { write_slot(data.add(written.1), value.into_raw()) };
         written.1 += 1;
     }
     if let Some(item) = items.next() {
