@@ -235,7 +235,7 @@ pub mod __private {
     };
     pub use crate::registry::layout::allocate_type_index;
 
-    pub use crate::base::error::enclosing_function;
+    pub use crate::base::error::call_site::enclosing_function;
     pub use crate::base::value::TypeSchema;
     pub use crate::call::function::args::Sealed as IntoArgSealed;
     pub use crate::call::function::IntoArg;

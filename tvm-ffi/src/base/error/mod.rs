@@ -525,18 +525,21 @@ macro_rules! bail {
     };
 }
 
-/// The path of the function that declares the item whose type name is `item_path`
-/// (`my_crate::parse::number::__tvm_ffi_here` gives `my_crate::parse::number`; closures'
-/// `{{closure}}` segments are dropped): what [`bail!`] names as the raising function.
-#[doc(hidden)]
-pub fn enclosing_function(item_path: &str) -> &str {
-    let mut path = item_path
-        .rsplit_once("::")
-        .map_or(item_path, |(outer, _)| outer);
-    while let Some(outer) = path.strip_suffix("::{{closure}}") {
-        path = outer;
+/// What [`bail!`] reaches through `__private` (a module of its own, so that the function has
+/// no second public path).
+pub(crate) mod call_site {
+    /// The path of the function that declares the item whose type name is `item_path`
+    /// (`my_crate::parse::number::__tvm_ffi_here` gives `my_crate::parse::number`; closures'
+    /// `{{closure}}` segments are dropped): what [`bail!`] names as the raising function.
+    pub fn enclosing_function(item_path: &str) -> &str {
+        let mut path = item_path
+            .rsplit_once("::")
+            .map_or(item_path, |(outer, _)| outer);
+        while let Some(outer) = path.strip_suffix("::{{closure}}") {
+            path = outer;
+        }
+        path
     }
-    path
 }
 
 /// Returns early with an [`Error`] of the given kind unless the condition holds.
