@@ -949,3 +949,73 @@ fn try_new_forms_build_the_same_values() {
         ("MemoryError", "cannot allocate 48 bytes: out of memory")
     );
 }
+
+/// `child_slots = 2` reserves the two indices after the type's own: its first two subtypes take
+/// them (in registration order, which the linker decides), the third a dynamic index past them;
+/// every subtype is still an instance of the parent.
+mod reserved_child_slots {
+    use tvm_ffi::{reflection, ObjectType};
+
+    #[derive(tvm_ffi::Object)]
+    #[ffi_type(key = "rust_tests.SlottedParent", child_slots = 2)]
+    #[repr(C)]
+    pub struct SlottedParent {
+        pub value: i64,
+    }
+
+    macro_rules! slotted_children {
+        ($($name:ident = $key:literal),*) => {$(
+            #[derive(tvm_ffi::Object)]
+            #[ffi_type(key = $key, final)]
+            #[repr(C)]
+            pub struct $name {
+                #[ffi(base)]
+                pub base: SlottedParent,
+            }
+        )*};
+    }
+    slotted_children!(
+        SlottedA = "rust_tests.SlottedA",
+        SlottedB = "rust_tests.SlottedB",
+        SlottedC = "rust_tests.SlottedC"
+    );
+
+    #[test]
+    fn subtypes_take_the_reserved_indices_then_overflow() {
+        let parent = SlottedParent::type_index();
+        let mut children = [
+            SlottedA::type_index(),
+            SlottedB::type_index(),
+            SlottedC::type_index(),
+        ];
+        children.sort_unstable();
+        assert_eq!(&children[..2], &[parent + 1, parent + 2], "parent {parent}");
+        assert!(children[2] > parent + 2, "{children:?}, parent {parent}");
+        for child in children {
+            assert!(reflection::is_instance_index(
+                child,
+                SlottedParent::runtime_type()
+            ));
+        }
+    }
+
+    #[test]
+    fn a_made_up_slot_count_above_the_bound_is_an_error_naming_the_key() {
+        // SAFETY: every other registration in this binary happens at load, before `main`.
+        let err = unsafe {
+            tvm_ffi::__private::allocate_type_index(
+                "rust_tests.TooManySlots",
+                tvm_ffi::builtin::AnyObject::runtime_type(),
+                1 << 20,
+            )
+        }
+        .expect_err("over the bound");
+        assert_eq!(err.kind(), "ValueError");
+        assert_eq!(
+            err.message(),
+            "cannot register type `rust_tests.TooManySlots`: it reserves 1048576 child slots, at \
+             most 4096 are allowed"
+        );
+        assert!(tvm_ffi::reflection::lookup_type("rust_tests.TooManySlots").is_none());
+    }
+}

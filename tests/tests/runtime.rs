@@ -41,7 +41,7 @@ unsafe impl ObjectType for Counter {
                 tvm_ffi::__private::allocate_type_index(
                     Self::TYPE_KEY,
                     tvm_ffi::builtin::AnyObject::runtime_type(),
-                    true,
+                    0,
                 )
             }
             .expect("allocate")
@@ -604,9 +604,9 @@ fn rust_allocated_strings_and_bytes_are_the_runtimes_own() {
 #[test]
 fn allocating_a_type_under_a_made_up_parent_is_an_error() {
     let _registering = REGISTERING.lock().unwrap_or_else(|e| e.into_inner());
-    let allocate = |key: &str, parent: RuntimeType, is_final: bool| {
+    let allocate = |key: &str, parent: RuntimeType, child_slots: u32| {
         // SAFETY: every registration after load in this binary holds `REGISTERING`.
-        unsafe { tvm_ffi::__private::allocate_type_index(key, parent, is_final) }
+        unsafe { tvm_ffi::__private::allocate_type_index(key, parent, child_slots) }
     };
     let object = tvm_ffi::builtin::AnyObject::runtime_type();
     for (parent, what) in [
@@ -639,7 +639,7 @@ fn allocating_a_type_under_a_made_up_parent_is_an_error() {
             "a negative index",
         ),
     ] {
-        let err = allocate("rust_tests.MadeUpParent", parent, false).expect_err(what);
+        let err = allocate("rust_tests.MadeUpParent", parent, 0).expect_err(what);
         assert_eq!(err.kind(), "RuntimeError", "{what}");
         assert!(
             err.message().starts_with(
@@ -653,7 +653,7 @@ fn allocating_a_type_under_a_made_up_parent_is_an_error() {
     // `None` (0), `int` (1), a small string (11): registered at depth 0, no object types.
     for index in [0, 1, 11] {
         let parent = RuntimeType { index, depth: 0 };
-        let err = allocate("rust_tests.ValueChild", parent, false).expect_err("a value type");
+        let err = allocate("rust_tests.ValueChild", parent, 0).expect_err("a value type");
         assert_eq!(err.kind(), "RuntimeError");
         assert!(
             // (a load error prefixes "cannot register type `key`: ", as the other refusals)
@@ -667,6 +667,6 @@ fn allocating_a_type_under_a_made_up_parent_is_an_error() {
     }
     assert!(tvm_ffi::reflection::lookup_type("rust_tests.ValueChild").is_none());
     // The real parent still works.
-    let ty = allocate("rust_tests.RealParent", object, false).unwrap();
+    let ty = allocate("rust_tests.RealParent", object, 0).unwrap();
     assert_eq!(ty.depth, 1);
 }

@@ -3837,13 +3837,13 @@ mod test_big_int {
 /// `TVM_FFI_DECLARE_OBJECT_INFO` does; this SDK registers every type of a library when it loads
 /// (before `main` here), parents first. The translations check the same facts about the
 /// registered types; upstream's reserved child slots (`#[type_child_slots = 2]`, so that the
-/// leaf's index is its parent's plus one) have no counterpart: indices are dynamic.
+/// leaf's index is its parent's plus one) are `#[ffi_type(child_slots = 2)]`.
 mod test_object_registration {
     use super::*;
     use tvm_ffi::{reflection, ObjectType};
 
     #[derive(tvm_ffi::Object)]
-    #[ffi_type(key = "testing.rust.RegisteredBase")]
+    #[ffi_type(key = "testing.rust.RegisteredBase", child_slots = 2)]
     #[repr(C)]
     pub struct RegisteredBase {
         pub value: i64,
@@ -3877,7 +3877,8 @@ mod test_object_registration {
         assert!(base_index >= tvm_ffi::sys::type_index::kTVMFFIDynObjectBegin);
         assert_eq!(registered_index("testing.rust.RegisteredBase"), base_index);
         assert_eq!(registered_index("testing.rust.RegisteredLeaf"), leaf_index);
-        assert_ne!(leaf_index, base_index);
+        // The leaf takes the first of the base's reserved slots.
+        assert_eq!(leaf_index, base_index + 1);
         // The index is stable.
         assert_eq!(RegisteredLeaf::type_index(), leaf_index);
 

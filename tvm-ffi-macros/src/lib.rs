@@ -104,7 +104,8 @@ pub fn ffi_func(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// `creator = false`, `convert`, `eq`, `hash`, `ord`, `str` (the runtime's `==`, hash, order
 /// and repr hooks from the struct's `PartialEq`, `Hash`, `PartialOrd`, `Display`; `hash` and
 /// `ord` need `eq`), `frozen` (no field writable from any language: no `#[ffi(rw)]`, no
-/// `Rw<T>`), `type_attr(..)`, `external` (declares a type
+/// `Rw<T>`), `type_attr(..)`, `child_slots = N` (type indices reserved for subtypes, as C++'s
+/// `_type_child_slots`), `external` (declares a type
 /// defined elsewhere, checked against the runtime's reflection at load; requires
 /// `unsafe impl tvm_ffi::ExternalType` for it). Field options
 /// (`#[ffi(..)]`): `base`, `skip`, `rw`, `name`, `default`, `default_factory`, `kw_only`,

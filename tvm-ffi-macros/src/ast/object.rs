@@ -37,7 +37,13 @@ pub struct ObjectModel {
     pub hooks: Vec<(TraitHook, Span)>,
     /// `frozen`, spanned at the option.
     pub frozen: Option<Span>,
+    /// `child_slots = N`: the count as written (checked against [`MAX_CHILD_SLOTS`]).
+    pub child_slots: Option<syn::LitInt>,
 }
+
+/// The most type indices a type may reserve for its subtypes: the runtime grows its type table
+/// by the count, so an unbounded one would exhaust memory (or overflow its `int32_t`).
+pub const MAX_CHILD_SLOTS: u32 = 4096;
 
 /// A hook registered from one of the payload's traits (`#[ffi_type(eq)]`, ...).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -225,6 +231,7 @@ pub fn object(
         .filter_map(|(hook, span)| span.map(|span| (hook, *span)))
         .collect(),
         frozen: attrs.frozen.get().copied(),
+        child_slots: attrs.child_slots.into_inner(),
     }
 }
 

@@ -8,7 +8,7 @@ use syn::spanned::Spanned;
 use crate::attr::{self, Attr};
 use crate::ctxt::Ctxt;
 
-const TYPE_OPTIONS: &str = "`key = \"pkg.Name\"`, `final`, `structural = \"tree\"|\"dag\"|\"const-tree\"|\"free-var\"|\"unique\"`, `init = false`, `creator = false`, `convert`, `eq`, `hash`, `ord`, `str`, `frozen`, `type_attr(name = <literal>, ..)`, `external`, `crate = \"path\"`";
+const TYPE_OPTIONS: &str = "`key = \"pkg.Name\"`, `final`, `structural = \"tree\"|\"dag\"|\"const-tree\"|\"free-var\"|\"unique\"`, `init = false`, `creator = false`, `convert`, `eq`, `hash`, `ord`, `str`, `frozen`, `child_slots = <count>`, `type_attr(name = <literal>, ..)`, `external`, `crate = \"path\"`";
 const FIELD_OPTIONS: &str = "`base`, `skip`, `rw`, `name = \"..\"`, `default = <expr>`, `default_factory = <path>`, `kw_only`, `init = false`, `repr = false`, `compare = false`, `hash = false`, `structural = \"ignore\"|\"def\"`, `metadata(key = <literal>, ..)`";
 
 /// The options of `#[ffi_type(..)]`.
@@ -34,6 +34,8 @@ pub struct TypeAttrs {
     pub str: Attr<Span>,
     /// `frozen`: no field is writable.
     pub frozen: Attr<Span>,
+    /// `child_slots = N`: type indices reserved for subtypes.
+    pub child_slots: Attr<syn::LitInt>,
 }
 
 /// A field's `default = <expr>` or `default_factory = <path>`.
@@ -109,6 +111,7 @@ pub fn type_attrs(item: &syn::DeriveInput, cx: &Ctxt) -> TypeAttrs {
     let mut ord = Attr::none("ord");
     let mut str = Attr::none("str");
     let mut frozen = Attr::none("frozen");
+    let mut child_slots = Attr::none("child_slots");
     let common = attr::ffi_type_options(attrs, "my_ext.Point", cx, |meta, cx| {
         if meta.path.is_ident("final") {
             attr::flag(meta, "final", cx)?;
@@ -139,6 +142,9 @@ pub fn type_attrs(item: &syn::DeriveInput, cx: &Ctxt) -> TypeAttrs {
         } else if meta.path.is_ident("convert") {
             attr::flag(meta, "convert", cx)?;
             convert.set(meta, (), cx);
+        } else if meta.path.is_ident("child_slots") {
+            let count: syn::LitInt = meta.value()?.parse()?;
+            child_slots.set(meta, count, cx);
         } else if meta.path.is_ident("type_attr") {
             let entries = attr::literal_list(meta, "type_attr", cx)?;
             type_attrs.set(meta, entries, cx);
@@ -185,6 +191,7 @@ pub fn type_attrs(item: &syn::DeriveInput, cx: &Ctxt) -> TypeAttrs {
         ord,
         str,
         frozen,
+        child_slots,
     }
 }
 

@@ -2,7 +2,7 @@
 //! field is, reserved and duplicate names, and options that contradict each other. Type-level facts the macro cannot see (a field type's
 //! support, the parent being an object, `Send + Sync`) are checked by the compiler through the
 //! generated code, with errors spanned at the user's tokens.
-use crate::ast::object::{ObjectModel, TraitHook};
+use crate::ast::object::{ObjectModel, TraitHook, MAX_CHILD_SLOTS};
 use crate::ctxt::Ctxt;
 
 /// Every check of a struct's model.
@@ -92,6 +92,18 @@ fn object(model: &ObjectModel, cx: &Ctxt) {
         for field in &model.fields {
             if let Some(rw) = field.rw {
                 cx.push(syn::Error::new(rw, format!("field `{}` of a `frozen` type cannot be `#[ffi(rw)]`: no field of a frozen type is writable, from Python, C++ or Rust; remove `rw` (and store `T`, not `Rw<T>`), or remove `frozen`", field.name)));
+            }
+        }
+    }
+    if let Some(count) = &model.child_slots {
+        if model.is_final {
+            cx.error(count, "a `final` type has no subtypes to reserve type indices for: remove `child_slots` or `final`");
+        } else if model.external {
+            cx.error(count, "an `external` declaration describes a type registered elsewhere, with the child slots its definition reserved: remove `child_slots`");
+        } else {
+            match count.base10_parse::<u32>() {
+                Ok(n) if n <= MAX_CHILD_SLOTS => {}
+                _ => cx.error(count, format!("`child_slots` takes a count from 0 to {MAX_CHILD_SLOTS}: the runtime reserves that many type indices for the type's subtypes")),
             }
         }
     }

@@ -20,6 +20,12 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
         None => syn::parse_quote!(#krate::__private::AnyObject),
     };
     let is_final = model.is_final;
+    // Checked to fit (an out-of-range count is a compile error before codegen's output counts).
+    let child_slots = model
+        .child_slots
+        .as_ref()
+        .and_then(|count| count.base10_parse::<u32>().ok())
+        .unwrap_or(0);
     // Objects of Rust-defined types keep a construction state; Rust seals it before it makes an
     // `ObjectRef<Self>`, so no setter ever writes under a live reference.
     let before_deref = (!model.external).then(|| {
@@ -303,6 +309,7 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
                 doc: #doc,
                 slot: &__tvm_ffi_SLOT,
                 is_final: #is_final,
+                child_slots: #child_slots,
                 total_size: #p::ObjectCell::<#ident>::TOTAL_SIZE,
                 structural: #structural,
                 creator: #creator,

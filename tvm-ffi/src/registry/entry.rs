@@ -148,6 +148,9 @@ pub struct TypeEntry {
     pub slot: &'static TypeSlot,
     /// `final`: no subtypes.
     pub is_final: bool,
+    /// Type indices reserved for subtypes right after the type's own (`child_slots = N`):
+    /// subtypes registered later take them in order, then dynamic indices.
+    pub child_slots: u32,
     /// Header plus payload.
     pub total_size: usize,
     /// Structural equality/hash kind ([`structural`]).

@@ -32,7 +32,7 @@ pub(super) fn register_enum(entry: &'static EnumEntry) -> Result<RuntimeType> {
             "the key is already registered (enum singletons cannot be shared between libraries)",
         ));
     }
-    let ty = allocate_type_index(entry.key, parent, true)?;
+    let ty = allocate_type_index(entry.key, parent, 0)?;
     let metadata = sys::TVMFFITypeMetadata {
         doc: byte_array(entry.doc),
         creator: Some(entry.creator),

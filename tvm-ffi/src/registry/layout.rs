@@ -249,10 +249,14 @@ fn registered_type_schema(metadata: &[u8]) -> Option<std::string::String> {
 pub unsafe fn allocate_type_index(
     key: &str,
     parent: RuntimeType,
-    is_final: bool,
+    child_slots: u32,
 ) -> Result<RuntimeType> {
-    allocate_type_index_checked(key, parent, is_final)
+    allocate_type_index_checked(key, parent, child_slots)
 }
+
+/// The most type indices a type may reserve for its subtypes (the derive's `child_slots`
+/// bound, too): the runtime grows its type table by the count, in an `int32_t`.
+const MAX_CHILD_SLOTS: u32 = 4096;
 
 /// [`allocate_type_index`], for the SDK's own registrations, which run while a library loads
 /// (one at a time, nothing else registering meanwhile).
@@ -264,8 +268,14 @@ pub unsafe fn allocate_type_index(
 pub(crate) fn allocate_type_index_checked(
     key: &str,
     parent: RuntimeType,
-    is_final: bool,
+    child_slots: u32,
 ) -> Result<RuntimeType> {
+    if child_slots > MAX_CHILD_SLOTS {
+        return Err(Error::value_error(format!(
+            "cannot register type `{key}`: it reserves {child_slots} child slots, at most \
+             {MAX_CHILD_SLOTS} are allowed"
+        )));
+    }
     let registered_depth = type_table::is_registered(parent.index)
         .then(|| type_info::type_info(parent.index).map(|info| info.type_depth))
         .flatten();
@@ -295,12 +305,11 @@ pub(crate) fn allocate_type_index_checked(
         return Err(Error::runtime_error(why));
     }
     let key_bytes = sys::TVMFFIByteArray::from_bytes(key.as_bytes());
-    // As C++ registers a `final` type: no reserved child slots, and overflow allowed, so that a
-    // Python subclass (which the runtime allows for C++ final types too) gets an index instead
-    // of the runtime's abort. `final` itself is the `__ffi_type_final__` attribute (and Rust
-    // subtypes of a final Rust type are a compile error).
-    let _ = is_final;
-    let (child_slots, can_overflow) = (0, 1);
+    // Overflow is always allowed: past the reserved slots a subtype gets a dynamic index
+    // instead of the runtime's abort (C++ registers `final` types so as well, since Python may
+    // subclass them). `final` itself is the `__ffi_type_final__` attribute (and Rust subtypes
+    // of a final Rust type are a compile error).
+    let (child_slots, can_overflow) = (child_slots as i32, 1);
     // SAFETY: valid key; the runtime copies it. -1 asks for a dynamic index.
     let index = unsafe {
         sys::TVMFFITypeGetOrAllocIndex(

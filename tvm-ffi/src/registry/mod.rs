@@ -366,7 +366,7 @@ fn define_type(entry: &'static TypeEntry, parent: RuntimeType) -> Result<TypeSta
             ))),
         };
     }
-    let ty = allocate_type_index(entry.key, parent, entry.is_final)?;
+    let ty = allocate_type_index(entry.key, parent, entry.child_slots)?;
     let metadata = sys::TVMFFITypeMetadata {
         doc: byte_array(entry.doc),
         creator: entry.creator,

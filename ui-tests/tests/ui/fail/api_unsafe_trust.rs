@@ -6,5 +6,5 @@ fn main() {
     let _ = tvm_ffi::env::set_dlpack_allocator(None, true);
     let _trusted = tvm_ffi::__private::Trusted::new();
     let object = tvm_ffi::builtin::AnyObject::runtime_type();
-    let _ = tvm_ffi::__private::allocate_type_index("ui.Made", object, false);
+    let _ = tvm_ffi::__private::allocate_type_index("ui.Made", object, 0);
 }
