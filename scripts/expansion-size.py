@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Prints the size of the code the macros generate for `examples/point`'s `Point` (3 fields,
-4 methods), in rustfmt-formatted lines, and fails above the budget: 150 lines for the type
+4 methods), in rustfmt-formatted lines, and fails above the budget: 151 lines for the type
 (the `#[derive(Object)]` output, one `const _: () = { .. };` block after the struct) and 40
 per method (the `#[ffi_methods]` output, one `const _: () = { .. };` block after the impl,
 divided by the number of methods it registers).
@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 
-TYPE_BUDGET = 150
+TYPE_BUDGET = 151  # 150, +1 for the registration entry's `child_slots`
 METHOD_BUDGET = 40
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

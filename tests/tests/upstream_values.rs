@@ -43,10 +43,10 @@
 //!   returns it as a `TypeError`), where upstream's unchecked `unsafe` view reads a mistyped
 //!   value as `Err`, panics on iterating it and debug-asserts on a mistyped key; so the
 //!   mismatch surfaces when the map is wrapped, not when it is read;
-//! - calls: there are no rvalue-reference arguments (`RValueRef`): a by-value argument is lent
-//!   to the callee, which takes its own reference;
+//! - calls: a by-value argument is lent to the callee (which takes its own reference);
+//!   `RValueRef::new(value)` moves it, as upstream's `RValueRef`;
 //! - registration: types register when their library loads, not on first use; indices are
-//!   dynamic (no reserved child slots); an unregistered binding is a load error (seen in a
+//!   dynamic unless a parent reserves child slots (`child_slots = N`); an unregistered binding is a load error (seen in a
 //!   helper process, `unregistered_binding`) and a panic when used;
 //! - errors: `Error::with_cause_and_extra_context` for upstream's
 //!   `Error::new_with_cause_and_extra_context`; `Error::append_backtrace(&mut self)` for
@@ -66,7 +66,7 @@ use tvm_ffi::builtin::AnyObject;
 use tvm_ffi::sys::type_index as ti;
 use tvm_ffi::{
     Any, AnyView, Array, BigInt, Bytes, DataType, Device, Error, Function, Map, Module, ObjectRef,
-    Optional, Result, Shape, String, Tensor, TensorView,
+    Optional, RValueRef, Result, Shape, String, Tensor, TensorView,
 };
 
 /// Records the size of this thread's latest deallocation, to check the layout an object is
@@ -1997,23 +1997,21 @@ mod test_function {
         );
     }
 
-    /// Upstream passes an argument as an rvalue reference (`RValueRef`), moving the caller's
-    /// reference into the callee. This SDK has no rvalue-reference arguments: a by-value
-    /// argument is held by the call and lent to the callee, which takes a reference of its
-    /// own, and the caller's is released when the call returns.
+    /// An argument passed as an rvalue reference (`RValueRef`) moves the caller's reference
+    /// into the callee, which declares the parameter `RValueRef<T>`; a lent one is shared.
     #[test]
     fn test_function_rvalue_ref_arguments() {
-        let strong_count = Function::from_typed(|value: Array<i64>| -> Result<i64> {
+        let strong_count = Function::from_typed(|value: RValueRef<Array<i64>>| -> Result<i64> {
+            let value = value.into_inner();
             Ok(i64::from(value.as_object_ref().strong_count()))
         });
 
         let moved = Array::new(vec![1i64, 2]).unwrap();
         assert_eq!(moved.as_object_ref().strong_count(), 1);
-        let watch = moved.as_object_ref().downgrade();
-        let count = strong_count.call_as::<i64, _>((moved,)).unwrap();
-        assert_eq!(count, 2);
-        // Released by the call: nothing holds the array any more.
-        assert!(watch.upgrade().is_none());
+        let count = strong_count
+            .call_as::<i64, _>((RValueRef::new(moved),))
+            .unwrap();
+        assert_eq!(count, 1);
 
         let borrowed = Array::new(vec![3i64, 4]).unwrap();
         assert_eq!(borrowed.as_object_ref().strong_count(), 1);

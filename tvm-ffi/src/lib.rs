@@ -146,7 +146,7 @@ pub use abi::AllocFailure;
 pub use container::{Array, Dict, List, Map, Shape};
 pub use enums::EnumRef;
 pub use error::{Error, ErrorKind, Result, ResultExt};
-pub use function::{Function, IntoArg, IntoArgs};
+pub use function::{Function, IntoArg, IntoArgs, RValueRef};
 pub use module::Module;
 pub use object::builtin;
 pub use object::{ExternalType, IsA, ObjectRef, ObjectType, WeakRef};

@@ -375,10 +375,19 @@ impl<'a> AnyView<'a> {
             Ok(Any { raw: self.raw })
         } else if index == ti::kTVMFFIDLTensorPtr {
             Err(borrowed_tensor_error())
-        } else if matches!(
-            index,
-            ti::kTVMFFIRawStr | ti::kTVMFFIByteArrayPtr | ti::kTVMFFIObjectRValueRef
-        ) {
+        // SAFETY: the view's value, alive for 'a.
+        } else if let Some(slot) = unsafe { super::moved::moved_slot(&self.raw) } {
+            // Taken atomically here (the runtime's own move is a plain read and write, and
+            // views are `Send`): of several threads, one owns the reference.
+            match slot.take() {
+                Some(object) => Ok(Any {
+                    // SAFETY: the object is alive: its reference is now ours, and the `Any`
+                    // takes it over.
+                    raw: unsafe { super::moved::object_value(object) },
+                }),
+                None => Err(Error::value_error("RValueRef already moved")),
+            }
+        } else if matches!(index, ti::kTVMFFIRawStr | ti::kTVMFFIByteArrayPtr) {
             let mut out = TVMFFIAny::NONE;
             // SAFETY: valid view and output slot.
             let rc = unsafe { sys::TVMFFIAnyViewToOwnedAny(&self.raw, &mut out) };

@@ -8,6 +8,7 @@ mod bigint;
 mod bigint_ops;
 mod dtype;
 mod int;
+pub(crate) mod moved;
 mod object_cast;
 mod optional;
 mod string;

@@ -22,12 +22,14 @@ pub(crate) mod export;
 pub(crate) mod metadata;
 pub(crate) mod params;
 mod repr;
+mod rvalue_ref;
 pub(crate) mod signature;
 mod trust;
 
 pub(crate) use args::{impl_into_arg_borrowed, object_view};
 pub use args::{IntoArg, IntoArgs};
 pub(crate) use cache::GlobalCache;
+pub use rvalue_ref::{MovedArg, RValueRef};
 pub(crate) use signature::{FnSignature, TypedClosure};
 
 /// A reference-counted function callable from any language (`ffi.Function`).

@@ -1,0 +1,120 @@
+//! Moved arguments (`RValueRef`, C++ `RValueRef<T>`): the callee takes the caller's
+//! reference; a lent argument is shared; a failed conversion leaves the reference with the
+//! caller, who releases it; of several threads converting one moved argument, exactly one owns
+//! it.
+use tvm_ffi::{Any, Array, Function, RValueRef};
+
+fn strong_count_of_moved() -> Function {
+    Function::from_typed(|array: RValueRef<Array<i64>>| -> i64 {
+        array.into_inner().as_object_ref().strong_count() as i64
+    })
+}
+
+#[test]
+fn a_moved_array_is_the_callee_s_only_reference() {
+    let count = strong_count_of_moved();
+    let moved = Array::new([1i64, 2]).unwrap();
+    assert_eq!(moved.as_object_ref().strong_count(), 1);
+    let weak = moved.as_object_ref().downgrade();
+    assert_eq!(
+        count.call_as::<i64, _>((RValueRef::new(moved),)).unwrap(),
+        1
+    );
+    // The callee's reference was the last one.
+    assert!(weak.upgrade().is_none());
+
+    let lent = Array::new([3i64, 4]).unwrap();
+    assert_eq!(count.call_as::<i64, _>((&lent,)).unwrap(), 2);
+    assert_eq!(lent.as_object_ref().strong_count(), 1);
+}
+
+#[test]
+fn a_moved_value_that_does_not_convert_stays_with_the_caller_who_releases_it() {
+    let wants_strings =
+        Function::from_typed(|a: RValueRef<Array<tvm_ffi::String>>| -> i64 { a.len() as i64 });
+    let array = Array::new([1i64, 2]).unwrap();
+    let kept = array.clone();
+    let err = wants_strings
+        .call((RValueRef::new(array),))
+        .expect_err("ints are no strings");
+    assert_eq!(err.kind(), "TypeError");
+    assert_eq!(
+        err.message(),
+        "Mismatched type on argument #0 when calling: `(0: Array<str>) -> int`. Expected \
+         `Array<str>` but got `RValueRef<Array[index 0: int]>`"
+    );
+    // The reference the call held is released: only `kept` remains.
+    assert_eq!(kept.as_object_ref().strong_count(), 1);
+}
+
+#[test]
+fn an_any_parameter_takes_a_moved_object() {
+    let keep = Function::from_packed(|args| {
+        let owned = args[0].to_owned()?;
+        // The second read finds the slot empty.
+        let again = args[0].to_owned().expect_err("moved once");
+        assert_eq!(again.message(), "RValueRef already moved");
+        Ok(owned)
+    });
+    let array = Array::new([5i64]).unwrap();
+    let weak = array.as_object_ref().downgrade();
+    let back: Array<i64> = keep.call_as((RValueRef::new(array),)).unwrap();
+    assert_eq!(back.as_object_ref().strong_count(), 1);
+    assert_eq!(back.to_vec(), [5]);
+    drop(back);
+    assert!(weak.upgrade().is_none());
+}
+
+#[test]
+fn a_moved_plain_value_is_passed_as_it_is() {
+    let double = Function::from_typed(|x: RValueRef<i64>| -> i64 { 2 * x.into_inner() });
+    assert_eq!(
+        double.call_as::<i64, _>((RValueRef::new(21i64),)).unwrap(),
+        42
+    );
+    let echo = Function::from_packed(|args| args[0].to_owned());
+    let back: tvm_ffi::String = echo
+        .call_as((RValueRef::new(tvm_ffi::String::new("short")),))
+        .unwrap();
+    assert_eq!(&*back, "short");
+}
+
+/// Views are `Copy + Send`: a callee may convert one moved argument on several threads. One of
+/// them owns the reference, the others find the slot empty; the count ends right (a plain
+/// read-then-clear, as the runtime's own move does, lets two threads both take it and release
+/// it twice).
+#[test]
+fn threads_racing_for_one_moved_argument_take_it_once() {
+    const THREADS: usize = 2;
+    let race = Function::from_packed(|args| {
+        let view = args[0];
+        let start = std::sync::Barrier::new(THREADS);
+        let taken: Vec<bool> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..THREADS)
+                .map(|i| {
+                    let start = &start;
+                    scope.spawn(move || {
+                        start.wait();
+                        if i % 2 == 0 {
+                            view.to_owned().is_ok()
+                        } else {
+                            view.cast::<RValueRef<Array<i64>>>().is_ok()
+                        }
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        Ok(Any::new(taken.iter().filter(|t| **t).count() as i64))
+    });
+    for _ in 0..2000 {
+        let array = Array::new([1i64, 2, 3]).unwrap();
+        let weak = array.as_object_ref().downgrade();
+        let takers: i64 = race.call_as((RValueRef::new(array),)).unwrap();
+        assert_eq!(takers, 1);
+        assert!(
+            weak.upgrade().is_none(),
+            "released exactly once, by its taker"
+        );
+    }
+}

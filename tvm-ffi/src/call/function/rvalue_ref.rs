@@ -1,0 +1,201 @@
+//! Moved arguments: [`RValueRef`], C++'s `RValueRef<T>`. By default every argument is lent to
+//! the callee (it holds its own reference while it keeps the value); a moved argument hands the
+//! caller's reference over, so a callee that declares the parameter `RValueRef<T>` holds the
+//! only reference and can change the object in place (copy-on-write without the copy).
+use std::cell::UnsafeCell;
+use std::ptr::NonNull;
+
+use super::args::{IntoArg, Sealed};
+use crate::abi::sys::{type_index as ti, TVMFFIAny, TVMFFIAnyValue, TVMFFIObject};
+use crate::base::error::Result;
+use crate::base::object::header::dec_ref;
+use crate::base::value::moved::{moved_slot, object_value, MovedSlot};
+use crate::base::value::{Any, AnyView, FromAny, IntoAny, TypeSchema};
+
+/// A value passed by move (C++ `RValueRef<T>`): as an argument, the caller's reference goes to
+/// the callee; as a parameter, the callee takes the reference a caller moved in.
+///
+/// The runtime passes a moved object as the address of the caller's reference
+/// (`kTVMFFIObjectRValueRef`); a callee that declares the parameter `RValueRef<T>` (in Rust or
+/// C++) takes it from there, leaving none behind. A callee with a plain parameter gets a type
+/// error, as in C++ (only `Any` parameters take a moved value as it is). Passed to a parameter
+/// `RValueRef<T>`, a lent value (a plain argument) is shared, as C++ copies it. Values that are
+/// no objects (an `int`, a short string) are passed as they are.
+///
+/// ```
+/// use tvm_ffi::{Array, Function, RValueRef};
+/// // The callee takes the array over: it holds the only reference.
+/// let count = Function::from_typed(|array: RValueRef<Array<i64>>| -> i64 {
+///     array.into_inner().as_object_ref().strong_count() as i64
+/// });
+/// let array = Array::new([1i64, 2]).unwrap();
+/// assert_eq!(count.call_as::<i64, _>((RValueRef::new(array),)).unwrap(), 1);
+/// // Lent, it is shared with the caller.
+/// let array = Array::new([3i64, 4]).unwrap();
+/// assert_eq!(count.call_as::<i64, _>((&array,)).unwrap(), 2);
+/// assert_eq!(array.as_object_ref().strong_count(), 1);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RValueRef<T>(T);
+
+impl<T> RValueRef<T> {
+    /// Wraps `value` to be passed by move.
+    pub fn new(value: T) -> Self {
+        RValueRef(value)
+    }
+
+    /// The value.
+    pub fn into_inner(self) -> T {
+        self.0
+    }
+}
+
+impl<T> std::ops::Deref for RValueRef<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+/// What a moved argument holds during the call: the caller's reference, in a slot the callee
+/// may empty (it then owns the reference), released afterwards if it is still there.
+///
+/// ```
+/// use tvm_ffi::function::MovedArg;
+/// use tvm_ffi::{Array, IntoArg, RValueRef};
+/// let array = Array::new([1i64]).unwrap();
+/// let weak = array.as_object_ref().downgrade();
+/// let holder: MovedArg = RValueRef::new(array).into_holder().unwrap();
+/// let view = <RValueRef<Array<i64>> as IntoArg>::view(&holder);
+/// assert_eq!(view.type_key(), "ObjectRValueRef");
+/// drop(holder); // no callee took it: the holder releases it
+/// assert!(weak.upgrade().is_none());
+/// ```
+pub struct MovedArg {
+    /// The object's reference (null once the callee took it); the callee writes it through the
+    /// address the view carries.
+    slot: UnsafeCell<*mut TVMFFIObject>,
+    /// A value that is no object, passed as it is.
+    plain: Any,
+}
+
+impl Drop for MovedArg {
+    fn drop(&mut self) {
+        if let Some(object) = NonNull::new(*self.slot.get_mut()) {
+            // SAFETY: the slot still holds the reference the holder was made with (a callee
+            // that takes it writes null there).
+            unsafe { dec_ref(object) };
+        }
+    }
+}
+
+// SAFETY: this crate's own view of the value.
+unsafe impl<T: IntoAny> Sealed for RValueRef<T> {}
+impl<T: IntoAny> IntoArg for RValueRef<T> {
+    type Holder = MovedArg;
+    fn into_holder(self) -> Result<MovedArg> {
+        let any = self.0.into_any();
+        Ok(if any.type_index() >= ti::kTVMFFIStaticObjectBegin {
+            // SAFETY: an object value: its payload is the object pointer, whose reference
+            // moves into the slot (the `Any` is consumed).
+            let object = unsafe { any.into_raw().value.v_obj };
+            MovedArg {
+                slot: UnsafeCell::new(object),
+                plain: Any::none(),
+            }
+        } else {
+            MovedArg {
+                slot: UnsafeCell::new(std::ptr::null_mut()),
+                plain: any,
+            }
+        })
+    }
+    fn view(holder: &MovedArg) -> AnyView<'_> {
+        // SAFETY: reading the slot: only the callee writes it, and no call runs while the view
+        // is made.
+        if unsafe { *holder.slot.get() }.is_null() {
+            return *holder.plain.as_view();
+        }
+        let raw = TVMFFIAny {
+            type_index: ti::kTVMFFIObjectRValueRef,
+            zero_padding: 0,
+            value: TVMFFIAnyValue {
+                v_ptr: holder.slot.get() as *mut std::ffi::c_void,
+            },
+        };
+        // SAFETY: the slot lives in the holder, which the view borrows.
+        unsafe { AnyView::from_raw(raw) }
+    }
+}
+
+impl<T: TypeSchema> TypeSchema for RValueRef<T> {
+    fn type_str() -> String {
+        T::type_str()
+    }
+    fn type_schema() -> String {
+        T::type_schema()
+    }
+}
+
+/// The slot of `view` if it is a moved value.
+fn slot_of<'v>(view: &AnyView<'v>) -> Option<MovedSlot<'v>> {
+    // SAFETY: a view's value: a moved value's slot lives as long as the view.
+    unsafe { moved_slot(view.as_raw()) }
+}
+
+/// Calls `f` with a view of `raw`.
+///
+/// # Safety
+/// `raw` is an object value whose reference the caller holds while `f` runs.
+unsafe fn with_view<R>(raw: TVMFFIAny, f: impl FnOnce(&AnyView<'_>) -> R) -> R {
+    // SAFETY: the caller's contract.
+    f(&unsafe { AnyView::from_raw(raw) })
+}
+
+impl<'a, T: for<'b> FromAny<'b>> FromAny<'a> for RValueRef<T> {
+    /// A moved object is taken from the caller's slot (when it converts); anything else is
+    /// converted as `T` (shared, as C++ copies a lent argument).
+    fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
+        let Some(slot) = slot_of(view) else {
+            return T::from_any(view).map(RValueRef);
+        };
+        let object = slot.take()?;
+        // SAFETY: the reference just taken keeps the object alive.
+        let value = unsafe { with_view(object_value(object), |view| T::from_any(view)) };
+        match value {
+            Some(value) => {
+                // The conversion holds its own reference: release the caller's, which the
+                // move handed over (the slot stays empty, so the caller releases nothing).
+                // SAFETY: the reference taken from the slot is ours.
+                unsafe { dec_ref(object) };
+                Some(RValueRef(value))
+            }
+            None => {
+                slot.put_back(object);
+                None
+            }
+        }
+    }
+    fn describe_mismatch(view: &AnyView<'_>) -> String {
+        let Some(slot) = slot_of(view) else {
+            return T::describe_mismatch(view);
+        };
+        // C++'s form, `RValueRef<..>` around what the object is, quoted once.
+        slot.inspect(|object| {
+            // SAFETY: `inspect` holds the object's reference while this runs.
+            let inner = unsafe { with_view(object, |view| T::describe_mismatch(view)) };
+            format!("`RValueRef<{}>`", inner.trim_matches('`'))
+        })
+        .unwrap_or_else(|| "`ObjectRValueRef` (already moved)".into())
+    }
+    /// Whether it converts, leaving a moved value where it is.
+    fn converts(view: &'a AnyView<'a>) -> bool {
+        match slot_of(view) {
+            Some(slot) => slot
+                // SAFETY: `inspect` holds the object's reference while this runs.
+                .inspect(|object| unsafe { with_view(object, |view| T::converts(view)) })
+                .unwrap_or(false),
+            None => T::converts(view),
+        }
+    }
+}
