@@ -11,6 +11,8 @@
 #      the C++ TVM-FFI twin library (bench/cpp_rmsnorm.cc) called from Python (release build);
 #   3. the per-call cost of the registered torch op against the direct call, on CPU and CUDA.
 # Record the figures and the GPU in examples/rmsnorm/README.md's benchmark table.
+# On a GPU machine without cargo or network (this project's lent device machines), build the
+# same checks here with scripts/gpu-bundle.sh and run target/gpu-bundle/run.sh there.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
