@@ -256,3 +256,19 @@ print("done" if f("background_done")() == 2 else "deadlock")
 
     run = run_python(script, timeout=120)
     assert run.stdout == "done\n", run.stdout + run.stderr
+
+
+def test_a_moved_array_is_the_rust_callee_s_only_reference(lib):
+    count = f("moved_array_count")
+    lent = tvm_ffi.Array([1, 2])
+    assert count(lent) == 2
+    assert list(lent) == [1, 2]
+    moved = tvm_ffi.Array([3, 4])
+    assert count(moved._move()) == 1
+    with pytest.raises(TypeError) as err:
+        count(tvm_ffi.Array(["a"])._move())
+    assert str(err.value) == (
+        "Mismatched type on argument #0 (`array`) when calling: "
+        "`rs_containers.moved_array_count(array: Array<int>) -> int`. "
+        "Expected `Array<int>` but got `RValueRef<Array[index 0: ffi.SmallStr]>`"
+    )

@@ -6,8 +6,8 @@
 pub mod soundness;
 
 use tvm_ffi::{
-    ffi_func, ffi_methods, Any, AnyView, Array, BigInt, Dict, Function, List, Map, Object, Result,
-    Rw, Shape, String,
+    ffi_func, ffi_methods, Any, AnyView, Array, BigInt, Dict, Function, List, Map, Object,
+    RValueRef, Result, Rw, Shape, String,
 };
 
 /// Every container kind as a field, with the static type index and schema C++ reports for
@@ -84,6 +84,13 @@ pub fn list_append(list: List<i64>, x: i64) -> Result<()> {
 #[ffi_func(name = "rs_containers.list_sum")]
 pub fn list_sum(list: List<i64>) -> Result<i64> {
     list.iter().sum()
+}
+
+/// The reference count of an array inside the call: 1 when the caller moved its only
+/// reference in (`array._move()` from Python), one more than the caller's when lent.
+#[ffi_func(name = "rs_containers.moved_array_count")]
+pub fn moved_array_count(array: RValueRef<Array<i64>>) -> i64 {
+    array.into_inner().as_object_ref().strong_count() as i64
 }
 
 /// A new list `[0, .., n - 1]`.
