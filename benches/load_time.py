@@ -2,8 +2,8 @@
 object types (two reflected fields each) and N global functions, for N = 1 and N = 200.
 
 Each library is generated (Rust: one crate with `#[derive(Object)]` types and `#[ffi_func]`
-functions; C++: `refl::ObjectDef` types and `refl::GlobalDef` functions), built in release /
-`-O2`, then loaded in fresh Python processes, C++ and Rust interleaved, one load per process
+functions; C++: `refl::ObjectDef` types and `refl::GlobalDef` functions), built in release as
+the package build backend ships it (link-time optimisation, one codegen unit) / `-O2`, then loaded in fresh Python processes, C++ and Rust interleaved, one load per process
 (registration happens once per process). The time is `tvm_ffi.load_module` alone, measured in
 the child after `import tvm_ffi`. Best and median of the rounds are printed with the Rust/C++
 ratio; the goal is Rust/C++ <= 1.2.
@@ -27,6 +27,16 @@ ROOT = Path(__file__).resolve().parent.parent
 PYTHON = ROOT / ".venv" / "bin" / "python"
 CONFIG = ROOT / ".venv" / "bin" / "tvm-ffi-config"
 OUT = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "bench-load"
+
+
+def shipped_profile_env() -> dict:
+    """The release profile the package build backend ships libraries with."""
+    sys.path.insert(0, str(ROOT / "template" / "build_backend"))
+    try:
+        from tvm_ffi_build import SHIPPED_PROFILE_ENV
+    finally:
+        sys.path.pop(0)
+    return dict(SHIPPED_PROFILE_ENV)
 
 
 def config(flag: str) -> str:
@@ -111,10 +121,11 @@ tvm-ffi-sdk = {{ path = "{ROOT / 'tvm-ffi'}" }}
     if not src.exists() or src.read_text() != text:
         src.write_text(text)
     target = OUT / "cargo-target"
+    # Built as the package build backend ships a library (link-time optimisation, one unit).
     subprocess.run(
         ["cargo", "build", "--release", "--quiet", "--manifest-path", str(crate / "Cargo.toml")],
         check=True,
-        env={**os.environ, "CARGO_TARGET_DIR": str(target)},
+        env={**os.environ, **shipped_profile_env(), "CARGO_TARGET_DIR": str(target)},
     )
     return target / "release" / f"libbench_load_rs_{n}.so"
 

@@ -212,10 +212,31 @@ def _libtvm_ffi_dir() -> str:
     return str(Path(find_libtvm_ffi()).parent)
 
 
+# What a shipped (release) library is built with unless the package's workspace sets its own
+# `[profile.release]` or the environment sets these: link-time optimisation in one codegen unit
+# keeps only the standard library and SDK code the library calls, so `import` maps fewer pages
+# (a 1-type library: 17 -> 11 page faults, load 1.35x -> about 1.05x its C++ twin's).
+SHIPPED_PROFILE_ENV = {
+    "CARGO_PROFILE_RELEASE_LTO": "true",
+    "CARGO_PROFILE_RELEASE_CODEGEN_UNITS": "1",
+}
+
+
+def _shipped_profile_env(project: _Project) -> dict:
+    """`SHIPPED_PROFILE_ENV`, or nothing when the workspace's Cargo.toml has a release profile."""
+    root = Path(_cargo_metadata(project.manifest, no_deps=True)["workspace_root"])
+    if re.search(r"^\s*\[profile\.release\]", (root / "Cargo.toml").read_text(), re.M):
+        return {}
+    return dict(SHIPPED_PROFILE_ENV)
+
+
 def _build_library(project: _Project, profile: str) -> Path:
     """`cargo build --lib` of the crate; returns the cdylib."""
     env = dict(os.environ)
     env.setdefault("TVM_FFI_LIBDIR", _libtvm_ffi_dir())
+    if profile == "release":
+        for key, value in _shipped_profile_env(project).items():
+            env.setdefault(key, value)
     cmd = [_cargo(), "build", "--lib", "--message-format=json-render-diagnostics",
            "--manifest-path", str(project.manifest)]
     if profile == "release":

@@ -382,3 +382,29 @@ def test_committed_stubs_are_what_the_build_writes(project, library, tmp_path):
         assert fresh.read_text() == path.read_text(), (
             f"{path} is stale: run `pip install -e {project.relative_to(ROOT)}` "
             "(or `python build_backend/tvm_ffi_build.py stubs` there) and commit the result")
+
+
+def test_a_shipped_library_is_built_with_link_time_optimisation_unless_the_package_says_otherwise(tmp_path):
+    """The backend's release build adds LTO in one codegen unit (fewer pages mapped at import)
+    through the environment, unless the workspace's Cargo.toml has a `[profile.release]`."""
+    sys.path.insert(0, str(ROOT / "template" / "build_backend"))
+    try:
+        import tvm_ffi_build as backend
+    finally:
+        sys.path.pop(0)
+
+    def project(name, profile):
+        crate = tmp_path / name
+        (crate / "src").mkdir(parents=True)
+        (crate / "src" / "lib.rs").write_text("")
+        (crate / "Cargo.toml").write_text(
+            f'[package]\nname = "{name}"\nversion = "0.0.0"\nedition = "2021"\n\n'
+            f'[lib]\ncrate-type = ["cdylib"]\n\n[workspace]\n{profile}'
+        )
+        return type("Project", (), {"manifest": (crate / "Cargo.toml").resolve()})()
+
+    assert backend._shipped_profile_env(project("plain", "")) == {
+        "CARGO_PROFILE_RELEASE_LTO": "true",
+        "CARGO_PROFILE_RELEASE_CODEGEN_UNITS": "1",
+    }
+    assert backend._shipped_profile_env(project("own", "\n[profile.release]\nlto = false\n")) == {}
