@@ -118,3 +118,45 @@ fn casting_an_unfinished_node_to_its_parent_checks_the_node_itself() {
     assert!(root.downcast::<Expr>().is_none() && root.downcast::<Add>().is_none());
     assert!(bare.cast::<ObjectRef<Add>>().is_err());
 }
+
+/// A classification over the IR's node types (binding-free arms, so `match_any!` picks the arm
+/// from its table by type index alone when the node is sealed).
+fn kind(value: &tvm_ffi::Any) -> &'static str {
+    use tvm_ffi_example_ir::{Let, Mul};
+    tvm_ffi::match_any! {
+        value {
+            ObjectRef<Var>(_) => "var",
+            ObjectRef<Const>(_) => "const",
+            ObjectRef<Add>(_) => "add",
+            ObjectRef<Mul>(_) => "mul",
+            ObjectRef<Let>(_) => "let",
+            ObjectRef<Expr>(_) => "expr",
+            i64(_) => "int",
+            _ => "other",
+        }
+    }
+}
+
+#[test]
+fn a_classifying_match_takes_the_first_arm_of_the_type_and_never_an_unfinished_node() {
+    let sum = add(Const::new(1), Const::new(2));
+    let any = |e: &ObjectRef<Expr>| tvm_ffi::Any::new(e.clone());
+    assert_eq!(kind(&any(&sum)), "add");
+    assert_eq!(kind(&any(&mul(Const::new(1), Const::new(2)))), "mul");
+    assert_eq!(kind(&tvm_ffi::Any::new(Const::new(3))), "const");
+    assert_eq!(kind(&tvm_ffi::Any::new(7i64)), "int");
+    assert_eq!(kind(&tvm_ffi::Any::new("text")), "other");
+    assert_eq!(kind(&tvm_ffi::Any::none()), "other");
+    // An unfinished `Add` is of the type but cannot be used: no arm of it, nor of its parent
+    // `Expr`, takes it (as `checked_cast` refuses it), on every call (the table caches the
+    // type's candidates, not the object's state).
+    let new_add: Function = reflection::type_attr(Add::type_index(), "__ffi_new__")
+        .unwrap()
+        .cast()
+        .unwrap();
+    let bare = new_add.call(()).unwrap();
+    for _ in 0..3 {
+        assert_eq!(kind(&bare), "other");
+        assert_eq!(kind(&any(&sum)), "add");
+    }
+}

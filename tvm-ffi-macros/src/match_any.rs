@@ -18,7 +18,10 @@
 //! expressions of the caller's function (`return`, `?`, `break` and `continue` of the caller's
 //! loops work in them). With [`MIN_TABLE_ARMS`] arms or more, a per-call-site table keyed by
 //! the value's runtime type index caches `match_type_index` of every arm as a bit mask, and
-//! the chain skips the arms that do not take the value with one bit test each.
+//! the chain skips the arms that do not take the value with one bit test each. When no arm binds
+//! or guards (a classification), the arm is found from the mask's lowest bit instead, and taken
+//! without a conversion when its type converts every sealed value of its type index
+//! (`FromAny::MATCHED_BY_TYPE_INDEX`, object references) and the value is sealed.
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned};
 use syn::parse::{Parse, ParseStream};
@@ -203,8 +206,112 @@ fn generate(input: Input) -> TokenStream {
         #private::MatchSource::match_view(#source)
     };
 
-    let chain = arms
-        .iter()
+    // Arms that bind nothing and have no guard (`Leaf(_) => ..`, a classification) are decided
+    // by their type alone: the table's mask names the candidates, the first that converts is
+    // found from the mask's lowest bit on, and one `match` on its position runs its body, in
+    // place of a test per arm before it.
+    let by_position = use_table
+        && arms.len() <= TABLE_BITS
+        && arms
+            .iter()
+            .all(|arm| matches!(arm.pat, Pat::Wild(_)) && arm.guard.is_none());
+    let chain = if by_position {
+        let position = syn::Ident::new("__tvm_ffi_match_arm", site);
+        let rest = syn::Ident::new("__tvm_ffi_match_rest", site);
+        let tests = arms.iter().enumerate().map(|(k, arm)| {
+            let (ty, k) = (&arm.ty, k as u32);
+            quote_spanned! {ty.span()=>
+                #k => <#ty as #krate::FromAny<'_>>::converts(&#view),
+            }
+        });
+        let bodies = arms.iter().enumerate().map(|(k, arm)| {
+            let (body, k) = (&arm.body, k as u32);
+            quote!(#k => { #body })
+        });
+        // Arms whose type converts every sealed value of a matching type index: the first
+        // candidate is taken from the table alone when it is one of them.
+        let by_index = arms.iter().enumerate().map(|(k, arm)| {
+            let (ty, k) = (&arm.ty, k as u32);
+            quote_spanned! {ty.span()=>
+                ((<#ty as #krate::FromAny<'_>>::MATCHED_BY_TYPE_INDEX as u64) << #k)
+            }
+        });
+        let first = syn::Ident::new("__tvm_ffi_match_first", site);
+        quote! {{
+            let #first: u32 = #mask.trailing_zeros();
+            let #position: u32 = if #first < 64
+                && ((0u64 #(| #by_index)*) >> #first) & 1 != 0
+                && #private::settled(&#view)
+            {
+                #first
+            } else {
+                let mut #rest: u64 = #mask;
+                loop {
+                    if #rest == 0 {
+                        break u32::MAX;
+                    }
+                    let k = #rest.trailing_zeros();
+                    if match k { #(#tests)* _ => false } {
+                        break k;
+                    }
+                    #rest &= #rest - 1;
+                }
+            };
+            match #position {
+                #(#bodies)*
+                _ => { #fallback }
+            }
+        }}
+    } else {
+        chain(&krate, &arms, &fallback, &view, &mask, use_table)
+    };
+
+    let table_setup = if use_table {
+        let checks = arms.iter().take(TABLE_BITS).enumerate().map(|(k, arm)| {
+            let ty = &arm.ty;
+            let bit = 1u64 << k;
+            quote_spanned! {ty.span()=>
+                if <#ty as #krate::FromAny<'_>>::match_type_index(#index) {
+                    #mask |= #bit;
+                }
+            }
+        });
+        quote! {
+            static #table: #private::ArmTable = #private::ArmTable::new();
+            let #mask: u64 = #table.candidates(
+                #krate::AnyView::type_index(&#view),
+                (|#index: i32| -> u64 {
+                    let mut #mask: u64 = 0;
+                    #(#checks)*
+                    #mask
+                }) as fn(i32) -> u64,
+            );
+        }
+    } else {
+        quote!()
+    };
+
+    quote! {
+        {
+            let #source = &(#scrutinee);
+            let #view: #krate::AnyView<'_> = #view_of;
+            #table_setup
+            #chain
+        }
+    }
+}
+
+/// The arms as a chain of nested tests in source order, each skipped by one bit test of the
+/// table's mask (or its own type test past the table's bits).
+fn chain(
+    krate: &TokenStream,
+    arms: &[Arm],
+    fallback: &Expr,
+    view: &syn::Ident,
+    mask: &syn::Ident,
+    use_table: bool,
+) -> TokenStream {
+    arms.iter()
         .enumerate()
         .rev()
         .fold(quote!({ #fallback }), |next, (k, arm)| {
@@ -253,39 +360,5 @@ fn generate(input: Input) -> TokenStream {
                     _ => #next,
                 }
             }
-        });
-
-    let table_setup = if use_table {
-        let checks = arms.iter().take(TABLE_BITS).enumerate().map(|(k, arm)| {
-            let ty = &arm.ty;
-            let bit = 1u64 << k;
-            quote_spanned! {ty.span()=>
-                if <#ty as #krate::FromAny<'_>>::match_type_index(#index) {
-                    #mask |= #bit;
-                }
-            }
-        });
-        quote! {
-            static #table: #private::ArmTable = #private::ArmTable::new();
-            let #mask: u64 = #table.candidates(
-                #krate::AnyView::type_index(&#view),
-                (|#index: i32| -> u64 {
-                    let mut #mask: u64 = 0;
-                    #(#checks)*
-                    #mask
-                }) as fn(i32) -> u64,
-            );
-        }
-    } else {
-        quote!()
-    };
-
-    quote! {
-        {
-            let #source = &(#scrutinee);
-            let #view: #krate::AnyView<'_> = #view_of;
-            #table_setup
-            #chain
-        }
-    }
+        })
 }

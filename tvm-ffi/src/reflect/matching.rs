@@ -42,6 +42,23 @@ impl MatchSource for &AnyView<'_> {
     }
 }
 
+/// Whether `view` converts to a type whose `FromAny::MATCHED_BY_TYPE_INDEX` holds as soon as its
+/// type index matches: a value that is no object, or an object whose construction is sealed.
+/// `match_any!` then takes the first arm its table names without converting.
+#[inline(always)]
+pub fn settled(view: &AnyView<'_>) -> bool {
+    let raw = view.as_raw();
+    if raw.type_index < crate::abi::sys::type_index::kTVMFFIStaticObjectBegin {
+        return true;
+    }
+    // SAFETY: an object value: `v_obj` is a live object, kept alive by the view.
+    match std::ptr::NonNull::new(unsafe { raw.value.v_obj }) {
+        // SAFETY: as above.
+        Some(object) => unsafe { crate::reflect::reflection::construction::is_sealed(object) },
+        None => false,
+    }
+}
+
 /// Type indices per page of an [`ArmTable`].
 const PAGE: usize = 128;
 /// Pages of an [`ArmTable`]: type indices `0..PAGE * PAGES` are cached, larger ones computed

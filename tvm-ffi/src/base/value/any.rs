@@ -615,6 +615,12 @@ pub trait FromAny<'a>: Sized + TypeSchema {
         let _ = index;
         true
     }
+    /// Whether [`FromAny::converts`] of a value whose construction is sealed (every value that
+    /// is no object, and every object Rust has made usable) is exactly `match_type_index` of
+    /// its type index, so that `match_any!` can pick a binding-free arm from its table alone.
+    /// Not part of the public API.
+    #[doc(hidden)]
+    const MATCHED_BY_TYPE_INDEX: bool = false;
 }
 
 impl TypeSchema for Any {
@@ -934,6 +940,8 @@ impl<T: ObjectType> IntoAny for &ObjectRef<T> {
     }
 }
 impl<'a, T: ObjectType> FromAny<'a> for ObjectRef<T> {
+    /// An instance converts unless its construction is still open (`seal_for_use`).
+    const MATCHED_BY_TYPE_INDEX: bool = true;
     #[inline(always)]
     fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         <&ObjectRef<T>>::from_any(view).cloned()
@@ -956,6 +964,8 @@ impl<T: ObjectType> TypeSchema for &ObjectRef<T> {
     }
 }
 impl<'a, T: ObjectType> FromAny<'a> for &'a ObjectRef<T> {
+    /// An instance converts unless its construction is still open (`seal_for_use`).
+    const MATCHED_BY_TYPE_INDEX: bool = true;
     #[inline(always)]
     fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         if is_object_index(view.raw.type_index)
