@@ -16,6 +16,7 @@
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/optional.h>
 #include <tvm/ffi/reflection/registry.h>
+#include <tvm/ffi/rvalue_ref.h>
 #include <tvm/ffi/string.h>
 
 #include <iostream>
@@ -141,6 +142,28 @@ int main(int argc, char** argv) {
       }
     }
     std::cout << "map_lookup=" << agreed << "/" << total << " found=" << found << "\n";
+
+    // Moved arguments: C++ `RValueRef` into a Rust `RValueRef<Array<i64>>` parameter hands over
+    // the only reference (count 1 inside; the C++ handle is empty afterwards); lent, it is
+    // shared (count 2).
+    ffi::Array<int64_t> lent{1, 2};
+    int64_t lent_count = Rust("moved_array_count")(lent).cast<int64_t>();
+    ffi::Array<int64_t> moved{3, 4};
+    int64_t moved_count =
+        Rust("moved_array_count")(ffi::RValueRef<ffi::Array<int64_t>>(std::move(moved))).cast<int64_t>();
+    std::cout << "rvalue_ref=" << lent_count << "," << moved_count << " lent_kept=" << lent.size()
+              << "\n";
+    // And back: Rust moves an array into a C++ `RValueRef<Array<int64_t>>` parameter (the C++
+    // callee holds the only reference; Rust releases nothing after), or lends it (shared).
+    ffi::Function cpp_count = ffi::Function::FromTyped(
+        [](ffi::RValueRef<ffi::Array<int64_t>> ref) -> int64_t {
+          ffi::Array<int64_t> array = *std::move(ref);
+          return array.use_count();
+        });
+    ffi::Array<int64_t> by_move = Rust("call_with_array")(cpp_count, true).cast<ffi::Array<int64_t>>();
+    ffi::Array<int64_t> by_lend = Rust("call_with_array")(cpp_count, false).cast<ffi::Array<int64_t>>();
+    std::cout << "rvalue_ref_to_cpp=" << by_move[0] << "," << by_move[1] << " lent=" << by_lend[0]
+              << "," << by_lend[1] << "\n";
 
     // Big integers both ways.
     ffi::BigInt big = ffi::BigInt(1) << ffi::BigInt(100);

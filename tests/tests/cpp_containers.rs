@@ -69,6 +69,8 @@ fn cpp_and_rust_containers_agree() {
             "make_dict=2,1",
             "short_key_type=ffi.String",
             "map_lookup=1146/1146 found=1086",
+            "rvalue_ref=2,1 lent_kept=2",
+            "rvalue_ref_to_cpp=1,0 lent=2,0",
             "bigint_str=1267650600228229401496703205376",
             "bigint_neg=-1267650600228229401496703205376 sum=0",
             "bigint_parse=-340282366920938463463374607431768211456",

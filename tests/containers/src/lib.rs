@@ -93,6 +93,24 @@ pub fn moved_array_count(array: RValueRef<Array<i64>>) -> i64 {
     array.into_inner().as_object_ref().strong_count() as i64
 }
 
+/// Calls `callee` with a new array `[1, 2]`, moved (`moved = true`) or lent, and returns what
+/// it returns, with the array's count after the call (0 once moved: the callee had the only
+/// reference).
+#[ffi_func(name = "rs_containers.call_with_array")]
+pub fn call_with_array(callee: Function, moved: bool) -> Result<Array<i64>> {
+    let array = Array::new([1i64, 2])?;
+    let weak = array.as_object_ref().downgrade();
+    let result: i64 = if moved {
+        callee.call_as((RValueRef::new(array),))?
+    } else {
+        let result = callee.call_as((&array,))?;
+        drop(array);
+        result
+    };
+    let after = weak.upgrade().map_or(0, |a| a.strong_count() as i64);
+    Array::new([result, after])
+}
+
 /// A new list `[0, .., n - 1]`.
 #[ffi_func(name = "rs_containers.make_list")]
 pub fn make_list(n: i64) -> Result<List<i64>> {
