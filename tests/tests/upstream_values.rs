@@ -675,34 +675,18 @@ mod test_error {
         assert!(Error::take_raised().is_none());
     }
 
-    /// Upstream's `attach_context!`: appends the caller's frame to an error's backtrace, in
-    /// the runtime's format (Rust has no macro naming the enclosing function: it is given).
-    macro_rules! attach_context {
-        ($function:literal, $call:expr) => {
-            $call.map_err(|mut err: Error| {
-                err.append_backtrace(&format!(
-                    "  File \"{}\", line {}, in {}\n",
-                    file!(),
-                    line!(),
-                    $function
-                ));
-                err
-            })
-        };
-    }
-
     fn error_fn0(flag: bool) -> Result<i32> {
         tvm_ffi::ensure!(!flag, RuntimeError, "test error {flag}");
         Ok(1)
     }
 
     fn error_fn1(flag: bool) -> Result<i32> {
-        attach_context!("error_fn1", error_fn0(flag))
+        tvm_ffi::attach_context!(error_fn0(flag))
     }
 
     #[test]
     fn test_error_with_context() {
-        let error0 = attach_context!("test_error_with_context", error_fn1(true)).unwrap_err();
+        let error0 = tvm_ffi::attach_context!(error_fn1(true)).unwrap_err();
         assert_eq!(error0.kind(), "RuntimeError");
         assert_eq!(error0.message(), "test error true");
         let backtrace = error0.backtrace();
@@ -712,9 +696,13 @@ mod test_error {
             backtrace.contains("in upstream_values::test_error::error_fn0\n"),
             "{backtrace}"
         );
-        assert!(backtrace.contains("in error_fn1\n"), "{backtrace}");
+        // `attach_context!` names the caller as `ensure!` does.
         assert!(
-            backtrace.contains("in test_error_with_context\n"),
+            backtrace.contains("in upstream_values::test_error::error_fn1\n"),
+            "{backtrace}"
+        );
+        assert!(
+            backtrace.contains("in upstream_values::test_error::test_error_with_context\n"),
             "{backtrace}"
         );
         // Innermost frame first, as the runtime appends.

@@ -189,7 +189,8 @@ pub use value::{
 ///   (`InitResult`, whose result becomes an instance of the type).
 /// - What stays safe hands out nothing trusted: compile-time checks (`assert_*`,
 ///   `enum_value_is_unique`, `default_check`), the traversal links of `#[dispatch]` (they call public traits),
-///   `packed_metadata` (a JSON string), `force_runtime_reads` (a test switch between two
+///   `packed_metadata` (a JSON string), `enclosing_function` and `attach_context` (an error's
+///   frame text), `force_runtime_reads` (a test switch between two
 ///   sound read paths) and diagnostics-only marker traits (`WritableField`, `ForeignField`,
 ///   `Member`, `EqHook` ..).
 #[doc(hidden)]
@@ -235,7 +236,7 @@ pub mod __private {
     };
     pub use crate::registry::layout::allocate_type_index;
 
-    pub use crate::base::error::call_site::enclosing_function;
+    pub use crate::base::error::call_site::{attach_context, enclosing_function};
     pub use crate::base::value::TypeSchema;
     pub use crate::call::function::args::Sealed as IntoArgSealed;
     pub use crate::call::function::IntoArg;

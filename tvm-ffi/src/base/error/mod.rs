@@ -86,7 +86,7 @@ impl Error {
         line: u32,
         function: &str,
     ) -> Error {
-        let backtrace = format!("  File \"{file}\", line {line}, in {function}\n");
+        let backtrace = call_site::frame(file, line, function);
         Error::with_backtrace(kind, message.as_ref(), &backtrace)
     }
 
@@ -525,9 +525,60 @@ macro_rules! bail {
     };
 }
 
-/// What [`bail!`] reaches through `__private` (a module of its own, so that the function has
-/// no second public path).
+/// Adds the caller's place to the backtrace of the error a `Result` carries, as one frame in
+/// the runtime's form (`  File "src/lib.rs", line 9, in my_crate::outer`, the function named as
+/// [`bail!`] names it), and passes an `Ok` through; any error that converts into [`Error`] is
+/// converted first. Upstream's `attach_context!`.
+///
+/// ```
+/// fn inner() -> tvm_ffi::Result<i64> {
+///     tvm_ffi::bail!(ValueError, "bad input")
+/// }
+/// fn outer() -> tvm_ffi::Result<i64> {
+///     tvm_ffi::attach_context!(inner())
+/// }
+/// let err = outer().unwrap_err();
+/// assert_eq!(err.message(), "bad input");
+/// let backtrace = err.backtrace();
+/// let frames: Vec<&str> = backtrace.lines().collect();
+/// assert!(frames[0].ends_with("::inner") && frames[1].ends_with("::outer"), "{frames:?}");
+/// assert_eq!(tvm_ffi::attach_context!(Ok::<i64, tvm_ffi::Error>(3)).unwrap(), 3);
+/// ```
+#[macro_export]
+macro_rules! attach_context {
+    ($result:expr) => {
+        $crate::__private::attach_context($result, ::core::file!(), ::core::line!(), {
+            fn __tvm_ffi_here() {}
+            $crate::__private::enclosing_function(::core::any::type_name_of_val(&__tvm_ffi_here))
+        })
+    };
+}
+
+/// What [`bail!`] and [`attach_context!`] reach through `__private` (a module of its own, so
+/// that the functions have no second public path).
 pub(crate) mod call_site {
+    use super::Error;
+
+    /// One backtrace frame in the runtime's form.
+    pub(crate) fn frame(file: &str, line: u32, function: &str) -> std::string::String {
+        format!("  File \"{file}\", line {line}, in {function}\n")
+    }
+
+    /// [`attach_context!`](crate::attach_context): the error, converted, with the frame
+    /// appended.
+    pub fn attach_context<T, E: Into<Error>>(
+        result: Result<T, E>,
+        file: &str,
+        line: u32,
+        function: &str,
+    ) -> super::Result<T> {
+        result.map_err(|error| {
+            let mut error = error.into();
+            error.append_backtrace(&frame(file, line, function));
+            error
+        })
+    }
+
     /// The path of the function that declares the item whose type name is `item_path`
     /// (`my_crate::parse::number::__tvm_ffi_here` gives `my_crate::parse::number`; closures'
     /// `{{closure}}` segments are dropped): what [`bail!`] names as the raising function.
