@@ -118,3 +118,45 @@ fn threads_racing_for_one_moved_argument_take_it_once() {
         );
     }
 }
+
+/// The holder of a moved argument is public (`IntoArg`), so safe code can make views of it
+/// while a callee's thread takes the object: a view is the slot's address (the slot is never
+/// read to make one), and a view made after the take finds the slot empty, never a stale
+/// object or a `None`.
+#[test]
+fn views_of_a_holder_made_while_another_thread_takes_it_stay_consistent() {
+    use tvm_ffi::IntoArg;
+    type Moved = RValueRef<Array<i64>>;
+    for _ in 0..200 {
+        let array = Array::new([1i64]).unwrap();
+        let weak = array.as_object_ref().downgrade();
+        let holder = Moved::new(array).into_holder().unwrap();
+        let first = <Moved as IntoArg>::view(&holder);
+        let taken = std::thread::scope(|scope| {
+            let taker = scope.spawn(move || first.to_owned().is_ok());
+            for _ in 0..50 {
+                assert_eq!(
+                    <Moved as IntoArg>::view(&holder).type_key(),
+                    "ObjectRValueRef"
+                );
+            }
+            taker.join().unwrap()
+        });
+        assert!(taken);
+        let again = <Moved as IntoArg>::view(&holder);
+        assert_eq!(
+            again.to_owned().unwrap_err().message(),
+            "RValueRef already moved"
+        );
+        assert!(again.cast::<Moved>().is_err());
+        drop(holder);
+        assert!(
+            weak.upgrade().is_none(),
+            "the taker's reference was the last one"
+        );
+    }
+    // A plain value is passed as it is, however often it is viewed.
+    let holder = RValueRef::new(()).into_holder().unwrap();
+    assert!(<RValueRef<()> as IntoArg>::view(&holder).is_none());
+    assert!(<RValueRef<()> as IntoArg>::view(&holder).is_none());
+}

@@ -2,8 +2,8 @@
 //! the callee (it holds its own reference while it keeps the value); a moved argument hands the
 //! caller's reference over, so a callee that declares the parameter `RValueRef<T>` holds the
 //! only reference and can change the object in place (copy-on-write without the copy).
-use std::cell::UnsafeCell;
 use std::ptr::NonNull;
+use std::sync::atomic::AtomicPtr;
 
 use super::args::{IntoArg, Sealed};
 use crate::abi::sys::{type_index as ti, TVMFFIAny, TVMFFIAnyValue, TVMFFIObject};
@@ -73,10 +73,11 @@ impl<T> std::ops::Deref for RValueRef<T> {
 /// ```
 pub struct MovedArg {
     /// The object's reference (null once the callee took it); the callee writes it through the
-    /// address the view carries.
-    slot: UnsafeCell<*mut TVMFFIObject>,
-    /// A value that is no object, passed as it is.
-    plain: Any,
+    /// address the view carries. Atomic (the layout of a plain pointer): views are `Send`, so
+    /// a callee's thread may take it while the holder's thread makes another view.
+    slot: AtomicPtr<TVMFFIObject>,
+    /// A value that is no object, passed as it is (`None` for an object).
+    plain: Option<Any>,
 }
 
 impl Drop for MovedArg {
@@ -100,27 +101,25 @@ impl<T: IntoAny> IntoArg for RValueRef<T> {
             // moves into the slot (the `Any` is consumed).
             let object = unsafe { any.into_raw().value.v_obj };
             MovedArg {
-                slot: UnsafeCell::new(object),
-                plain: Any::none(),
+                slot: AtomicPtr::new(object),
+                plain: None,
             }
         } else {
             MovedArg {
-                slot: UnsafeCell::new(std::ptr::null_mut()),
-                plain: any,
+                slot: AtomicPtr::new(std::ptr::null_mut()),
+                plain: Some(any),
             }
         })
     }
     fn view(holder: &MovedArg) -> AnyView<'_> {
-        // SAFETY: reading the slot: only the callee writes it, and no call runs while the view
-        // is made.
-        if unsafe { *holder.slot.get() }.is_null() {
-            return *holder.plain.as_view();
+        if let Some(plain) = &holder.plain {
+            return *plain.as_view();
         }
         let raw = TVMFFIAny {
             type_index: ti::kTVMFFIObjectRValueRef,
             zero_padding: 0,
             value: TVMFFIAnyValue {
-                v_ptr: holder.slot.get() as *mut std::ffi::c_void,
+                v_ptr: holder.slot.as_ptr() as *mut std::ffi::c_void,
             },
         };
         // SAFETY: the slot lives in the holder, which the view borrows.
