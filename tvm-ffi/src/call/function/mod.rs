@@ -19,6 +19,7 @@ pub(crate) mod boundary;
 pub(crate) mod cache;
 mod closure;
 pub(crate) mod export;
+mod forwarding;
 pub(crate) mod metadata;
 pub(crate) mod params;
 mod repr;
@@ -130,13 +131,31 @@ impl Function {
     }
 
     /// Calls with borrowed arguments.
+    ///
+    /// A moved argument (an `RValueRef` view a callee forwards) is taken from its slot into one
+    /// of this call, and put back afterwards unless the callee took it: foreign code moves with
+    /// a plain read and clear, which must not race another thread forwarding the same view.
     #[inline]
     pub fn call_packed(&self, args: &[AnyView<'_>]) -> Result<Any> {
-        if trust::has_borrowed_tensor(args) && builtins().addresses.contains(&self.address()) {
-            return Err(trust::kept_view_error());
+        if trust::has_tensor_or_moved(args) {
+            return self.call_packed_checked(args);
         }
         // SAFETY: AnyView is repr(transparent) over TVMFFIAny; the callee only reads them.
         unsafe { self.call_raw(args.as_ptr() as *const TVMFFIAny, args.len()) }
+    }
+
+    /// [`Function::call_packed`] with a borrowed tensor or a moved value among the arguments.
+    #[cold]
+    #[inline(never)]
+    fn call_packed_checked(&self, args: &[AnyView<'_>]) -> Result<Any> {
+        if trust::has_borrowed_tensor(args) && builtins().addresses.contains(&self.address()) {
+            return Err(trust::kept_view_error());
+        }
+        forwarding::forwarding_moves(args, |args| {
+            // SAFETY: AnyView is repr(transparent) over TVMFFIAny; the callee only reads them
+            // (a moved value's slot is this call's).
+            unsafe { self.call_raw(args.as_ptr() as *const TVMFFIAny, args.len()) }
+        })
     }
 
     /// Calls with raw borrowed arguments.

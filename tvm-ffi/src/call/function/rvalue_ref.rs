@@ -6,10 +6,11 @@ use std::ptr::NonNull;
 use std::sync::atomic::AtomicPtr;
 
 use super::args::{IntoArg, Sealed};
+use super::forwarding::slot_of;
 use crate::abi::sys::{type_index as ti, TVMFFIAny, TVMFFIAnyValue, TVMFFIObject};
 use crate::base::error::Result;
 use crate::base::object::header::dec_ref;
-use crate::base::value::moved::{moved_slot, object_value, MovedSlot};
+use crate::base::value::moved::object_value;
 use crate::base::value::{Any, AnyView, FromAny, IntoAny, TypeSchema};
 
 /// A value passed by move (C++ `RValueRef<T>`): as an argument, the caller's reference goes to
@@ -134,12 +135,6 @@ impl<T: TypeSchema> TypeSchema for RValueRef<T> {
     fn type_schema() -> String {
         T::type_schema()
     }
-}
-
-/// The slot of `view` if it is a moved value.
-fn slot_of<'v>(view: &AnyView<'v>) -> Option<MovedSlot<'v>> {
-    // SAFETY: a view's value: a moved value's slot lives as long as the view.
-    unsafe { moved_slot(view.as_raw()) }
 }
 
 /// Calls `f` with a view of `raw`.

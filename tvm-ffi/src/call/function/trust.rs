@@ -118,6 +118,16 @@ pub(crate) fn has_borrowed_tensor(args: &[AnyView<'_>]) -> bool {
         .any(|arg| arg.as_raw().type_index == ti::kTVMFFIDLTensorPtr)
 }
 
+/// Whether `args` holds a borrowed `DLTensor*` or a moved value (an `RValueRef` view), which
+/// a call checks or forwards (two comparisons per argument).
+#[inline]
+pub(crate) fn has_tensor_or_moved(args: &[AnyView<'_>]) -> bool {
+    args.iter().any(|arg| {
+        let index = arg.as_raw().type_index;
+        index == ti::kTVMFFIDLTensorPtr || index == ti::kTVMFFIObjectRValueRef
+    })
+}
+
 /// The error of a call that would hand a borrowed tensor to a function that keeps it.
 #[cold]
 pub(crate) fn kept_view_error() -> Error {

@@ -278,6 +278,14 @@ impl<T: ObjectType> ObjectRef<T> {
         let address = field_address(self, field.offset)?;
         let holder = value.into_holder()?;
         let view = V::view(&holder);
+        // A moved value is taken here (atomically): a setter moves with a plain read and clear.
+        let taken;
+        let view = if view.type_index() == sys::type_index::kTVMFFIObjectRValueRef {
+            taken = view.to_owned()?;
+            taken.view()
+        } else {
+            view
+        };
         if view.type_index() == sys::type_index::kTVMFFIDLTensorPtr {
             // A field stores an owned value; a borrowed DLTensor* would outlive its call.
             return Err(crate::base::value::borrowed_tensor_error());
