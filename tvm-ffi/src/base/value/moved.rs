@@ -48,6 +48,17 @@ impl MovedSlot<'_> {
     }
 }
 
+/// The moved value whose reference lives in `slot` (what a caller passes for a moved argument).
+pub(crate) fn moved_value(slot: &AtomicPtr<TVMFFIObject>) -> TVMFFIAny {
+    TVMFFIAny {
+        type_index: ti::kTVMFFIObjectRValueRef,
+        zero_padding: 0,
+        value: TVMFFIAnyValue {
+            v_ptr: slot.as_ptr() as *mut std::ffi::c_void,
+        },
+    }
+}
+
 /// `object` as a raw value, under its own type index.
 ///
 /// # Safety

@@ -6,9 +6,9 @@
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicPtr, Ordering};
 
-use crate::abi::sys::{type_index as ti, TVMFFIAny, TVMFFIAnyValue, TVMFFIObject};
+use crate::abi::sys::TVMFFIObject;
 use crate::base::error::{Error, Result};
-use crate::base::value::moved::{moved_slot, MovedSlot};
+use crate::base::value::moved::{moved_slot, moved_value, MovedSlot};
 use crate::base::value::{Any, AnyView};
 
 /// The slot of `view` if it is a moved value.
@@ -33,7 +33,8 @@ pub(crate) fn forwarding_moves(
     let slots: Vec<AtomicPtr<TVMFFIObject>> = (0..moved)
         .map(|_| AtomicPtr::new(std::ptr::null_mut()))
         .collect();
-    let mut origins: Vec<(MovedSlot<'_>, usize)> = Vec::with_capacity(moved);
+    // The forwarded slot of `slots[k]` is `origins[k]`.
+    let mut origins: Vec<MovedSlot<'_>> = Vec::with_capacity(moved);
     let mut local: Vec<AnyView<'_>> = args.to_vec();
     for (arg, out) in args.iter().zip(local.iter_mut()) {
         let Some(origin) = slot_of(arg) else { continue };
@@ -41,18 +42,11 @@ pub(crate) fn forwarding_moves(
             put_back(&slots, &origins);
             return Err(Error::value_error("RValueRef already moved"));
         };
-        let k = origins.len();
-        slots[k].store(object.as_ptr(), Ordering::Relaxed);
-        origins.push((origin, k));
-        let raw = TVMFFIAny {
-            type_index: ti::kTVMFFIObjectRValueRef,
-            zero_padding: 0,
-            value: TVMFFIAnyValue {
-                v_ptr: slots[k].as_ptr() as *mut std::ffi::c_void,
-            },
-        };
+        let slot = &slots[origins.len()];
+        slot.store(object.as_ptr(), Ordering::Relaxed);
+        origins.push(origin);
         // SAFETY: the slot lives in `slots`, alive until after the call.
-        *out = unsafe { AnyView::from_raw(raw) };
+        *out = unsafe { AnyView::from_raw(moved_value(slot)) };
     }
     let result = call(&local);
     put_back(&slots, &origins);
@@ -60,9 +54,9 @@ pub(crate) fn forwarding_moves(
 }
 
 /// Returns each object a callee left in this call's slots to the slot it was forwarded in.
-fn put_back(slots: &[AtomicPtr<TVMFFIObject>], origins: &[(MovedSlot<'_>, usize)]) {
-    for (origin, k) in origins {
-        let left = slots[*k].swap(std::ptr::null_mut(), Ordering::Acquire);
+fn put_back(slots: &[AtomicPtr<TVMFFIObject>], origins: &[MovedSlot<'_>]) {
+    for (origin, slot) in origins.iter().zip(slots) {
+        let left = slot.swap(std::ptr::null_mut(), Ordering::Acquire);
         if let Some(object) = NonNull::new(left) {
             origin.put_back(object);
         }

@@ -7,10 +7,10 @@ use std::sync::atomic::AtomicPtr;
 
 use super::args::{IntoArg, Sealed};
 use super::forwarding::slot_of;
-use crate::abi::sys::{type_index as ti, TVMFFIAny, TVMFFIAnyValue, TVMFFIObject};
+use crate::abi::sys::{type_index as ti, TVMFFIAny, TVMFFIObject};
 use crate::base::error::Result;
 use crate::base::object::header::dec_ref;
-use crate::base::value::moved::object_value;
+use crate::base::value::moved::{moved_value, object_value};
 use crate::base::value::{Any, AnyView, FromAny, IntoAny, TypeSchema};
 
 /// A value passed by move (C++ `RValueRef<T>`): as an argument, the caller's reference goes to
@@ -116,15 +116,8 @@ impl<T: IntoAny> IntoArg for RValueRef<T> {
         if let Some(plain) = &holder.plain {
             return *plain.as_view();
         }
-        let raw = TVMFFIAny {
-            type_index: ti::kTVMFFIObjectRValueRef,
-            zero_padding: 0,
-            value: TVMFFIAnyValue {
-                v_ptr: holder.slot.as_ptr() as *mut std::ffi::c_void,
-            },
-        };
         // SAFETY: the slot lives in the holder, which the view borrows.
-        unsafe { AnyView::from_raw(raw) }
+        unsafe { AnyView::from_raw(moved_value(&holder.slot)) }
     }
 }
 
