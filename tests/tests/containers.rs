@@ -1104,7 +1104,21 @@ fn try_from_object_ref_reports_the_first_mismatch() {
 #[test]
 fn an_array_releases_objects_among_plain_values() {
     let object = Array::new([1i64]).unwrap().into_object_ref().into_object();
-    for (len, at) in [(1usize, 0usize), (7, 6), (8, 0), (1000, 999), (1001, 500)] {
+    // Every lane of the scan's four accumulators, and its remainder.
+    let places = [
+        (1usize, 0usize),
+        (3, 2),
+        (4, 3),
+        (5, 1),
+        (6, 5),
+        (7, 6),
+        (8, 0),
+        (9, 8),
+    ];
+    for (len, at) in places
+        .into_iter()
+        .chain([(12, 2), (1000, 999), (1001, 500)])
+    {
         let items: Vec<Any> = (0..len)
             .map(|i| {
                 if i == at {
@@ -1121,6 +1135,69 @@ fn an_array_releases_objects_among_plain_values() {
         drop(held);
         drop(array);
         assert_eq!(object.strong_count(), 1, "len {len}, object at {at}");
+    }
+}
+
+/// An iterator whose `size_hint` claims `claimed` items exactly, whatever it yields.
+struct Claims<I> {
+    inner: I,
+    claimed: usize,
+}
+
+impl<I: Iterator> Iterator for Claims<I> {
+    type Item = I::Item;
+    fn next(&mut self) -> Option<I::Item> {
+        self.inner.next()
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.claimed, Some(self.claimed))
+    }
+}
+
+/// An element that converts to an object, or fails to convert.
+struct Convertible(Option<Any>);
+
+impl tvm_ffi::TryIntoAny for Convertible {
+    fn try_into_any(self) -> tvm_ffi::Result<Any> {
+        self.0
+            .ok_or_else(|| tvm_ffi::Error::new("ValueError", "no element"))
+    }
+}
+
+/// An array is written eight elements per round straight from the iterator: an iterator that
+/// ends inside a round, yields more than it promised, or fails a conversion inside a round
+/// gives the same array, or error, as element by element, and leaks nothing.
+#[test]
+fn arrays_built_in_rounds_stop_where_the_iterator_does() {
+    for (yields, claimed) in [(13usize, 20usize), (16, 16), (30, 9), (17, 16), (8, 9)] {
+        let array = Array::new(Claims {
+            inner: 0..yields as i64,
+            claimed,
+        })
+        .unwrap();
+        let expected: Vec<i64> = (0..yields as i64).collect();
+        assert_eq!(
+            array.to_vec(),
+            expected,
+            "yields {yields}, claims {claimed}"
+        );
+    }
+    let object = Array::new([1i64]).unwrap().into_object_ref().into_object();
+    for (fails_at, claimed) in [(10usize, 16usize), (8, 24), (3, 12), (17, 18)] {
+        let items =
+            (0..=fails_at).map(|i| Convertible((i < fails_at).then(|| Any::new(object.clone()))));
+        let err = Array::new(Claims {
+            inner: items,
+            claimed,
+        })
+        .unwrap_err();
+        assert_eq!(err.kind(), "ValueError");
+        assert_eq!(err.message(), "no element");
+        assert_eq!(
+            object.strong_count(),
+            1,
+            "fails at {fails_at}, claims {claimed}"
+        );
     }
 }
 

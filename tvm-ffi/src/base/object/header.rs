@@ -574,6 +574,9 @@ pub(crate) unsafe fn try_alloc_object_with<P, D: DropPayload<P>>(
 pub(crate) unsafe trait InplaceArray {
     /// The trailing element type.
     type Elem: Copy;
+    /// The alignment the trailing elements start at (at least `Elem`'s): an `Array` asks 16
+    /// so that each 16-byte value is written with one store that never spans two cache lines.
+    const ELEM_START_ALIGN: usize = std::mem::align_of::<Self::Elem>();
     /// The number of trailing elements, read back from the payload.
     fn inplace_len(&self) -> usize;
     /// Releases what the object owns (an `Array`'s element references) when its strong count
@@ -588,14 +591,35 @@ pub(crate) unsafe trait InplaceArray {
     }
 }
 
-/// The layout of `[header][P][Elem; len]` and the offset of the elements, or `None` when the
-/// size overflows.
-fn inplace_layout<P: InplaceArray>(len: usize) -> Option<(std::alloc::Layout, usize)> {
+/// Where an [`alloc_inplace_array`] object lies in its allocation
+/// `[lead][header][P][Elem; len]`.
+struct InplacePlacement {
+    /// The allocation's layout.
+    layout: std::alloc::Layout,
+    /// Bytes before the header, so that the elements start at `P::ELEM_START_ALIGN`.
+    lead: usize,
+    /// The elements' offset from the header.
+    elems: usize,
+}
+
+/// The placement of an object of `len` elements, or `None` when the size overflows.
+fn inplace_placement<P: InplaceArray>(len: usize) -> Option<InplacePlacement> {
     let elems = std::alloc::Layout::array::<P::Elem>(len).ok()?;
-    let (layout, offset) = std::alloc::Layout::new::<ObjectCell<P>>()
+    let (object, offset) = std::alloc::Layout::new::<ObjectCell<P>>()
         .extend(elems)
         .ok()?;
-    Some((layout.pad_to_align(), offset))
+    let align = object.align().max(P::ELEM_START_ALIGN);
+    // The header's offset in an allocation aligned to `align` that puts the elements there
+    // (`offset` is a multiple of the object's alignment, and so is the lead).
+    let lead = (align - offset % align) % align;
+    let layout = std::alloc::Layout::from_size_align(lead.checked_add(object.size())?, align)
+        .ok()?
+        .pad_to_align();
+    Some(InplacePlacement {
+        layout,
+        lead,
+        elems: offset,
+    })
 }
 
 /// Allocates `[header][payload][len elements]` in one block, with strong and weak count 1 and
@@ -634,19 +658,24 @@ pub(crate) unsafe fn try_alloc_inplace_array<P: InplaceArray>(
         "object payload `{}` is aligned above 8 bytes",
         std::any::type_name::<P>()
     );
-    let Some((layout, offset)) = inplace_layout::<P>(len) else {
+    let Some(placement) = inplace_placement::<P>(len) else {
         return Err(AllocFailure { bytes: usize::MAX });
     };
     // SAFETY: the layout has a non-zero size (the header alone is 24 bytes).
-    let raw = unsafe { std::alloc::alloc(layout) };
-    let Some(cell) = NonNull::new(raw as *mut ObjectCell<P>) else {
+    let base = unsafe { std::alloc::alloc(placement.layout) };
+    if base.is_null() {
         return Err(AllocFailure {
-            bytes: layout.size(),
+            bytes: placement.layout.size(),
         });
-    };
-    // SAFETY: fresh memory of `layout`, which holds the header, the payload and, at `offset`
-    // (inside the allocation by construction of the layout), `len` elements; `init` writes
-    // the payload and the elements (the caller's contract).
+    }
+    // SAFETY: `lead` bytes into the allocation, which holds the object after them.
+    let raw = unsafe { base.add(placement.lead) };
+    let offset = placement.elems;
+    // SAFETY: not null (`base` is not, and `lead` stays inside its allocation).
+    let cell = unsafe { NonNull::new_unchecked(raw as *mut ObjectCell<P>) };
+    // SAFETY: fresh memory of the placement, which holds the header, the payload and, at
+    // `offset` (inside the allocation by construction of the layout), `len` elements; `init`
+    // writes the payload and the elements (the caller's contract).
     unsafe {
         std::ptr::addr_of_mut!((*cell.as_ptr()).header).write(TVMFFIObject {
             combined_ref_count: BOTH_ONE,
@@ -676,9 +705,10 @@ unsafe extern "C" fn inplace_array_deleter<P: InplaceArray>(ptr: *mut c_void, fl
         // SAFETY: the weak count reached zero; the payload (plain data, never dropped) still
         // holds the length the object was allocated with (InplaceArray contract).
         let len = unsafe { (*cell).payload.inplace_len() };
-        if let Some((layout, _)) = inplace_layout::<P>(len) {
-            // SAFETY: allocated by `alloc_inplace_array` with exactly this layout.
-            unsafe { std::alloc::dealloc(ptr as *mut u8, layout) };
+        if let Some(placement) = inplace_placement::<P>(len) {
+            // SAFETY: allocated by `alloc_inplace_array` with exactly this placement: the
+            // allocation starts `lead` bytes before the header.
+            unsafe { std::alloc::dealloc((ptr as *mut u8).sub(placement.lead), placement.layout) };
         }
     }
 }
