@@ -72,8 +72,9 @@ def worker(rust_lib: str, cpp_lib: str, number: int, repeat: int, main_lib: str,
     # The libraries load in alternating order too (a library's place in the process shows in
     # its figures: a build timed against itself renamed reads 1.06 when always loaded first).
     libs = [rust_lib, cpp_lib] + ([main_lib] if main_lib else [])
+    modules = {}
     for lib in reversed(libs) if reverse else libs:
-        tvm_ffi.load_module(lib)
+        modules[lib] = tvm_ffi.load_module(lib)
     sides = [("C++", "bench_cpp", "all"), ("Rust", "bench", "all")]
     if main_lib:
         sides.append(("main", "bench_main", "positional"))
@@ -109,7 +110,8 @@ def worker(rust_lib: str, cpp_lib: str, number: int, repeat: int, main_lib: str,
             if row == "pkg construct" and side == "Rust":
                 # What the Rust package ships; a C++ package (tvm-ffi-stubgen's) keeps the
                 # runtime's `__init__`, so its rows time that again.
-                package_constructors()({"Pair": env["Pair"], "RwPair": env["RwPair"]})
+                package_constructors()({"Pair": env["Pair"], "RwPair": env["RwPair"]},
+                                       modules[rust_lib])
             try:
                 eval(stmt, env)
             except TypeError:

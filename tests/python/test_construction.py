@@ -23,6 +23,10 @@ cases = [
     ((1, 2, 3), {}), ((1, 2, 3, 4), {}), ((1,), {"z": 3}), (("s",), {}), ((1,), {"x": 2}),
     ((1,), {"label": M}), ((1.5, 2.5), {}), ((), {"lo": 1.0, "hi": 2.0}), ((1, 2), {"y": 3}),
     ((None,), {}),
+    # Keywords in a Rust constructor's parameter order or not, leaving a gap, or of a wrong
+    # type (the builtin passes keywords that fill the leading parameters by position).
+    ((), {"hi": 2.0, "lo": 1.0}), ((), {"hi": 2.0}), ((), {"lo": "s", "hi": 2.0}),
+    ((1.0,), {"hi": "s"}),
 ]
 
 def outcome(call):
@@ -32,10 +36,11 @@ def outcome(call):
         return [type(err).__name__, str(err)]
     return [type(value).__qualname__, repr(value)]
 
-out = {"metaclasses": {}, "differences": [], "compared": 0}
+out = {"metaclasses": {}, "calls": {}, "differences": [], "compared": 0}
 for name in ["Point", "Point3", "Interval", "Options", "Version"]:
     cls = getattr(my_ext, name)
     out["metaclasses"][name] = type(cls).__name__
+    out["calls"][name] = type(type(cls).__dict__["__call__"]).__name__
     for args, kwargs in cases:
         fast = outcome(lambda: cls(*args, **kwargs))
         runtime = outcome(lambda: base.__call__(cls, *args, **kwargs))  # the runtime's __init__
@@ -61,7 +66,9 @@ def test_the_package_constructs_as_the_runtime_init_does():
     run = run_in_fresh_python(COMPARE, env=package_env())
     out = json.loads(run.stdout.strip().splitlines()[-1])
     assert out["metaclasses"] == {name: f"{name}Meta" for name in out["metaclasses"]}
-    assert out["compared"] == 75
+    # The Rust library's C-level `__call__` (`TVMFFISdkPythonConstructor`), not the Python one.
+    assert set(out["calls"].values()) == {"builtin_function_or_method"}, out["calls"]
+    assert out["compared"] == 95
     assert out["differences"] == []
 
 
@@ -96,6 +103,38 @@ print("ok")
 """
     run = run_in_fresh_python(script, env=package_env())
     assert run.stdout.strip().splitlines()[-1] == "ok"
+
+
+def test_the_c_level_call_holds_no_reference_it_does_not_own():
+    # The builtin passes the argument tuple on, or builds `(*args, KWARGS, name, value, ...)`
+    # for keywords: every reference it takes goes to a tuple that is released after the call.
+    script = r"""
+import sys
+import my_ext
+
+Point = my_ext.Point
+x, y, label = 10**12 + 1, 10**12 + 2, "".join(["la", "bel"])
+lo, hi = float(x), float(y)
+before = [sys.getrefcount(v) for v in (x, y, label, lo, hi)]
+for _ in range(2000):
+    Point(x, y)
+    Point(x, y=y, label=label)
+    Point(x=x, y=y)
+    my_ext.Interval(lo, hi=hi)  # passed by position
+    my_ext.Interval(hi=hi, lo=lo)
+    for bad in [lambda: Point(x, y, nope=label), lambda: my_ext.Interval(hi=hi)]:
+        try:
+            bad()
+        except TypeError as err:
+            assert "nope" in str(err) or "`lo`" in str(err), err
+after = [sys.getrefcount(v) for v in (x, y, label, lo, hi)]
+assert before == after, (before, after)
+print(Point(x, y=y, label=label))
+"""
+    run = run_in_fresh_python(script, env=package_env())
+    assert run.stdout.strip().splitlines()[-1] == (
+        'my_ext.Point(x=1000000000001, y=1000000000002, label="label")'
+    )
 
 
 def test_classes_whose_init_does_more_keep_the_runtime_init():

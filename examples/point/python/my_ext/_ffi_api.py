@@ -249,8 +249,10 @@ def _ffi_signatures(namespace: dict[str, object], prefix: str) -> None:
                     setattr(target, "__signature__", sig)
         except (AttributeError, TypeError, ValueError):
             continue
-def _ffi_fast_constructors(namespace: dict[str, object]) -> None:
+def _ffi_fast_constructors(namespace: dict[str, object], lib: object = None) -> None:
+    import ctypes
     import inspect
+    import sys
     from typing import Any
 
     import tvm_ffi
@@ -275,6 +277,22 @@ def _ffi_fast_constructors(namespace: dict[str, object]) -> None:
                 return method.func
         return core._lookup_type_attr(info.type_index, "__ffi_init__")
 
+    native: Any = None
+    try:
+        address = getattr(lib, "get_function")("__sdk_python_constructor")()
+        native = ctypes.PYFUNCTYPE(ctypes.py_object, *[ctypes.py_object] * 4)(address)
+    except Exception:  # no such export (another library), or no library given
+        pass
+
+    def parameter_names(cls: Any) -> tuple[str, ...]:
+        # A Rust constructor's parameters (`arg_names`), all positional-or-keyword: keywords
+        # that fill them from the front are passed by position (the runtime's generic
+        # field-by-field init has none, and keeps the `KWARGS` form).
+        for method in cls.__dict__["__tvm_ffi_type_info__"].methods:
+            if method.name == "__ffi_init__":
+                return tuple(sys.intern(str(name)) for name in method.metadata.get("arg_names", ()))
+        return ()
+
     def fast_metaclass(cls: Any, make: Any) -> Any:
         marker, missing = core.KWARGS, core.MISSING
 
@@ -287,15 +305,21 @@ def _ffi_fast_constructors(namespace: dict[str, object]) -> None:
                 return make(*flat)
             return make(*args)
 
+        call: Any = None
+        try:
+            call = native(make, marker, missing, parameter_names(cls))
+        except Exception:  # no builtin: no library export, or no CPython functions found
+            call = __call__
+            try:
+                setattr(call, "__signature__", inspect.signature(cls.__dict__["__init__"]))
+            except (KeyError, TypeError, ValueError):
+                pass
+
         def __init__(sub: Any, *args: Any, **kwargs: Any) -> None:
             base.__init__(sub, *args, **kwargs)
             sub.__class__ = base  # a subclass constructs through its own `__init__`
 
-        try:
-            setattr(__call__, "__signature__", inspect.signature(cls.__dict__["__init__"]))
-        except (KeyError, TypeError, ValueError):
-            pass
-        return type(f"{cls.__name__}Meta", (base,), {"__call__": __call__, "__init__": __init__,
+        return type(f"{cls.__name__}Meta", (base,), {"__call__": call, "__init__": __init__,
                                                      "__module__": cls.__module__})
 
     for value in list(namespace.values()):
@@ -305,5 +329,5 @@ def _ffi_fast_constructors(namespace: dict[str, object]) -> None:
         except (AttributeError, TypeError, ValueError):
             continue
 _ffi_signatures(globals(), "my_ext.")
-_ffi_fast_constructors(globals())
+_ffi_fast_constructors(globals(), globals().get("LIB"))
 # tvm_ffi_build(end)

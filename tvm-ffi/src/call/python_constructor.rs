@@ -1,0 +1,379 @@
+//! A C-level `__call__` for the Python classes of a shipped package: `Point(1, 2)` calls the
+//! type's `__ffi_init__` with the caller's argument tuple, no Python frame in between;
+//! `Point(1, y=2)` calls it with `(1, KWARGS, "y", 2)`, the runtime's keyword convention,
+//! exactly as the runtime's generated `__init__` passes keywords (values that are the
+//! runtime's `MISSING` are left out).
+//!
+//! CPython calls a metaclass's `__call__` without binding it when it is a builtin function
+//! (no descriptor), so `type(Point).__call__ = <builtin>` makes `Point(1, 2)` one C call into
+//! the builtin's body below, which hands the argument tuple on to the `ffi.Function` that
+//! `__ffi_init__` is. Python itself offers no C callable that picks a target by whether
+//! keywords came, and the runtime's `Function.__call__` refuses keywords: a Python `__call__`
+//! doing that choice cost 150 ns of the 375 ns a construction took, and the keyword
+//! repacking in Python about 700 ns.
+//!
+//! The builtin is made by [`TVMFFISdkPythonConstructor`], whose address the package's helper
+//! reads from the library's module export `__sdk_python_constructor` (per library: nothing
+//! is registered globally) and calls through `ctypes.PYFUNCTYPE` with the GIL held. The
+//! CPython functions used are stable-ABI ones, found with `dlsym` in the process that loaded
+//! the library; where that fails (no CPython in the process, or not on a Unix), the builder
+//! returns null and the helper keeps its Python `__call__`.
+use std::ffi::{c_char, c_int, c_void};
+use std::sync::OnceLock;
+
+use super::function::export;
+use super::function::signature::{FnSignature, TypeDesc};
+use crate::base::value::Any;
+
+/// A CPython object, only ever handled by pointer.
+#[repr(C)]
+pub struct PyObject {
+    _opaque: [u8; 0],
+}
+
+/// `PyCFunctionWithKeywords`.
+type PyCFunctionWithKeywords =
+    unsafe extern "C" fn(*mut PyObject, *mut PyObject, *mut PyObject) -> *mut PyObject;
+
+/// CPython's `PyMethodDef` (stable ABI).
+#[repr(C)]
+struct PyMethodDef {
+    ml_name: *const c_char,
+    ml_meth: Option<PyCFunctionWithKeywords>,
+    ml_flags: c_int,
+    ml_doc: *const c_char,
+}
+
+// SAFETY: immutable after construction; its pointers are to static strings.
+unsafe impl Sync for PyMethodDef {}
+
+/// `METH_VARARGS | METH_KEYWORDS`: the body receives the caller's argument tuple and keyword
+/// dictionary as they are (no unpacking into a vector and back into a tuple).
+const METH_VARARGS_KEYWORDS: c_int = 0x0001 | 0x0002;
+
+/// The builtin's definition; CPython keeps a pointer to it for the builtin's lifetime.
+static CONSTRUCT_DEF: PyMethodDef = PyMethodDef {
+    ml_name: c"__call__".as_ptr(),
+    ml_meth: Some(construct),
+    ml_flags: METH_VARARGS_KEYWORDS,
+    ml_doc: c"Constructs the class through its `__ffi_init__`.".as_ptr(),
+};
+
+/// The CPython functions the builtin and its builder call.
+struct PythonApi {
+    tuple_new: unsafe extern "C" fn(isize) -> *mut PyObject,
+    tuple_set_item: unsafe extern "C" fn(*mut PyObject, isize, *mut PyObject) -> c_int,
+    tuple_get_item: unsafe extern "C" fn(*mut PyObject, isize) -> *mut PyObject,
+    tuple_size: unsafe extern "C" fn(*mut PyObject) -> isize,
+    dict_next: unsafe extern "C" fn(
+        *mut PyObject,
+        *mut isize,
+        *mut *mut PyObject,
+        *mut *mut PyObject,
+    ) -> c_int,
+    incref: unsafe extern "C" fn(*mut PyObject),
+    decref: unsafe extern "C" fn(*mut PyObject),
+    cfunction_new_ex:
+        unsafe extern "C" fn(*const PyMethodDef, *mut PyObject, *mut PyObject) -> *mut PyObject,
+    object_call: unsafe extern "C" fn(*mut PyObject, *mut PyObject, *mut PyObject) -> *mut PyObject,
+    dict_size: unsafe extern "C" fn(*mut PyObject) -> isize,
+}
+
+/// The CPython functions of this process, looked up once; `None` without CPython.
+fn python_api() -> Option<&'static PythonApi> {
+    static API: OnceLock<Option<PythonApi>> = OnceLock::new();
+    API.get_or_init(|| {
+        // SAFETY: each symbol is the stable-ABI CPython function of that name, whose C
+        // signature is the field's function pointer type.
+        unsafe {
+            Some(PythonApi {
+                tuple_new: function(c"PyTuple_New")?,
+                tuple_set_item: function(c"PyTuple_SetItem")?,
+                tuple_get_item: function(c"PyTuple_GetItem")?,
+                tuple_size: function(c"PyTuple_Size")?,
+                dict_next: function(c"PyDict_Next")?,
+                incref: function(c"Py_IncRef")?,
+                decref: function(c"Py_DecRef")?,
+                cfunction_new_ex: function(c"PyCFunction_NewEx")?,
+                object_call: function(c"PyObject_Call")?,
+                dict_size: function(c"PyDict_Size")?,
+            })
+        }
+    })
+    .as_ref()
+}
+
+/// The process's function `name` as an `F`, or `None` when there is none.
+///
+/// # Safety
+/// `F` is a function pointer type matching the C signature of the symbol `name`.
+unsafe fn function<F: Copy>(name: &std::ffi::CStr) -> Option<F> {
+    const { assert!(std::mem::size_of::<F>() == std::mem::size_of::<*mut c_void>()) };
+    let found = process_symbol(name);
+    // SAFETY: a non-null code address of the symbol, read as the pointer type the caller
+    // vouches for (of the same size, checked above).
+    (!found.is_null()).then(|| unsafe { std::mem::transmute_copy::<*mut c_void, F>(&found) })
+}
+
+/// A symbol of the running process (its executable and the libraries loaded globally: where
+/// CPython's C API lives in a Python process), or null.
+#[cfg(unix)]
+fn process_symbol(name: &std::ffi::CStr) -> *mut c_void {
+    extern "C" {
+        fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void;
+    }
+    #[cfg(any(target_os = "macos", target_os = "ios"))]
+    const RTLD_DEFAULT: *mut c_void = -2isize as *mut c_void;
+    #[cfg(not(any(target_os = "macos", target_os = "ios")))]
+    const RTLD_DEFAULT: *mut c_void = std::ptr::null_mut();
+    // SAFETY: `name` is a C string; `dlsym` only reads it.
+    unsafe { dlsym(RTLD_DEFAULT, name.as_ptr()) }
+}
+
+/// No lookup off Unix: the helper keeps its Python `__call__` there.
+#[cfg(not(unix))]
+fn process_symbol(_name: &std::ffi::CStr) -> *mut c_void {
+    std::ptr::null_mut()
+}
+
+/// The builtin's `self`: `(__ffi_init__, KWARGS, MISSING, names)`, `names` the interned
+/// names of the constructor's leading positional-or-keyword parameters (empty: none known).
+const MAKE: isize = 0;
+const KWARGS_MARKER: isize = 1;
+const MISSING: isize = 2;
+const NAMES: isize = 3;
+
+/// Calls with keywords naming more parameters than this take the `KWARGS` form.
+const MAX_POSITIONAL: usize = 16;
+
+/// The builtin's body: calls `targets[MAKE]` with the argument tuple as it came; with
+/// keywords that fill the leading parameters with no gap (`Pair(a=1, b=2)`), with those values
+/// in order (the binding, and any error text, is the same either way); with other keywords,
+/// with the arguments, the `KWARGS` marker and each keyword's name and value. Nothing here
+/// can panic.
+unsafe extern "C" fn construct(
+    targets: *mut PyObject,
+    args: *mut PyObject,
+    kwargs: *mut PyObject,
+) -> *mut PyObject {
+    // The builtin exists only once the lookup succeeded.
+    let Some(api) = python_api() else {
+        return std::ptr::null_mut();
+    };
+    // SAFETY: CPython calls this with the GIL held, `targets` the builtin's `self` (the
+    // 4-tuple its builder made, alive during the call), `args` a tuple and `kwargs` null or a
+    // dictionary; items read from the tuples are borrowed from them.
+    unsafe {
+        let make = (api.tuple_get_item)(targets, MAKE);
+        if kwargs.is_null() || (api.dict_size)(kwargs) == 0 {
+            return (api.object_call)(make, args, std::ptr::null_mut());
+        }
+        let missing = (api.tuple_get_item)(targets, MISSING);
+        let names = (api.tuple_get_item)(targets, NAMES);
+        let flat = as_positional(api, args, kwargs, names, missing).unwrap_or_else(|| {
+            let marker = (api.tuple_get_item)(targets, KWARGS_MARKER);
+            with_keywords(api, args, kwargs, marker, missing)
+        });
+        if flat.is_null() {
+            return std::ptr::null_mut();
+        }
+        let result = (api.object_call)(make, flat, std::ptr::null_mut());
+        (api.decref)(flat);
+        result
+    }
+}
+
+/// The arguments in parameter order when the keywords name parameters after the positional
+/// arguments (by the identity of their interned names) and together fill a prefix of the
+/// parameters: a new tuple (null, with a Python error set, when it cannot be made); `None`
+/// otherwise.
+///
+/// # Safety
+/// The GIL is held; `args` and `names` are tuples, `kwargs` a dictionary, `missing` a live
+/// object.
+unsafe fn as_positional(
+    api: &PythonApi,
+    args: *mut PyObject,
+    kwargs: *mut PyObject,
+    names: *mut PyObject,
+    missing: *mut PyObject,
+) -> Option<*mut PyObject> {
+    // SAFETY: the caller's contract; items are borrowed from tuples and a dictionary that no
+    // one changes meanwhile (nothing here runs Python code); `PyTuple_SetItem` steals the
+    // references taken for it, on a fresh tuple whose every slot is written once.
+    unsafe {
+        let (positional, known) = ((api.tuple_size)(args), (api.tuple_size)(names));
+        let (Ok(positional), Ok(known)) = (usize::try_from(positional), usize::try_from(known))
+        else {
+            return None;
+        };
+        if known > MAX_POSITIONAL || positional > known {
+            return None;
+        }
+        let mut values = [std::ptr::null_mut::<PyObject>(); MAX_POSITIONAL];
+        for (index, value) in values.iter_mut().enumerate().take(positional) {
+            *value = (api.tuple_get_item)(args, index as isize);
+        }
+        let mut filled = positional;
+        let (mut position, mut name, mut value) =
+            (0isize, std::ptr::null_mut(), std::ptr::null_mut());
+        while (api.dict_next)(kwargs, &mut position, &mut name, &mut value) != 0 {
+            let slot = (positional..known)
+                .find(|&index| (api.tuple_get_item)(names, index as isize) == name);
+            match slot {
+                Some(index) if value != missing && values[index].is_null() => {
+                    values[index] = value;
+                    filled = filled.max(index + 1);
+                }
+                _ => return None,
+            }
+        }
+        if values[..filled].iter().any(|value| value.is_null()) {
+            return None;
+        }
+        let flat = (api.tuple_new)(filled as isize);
+        if !flat.is_null() {
+            for (index, &value) in values[..filled].iter().enumerate() {
+                (api.incref)(value);
+                (api.tuple_set_item)(flat, index as isize, value);
+            }
+        }
+        Some(flat)
+    }
+}
+
+/// `(*args, marker, name, value, ...)` for the keywords whose value is not `missing`: a new
+/// tuple, or null with a Python error set.
+///
+/// # Safety
+/// The GIL is held; `args` is a tuple, `kwargs` a dictionary, `marker` and `missing` live
+/// objects.
+unsafe fn with_keywords(
+    api: &PythonApi,
+    args: *mut PyObject,
+    kwargs: *mut PyObject,
+    marker: *mut PyObject,
+    missing: *mut PyObject,
+) -> *mut PyObject {
+    // SAFETY: the caller's contract. `PyDict_Next` hands out borrowed items of a dictionary
+    // no one changes meanwhile (the GIL is held and nothing here runs Python code);
+    // `PyTuple_SetItem` steals the references taken for it, on a fresh tuple whose every
+    // slot is written once.
+    unsafe {
+        let positional = (api.tuple_size)(args);
+        let (mut position, mut name, mut value) =
+            (0isize, std::ptr::null_mut(), std::ptr::null_mut());
+        let mut present = 0isize;
+        while (api.dict_next)(kwargs, &mut position, &mut name, &mut value) != 0 {
+            present += isize::from(value != missing);
+        }
+        let flat = (api.tuple_new)(positional + 1 + 2 * present);
+        if flat.is_null() {
+            return flat;
+        }
+        let mut slot = 0isize;
+        let mut put = |item: *mut PyObject| {
+            (api.incref)(item);
+            (api.tuple_set_item)(flat, slot, item);
+            slot += 1;
+        };
+        for index in 0..positional {
+            put((api.tuple_get_item)(args, index));
+        }
+        put(marker);
+        position = 0;
+        while (api.dict_next)(kwargs, &mut position, &mut name, &mut value) != 0 {
+            if value != missing {
+                put(name);
+                put(value);
+            }
+        }
+        flat
+    }
+}
+
+/// Makes the builtin `__call__` for a class whose `__ffi_init__` is `make`; `marker` and
+/// `missing` are the runtime's `core.KWARGS` and `core.MISSING`, `names` a tuple of the
+/// interned names of `make`'s leading positional-or-keyword parameters (empty when unknown:
+/// every keyword call then takes the `KWARGS` form). Returns a new reference, or
+/// null (with a Python error set where CPython set one) when CPython's functions cannot be
+/// found or an allocation fails.
+///
+/// # Safety
+/// Called with the GIL held (ctypes' `PYFUNCTYPE`), with four live Python objects; `names`
+/// is a tuple (checked).
+#[no_mangle]
+pub unsafe extern "C" fn TVMFFISdkPythonConstructor(
+    make: *mut PyObject,
+    marker: *mut PyObject,
+    missing: *mut PyObject,
+    names: *mut PyObject,
+) -> *mut PyObject {
+    let Some(api) = python_api() else {
+        return std::ptr::null_mut();
+    };
+    // SAFETY: the caller's contract; `PyTuple_SetItem` steals the references taken for it,
+    // and the tuple's reference passes to the builtin (or is dropped when that fails).
+    unsafe {
+        // `PyTuple_Size` of anything else sets a `SystemError`.
+        if (api.tuple_size)(names) < 0 {
+            return std::ptr::null_mut();
+        }
+        let targets = (api.tuple_new)(4);
+        if targets.is_null() {
+            return std::ptr::null_mut();
+        }
+        let items = [
+            (MAKE, make),
+            (KWARGS_MARKER, marker),
+            (MISSING, missing),
+            (NAMES, names),
+        ];
+        for (index, item) in items {
+            (api.incref)(item);
+            if (api.tuple_set_item)(targets, index, item) != 0 {
+                (api.decref)(targets);
+                return std::ptr::null_mut();
+            }
+        }
+        let builtin = (api.cfunction_new_ex)(&CONSTRUCT_DEF, targets, std::ptr::null_mut());
+        (api.decref)(targets);
+        builtin
+    }
+}
+
+/// The module export `__sdk_python_constructor` (`tvm_ffi.load_module(lib)` then
+/// `mod.get_function("__sdk_python_constructor")()`): the address of
+/// [`TVMFFISdkPythonConstructor`] in this library, for `ctypes`.
+///
+/// # Safety
+/// The `TVMFFISafeCallType` contract.
+#[no_mangle]
+pub unsafe extern "C" fn __tvm_ffi___sdk_python_constructor(
+    _self: *mut c_void,
+    args: *const crate::abi::sys::TVMFFIAny,
+    num_args: i32,
+    result: *mut crate::abi::sys::TVMFFIAny,
+) -> c_int {
+    static SIGNATURE: FnSignature = FnSignature {
+        owner: "",
+        name: std::borrow::Cow::Borrowed("__sdk_python_constructor"),
+        params: std::borrow::Cow::Borrowed(&[]),
+        ret: TypeDesc::of::<i64>(),
+        names: &[],
+    };
+    // SAFETY: the caller's contract, passed on.
+    unsafe {
+        export::call(
+            &SIGNATURE,
+            |_, _| {
+                Ok(Any::new(
+                    TVMFFISdkPythonConstructor as *const () as usize as i64,
+                ))
+            },
+            args,
+            num_args,
+            result,
+        )
+    }
+}
