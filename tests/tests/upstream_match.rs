@@ -6,9 +6,9 @@
 //! Translated here:
 //! - `test_match_any.rs`: all 5 tests (`direct_lookup_table_maps_runtime_indices_to_local_arm_ids`
 //!   and `metadata_only_accepts_exact_leaf_patterns` test upstream's hidden table and leaf
-//!   metadata; translated to this SDK's hidden counterparts, `__private::matching::ArmTable`
-//!   and `FromAny::match_type_index`, which generalise them from exact final types to any
-//!   object type and to containers);
+//!   metadata; translated to this SDK's counterparts, `matching::ArmTable` and
+//!   `FromAny::match_type_index`, which generalise them from exact final types to any object
+//!   type and to containers);
 //! - `test_match_any_ast_lookup.rs`: its 1 test;
 //! - `test_cast.rs`: all 8 tests;
 //! - `test_object.rs`: `test_object_arc`, `test_object_arc_from_raw`,
@@ -161,7 +161,7 @@ fn parameterized_containers_use_complete_conversion_semantics() {
 
 #[test]
 fn direct_lookup_table_maps_runtime_indices_to_local_arm_ids() {
-    use tvm_ffi::__private::matching::ArmTable;
+    use tvm_ffi::matching::ArmTable;
     // The SDK's table maps a runtime type index to the mask of the arms that can match it
     // (upstream: to the one arm of an exact final type). Two arms of one index both stay
     // candidates; the first in source order wins when the chain runs (checked below).

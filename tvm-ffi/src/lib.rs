@@ -193,6 +193,13 @@ pub use value::{
 ///   frame text), `force_runtime_reads` (a test switch between two
 ///   sound read paths) and diagnostics-only marker traits (`WritableField`, `ForeignField`,
 ///   `Member`, `EqHook` ..).
+/// Dispatch on runtime type indices: the per-call-site table behind
+/// [`match_any!`](crate::match_any), for tables of your own (a pass's rules keyed by node
+/// type), and [`FromAny::match_type_index`], the question it caches.
+pub mod matching {
+    pub use crate::reflect::matching::ArmTable;
+}
+
 #[doc(hidden)]
 pub mod __private {
     // Generated code names `core` and `std` (field offsets, sizes, pointer projections)

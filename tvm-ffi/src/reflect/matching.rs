@@ -80,8 +80,11 @@ type Page = [AtomicU64; PAGE];
 /// generic function, another instantiation of the same call site classifies without the
 /// cache.
 ///
+/// Public as [`tvm_ffi::matching::ArmTable`](crate::matching::ArmTable) for dispatch of your
+/// own on runtime type indices (a rule table keyed by node type), with the same caching.
+///
 /// ```
-/// use tvm_ffi::__private::matching::ArmTable;
+/// use tvm_ffi::matching::ArmTable;
 /// static TABLE: ArmTable = ArmTable::new();
 /// let classify: fn(i32) -> u64 = |index| if index == 1 { 0b10 } else { 0b01 };
 /// assert_eq!(TABLE.candidates(1, classify), 0b10);
