@@ -1,13 +1,14 @@
-//! Matching a value against typed arms: the [`match_any!`](crate::match_any) macro and what its
-//! expansion calls (through `tvm_ffi::__private::matching`; no semver guarantee).
+//! Matching a value against typed arms: what the [`match_any!`](crate::match_any) macro's
+//! expansion calls, and the dispatch on runtime type indices it is built on, public for tables
+//! of your own (a pass's rules keyed by node type): [`ArmTable`] and [`arm_takes`].
 //!
 //! The expansion views the scrutinee as an [`AnyView`] ([`MatchSource`]), then tries the arms in
 //! source order: an arm takes the value when its runtime type is the arm's type
-//! (`FromAny::match_type_index`) and the value converts (`FromAny::from_any`, as
-//! `checked_cast`). With enough arms, the call site's [`ArmTable`] caches, per runtime type
-//! index, which arms take it, and the chain skips the others with one bit test each: a value of
-//! the 20th of 20 object types runs one conversion, not twenty failed casts. The table caches
-//! what the arms would compute themselves, so the result is the same with or without it.
+//! ([`arm_takes`]) and the value converts (`FromAny::from_any`, as `checked_cast`). With enough
+//! arms, the call site's [`ArmTable`] caches, per runtime type index, which arms take it, and
+//! the chain skips the others with one bit test each: a value of the 20th of 20 object types
+//! runs one conversion, not twenty failed casts. The table caches what the arms would compute
+//! themselves, so the result is the same with or without it.
 use std::ptr::null_mut;
 use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
@@ -17,6 +18,14 @@ use crate::call::function::IntoArg;
 /// What `match_any!` can match on: every value that can be passed as an argument by
 /// reference, viewed in place (`Any`, `AnyView`, `ObjectRef<T>`, `Array<T>`, `Map<K, V>`,
 /// `Function`, `String`, ..., and references to them).
+///
+/// ```
+/// use tvm_ffi::matching::MatchSource;
+/// use tvm_ffi::{Any, Array};
+/// let array = Array::new([1i64, 2]).unwrap();
+/// let any = Any::new(array.clone());
+/// assert_eq!(array.match_view().type_index(), any.match_view().type_index());
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`match_any!` cannot match on a `{Self}`",
     label = "not a TVM-FFI value",
@@ -44,7 +53,9 @@ impl MatchSource for &AnyView<'_> {
 
 /// Whether `view` converts to a type whose `FromAny::MATCHED_BY_TYPE_INDEX` holds as soon as its
 /// type index matches: a value that is no object, or an object whose construction is sealed.
-/// `match_any!` then takes the first arm its table names without converting.
+/// `match_any!` then takes the first arm its table names without converting. Not part of the
+/// public API.
+#[doc(hidden)]
 #[inline(always)]
 pub fn settled(view: &AnyView<'_>) -> bool {
     let raw = view.as_raw();
@@ -59,19 +70,43 @@ pub fn settled(view: &AnyView<'_>) -> bool {
     }
 }
 
+/// Whether a `match_any!` arm of type `T` takes a value of runtime type `type_index`, before
+/// converting it ([`FromAny::match_type_index`](crate::FromAny::match_type_index), the question
+/// an [`ArmTable`]'s classifier asks): the type itself, not what converts to it (an `int` for
+/// `i64`, an instance of the type or a subtype for an object reference, an `ffi.Array` for
+/// `Array<T>`); `false` for an index the runtime does not know.
+///
+/// ```
+/// use tvm_ffi::matching::arm_takes;
+/// use tvm_ffi::{Any, Array, Shape};
+/// let array = Any::new(Array::new([1i64]).unwrap()).type_index();
+/// let shape = Any::new(Shape::new(&[1])).type_index();
+/// assert!(arm_takes::<Array<f64>>(array)); // the elements are converted afterwards
+/// assert!(!arm_takes::<Array<i64>>(shape));
+/// assert!(arm_takes::<i64>(Any::new(1i64).type_index()));
+/// assert!(!arm_takes::<Shape>(1 << 20)); // no such type
+/// ```
+pub fn arm_takes<T: for<'a> crate::base::value::FromAny<'a>>(type_index: i32) -> bool {
+    // Plain values' indices are the runtime's fixed ones; an object type asks the registry,
+    // which must know the index.
+    (type_index < crate::abi::sys::type_index::kTVMFFIStaticObjectBegin
+        || crate::reflect::reflection::type_table::is_registered(type_index))
+        && T::match_type_index(type_index)
+}
+
 /// Type indices per page of an [`ArmTable`].
 const PAGE: usize = 128;
 /// Pages of an [`ArmTable`]: type indices `0..PAGE * PAGES` are cached, larger ones computed
 /// on every match.
 const PAGES: usize = 64;
-/// Marks a filled slot (arms 0..63 are bits 0..62).
+/// Marks a filled slot (arms 0..62 are bits 0..62).
 const FILLED: u64 = 1 << 63;
 
 type Page = [AtomicU64; PAGE];
 
 /// The per-call-site cache of `match_any!`: for each runtime type index, the mask of the arms
-/// whose conversion can succeed on a value of that type (bit `k` for arm `k`; arms past 63 are
-/// always tried).
+/// whose conversion can succeed on a value of that type (bit `k` for arm `k`, `k` < 63; bit 63
+/// is the table's own mark, cleared from every answer, so arms from 63 on are always tried).
 ///
 /// The mask is computed by the call site's classifier (a function of the type index only: the
 /// inheritance of a registered index never changes) the first time a type index is seen, and

@@ -2,7 +2,6 @@
 //! state, accessors, creators), Rust enums as TVM-FFI enums, structural equality and hashing, structural walk, visit, map and mutate,
 //! JSON graph serialization, and matching values against typed arms (`match_any!`).
 pub mod enums;
-#[doc(hidden)]
 pub mod matching;
 pub(crate) mod mutate;
 pub(crate) mod mutate_callbacks;

@@ -608,17 +608,10 @@ pub trait FromAny<'a>: Sized + TypeSchema {
     /// converts to it (an `int` for the integers, a `bool` for `bool`, a `float` for the
     /// floats, an instance for an object type, an `ffi.Array` for `Array<T>`); `true` where
     /// the conversion alone decides. A function of the index only, so `match_any!` caches it
-    /// per type index (in a [`matching::ArmTable`](crate::matching::ArmTable)). The default,
-    /// `true`, suits a type whose conversion decides by itself (a matcher of your own).
-    ///
-    /// ```
-    /// use tvm_ffi::{Any, Array, FromAny, Shape};
-    /// let array = Any::new(Array::new([1i64]).unwrap()).type_index();
-    /// let shape = Any::new(Shape::new(&[1])).type_index();
-    /// assert!(<Array<i64> as FromAny>::match_type_index(array));
-    /// assert!(!<Array<i64> as FromAny>::match_type_index(shape));
-    /// assert!(<i64 as FromAny>::match_type_index(Any::new(1i64).type_index()));
-    /// ```
+    /// per type index. `index` is a registered index (the runtime ends the process on asking
+    /// about another); [`matching::arm_takes`](crate::matching::arm_takes) asks this for any
+    /// index. Not part of the public API.
+    #[doc(hidden)]
     #[inline(always)]
     fn match_type_index(index: i32) -> bool {
         let _ = index;
