@@ -1,8 +1,9 @@
 //! A C-level `__call__` for the Python classes of a shipped package: `Point(1, 2)` calls the
-//! type's `__ffi_init__` with the caller's argument tuple, no Python frame in between;
-//! `Point(1, y=2)` calls it with `(1, KWARGS, "y", 2)`, the runtime's keyword convention,
-//! exactly as the runtime's generated `__init__` passes keywords (values that are the
-//! runtime's `MISSING` are left out).
+//! type's `__ffi_init__` with the caller's argument tuple, no Python frame in between.
+//! Keywords that fill a Rust constructor's leading parameters (`Pair(b=2, a=1)`) are put in
+//! position; other keywords (`Point(1, label="p")` on a type whose init the runtime
+//! generated) go as `(1, KWARGS, "label", "p")`, the runtime's keyword convention, exactly as
+//! its generated `__init__` passes them (values that are the runtime's `MISSING` left out).
 //!
 //! CPython calls a metaclass's `__call__` without binding it when it is a builtin function
 //! (no descriptor), so `type(Point).__call__ = <builtin>` makes `Point(1, 2)` one C call into

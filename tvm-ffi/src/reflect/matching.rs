@@ -71,10 +71,10 @@ pub fn settled(view: &AnyView<'_>) -> bool {
 }
 
 /// Whether a `match_any!` arm of type `T` takes a value of runtime type `type_index`, before
-/// converting it ([`FromAny::match_type_index`](crate::FromAny::match_type_index), the question
-/// an [`ArmTable`]'s classifier asks): the type itself, not what converts to it (an `int` for
-/// `i64`, an instance of the type or a subtype for an object reference, an `ffi.Array` for
-/// `Array<T>`); `false` for an index the runtime does not know.
+/// converting it (the question an [`ArmTable`]'s classifier asks): the type itself, not what
+/// converts to it (an `int` for `i64`, an instance of the type or a subtype for an object
+/// reference, an `ffi.Array` for `Array<T>`, any value for `Any` or a matcher of your own);
+/// `false` for an index the runtime does not know.
 ///
 /// ```
 /// use tvm_ffi::matching::arm_takes;
@@ -84,13 +84,14 @@ pub fn settled(view: &AnyView<'_>) -> bool {
 /// assert!(arm_takes::<Array<f64>>(array)); // the elements are converted afterwards
 /// assert!(!arm_takes::<Array<i64>>(shape));
 /// assert!(arm_takes::<i64>(Any::new(1i64).type_index()));
-/// assert!(!arm_takes::<Shape>(1 << 20)); // no such type
+/// assert!(arm_takes::<Any>(shape));
+/// // No such type: an object index the runtime never registered, and a negative one.
+/// assert!(!arm_takes::<Shape>(1 << 20) && !arm_takes::<Any>(1 << 20) && !arm_takes::<Any>(-7));
 /// ```
 pub fn arm_takes<T: for<'a> crate::base::value::FromAny<'a>>(type_index: i32) -> bool {
-    // Plain values' indices are the runtime's fixed ones; an object type asks the registry,
-    // which must know the index.
-    (type_index < crate::abi::sys::type_index::kTVMFFIStaticObjectBegin
-        || crate::reflect::reflection::type_table::is_registered(type_index))
+    // The registry first: an object type's answer asks the runtime about the index, which
+    // must know it, and a type that takes every value takes no unknown index either.
+    crate::reflect::reflection::type_table::is_registered(type_index)
         && T::match_type_index(type_index)
 }
 
