@@ -137,6 +137,78 @@ print(Point(x, y=y, label=label))
     )
 
 
+# Allocating the repacked argument tuple may run a garbage collection (CPython < 3.12), whose
+# callbacks run Python code: the two scripts below replace, or clear, the keyword dictionary
+# of the call in flight from a `gc.callbacks` entry. The builtin takes its references before
+# allocating, so the call sees the values it was given. (A review's reproductions: with
+# borrowed references, the first crashed in `tupletraverse`, the second passed NULL items to
+# `__ffi_init__`.) Development mode poisons freed memory, so that a use after free shows.
+REPLACE_KEYWORD_VALUES = r"""
+import gc
+import my_ext
+
+class V:
+    pass
+
+hit = []
+def callback(phase, info):
+    if phase != "start" or hit:
+        return
+    for r in gc.get_objects(0):
+        if type(r) is dict and len(r) == 2 and type(r.get("lo")) is V:
+            hit.append(1)
+            r["lo"] = 1.0  # the V objects are left to the call's own references
+            r["hi"] = 2.0
+
+gc.callbacks.append(callback)
+keep = []
+gc.set_threshold(1)
+for attempt in range(50):
+    for i in range(5000):  # empty the free list of 2-tuples: `PyTuple_New(2)` collects
+        keep.append(tuple([i, i]))
+    try:
+        my_ext.Interval(**{"lo": V(), "hi": V()})
+    except TypeError as err:
+        error = str(err)
+    if hit:
+        break
+print(error)
+"""
+
+CLEAR_KEYWORDS = r"""
+import gc
+import my_ext
+
+tag = []  # a tracked value makes the call's keyword dictionary findable
+armed = [False]
+def callback(phase, info):
+    if phase != "start" or not armed[0]:
+        return
+    for r in gc.get_referrers(tag):
+        if type(r) is dict and "k0" in r and r is not source:
+            armed[0] = False
+            r.clear()
+
+source = {f"k{i}": i for i in range(12)}
+source["k0"] = tag
+gc.callbacks.append(callback)
+gc.set_threshold(1)
+armed[0] = True
+try:
+    my_ext.Point(1, 2, **source)
+except TypeError as err:
+    print(err)
+"""
+
+
+def test_python_code_run_by_a_collection_inside_the_call_cannot_free_what_it_passes():
+    env = {**package_env(), "PYTHONDEVMODE": "1"}
+    replaced = run_in_fresh_python(REPLACE_KEYWORD_VALUES, env=env).stdout.strip().splitlines()
+    assert "Expected `float` but got `ffi.OpaquePyObject`" in replaced[-1], replaced
+    cleared = run_in_fresh_python(CLEAR_KEYWORDS, env=env).stdout.strip().splitlines()
+    assert "unexpected keyword argument 'k0'" in cleared[-1], cleared
+
+
 def test_classes_whose_init_does_more_keep_the_runtime_init():
     # The helper, applied to Python-defined classes: one with `__post_init__` (the runtime's
     # `__init__` calls it after construction) stays as it is; a plain one is made direct.

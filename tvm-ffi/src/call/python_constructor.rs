@@ -149,9 +149,8 @@ const MAX_POSITIONAL: usize = 16;
 
 /// The builtin's body: calls `targets[MAKE]` with the argument tuple as it came; with
 /// keywords that fill the leading parameters with no gap (`Pair(a=1, b=2)`), with those values
-/// in order (the binding, and any error text, is the same either way); with other keywords,
-/// with the arguments, the `KWARGS` marker and each keyword's name and value. Nothing here
-/// can panic.
+/// in order (the Rust binder reads them the same either way); with other keywords, with the
+/// arguments, the `KWARGS` marker and each keyword's name and value. Nothing here can panic.
 unsafe extern "C" fn construct(
     targets: *mut PyObject,
     args: *mut PyObject,
@@ -163,18 +162,21 @@ unsafe extern "C" fn construct(
     };
     // SAFETY: CPython calls this with the GIL held, `targets` the builtin's `self` (the
     // 4-tuple its builder made, alive during the call), `args` a tuple and `kwargs` null or a
-    // dictionary; items read from the tuples are borrowed from them.
+    // dictionary (the caller's references, alive during the call); items read from the
+    // tuples are borrowed from them, and tuples never change.
     unsafe {
         let make = (api.tuple_get_item)(targets, MAKE);
         if kwargs.is_null() || (api.dict_size)(kwargs) == 0 {
             return (api.object_call)(make, args, std::ptr::null_mut());
         }
+        let marker = (api.tuple_get_item)(targets, KWARGS_MARKER);
         let missing = (api.tuple_get_item)(targets, MISSING);
         let names = (api.tuple_get_item)(targets, NAMES);
-        let flat = as_positional(api, args, kwargs, names, missing).unwrap_or_else(|| {
-            let marker = (api.tuple_get_item)(targets, KWARGS_MARKER);
-            with_keywords(api, args, kwargs, marker, missing)
-        });
+        let flat = match as_positional(api, args, kwargs, names, marker, missing) {
+            Some(values) => values,
+            None => with_keywords(api, args, kwargs, marker, missing),
+        }
+        .into_tuple();
         if flat.is_null() {
             return std::ptr::null_mut();
         }
@@ -184,24 +186,82 @@ unsafe extern "C" fn construct(
     }
 }
 
+/// References taken for a new argument tuple, released unless the tuple takes them.
+///
+/// A keyword dictionary is read in one pass, each item's reference taken at once, before any
+/// CPython allocation: allocating may run a garbage collection (on CPython before 3.12),
+/// whose callbacks and finalizers run Python code that may change or free what the
+/// dictionary held (a reviewer's reproduction: a `gc.callbacks` entry replacing the call's
+/// keyword values made a borrowed pointer dangle).
+struct OwnedItems<'a> {
+    api: &'a PythonApi,
+    items: Vec<*mut PyObject>,
+}
+
+impl<'a> OwnedItems<'a> {
+    fn new(api: &'a PythonApi, capacity: usize) -> Self {
+        OwnedItems {
+            api,
+            items: Vec::with_capacity(capacity),
+        }
+    }
+
+    /// Takes a reference to `item`.
+    ///
+    /// # Safety
+    /// The GIL is held and `item` is a live object.
+    unsafe fn push(&mut self, item: *mut PyObject) {
+        // SAFETY: the caller's contract.
+        unsafe { (self.api.incref)(item) };
+        self.items.push(item);
+    }
+
+    /// A new tuple of the items (their references pass to it), or null with a Python error set.
+    fn into_tuple(mut self) -> *mut PyObject {
+        let items = std::mem::take(&mut self.items);
+        // SAFETY: the GIL is held (every `OwnedItems` is made under it); the tuple is fresh,
+        // and each of its slots is written once with a reference this value owns.
+        unsafe {
+            let tuple = (self.api.tuple_new)(items.len() as isize);
+            if tuple.is_null() {
+                self.items = items; // released by `drop`
+                return tuple;
+            }
+            for (index, item) in items.into_iter().enumerate() {
+                (self.api.tuple_set_item)(tuple, index as isize, item);
+            }
+            tuple
+        }
+    }
+}
+
+impl Drop for OwnedItems<'_> {
+    fn drop(&mut self) {
+        for &item in &self.items {
+            // SAFETY: a reference this value took, under the GIL.
+            unsafe { (self.api.decref)(item) };
+        }
+    }
+}
+
 /// The arguments in parameter order when the keywords name parameters after the positional
 /// arguments (by the identity of their interned names) and together fill a prefix of the
-/// parameters: a new tuple (null, with a Python error set, when it cannot be made); `None`
-/// otherwise.
+/// parameters, and no positional argument is the `KWARGS` marker; `None` otherwise.
 ///
 /// # Safety
-/// The GIL is held; `args` and `names` are tuples, `kwargs` a dictionary, `missing` a live
-/// object.
-unsafe fn as_positional(
-    api: &PythonApi,
+/// The GIL is held; `args` and `names` are tuples, `kwargs` a dictionary, `marker` and
+/// `missing` live objects.
+unsafe fn as_positional<'a>(
+    api: &'a PythonApi,
     args: *mut PyObject,
     kwargs: *mut PyObject,
     names: *mut PyObject,
+    marker: *mut PyObject,
     missing: *mut PyObject,
-) -> Option<*mut PyObject> {
-    // SAFETY: the caller's contract; items are borrowed from tuples and a dictionary that no
-    // one changes meanwhile (nothing here runs Python code); `PyTuple_SetItem` steals the
-    // references taken for it, on a fresh tuple whose every slot is written once.
+) -> Option<OwnedItems<'a>> {
+    // SAFETY: the caller's contract. Items are borrowed from the tuples (which never change)
+    // and from the dictionary, whose pass ends before anything can run Python code: the
+    // references are taken right after it, before any allocation.
     unsafe {
         let (positional, known) = ((api.tuple_size)(args), (api.tuple_size)(names));
         let (Ok(positional), Ok(known)) = (usize::try_from(positional), usize::try_from(known))
@@ -214,6 +274,10 @@ unsafe fn as_positional(
         let mut values = [std::ptr::null_mut::<PyObject>(); MAX_POSITIONAL];
         for (index, value) in values.iter_mut().enumerate().take(positional) {
             *value = (api.tuple_get_item)(args, index as isize);
+            if *value == marker {
+                // The runtime's `__init__` reads what follows as name/value pairs.
+                return None;
+            }
         }
         let mut filled = positional;
         let (mut position, mut name, mut value) =
@@ -229,67 +293,51 @@ unsafe fn as_positional(
                 _ => return None,
             }
         }
-        if values[..filled].iter().any(|value| value.is_null()) {
+        let values = &values[..filled];
+        if values.iter().any(|value| value.is_null()) {
             return None;
         }
-        let flat = (api.tuple_new)(filled as isize);
-        if !flat.is_null() {
-            for (index, &value) in values[..filled].iter().enumerate() {
-                (api.incref)(value);
-                (api.tuple_set_item)(flat, index as isize, value);
-            }
+        // `Vec::with_capacity` is Rust's allocator: no Python code runs before the references
+        // are taken.
+        let mut owned = OwnedItems::new(api, filled);
+        for &value in values {
+            owned.push(value);
         }
-        Some(flat)
+        Some(owned)
     }
 }
 
-/// `(*args, marker, name, value, ...)` for the keywords whose value is not `missing`: a new
-/// tuple, or null with a Python error set.
+/// `(*args, marker, name, value, ...)` for the keywords whose value is not `missing`.
 ///
 /// # Safety
 /// The GIL is held; `args` is a tuple, `kwargs` a dictionary, `marker` and `missing` live
 /// objects.
-unsafe fn with_keywords(
-    api: &PythonApi,
+unsafe fn with_keywords<'a>(
+    api: &'a PythonApi,
     args: *mut PyObject,
     kwargs: *mut PyObject,
     marker: *mut PyObject,
     missing: *mut PyObject,
-) -> *mut PyObject {
-    // SAFETY: the caller's contract. `PyDict_Next` hands out borrowed items of a dictionary
-    // no one changes meanwhile (the GIL is held and nothing here runs Python code);
-    // `PyTuple_SetItem` steals the references taken for it, on a fresh tuple whose every
-    // slot is written once.
+) -> OwnedItems<'a> {
+    // SAFETY: the caller's contract. One pass over the dictionary takes a reference to each
+    // item as it comes (`Vec` growth is Rust's allocator: no Python code runs meanwhile).
     unsafe {
-        let positional = (api.tuple_size)(args);
+        let positional = (api.tuple_size)(args).max(0);
+        let keywords = (api.dict_size)(kwargs).max(0);
+        let mut owned = OwnedItems::new(api, (positional + 1 + 2 * keywords) as usize);
+        for index in 0..positional {
+            owned.push((api.tuple_get_item)(args, index));
+        }
+        owned.push(marker);
         let (mut position, mut name, mut value) =
             (0isize, std::ptr::null_mut(), std::ptr::null_mut());
-        let mut present = 0isize;
-        while (api.dict_next)(kwargs, &mut position, &mut name, &mut value) != 0 {
-            present += isize::from(value != missing);
-        }
-        let flat = (api.tuple_new)(positional + 1 + 2 * present);
-        if flat.is_null() {
-            return flat;
-        }
-        let mut slot = 0isize;
-        let mut put = |item: *mut PyObject| {
-            (api.incref)(item);
-            (api.tuple_set_item)(flat, slot, item);
-            slot += 1;
-        };
-        for index in 0..positional {
-            put((api.tuple_get_item)(args, index));
-        }
-        put(marker);
-        position = 0;
         while (api.dict_next)(kwargs, &mut position, &mut name, &mut value) != 0 {
             if value != missing {
-                put(name);
-                put(value);
+                owned.push(name);
+                owned.push(value);
             }
         }
-        flat
+        owned
     }
 }
 
