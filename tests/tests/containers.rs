@@ -1201,6 +1201,48 @@ fn arrays_built_in_rounds_stop_where_the_iterator_does() {
     }
 }
 
+/// An iterator that promises `claimed` items, yields more, and then promises an impossible
+/// number.
+struct Swells<I> {
+    inner: I,
+    claimed: usize,
+    yielded: usize,
+}
+
+impl<I: Iterator> Iterator for Swells<I> {
+    type Item = I::Item;
+    fn next(&mut self) -> Option<I::Item> {
+        self.yielded += 1;
+        self.inner.next()
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        if self.yielded < self.claimed {
+            (self.claimed, Some(self.claimed))
+        } else {
+            (usize::MAX / 2, None)
+        }
+    }
+}
+
+/// An iterator that yields more than it promised and then promises more than memory holds:
+/// the array is still built, and every element counted once (the values already written were
+/// leaked when the room for the rest could not be reserved).
+#[test]
+fn an_iterator_that_outgrows_its_promise_builds_the_array_and_leaks_nothing() {
+    let object = Array::new([1i64]).unwrap().into_object_ref().into_object();
+    let items = (0..5).map(|_| Any::new(object.clone())).collect::<Vec<_>>();
+    let array = Array::new(Swells {
+        inner: items.into_iter(),
+        claimed: 3,
+        yielded: 0,
+    })
+    .unwrap();
+    assert_eq!(array.len(), 5);
+    assert_eq!(object.strong_count(), 6);
+    drop(array);
+    assert_eq!(object.strong_count(), 1);
+}
+
 /// The checked cast of an array to `Array<i64>` / `Array<f64>` / `Array<bool>`: a scan for the
 /// one type every value of which converts, then, when another type is found, the element by
 /// element conversion (a `bool` converts to an integer; a string or a float does not).

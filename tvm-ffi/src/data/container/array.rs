@@ -330,11 +330,15 @@ fn array_from_iter<T: TryIntoAny>(
         written.1 += 1;
     }
     if let Some(item) = items.next() {
-        // More than the iterator promised: move the values out and collect the rest.
-        let len = std::mem::replace(&mut written.1, 0);
-        drop(written);
+        // More than the iterator promised: move the values out and collect the rest. Room
+        // for them first, while the array still counts (and on an error releases) them; the
+        // iterator's new hint is only a hint.
+        let len = written.1;
         let mut all: Vec<Any> = Vec::new();
-        all.try_reserve_exact(len + 1 + items.size_hint().0)?;
+        all.try_reserve_exact(len + 1)?;
+        let _ = all.try_reserve(items.size_hint().0);
+        written.1 = 0;
+        drop(written);
         for i in 0..len {
             // SAFETY: the first `len` slots hold owned values, moved out here (the array's
             // `size` is 0: it releases none of them).
