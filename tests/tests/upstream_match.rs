@@ -219,6 +219,12 @@ fn metadata_only_accepts_exact_leaf_patterns() {
     // about one; the question is not put to it).
     assert!(!tvm_ffi::matching::arm_takes::<Module>(100_000));
     assert!(!tvm_ffi::matching::arm_takes::<tvm_ffi::Tensor>(100_000));
+    // The hidden per-type question itself (what `match_any!` and the structural visit ask)
+    // answers without asking the runtime about an unknown index.
+    assert!(!<tvm_ffi::Shape as FromAny>::match_type_index(1 << 20));
+    assert!(!<ObjectRef<AnyObject> as FromAny>::match_type_index(
+        1 << 20
+    ));
 
     // A parameterized container: an `Array` is taken (its elements are then converted).
     assert!(tvm_ffi::matching::arm_takes::<Array<i64>>(array_index));

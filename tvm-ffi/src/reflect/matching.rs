@@ -71,10 +71,12 @@ pub fn settled(view: &AnyView<'_>) -> bool {
 }
 
 /// Whether a `match_any!` arm of type `T` takes a value of runtime type `type_index`, before
-/// converting it (the question an [`ArmTable`]'s classifier asks): the type itself, not what
-/// converts to it (an `int` for `i64`, an instance of the type or a subtype for an object
-/// reference, an `ffi.Array` for `Array<T>`, any value for `Any` or a matcher of your own);
-/// `false` for an index the runtime does not know.
+/// converting it (the question an [`ArmTable`]'s classifier asks): for the numbers, object
+/// references and containers, the type itself, not what converts to it (an `int` for `i64`,
+/// an instance of the type or a subtype for an object reference, an `ffi.Array` for
+/// `Array<T>`); for a type whose conversion alone decides (`Any`, `String`, which takes
+/// several kinds of value, a matcher of your own), every registered index. `false` for an
+/// index the runtime does not know.
 ///
 /// ```
 /// use tvm_ffi::matching::arm_takes;

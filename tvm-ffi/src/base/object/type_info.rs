@@ -1,6 +1,10 @@
 //! Queries against the runtime's type registry: keys, indices, ancestry.
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::builtin::{ArrayObj, StringObj};
 use super::types::RuntimeType;
-use crate::abi::sys;
+use crate::abi::sys::{self, type_index as ti};
 
 /// The registry entry of a type index, if any. Crate-private: the runtime mutates the entry
 /// (its field and method tables grow) while the reference lives.
@@ -79,6 +83,135 @@ fn has_query_only_lookup() -> bool {
         unsafe { sys::TVMFFIGetVersion(&mut version) };
         (version.major, version.minor, version.patch) >= (0, 1, 13)
     })
+}
+
+/// Type indices the runtime is known to have registered, one bit each, for indices below
+/// `64 * KNOWN_WORDS`: set from the runtime's list of registered keys and never cleared (the
+/// runtime never unregisters a type).
+const KNOWN_WORDS: usize = 256;
+static KNOWN: [AtomicU64; KNOWN_WORDS] = [const { AtomicU64::new(0) }; KNOWN_WORDS];
+
+/// Whether the runtime has a type at `index` (`-1`, `Any`, is not a table entry), asked
+/// without the runtime's own lookup (`TVMFFIGetTypeInfo` ends the process on an index it never
+/// registered): one bit test for an index seen before, else a read of every registered key.
+pub(crate) fn is_registered(index: i32) -> bool {
+    let Ok(slot) = usize::try_from(index) else {
+        return false;
+    };
+    match KNOWN.get(slot / 64) {
+        Some(word) if word.load(Ordering::Relaxed) & (1 << (slot % 64)) != 0 => true,
+        _ => refresh_registered(index),
+    }
+}
+
+/// Marks every registered type's index known; whether `index` is among them.
+#[cold]
+fn refresh_registered(index: i32) -> bool {
+    let mut found = false;
+    for_each_registered_key(|key| {
+        let Some(registered) = index_of_key(key) else {
+            return;
+        };
+        found |= registered == index;
+        let bit = usize::try_from(registered)
+            .ok()
+            .and_then(|slot| Some((KNOWN.get(slot / 64)?, slot % 64)));
+        if let Some((word, bit)) = bit {
+            word.fetch_or(1 << bit, Ordering::Relaxed);
+        }
+    });
+    found
+}
+
+/// Calls `f` with the key of every registered type (the runtime's `ffi.GetRegisteredTypeKeys`,
+/// called and read through the C ABI: this layer sits below `Function` and `Array`). Nothing
+/// when the runtime has no such function or it fails.
+fn for_each_registered_key(mut f: impl FnMut(&str)) {
+    let name = sys::TVMFFIByteArray::from_bytes(b"ffi.GetRegisteredTypeKeys");
+    let mut function: sys::TVMFFIObjectHandle = std::ptr::null_mut();
+    // SAFETY: a valid name and output slot; the runtime hands over one reference, or none.
+    if unsafe { sys::TVMFFIFunctionGetGlobal(&name, &mut function) } != 0 {
+        discard_raised_error();
+        return;
+    }
+    let Some(function) = NonNull::new(function as *mut sys::TVMFFIObject) else {
+        return;
+    };
+    let mut result = sys::TVMFFIAny::NONE;
+    // SAFETY: a live function object, no arguments, a result slot set to `None`.
+    let rc = unsafe {
+        sys::TVMFFIFunctionCall(function.as_ptr() as _, std::ptr::null_mut(), 0, &mut result)
+    };
+    // SAFETY: the reference `TVMFFIFunctionGetGlobal` handed over.
+    unsafe { super::dec_ref(function) };
+    if rc != 0 {
+        discard_raised_error();
+        return;
+    }
+    let owned = if result.type_index >= ti::kTVMFFIStaticObjectBegin {
+        // SAFETY: an object value: `v_obj` is its object, whose one reference the result owns.
+        NonNull::new(unsafe { result.value.v_obj })
+    } else {
+        None
+    };
+    if result.type_index == ti::kTVMFFIArray {
+        if let Some(array) = owned {
+            // SAFETY: an `ffi.Array` is the header then its sequence cell, whose `data` holds
+            // `size` values, alive while the array is (this function holds it).
+            let keys = unsafe {
+                let cell = &(*(array.as_ptr().add(1) as *const ArrayObj)).seq;
+                std::slice::from_raw_parts(
+                    cell.data as *const sys::TVMFFIAny,
+                    cell.size.max(0) as usize,
+                )
+            };
+            for key in keys {
+                if let Some(key) = string_value(key) {
+                    f(key);
+                }
+            }
+        }
+    }
+    if let Some(object) = owned {
+        // SAFETY: the result's reference, released once.
+        unsafe { super::dec_ref(object) };
+    }
+}
+
+/// The text of a string value (a small string, or an `ffi.String` object), if it is one and
+/// is UTF-8; borrowed from `value`'s storage.
+fn string_value(value: &sys::TVMFFIAny) -> Option<&str> {
+    let bytes = match value.type_index {
+        ti::kTVMFFISmallStr => {
+            // SAFETY: a small string keeps its `small_str_len` (at most 7) bytes inline.
+            let inline = unsafe { &value.value.v_bytes };
+            inline.get(..value.zero_padding as usize)?
+        }
+        ti::kTVMFFIStr => {
+            // SAFETY: an `ffi.String` object is the header then its byte array, which lives as
+            // long as the object (held by the array that `value` is an element of).
+            unsafe {
+                let object = value.value.v_obj as *const sys::TVMFFIObject;
+                let bytes = &(*(object.add(1) as *const StringObj)).bytes;
+                std::slice::from_raw_parts(bytes.data as *const u8, bytes.size)
+            }
+        }
+        _ => return None,
+    };
+    std::str::from_utf8(bytes).ok()
+}
+
+/// [`is_instance_index`] for an index from anywhere: `false` for one the runtime never
+/// registered (whose ancestry the runtime would end the process on being asked).
+#[inline]
+pub(crate) fn is_instance_of_any_index(index: i32, target: RuntimeType) -> bool {
+    if index == target.index {
+        return true;
+    }
+    if target.index == sys::type_index::kTVMFFIObject {
+        return index >= sys::type_index::kTVMFFIStaticObjectBegin && is_registered(index);
+    }
+    index > target.index && is_registered(index) && is_instance_index(index, target)
 }
 
 /// Whether an object of dynamic type `index` is an instance of `target`; `index` must be

@@ -608,9 +608,9 @@ pub trait FromAny<'a>: Sized + TypeSchema {
     /// converts to it (an `int` for the integers, a `bool` for `bool`, a `float` for the
     /// floats, an instance for an object type, an `ffi.Array` for `Array<T>`); `true` where
     /// the conversion alone decides. A function of the index only, so `match_any!` caches it
-    /// per type index. `index` is a registered index (the runtime ends the process on asking
-    /// about another); [`matching::arm_takes`](crate::matching::arm_takes) asks this for any
-    /// index. Not part of the public API.
+    /// per type index; `false` for an index the runtime does not know (an object type's answer
+    /// checks it). Not part of the public API: [`matching::arm_takes`](crate::matching::arm_takes)
+    /// asks it.
     #[doc(hidden)]
     #[inline(always)]
     fn match_type_index(index: i32) -> bool {
@@ -1002,7 +1002,7 @@ impl<'a, T: ObjectType> FromAny<'a> for &'a ObjectRef<T> {
     }
     #[inline]
     fn match_type_index(index: i32) -> bool {
-        is_object_index(index) && type_info::is_instance_index(index, T::runtime_type())
+        is_object_index(index) && type_info::is_instance_of_any_index(index, T::runtime_type())
     }
 }
 

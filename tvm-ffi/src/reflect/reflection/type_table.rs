@@ -1,42 +1,12 @@
 //! Queries of the runtime's type table with a type index from anywhere. The runtime's own
 //! lookup (`TVMFFIGetTypeInfo`) ends the process on an index it never registered, so each query
 //! here first checks its index against the registered types.
-use std::collections::BTreeSet;
-use std::sync::RwLock;
-
 use crate::abi::sys;
 use crate::base::object::{type_info, RuntimeType};
-use crate::base::value::String;
-use crate::call::function::Function;
-use crate::data::container::Array;
-
-/// Indices known to be registered. The runtime never unregisters a type, so an index, once
-/// seen, stays valid.
-static REGISTERED: RwLock<BTreeSet<i32>> = RwLock::new(BTreeSet::new());
 
 /// Whether the runtime has a type at `index` (`-1`, `Any`, is not a table entry).
 pub(crate) fn is_registered(index: i32) -> bool {
-    if index < 0 {
-        return false;
-    }
-    let known = |set: &BTreeSet<i32>| set.contains(&index);
-    if known(&REGISTERED.read().unwrap_or_else(|e| e.into_inner())) {
-        return true;
-    }
-    // A miss: re-read the registered keys (types registered since the last read, or an index
-    // that was never registered).
-    let Some(keys) = Function::get_global("ffi.GetRegisteredTypeKeys")
-        .and_then(|f| f.call_as::<Array<String>, _>(()).ok())
-    else {
-        return false;
-    };
-    let mut set = REGISTERED.write().unwrap_or_else(|e| e.into_inner());
-    set.extend(
-        keys.iter()
-            .filter_map(|key| type_info::lookup_type(&key))
-            .map(|t| t.index),
-    );
-    known(&set)
+    type_info::is_registered(index)
 }
 
 /// The key of a registered type index (`"int"`, `"ffi.String"`, `"my_ext.Point"` ...);
