@@ -619,8 +619,8 @@ def _ffi_signatures(namespace: dict[str, object], prefix: str) -> None:
 # object comes back wrapped in the class registered for its type, i.e. this one): errors,
 # defaults and keyword binding stay those of `__ffi_init__`.
 # That `__call__` is a builtin made by the Rust library (`TVMFFISdkPythonConstructor`, reached
-# through `ctypes` at the address its module export `__sdk_python_constructor` returns): CPython
-# calls it unbound, with the caller's argument tuple, which it passes on to `__ffi_init__`;
+# through `ctypes` at the address its module export `__sdk_python_constructor_v1` returns; the
+# name changes with the builder's parameters). CPython calls it unbound, with the caller's argument tuple, which it passes on to `__ffi_init__`;
 # keywords that fill a constructor's leading parameters are passed by position, others are
 # repacked in C. A library without the export (or a process where it finds no
 # CPython) keeps the Python `__call__` below, which costs about 150 ns more per construction
@@ -663,7 +663,7 @@ def _ffi_fast_constructors(namespace: dict[str, object], lib: object = None) -> 
     try:
         # The builtin reads a call's keyword dictionary under the GIL: not without one.
         if getattr(sys, "_is_gil_enabled", lambda: True)():
-            address = getattr(lib, "get_function")("__sdk_python_constructor")()
+            address = getattr(lib, "get_function")("__sdk_python_constructor_v1")()
             native = ctypes.PYFUNCTYPE(ctypes.py_object, *[ctypes.py_object] * 4)(address)
     except Exception:  # no such export (another library), or no library given
         pass

@@ -14,7 +14,7 @@
 //! repacking in Python about 700 ns.
 //!
 //! The builtin is made by [`TVMFFISdkPythonConstructor`], whose address the package's helper
-//! reads from the library's module export `__sdk_python_constructor` (per library: nothing
+//! reads from the library's module export `__sdk_python_constructor_v1` (per library: nothing
 //! is registered globally) and calls through `ctypes.PYFUNCTYPE` with the GIL held. The
 //! CPython functions used are stable-ABI ones, found with `dlsym` in the process that loaded
 //! the library; where that fails (no CPython in the process, or not on a Unix), the builder
@@ -391,14 +391,17 @@ pub unsafe extern "C" fn TVMFFISdkPythonConstructor(
     }
 }
 
-/// The module export `__sdk_python_constructor` (`tvm_ffi.load_module(lib)` then
-/// `mod.get_function("__sdk_python_constructor")()`): the address of
-/// [`TVMFFISdkPythonConstructor`] in this library, for `ctypes`.
+/// The module export `__sdk_python_constructor_v1` (`tvm_ffi.load_module(lib)` then
+/// `mod.get_function("__sdk_python_constructor_v1")()`): the address of
+/// [`TVMFFISdkPythonConstructor`] in this library, for `ctypes`. The name carries the
+/// builder's signature version: a change of its parameters takes a new name, so that a
+/// package's `_ffi_api.py` from another SDK release finds no export (and keeps its Python
+/// `__call__`) rather than calling the builder with the wrong arguments.
 ///
 /// # Safety
 /// The `TVMFFISafeCallType` contract.
 #[no_mangle]
-pub unsafe extern "C" fn __tvm_ffi___sdk_python_constructor(
+pub unsafe extern "C" fn __tvm_ffi___sdk_python_constructor_v1(
     _self: *mut c_void,
     args: *const crate::abi::sys::TVMFFIAny,
     num_args: i32,
@@ -406,7 +409,7 @@ pub unsafe extern "C" fn __tvm_ffi___sdk_python_constructor(
 ) -> c_int {
     static SIGNATURE: FnSignature = FnSignature {
         owner: "",
-        name: std::borrow::Cow::Borrowed("__sdk_python_constructor"),
+        name: std::borrow::Cow::Borrowed("__sdk_python_constructor_v1"),
         params: std::borrow::Cow::Borrowed(&[]),
         ret: TypeDesc::of::<i64>(),
         names: &[],

@@ -281,7 +281,7 @@ def _ffi_fast_constructors(namespace: dict[str, object], lib: object = None) -> 
     try:
         # The builtin reads a call's keyword dictionary under the GIL: not without one.
         if getattr(sys, "_is_gil_enabled", lambda: True)():
-            address = getattr(lib, "get_function")("__sdk_python_constructor")()
+            address = getattr(lib, "get_function")("__sdk_python_constructor_v1")()
             native = ctypes.PYFUNCTYPE(ctypes.py_object, *[ctypes.py_object] * 4)(address)
     except Exception:  # no such export (another library), or no library given
         pass
