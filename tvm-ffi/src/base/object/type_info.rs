@@ -86,9 +86,11 @@ fn has_query_only_lookup() -> bool {
 }
 
 /// Type indices the runtime is known to have registered, one bit each, for indices below
-/// `64 * KNOWN_WORDS`: set from the runtime's list of registered keys and never cleared (the
-/// runtime never unregisters a type).
-const KNOWN_WORDS: usize = 256;
+/// `64 * KNOWN_WORDS` (65 536; larger ones are looked up every time): set from the runtime's
+/// list of registered keys and never cleared (the runtime never unregisters a type). A bit is
+/// set with release and read with acquire ordering: a thread that sees it may read the
+/// runtime's entry for that index.
+const KNOWN_WORDS: usize = 1024;
 static KNOWN: [AtomicU64; KNOWN_WORDS] = [const { AtomicU64::new(0) }; KNOWN_WORDS];
 
 /// Whether the runtime has a type at `index` (`-1`, `Any`, is not a table entry), asked
@@ -99,7 +101,7 @@ pub(crate) fn is_registered(index: i32) -> bool {
         return false;
     };
     match KNOWN.get(slot / 64) {
-        Some(word) if word.load(Ordering::Relaxed) & (1 << (slot % 64)) != 0 => true,
+        Some(word) if word.load(Ordering::Acquire) & (1 << (slot % 64)) != 0 => true,
         _ => refresh_registered(index),
     }
 }
@@ -117,7 +119,7 @@ fn refresh_registered(index: i32) -> bool {
             .ok()
             .and_then(|slot| Some((KNOWN.get(slot / 64)?, slot % 64)));
         if let Some((word, bit)) = bit {
-            word.fetch_or(1 << bit, Ordering::Relaxed);
+            word.fetch_or(1 << bit, Ordering::Release);
         }
     });
     found
