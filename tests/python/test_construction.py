@@ -115,6 +115,7 @@ import my_ext
 Point = my_ext.Point
 x, y, label = 10**12 + 1, 10**12 + 2, "".join(["la", "bel"])
 lo, hi = float(x), float(y)
+many = {f"k{i}": label for i in range(10)}  # a KWARGS repacking of 23 references
 before = [sys.getrefcount(v) for v in (x, y, label, lo, hi)]
 for _ in range(2000):
     Point(x, y)
@@ -122,11 +123,12 @@ for _ in range(2000):
     Point(x=x, y=y)
     my_ext.Interval(lo, hi=hi)  # passed by position
     my_ext.Interval(hi=hi, lo=lo)
-    for bad in [lambda: Point(x, y, nope=label), lambda: my_ext.Interval(hi=hi)]:
+    for bad in [lambda: Point(x, y, nope=label), lambda: my_ext.Interval(hi=hi),
+                lambda: Point(x, y, **many)]:
         try:
             bad()
         except TypeError as err:
-            assert "nope" in str(err) or "`lo`" in str(err), err
+            assert "nope" in str(err) or "`lo`" in str(err) or "'k0'" in str(err), err
 after = [sys.getrefcount(v) for v in (x, y, label, lo, hi)]
 assert before == after, (before, after)
 print(Point(x, y=y, label=label))
