@@ -223,3 +223,22 @@ pub fn run_program(program: &std::path::Path, args: &[&std::path::Path]) -> (Str
 /// The examples of `docs/hooks.md`, run as doctests (`cargo test -p tvm-ffi-tests --doc`).
 #[doc = include_str!("../../docs/hooks.md")]
 mod hook_docs {}
+
+/// An iterator whose `size_hint` claims `claimed` items exactly, whatever it yields (a lying
+/// iterator, for the array builders' fallbacks).
+pub struct Claims<I> {
+    /// What it yields.
+    pub inner: I,
+    /// What it says it yields.
+    pub claimed: usize,
+}
+
+impl<I: Iterator> Iterator for Claims<I> {
+    type Item = I::Item;
+    fn next(&mut self) -> Option<I::Item> {
+        self.inner.next()
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.claimed, Some(self.claimed))
+    }
+}

@@ -1138,22 +1138,6 @@ fn an_array_releases_objects_among_plain_values() {
     }
 }
 
-/// An iterator whose `size_hint` claims `claimed` items exactly, whatever it yields.
-struct Claims<I> {
-    inner: I,
-    claimed: usize,
-}
-
-impl<I: Iterator> Iterator for Claims<I> {
-    type Item = I::Item;
-    fn next(&mut self) -> Option<I::Item> {
-        self.inner.next()
-    }
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.claimed, Some(self.claimed))
-    }
-}
-
 /// An element that converts to an object, or fails to convert.
 struct Convertible(Option<Any>);
 
@@ -1170,7 +1154,7 @@ impl tvm_ffi::TryIntoAny for Convertible {
 #[test]
 fn arrays_built_in_rounds_stop_where_the_iterator_does() {
     for (yields, claimed) in [(13usize, 20usize), (16, 16), (30, 9), (17, 16), (8, 9)] {
-        let array = Array::new(Claims {
+        let array = Array::new(tvm_ffi_tests::Claims {
             inner: 0..yields as i64,
             claimed,
         })
@@ -1186,7 +1170,7 @@ fn arrays_built_in_rounds_stop_where_the_iterator_does() {
     for (fails_at, claimed) in [(10usize, 16usize), (8, 24), (3, 12), (17, 18)] {
         let items =
             (0..=fails_at).map(|i| Convertible((i < fails_at).then(|| Any::new(object.clone()))));
-        let err = Array::new(Claims {
+        let err = Array::new(tvm_ffi_tests::Claims {
             inner: items,
             claimed,
         })

@@ -1142,22 +1142,6 @@ impl tvm_ffi::TryIntoAny for Element {
     }
 }
 
-/// An iterator whose `size_hint` claims `claimed` items exactly, whatever it yields.
-struct Claims<I> {
-    inner: I,
-    claimed: usize,
-}
-
-impl<I: Iterator> Iterator for Claims<I> {
-    type Item = I::Item;
-    fn next(&mut self) -> Option<I::Item> {
-        self.inner.next()
-    }
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.claimed, Some(self.claimed))
-    }
-}
-
 #[test]
 fn arrays_are_built_in_place_from_any_iterator() {
     let exact = Array::new(0..1000i64).unwrap();
@@ -1166,19 +1150,19 @@ fn arrays_are_built_in_place_from_any_iterator() {
     let filtered = Array::new((0..10i64).filter(|x| x % 2 == 0)).unwrap();
     assert_eq!(filtered.to_vec(), [0, 2, 4, 6, 8]);
     // An iterator that yields more, or fewer, than it promised.
-    let more = Array::new(Claims {
+    let more = Array::new(tvm_ffi_tests::Claims {
         inner: 0..5i64,
         claimed: 2,
     })
     .unwrap();
     assert_eq!(more.to_vec(), [0, 1, 2, 3, 4]);
-    let fewer = Array::new(Claims {
+    let fewer = Array::new(tvm_ffi_tests::Claims {
         inner: 0..1i64,
         claimed: 3,
     })
     .unwrap();
     assert_eq!(fewer.to_vec(), [0]);
-    assert!(Array::<i64>::new(Claims {
+    assert!(Array::<i64>::new(tvm_ffi_tests::Claims {
         inner: 0..0i64,
         claimed: 0
     })
@@ -1192,7 +1176,7 @@ fn arrays_are_built_in_place_from_any_iterator() {
             Element(Some(obj.clone())),
             Element(None),
         ];
-        let err = Array::new(Claims {
+        let err = Array::new(tvm_ffi_tests::Claims {
             inner: items.into_iter(),
             claimed,
         })

@@ -93,8 +93,7 @@ pub fn settled(view: &AnyView<'_>) -> bool {
 pub fn arm_takes<T: for<'a> crate::base::value::FromAny<'a>>(type_index: i32) -> bool {
     // The registry first: an object type's answer asks the runtime about the index, which
     // must know it, and a type that takes every value takes no unknown index either.
-    crate::reflect::reflection::type_table::is_registered(type_index)
-        && T::match_type_index(type_index)
+    crate::base::object::type_info::is_registered(type_index) && T::match_type_index(type_index)
 }
 
 /// Type indices per page of an [`ArmTable`].

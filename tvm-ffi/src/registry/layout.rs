@@ -4,7 +4,6 @@ use super::entry::{TypeEntry, TypeOrigin};
 use crate::abi::sys;
 use crate::base::error::{Error, Result};
 use crate::base::object::{type_info, RuntimeType};
-use crate::reflect::reflection::type_table;
 
 /// Checks a declared external type against the runtime's reflection.
 pub(super) fn check_external(
@@ -276,7 +275,7 @@ pub(crate) fn allocate_type_index_checked(
              {MAX_CHILD_SLOTS} are allowed"
         )));
     }
-    let registered_depth = type_table::is_registered(parent.index)
+    let registered_depth = type_info::is_registered(parent.index)
         .then(|| type_info::type_info(parent.index).map(|info| info.type_depth))
         .flatten();
     if registered_depth != Some(parent.depth) {

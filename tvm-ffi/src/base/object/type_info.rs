@@ -207,13 +207,7 @@ fn string_value(value: &sys::TVMFFIAny) -> Option<&str> {
 /// registered (whose ancestry the runtime would end the process on being asked).
 #[inline]
 pub(crate) fn is_instance_of_any_index(index: i32, target: RuntimeType) -> bool {
-    if index == target.index {
-        return true;
-    }
-    if target.index == sys::type_index::kTVMFFIObject {
-        return index >= sys::type_index::kTVMFFIStaticObjectBegin && is_registered(index);
-    }
-    index > target.index && is_registered(index) && is_instance_index(index, target)
+    index == target.index || (is_registered(index) && is_instance_index(index, target))
 }
 
 /// Whether an object of dynamic type `index` is an instance of `target`; `index` must be

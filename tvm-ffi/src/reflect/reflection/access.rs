@@ -91,7 +91,7 @@ fn find_method(index: i32, name: &str) -> Option<sys::TVMFFIMethodInfo> {
 /// assert_eq!(reflection::method(1 << 30, "sum").unwrap_err().kind(), "KeyError");
 /// ```
 pub fn method(index: i32, name: &str) -> Result<Function> {
-    if !super::type_table::is_registered(index) {
+    if !type_info::is_registered(index) {
         return Err(Error::key_error(format!(
             "Cannot find type with index {index}"
         )));

@@ -4,15 +4,10 @@
 use crate::abi::sys;
 use crate::base::object::{type_info, RuntimeType};
 
-/// Whether the runtime has a type at `index` (`-1`, `Any`, is not a table entry).
-pub(crate) fn is_registered(index: i32) -> bool {
-    type_info::is_registered(index)
-}
-
 /// The key of a registered type index (`"int"`, `"ffi.String"`, `"my_ext.Point"` ...);
 /// `"Any"` for `-1` and `"<unregistered>"` for an index the runtime does not know.
 pub fn type_key_of_index(index: i32) -> &'static str {
-    if index == sys::type_index::kTVMFFIAny || is_registered(index) {
+    if index == sys::type_index::kTVMFFIAny || type_info::is_registered(index) {
         type_info::type_key_of_index(index)
     } else {
         "<unregistered>"
@@ -24,7 +19,7 @@ pub fn type_key_of_index(index: i32) -> &'static str {
 /// the copies point to are owned by the registry for the life of the process; the default
 /// values are borrowed views. Empty for an index the runtime does not know.
 pub fn fields(index: i32) -> Vec<sys::TVMFFIFieldInfo> {
-    if is_registered(index) {
+    if type_info::is_registered(index) {
         type_info::fields(index)
     } else {
         Vec::new()
@@ -34,7 +29,7 @@ pub fn fields(index: i32) -> Vec<sys::TVMFFIFieldInfo> {
 /// The own methods a type registered, copied out of the registry (see [`fields`]). Empty for an
 /// index the runtime does not know.
 pub fn methods(index: i32) -> Vec<sys::TVMFFIMethodInfo> {
-    if is_registered(index) {
+    if type_info::is_registered(index) {
         type_info::methods(index)
     } else {
         Vec::new()
@@ -45,5 +40,5 @@ pub fn methods(index: i32) -> Vec<sys::TVMFFIMethodInfo> {
 /// or a subtype (a plain value, `int` or a small string, is an instance of no object type);
 /// `false` for an index the runtime does not know.
 pub fn is_instance_index(index: i32, target: RuntimeType) -> bool {
-    is_registered(index) && type_info::is_instance_index(index, target)
+    type_info::is_registered(index) && type_info::is_instance_index(index, target)
 }
