@@ -16,6 +16,10 @@ constructor `(a, b)` on both sides):
   in the Rust call path (a C++ typed function refuses them);
 - `py wrapper`: `g(1, b=2, c=3)` with `g = tvm_ffi.utils.kwargs_wrapper.make_kwargs_wrapper(f,
   ["a", "b", "c"])`, the per-call Python wrapper C++ users write for keyword syntax;
+- `pkg call`, `pkg call kw`, `pkg call kw all`: `h(1, 2, 3)`, `h(1, b=2, c=3)`, `h(a=1, b=2,
+  c=3)` through the function a shipped package's `_ffi_api.py` exposes: for Rust the
+  `KeywordFunction` the build backend's `SIGNATURES_HELPER` makes (a C-level subclass of
+  `tvm_ffi.Function`), for C++ the runtime's `Function` (keywords refused);
 - `construct`: `Pair(1, 2)`; `construct kw`: `Pair(a=1, b=2)` (the runtime's `__init__` passes
   the keywords in its KWARGS convention: Rust binds them, C++ refuses them); `auto-init`:
   `RwPair(1, 2)` (no constructor declared: the runtime's generic field-by-field `__ffi_init__`
@@ -41,15 +45,18 @@ import timeit
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benches"))
 
-ROWS = ["positional", "KWARGS", "py wrapper", "construct", "construct kw", "auto-init",
-        "pkg construct", "pkg construct kw", "pkg auto-init"]
+ROWS = ["positional", "KWARGS", "py wrapper", "pkg call", "pkg call kw", "pkg call kw all",
+        "construct", "construct kw", "auto-init", "pkg construct", "pkg construct kw",
+        "pkg auto-init"]
+FUNCTION_ROWS = ("positional", "KWARGS", "py wrapper", "pkg call", "pkg call kw", "pkg call kw all")
 PACKAGE_ROWS = {"pkg construct": "Pair(1, 2)", "pkg construct kw": "Pair(a=1, b=2)",
                 "pkg auto-init": "RwPair(1, 2)"}
 
 
-def package_constructors():
-    """The direct constructors a shipped package's `_ffi_api.py` installs (the build backend's
-    `CONSTRUCTORS_HELPER`), as a function of a namespace."""
+def package_helper(name: str):
+    """A function of the helpers a shipped package's `_ffi_api.py` runs when imported (the build
+    backend's `HELPERS`): `_ffi_fast_constructors(namespace, lib)` makes its classes' direct
+    constructors, `_ffi_signatures(namespace, prefix, lib)` its keyword functions."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location(
@@ -57,8 +64,8 @@ def package_constructors():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     namespace: dict = {}
-    exec(module.CONSTRUCTORS_HELPER, namespace)
-    return namespace["_ffi_fast_constructors"]
+    exec(module.HELPERS, namespace)
+    return namespace[name]
 
 
 def worker(rust_lib: str, cpp_lib: str, number: int, repeat: int, main_lib: str, reverse: bool) -> dict:
@@ -84,7 +91,12 @@ def worker(rust_lib: str, cpp_lib: str, number: int, repeat: int, main_lib: str,
     for side, prefix, rows in sides:
         f = tvm_ffi.get_global_func(f"{prefix}.add3")
         g = make_kwargs_wrapper(f, ["a", "b", "c"])
-        env = {"f": f, "g": g, "K": core.KWARGS}
+        env = {"f": f, "g": g, "K": core.KWARGS, "h": f}
+        if side == "Rust":
+            package = {"add3": tvm_ffi.get_global_func(f"{prefix}.add3")}
+            package_helper("_ffi_signatures")(package, f"{prefix}.", modules[rust_lib])
+            assert type(package["add3"]).__name__ == "KeywordFunction"
+            env["h"] = package["add3"]
         if rows == "all":
 
             class Pair(tvm_ffi.Object):
@@ -99,6 +111,9 @@ def worker(rust_lib: str, cpp_lib: str, number: int, repeat: int, main_lib: str,
             "positional": "f(1, 2, 3)",
             "KWARGS": 'f(1, K, "b", 2, "c", 3)',
             "py wrapper": "g(1, b=2, c=3)",
+            "pkg call": "h(1, 2, 3)",
+            "pkg call kw": "h(1, b=2, c=3)",
+            "pkg call kw all": "h(a=1, b=2, c=3)",
             "construct": "Pair(1, 2)",
             "construct kw": "Pair(a=1, b=2)",
             "auto-init": "RwPair(1, 2)",
@@ -110,7 +125,7 @@ def worker(rust_lib: str, cpp_lib: str, number: int, repeat: int, main_lib: str,
             if row == "pkg construct" and side == "Rust":
                 # What the Rust package ships; a C++ package (tvm-ffi-stubgen's) keeps the
                 # runtime's `__init__`, so its rows time that again.
-                package_constructors()({"Pair": env["Pair"], "RwPair": env["RwPair"]},
+                package_helper("_ffi_fast_constructors")({"Pair": env["Pair"], "RwPair": env["RwPair"]},
                                        modules[rust_lib])
             try:
                 eval(stmt, env)
@@ -205,14 +220,14 @@ def main() -> int:
 
     print(f"Python calls, best of {args.rounds} processes x 5 x {args.number} calls "
           f"({os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}), tvm_ffi {tvm_ffi.__version__}")
-    print("%-13s %9s %9s %9s %14s" % ("row", "C++ ns", "Rust ns", "Rust/C++", "/ positional"))
+    print("%-16s %9s %9s %9s %14s" % ("row", "C++ ns", "Rust ns", "Rust/C++", "/ positional"))
     for row in ROWS:
         cpp, rust = best[row]["C++"], best[row]["Rust"]
         ratio = "-" if cpp is None or rust is None else f"{rust / cpp:.3f}"
-        base = best["positional" if row in ("positional", "KWARGS", "py wrapper")
+        base = best["positional" if row in FUNCTION_ROWS
                     else "pkg construct" if row.startswith("pkg") else "construct"]["Rust"]
         per = "-" if rust is None else f"{rust / base:.2f}x"
-        print("%-13s %9s %9s %9s %14s" % (row, fmt(cpp), fmt(rust), ratio, per))
+        print("%-16s %9s %9s %9s %14s" % (row, fmt(cpp), fmt(rust), ratio, per))
     if main_lib is not None:
         here = best["positional"]
         print(f"\npositional call f(1, 2, 3), same process: this build {here['Rust']:.1f} ns, "

@@ -509,7 +509,9 @@ def _python_literal(value) -> str:
 
 def _named_def(line: str, info: dict) -> str:
     """A stub `def` line with its numbered parameters (`_0: int`) renamed and given their
-    defaults from `info` (`arg_names`, `arg_defaults`)."""
+    defaults from `info` (`arg_names`, `arg_defaults`), taking keywords (a method's `self`
+    stays positional-only): the runtime's `__init__`/`__ffi_init__` pass keywords in its KWARGS
+    convention, and the package's functions and methods take them (`SIGNATURES_HELPER`)."""
     m = _STUB_DEF.match(line)
     if m is None:
         return line
@@ -526,9 +528,9 @@ def _named_def(line: str, info: dict) -> str:
         if name in defaults:
             text += f" = {_python_literal(defaults[name])}"
         out.append(text)
-    if m.group("name") == "__ffi_init__":
-        # The runtime's `__init__`/`__ffi_init__` pass keywords in its KWARGS convention.
-        out = [p for p in out if p != "/"]
+    out = [p for p in out if p != "/"]
+    if out[:1] == ["self"] and m.group("name") not in ("__init__", "__ffi_init__"):
+        out.insert(1, "/")
     return f"{m.group('head')}{', '.join(out)}{m.group('tail')}"
 
 
@@ -552,15 +554,48 @@ def _refine_param_names(text: str, params: dict[str, dict]) -> str:
 _SIGNATURES_BEGIN = "# tvm_ffi_build(begin): signatures\n"
 _SIGNATURES_END = "# tvm_ffi_build(end)\n"
 
+# A builder of the Rust library (`call/python/` in the SDK), found through the module export
+# that returns its address, as a `ctypes` function of `arity` objects returning one; `None`
+# where the library has no such export (another SDK release, no library given) or the process
+# runs without a GIL (the C code reads a call's keyword dictionary under it). The two helpers
+# below use it.
+NATIVE_HELPER = '''\
+def _ffi_native_builder(lib: object, export: str, arity: int) -> object:
+    import ctypes
+    import sys
+
+    if not getattr(sys, "_is_gil_enabled", lambda: True)():
+        return None
+    try:
+        address = getattr(lib, "get_function")(export)()
+        return ctypes.PYFUNCTYPE(ctypes.py_object, *[ctypes.py_object] * arity)(address)
+    except Exception:  # no such export, or no library given
+        return None
+'''
+
 # Sets `__signature__` (what `inspect.signature` and `help()` read) of the module's functions and
 # of its classes' methods and explicit constructors, from the names and defaults the SDK
-# registers (metadata `arg_names`, `arg_defaults`). Functions and methods are positional-only,
-# as the runtime's `Function.__call__` is; a constructor takes keywords.
+# registers (metadata `arg_names`, `arg_defaults`), and makes the module's functions and static
+# methods take keywords. The runtime's `Function.__call__` takes positional arguments only;
+# each function with named parameters is replaced by a `KeywordFunction`, a C-level subclass of
+# `tvm_ffi.Function` made by the Rust library (`TVMFFISdkKeywordFunction`, reached through
+# `ctypes` at the address its module export `__sdk_python_keyword_function_v1` returns), which
+# takes over the function's handle: a positional call goes straight to the runtime's call (no
+# Python frame, ~1% more), keywords are put in position or passed in the runtime's `KWARGS`
+# convention, which the Rust binder reads (defaults and keyword errors are the Rust function's).
+# Member methods, which the runtime binds through a Python wrapper of its own taking positional
+# arguments only, become `KeywordMethod`s: the same, binding the object they are read from as
+# a Python function does. A library without the export (or a process where it finds no
+# CPython, or no GIL) gets Python subclasses doing the same, one Python frame slower.
 SIGNATURES_HELPER = '''\
-def _ffi_signatures(namespace: dict[str, object], prefix: str) -> None:
+def _ffi_signatures(namespace: dict[str, object], prefix: str, lib: object = None) -> None:
     import inspect
+    import sys
+    import types
+    from typing import Any
 
     import tvm_ffi
+    from tvm_ffi import core
 
     param = inspect.Parameter
 
@@ -577,14 +612,60 @@ def _ffi_signatures(namespace: dict[str, object], prefix: str) -> None:
             for name in names
         ])
 
+    native: Any = _ffi_native_builder(lib, "__sdk_python_keyword_function_v1", 6)
+
+    class KeywordFunction(core.Function):  # the fallback: a Python `__call__`
+        def __call__(self, /, *args: Any, **kwargs: Any) -> Any:  # a keyword may be `self`
+            if kwargs:  # the runtime's keyword convention: `KWARGS`, then name/value pairs
+                flat = [*args, core.KWARGS]
+                for item in kwargs.items():
+                    flat.extend(item)
+                return core.Function.__call__(self, *flat)
+            return core.Function.__call__(self, *args)
+
+    class KeywordMethod(KeywordFunction):  # binds the object it is read from
+        def __get__(self, obj: Any, cls: Any = None) -> Any:
+            return self if obj is None else types.MethodType(self, obj)
+
+    # The runtime's wrapper of a member method (`_member_method_wrapper`): only that one is
+    # replaced (a class may define its own method of the name).
+    probe: Any = getattr(core, "_member_method_wrapper", None)
+    wrapper_code: Any = getattr(probe(len) if probe else None, "__code__", None)
+
+    def is_runtime_wrapper(attr: Any) -> bool:
+        code = getattr(attr, "__code__", None)
+        return (code is not None and wrapper_code is not None
+                and (code.co_filename, code.co_name) == (wrapper_code.co_filename, wrapper_code.co_name))
+
+    def with_keywords(function: Any, meta: dict[str, object], method: bool = False) -> Any:
+        names = tuple(sys.intern(str(name)) for name in meta["arg_names"])  # type: ignore[attr-defined]
+        state = dict(function.__dict__)
+        release_gil = function.release_gil
+        made: Any = None
+        if native is not None:
+            try:  # takes over `function`'s handle
+                made = native(core.Function, function, core.KWARGS, core.MISSING, names, method)
+            except Exception:  # the type could not be made: the Python subclass serves
+                made = None
+        if made is None:
+            kind = KeywordMethod if method else KeywordFunction
+            made = kind.__new__(kind)
+            made.__move_handle_from__(function)
+        made.__dict__.update(state)
+        made.release_gil = release_gil
+        return made
+
     # A convenience: a runtime without the metadata API (or objects that refuse attributes)
-    # leaves the signatures unset rather than failing the import.
+    # leaves the functions positional-only and their signatures unset rather than failing the
+    # import.
     get_metadata = getattr(tvm_ffi, "get_global_func_metadata", None)
     for name, value in list(namespace.items()):
         try:
             if isinstance(value, tvm_ffi.Function):
-                sig = signature(get_metadata(prefix + name), False) if get_metadata else None
+                meta = get_metadata(prefix + name) if get_metadata else {}
+                sig = signature(meta, True)
                 if sig is not None:
+                    value = namespace[name] = with_keywords(value, meta)
                     setattr(value, "__signature__", sig)
                 continue
             if not isinstance(value, type):
@@ -604,7 +685,19 @@ def _ffi_signatures(namespace: dict[str, object], prefix: str) -> None:
                         if target is not None:
                             setattr(target, "__signature__", sig)
                     continue
-                sig = signature(meta, False)
+                static = isinstance(attr, staticmethod) and target is method.func
+                # (`attr is method.func`: made by an earlier run over the same class.)
+                member = not static and (is_runtime_wrapper(attr) or attr is method.func)
+                sig = signature(meta, static or member)
+                if sig is not None and (static or member):
+                    # The type's method table keeps the function too: both get the new one.
+                    made = method.func = with_keywords(method.func, meta, member)
+                    if member:  # the names the runtime gave its wrapper
+                        for key in ("__module__", "__name__", "__qualname__", "__doc__"):
+                            if key in attr.__dict__ or hasattr(attr, key):
+                                setattr(made, key, getattr(attr, key))
+                    setattr(value, method.name, made if member else staticmethod(made))
+                    target = made
                 if sig is not None and target is not None:
                     setattr(target, "__signature__", sig)
         except (AttributeError, TypeError, ValueError):
@@ -632,7 +725,6 @@ def _ffi_signatures(namespace: dict[str, object], prefix: str) -> None:
 # unexpected (another runtime version's internals) leaves the class as it was.
 CONSTRUCTORS_HELPER = '''\
 def _ffi_fast_constructors(namespace: dict[str, object], lib: object = None) -> None:
-    import ctypes
     import inspect
     import sys
     from typing import Any
@@ -659,14 +751,7 @@ def _ffi_fast_constructors(namespace: dict[str, object], lib: object = None) -> 
                 return method.func
         return core._lookup_type_attr(info.type_index, "__ffi_init__")
 
-    native: Any = None
-    try:
-        # The builtin reads a call's keyword dictionary under the GIL: not without one.
-        if getattr(sys, "_is_gil_enabled", lambda: True)():
-            address = getattr(lib, "get_function")("__sdk_python_constructor_v1")()
-            native = ctypes.PYFUNCTYPE(ctypes.py_object, *[ctypes.py_object] * 4)(address)
-    except Exception:  # no such export (another library), or no library given
-        pass
+    native: Any = _ffi_native_builder(lib, "__sdk_python_constructor_v1", 4)
 
     def parameter_names(cls: Any) -> tuple[str, ...]:
         # A Rust constructor's parameters (`arg_names`), all positional-or-keyword: keywords
@@ -715,6 +800,10 @@ def _ffi_fast_constructors(namespace: dict[str, object], lib: object = None) -> 
 '''
 
 
+# What the end of a package's `_ffi_api.py` defines (tests and benchmarks run it too).
+HELPERS = NATIVE_HELPER + "\n\n" + SIGNATURES_HELPER + "\n\n" + CONSTRUCTORS_HELPER
+
+
 def _refine_signature_block(text: str) -> str:
     """Appends (or renews) the call of `SIGNATURES_HELPER` at the end of the module that
     loads the library's functions (`_FFI_INIT_FUNC("prefix", __name__)`)."""
@@ -725,8 +814,8 @@ def _refine_signature_block(text: str) -> str:
         start = text.index(_SIGNATURES_BEGIN)
         end = text.index(_SIGNATURES_END, start) + len(_SIGNATURES_END)
         text = text[:start].rstrip("\n") + "\n" + text[end:].lstrip("\n")
-    block = (_SIGNATURES_BEGIN + SIGNATURES_HELPER + CONSTRUCTORS_HELPER
-             + f'_ffi_signatures(globals(), "{init.group(1)}.")\n'
+    block = (_SIGNATURES_BEGIN + HELPERS
+             + f'_ffi_signatures(globals(), "{init.group(1)}.", globals().get("LIB"))\n'
              + '_ffi_fast_constructors(globals(), globals().get("LIB"))\n' + _SIGNATURES_END)
     return text.rstrip("\n") + "\n\n" + block
 

@@ -224,7 +224,7 @@ spec = importlib.util.spec_from_file_location("tvm_ffi_build", BUILD)
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
 namespace = {}
-exec(module.CONSTRUCTORS_HELPER, namespace)
+exec(module.HELPERS, namespace)
 
 calls = []
 

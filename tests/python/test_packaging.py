@@ -129,11 +129,12 @@ def test_point_wheel_is_tagged_for_the_platform_and_ships_only_the_package(point
         "class Point3(Point):",
         "        def __init__(self, x: int, y: int = ..., *, label: str = ...) -> None: ...",
         "        def norm2(self, /) -> int: ...",
-        # Parameter names and defaults registered by the SDK; functions and methods are
-        # positional-only (the runtime's `Function.__call__` takes no keywords).
-        "    def add(a: int, b: int, /) -> int: ...",
-        "    def shift(x: int, by: int = 1, /) -> int: ...",
-        "        def moved(self, dx: int, dy: int = 0, /) -> Point: ...",
+        # Parameter names and defaults registered by the SDK; functions and methods take
+        # keywords (the package's `KeywordFunction`s and `KeywordMethod`s), `self` does not.
+        "    def add(a: int, b: int) -> int: ...",
+        "    def shift(x: int, by: int = 1) -> int: ...",
+        "        def at(x: int, y: int = 0) -> Point: ...",
+        "        def moved(self, /, dx: int, dy: int = 0) -> Point: ...",
         # Enums: classes of the runtime's enum bases, one typed attribute per variant.
         "from tvm_ffi.dataclasses import IntEnum as _ffi_IntEnum, StrEnum as _ffi_StrEnum",
         'class Marker(_ffi_IntEnum, type_key="my_ext.Marker"):',
@@ -167,6 +168,9 @@ r = p.lift(2)
 assert type(r) is my_ext.Point3 and r.norm2_3d() == 69 and isinstance(my_ext.Point.origin(), my_ext.Point)
 assert my_ext.Interval(1.0, 3.5).length() == 2.5 and my_ext.Interval(hi=3.5, lo=1.0).length() == 2.5
 assert my_ext.shift(1) == 2 and my_ext.shift(1, 5) == 6 and p.moved(1).y == p.y
+assert my_ext.shift(1, by=5) == 6 and my_ext.add(b=2, a=40) == 42 and my_ext.Point.at(1, y=2).y == 2
+assert type(my_ext.add).__module__ == "tvm_ffi_sdk"  # the library's C-level keyword function
+assert p.moved(1, dy=2).y == p.y + 2 and p.moved(dy=2, dx=1).x == p.x + 1
 # Enums: named entries, values, and the singletons functions take and return.
 assert my_ext.Marker.Dot.value == 1 and my_ext.Marker.Cross.name == "Cross"
 assert my_ext.Marker(2).same_as(my_ext.Marker.Cross) and list(my_ext.Marker) == [my_ext.Marker.Dot, my_ext.Marker.Cross]
@@ -198,8 +202,9 @@ text: str = my_ext.describe_marker(marker, color)
 total: int = my_ext.apply_twice(lambda x: x + 1, 1)
 length: float = Interval(1.0, 2.0).length()
 keyword_length: float = Interval(lo=1.0, hi=2.0).length()
-shifted: int = my_ext.shift(1) + my_ext.shift(1, 2)
-moved: Point = p.moved(1) if p.moved(1, 2) else p
+shifted: int = my_ext.shift(1) + my_ext.shift(1, 2) + my_ext.shift(x=1, by=2)
+at: Point = Point.at(1, y=2)
+moved: Point = p.moved(1) if p.moved(1, 2) else p.moved(dx=1, dy=2)
 # A type with comparison hooks: its stub class has `==`, `<` and `hash()`.
 from my_ext import Version  # noqa: E402
 newer: bool = Version(1, 2) < Version(1, 3, patch=1) and hash(Version(1, 2)) == hash(Version(1, 2))
@@ -314,7 +319,7 @@ pub struct Tag {
     pip(user_env, "--python", str(python), "install", "-e", str(project))
     # The stubs were refreshed in the source tree, from the library just built.
     stubs = api.read_text()
-    for line in ["    def twice(x: int, /) -> int: ...",
+    for line in ["    def twice(x: int) -> int: ...",
                  '@_FFI_REG_OBJ("acme_geo.Tag")\nclass Tag(_ffi_Object):',
                  "    text: str\n",
                  "        def __init__(self, text: str) -> None: ..."]:
@@ -329,7 +334,9 @@ assert VALUE == 7  # the source tree is what Python imports
 c = acme_geo.Counter("c")
 assert (c.name, c.count, c.add(2), c.count) == ("c", 0, 2, 2)
 assert pickle.loads(pickle.dumps(c)).count == 2
+assert c.add(n=3) == 5  # a method by keyword
 assert acme_geo.Counter.starting_at("s", 5).add(1) == 6
+assert acme_geo.Counter.starting_at(name="s", start=5).count == 5
 assert acme_geo.greet("world") == "hello, world" and acme_geo.twice(21) == 42
 assert type(acme_geo.Tag("t")) is acme_geo.Tag and acme_geo.Tag("t").text == "t"
 print("ok")
@@ -346,10 +353,10 @@ pub fn thrice(x: i64) -> i64 {
 """)
     backend = ["build_backend/tvm_ffi_build.py"]
     run([str(python), *backend, "develop"], cwd=project, env=user_env)
-    assert "    def thrice(x: int, /) -> int: ..." in api.read_text()
+    assert "    def thrice(x: int) -> int: ..." in api.read_text()
     run_script(python, """
 import acme_geo
-assert acme_geo.thrice(5) == 15 and acme_geo.twice(5) == 10
+assert acme_geo.thrice(5) == 15 and acme_geo.twice(x=5) == 10
 print("ok")
 """, cwd=tmp_path)
     # The library under the file name a loader expects (upstream's quickstart loads

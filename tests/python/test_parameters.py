@@ -98,8 +98,9 @@ def test_functions_and_methods_bind_keywords_passed_in_the_kwargs_convention(cla
 
 
 def test_keyword_syntax_on_a_function_object_is_refused_by_the_runtime():
-    # `tvm_ffi.Function.__call__` (the runtime's Cython) takes positional arguments only, so the
-    # stubs declare functions and methods positional-only (`/`).
+    # `tvm_ffi.Function.__call__` (the runtime's Cython) takes positional arguments only: a
+    # shipped package's `_ffi_api.py` replaces its functions and methods by keyword-taking
+    # subclasses (test_function_keywords.py).
     shift = tvm_ffi.get_global_func("my_ext.shift")
     with pytest.raises(TypeError, match="unexpected keyword argument 'by'"):
         shift(1, by=2)
@@ -112,24 +113,36 @@ def load_signatures_helper():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     namespace = {}
-    exec(module.SIGNATURES_HELPER, namespace)
+    exec(module.HELPERS, namespace)
     return namespace["_ffi_signatures"]
 
 
-def test_the_package_sets_inspect_signature_from_the_metadata(classes):
+@pytest.mark.parametrize("with_library", [True, False])
+def test_the_package_sets_inspect_signature_from_the_metadata(classes, example_lib, with_library):
     Interval, Point = classes
     shift = tvm_ffi.get_global_func("my_ext.shift")
     with pytest.raises(ValueError):
         inspect.signature(shift)  # the runtime's function objects have none of their own
     namespace = {"shift": shift, "add": tvm_ffi.get_global_func("my_ext.add"), "Point": Point, "Interval": Interval}
-    load_signatures_helper()(namespace, "my_ext.")
-    assert str(inspect.signature(shift)) == "(x, by=1, /)"
-    assert str(inspect.signature(namespace["add"])) == "(a, b, /)"
-    assert str(inspect.signature(Point.moved)) == "(self, dx, dy=0, /)"
+    load_signatures_helper()(namespace, "my_ext.", example_lib if with_library else None)
+    # Functions and methods take keywords (the library's C-level subclasses of
+    # `tvm_ffi.Function`, or without it Python ones); a method's `self` is positional-only.
+    shift = namespace["shift"]
+    assert type(shift).__name__ == "KeywordFunction" and isinstance(shift, tvm_ffi.Function)
+    assert (type(shift).__module__ == "tvm_ffi_sdk") == with_library
+    assert str(inspect.signature(shift)) == "(x, by=1)"
+    assert str(inspect.signature(namespace["add"])) == "(a, b)"
+    assert str(inspect.signature(Point.moved)) == "(self, /, dx, dy=0)"
     assert str(inspect.signature(Point.origin)) == "()"
+    assert str(inspect.signature(Point.at)) == "(x, y=0)"
     assert str(inspect.signature(Interval.__init__)) == "(self, /, lo, hi)"
     assert str(inspect.signature(Interval)) == "(lo, hi)"
     # The signatures describe the calls the runtime accepts.
     assert inspect.signature(Interval).bind(hi=2.0, lo=1.0)
+    assert shift(*inspect.signature(shift).bind(1, by=2).args) == 3
+    assert (shift(1, by=2), shift(by=2, x=1), Point.at(1, y=2).y) == (3, 3, 2)
+    p = Point(1, 2)
+    assert p.moved(*inspect.signature(Point.moved).bind(p, 1, dy=2).args[1:]).y == 4
+    assert (p.moved(1, dy=2).y, p.moved(dy=2, dx=1).x, Point.moved(p, dx=1).x) == (4, 2, 2)
     with pytest.raises(TypeError):
-        inspect.signature(shift).bind(1, by=2)
+        inspect.signature(Point.moved).bind(self=p, dx=1)

@@ -58,6 +58,16 @@ impl Point {
         })
     }
 
+    /// A point at `(x, y)`, labelled "at" (a static method with a default: Python calls it
+    /// with keywords too, `Point.at(1, y=2)`).
+    pub fn at(x: i64, #[ffi(default = 0)] y: i64) -> ObjectRef<Point> {
+        ObjectRef::new(Point {
+            x: x.into(),
+            y,
+            label: "at".into(),
+        })
+    }
+
     /// Whether `other` is this very object (receives the reference itself as `this`).
     pub fn is_same(this: &ObjectRef<Self>, other: ObjectRef<Point>) -> bool {
         this.ptr_eq(&other)

@@ -24,7 +24,7 @@ LIB = _FFI_LOAD_LIB("my_package", "my_package")
 # fmt: off
 _FFI_INIT_FUNC("my_package", __name__)
 if TYPE_CHECKING:
-    def greet(name: str, /) -> str: ...
+    def greet(name: str) -> str: ...
 # fmt: on
 # tvm-ffi-stubgen(end)
 # tvm-ffi-stubgen(import-object): tvm_ffi.register_object;False;_FFI_REG_OBJ
@@ -40,9 +40,9 @@ class Counter(_ffi_Object):
     if TYPE_CHECKING:
         def __init__(self, name: str, count: int = ...) -> None: ...
         def __ffi_init__(self, name: str, count: int = ...) -> None: ...
-        def add(self, n: int, /) -> int: ...
+        def add(self, /, n: int) -> int: ...
         @staticmethod
-        def starting_at(name: str, start: int, /) -> Counter: ...
+        def starting_at(name: str, start: int) -> Counter: ...
     # fmt: on
     # tvm-ffi-stubgen(end)
 
@@ -56,10 +56,27 @@ __all__ = [
 ]
 
 # tvm_ffi_build(begin): signatures
-def _ffi_signatures(namespace: dict[str, object], prefix: str) -> None:
+def _ffi_native_builder(lib: object, export: str, arity: int) -> object:
+    import ctypes
+    import sys
+
+    if not getattr(sys, "_is_gil_enabled", lambda: True)():
+        return None
+    try:
+        address = getattr(lib, "get_function")(export)()
+        return ctypes.PYFUNCTYPE(ctypes.py_object, *[ctypes.py_object] * arity)(address)
+    except Exception:  # no such export, or no library given
+        return None
+
+
+def _ffi_signatures(namespace: dict[str, object], prefix: str, lib: object = None) -> None:
     import inspect
+    import sys
+    import types
+    from typing import Any
 
     import tvm_ffi
+    from tvm_ffi import core
 
     param = inspect.Parameter
 
@@ -76,14 +93,60 @@ def _ffi_signatures(namespace: dict[str, object], prefix: str) -> None:
             for name in names
         ])
 
+    native: Any = _ffi_native_builder(lib, "__sdk_python_keyword_function_v1", 6)
+
+    class KeywordFunction(core.Function):  # the fallback: a Python `__call__`
+        def __call__(self, /, *args: Any, **kwargs: Any) -> Any:  # a keyword may be `self`
+            if kwargs:  # the runtime's keyword convention: `KWARGS`, then name/value pairs
+                flat = [*args, core.KWARGS]
+                for item in kwargs.items():
+                    flat.extend(item)
+                return core.Function.__call__(self, *flat)
+            return core.Function.__call__(self, *args)
+
+    class KeywordMethod(KeywordFunction):  # binds the object it is read from
+        def __get__(self, obj: Any, cls: Any = None) -> Any:
+            return self if obj is None else types.MethodType(self, obj)
+
+    # The runtime's wrapper of a member method (`_member_method_wrapper`): only that one is
+    # replaced (a class may define its own method of the name).
+    probe: Any = getattr(core, "_member_method_wrapper", None)
+    wrapper_code: Any = getattr(probe(len) if probe else None, "__code__", None)
+
+    def is_runtime_wrapper(attr: Any) -> bool:
+        code = getattr(attr, "__code__", None)
+        return (code is not None and wrapper_code is not None
+                and (code.co_filename, code.co_name) == (wrapper_code.co_filename, wrapper_code.co_name))
+
+    def with_keywords(function: Any, meta: dict[str, object], method: bool = False) -> Any:
+        names = tuple(sys.intern(str(name)) for name in meta["arg_names"])  # type: ignore[attr-defined]
+        state = dict(function.__dict__)
+        release_gil = function.release_gil
+        made: Any = None
+        if native is not None:
+            try:  # takes over `function`'s handle
+                made = native(core.Function, function, core.KWARGS, core.MISSING, names, method)
+            except Exception:  # the type could not be made: the Python subclass serves
+                made = None
+        if made is None:
+            kind = KeywordMethod if method else KeywordFunction
+            made = kind.__new__(kind)
+            made.__move_handle_from__(function)
+        made.__dict__.update(state)
+        made.release_gil = release_gil
+        return made
+
     # A convenience: a runtime without the metadata API (or objects that refuse attributes)
-    # leaves the signatures unset rather than failing the import.
+    # leaves the functions positional-only and their signatures unset rather than failing the
+    # import.
     get_metadata = getattr(tvm_ffi, "get_global_func_metadata", None)
     for name, value in list(namespace.items()):
         try:
             if isinstance(value, tvm_ffi.Function):
-                sig = signature(get_metadata(prefix + name), False) if get_metadata else None
+                meta = get_metadata(prefix + name) if get_metadata else {}
+                sig = signature(meta, True)
                 if sig is not None:
+                    value = namespace[name] = with_keywords(value, meta)
                     setattr(value, "__signature__", sig)
                 continue
             if not isinstance(value, type):
@@ -103,13 +166,26 @@ def _ffi_signatures(namespace: dict[str, object], prefix: str) -> None:
                         if target is not None:
                             setattr(target, "__signature__", sig)
                     continue
-                sig = signature(meta, False)
+                static = isinstance(attr, staticmethod) and target is method.func
+                # (`attr is method.func`: made by an earlier run over the same class.)
+                member = not static and (is_runtime_wrapper(attr) or attr is method.func)
+                sig = signature(meta, static or member)
+                if sig is not None and (static or member):
+                    # The type's method table keeps the function too: both get the new one.
+                    made = method.func = with_keywords(method.func, meta, member)
+                    if member:  # the names the runtime gave its wrapper
+                        for key in ("__module__", "__name__", "__qualname__", "__doc__"):
+                            if key in attr.__dict__ or hasattr(attr, key):
+                                setattr(made, key, getattr(attr, key))
+                    setattr(value, method.name, made if member else staticmethod(made))
+                    target = made
                 if sig is not None and target is not None:
                     setattr(target, "__signature__", sig)
         except (AttributeError, TypeError, ValueError):
             continue
+
+
 def _ffi_fast_constructors(namespace: dict[str, object], lib: object = None) -> None:
-    import ctypes
     import inspect
     import sys
     from typing import Any
@@ -136,14 +212,7 @@ def _ffi_fast_constructors(namespace: dict[str, object], lib: object = None) -> 
                 return method.func
         return core._lookup_type_attr(info.type_index, "__ffi_init__")
 
-    native: Any = None
-    try:
-        # The builtin reads a call's keyword dictionary under the GIL: not without one.
-        if getattr(sys, "_is_gil_enabled", lambda: True)():
-            address = getattr(lib, "get_function")("__sdk_python_constructor_v1")()
-            native = ctypes.PYFUNCTYPE(ctypes.py_object, *[ctypes.py_object] * 4)(address)
-    except Exception:  # no such export (another library), or no library given
-        pass
+    native: Any = _ffi_native_builder(lib, "__sdk_python_constructor_v1", 4)
 
     def parameter_names(cls: Any) -> tuple[str, ...]:
         # A Rust constructor's parameters (`arg_names`), all positional-or-keyword: keywords
@@ -189,6 +258,6 @@ def _ffi_fast_constructors(namespace: dict[str, object], lib: object = None) -> 
                 value.__class__ = fast_metaclass(value, make)
         except (AttributeError, TypeError, ValueError):
             continue
-_ffi_signatures(globals(), "my_package.")
+_ffi_signatures(globals(), "my_package.", globals().get("LIB"))
 _ffi_fast_constructors(globals(), globals().get("LIB"))
 # tvm_ffi_build(end)
