@@ -10,6 +10,11 @@ ratio; the goal is Rust/C++ <= 1.2.
 
     .venv/bin/python benches/load_time.py [--rounds R] [--types 1 200] [--no-build]
 
+Beside it, the `import` of a shipped package: `import my_ext` (`examples/point`, its library
+built the same way), against `load_module` of that library alone; the difference is the
+Python side of the import (the runtime's class registration, the package's stubs module and
+its helpers: keyword functions, direct constructors).
+
 The generated sources and builds live under target/bench-load/. Not a test: prints figures,
 never fails on a missed goal.
 """
@@ -157,6 +162,33 @@ def build_cpp(n: int) -> Path:
     return lib
 
 
+def build_point() -> Path:
+    """`examples/point`'s library, built as the package build backend ships it."""
+    target = OUT / "point-target"
+    subprocess.run(
+        ["cargo", "build", "--release", "--quiet", "-p", "tvm-ffi-example-point"],
+        check=True, cwd=ROOT,
+        env={**os.environ, **shipped_profile_env(), "CARGO_TARGET_DIR": str(target)},
+    )
+    return target / "release" / "libtvm_ffi_example_point.so"
+
+
+IMPORT_CHILD = """
+import time
+import tvm_ffi
+start = time.perf_counter()
+import my_ext
+print((time.perf_counter() - start) * 1e3)
+"""
+
+
+def import_ms(lib: Path) -> float:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "examples" / "point" / "python"),
+           "LD_LIBRARY_PATH": str(lib.parent)}
+    out = subprocess.check_output([str(PYTHON), "-c", IMPORT_CHILD], text=True, env=env)
+    return float(out.strip().splitlines()[-1])
+
+
 CHILD = """
 import sys, time
 import tvm_ffi
@@ -204,6 +236,17 @@ def main() -> None:
             f"   (median {statistics.median(cpp):.2f} / {statistics.median(rust):.2f} = {median:.2f})"
         )
     print("goal: Rust/C++ <= 1.2")
+
+    point = OUT / "point-target" / "release" / "libtvm_ffi_example_point.so"
+    if not args.no_build or not point.exists():
+        point = build_point()
+    imports, loads = [], []
+    for _ in range(args.rounds):
+        imports.append(import_ms(point))
+        loads.append(load_ms(point))
+    print(f"\nimport of a shipped package, {args.rounds} fresh processes each (best; median):")
+    print(f"  import my_ext (examples/point)      {min(imports):6.2f} ms; {statistics.median(imports):.2f} ms")
+    print(f"  load_module of its library alone    {min(loads):6.2f} ms; {statistics.median(loads):.2f} ms")
 
 
 if __name__ == "__main__":

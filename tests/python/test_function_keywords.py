@@ -7,6 +7,8 @@ outcome, value or error text, must be what the runtime's function gives for the 
 in its `KWARGS` convention (which the Rust binder reads); positional calls are the runtime's."""
 import json
 
+import pytest
+
 from conftest import run_in_fresh_python
 from test_construction import REPLACE_KEYWORD_VALUES, package_env
 
@@ -28,6 +30,8 @@ cases = [
     ("checked_div", (), {"a": 7, "b": 0}), ("greet", (), {"name": "kw"}),
     ("apply_twice", (), {"f": lambda v: v * 3, "x": 2}), ("sum", (), {"values": [1, 2, 3]}),
     ("at", (4,), {}), ("at", (4,), {"y": 5}), ("at", (), {"y": 5, "x": 4}), ("at", (), {"z": 1}),
+    # The runtime's own markers as keyword values: bound as values, none dropped.
+    ("add", (1, 2), {"a": core.MISSING}), ("add", (), {"a": core.KWARGS, "b": 2}),
     # Member methods, called on the object (bound) and through the class.
     ("p.moved", (1,), {}), ("p.moved", (1,), {"dy": 3}), ("p.moved", (), {"dy": 3, "dx": 1}),
     ("p.moved", (), {"dy": 3}), ("p.moved", (1,), {"dx": 2}), ("p.moved", (), {"self": p, "dx": 1}),
@@ -75,25 +79,8 @@ print(json.dumps(out))
 """
 
 
-def compare(script_prefix=""):
-    run = run_in_fresh_python(script_prefix + COMPARE, env=package_env())
-    return json.loads(run.stdout.strip().splitlines()[-1])
-
-
-def test_package_functions_take_keywords_as_the_runtime_binds_them():
-    out = compare()
-    # The Rust library's C-level types, not the Python fallback.
-    assert set(out["types"].values()) == {"tvm_ffi_sdk.KeywordFunction", "tvm_ffi_sdk.KeywordMethod"}, out["types"]
-    assert out["types"]["p.moved"] == "tvm_ffi_sdk.KeywordMethod"
-    assert out["compared"] == 33
-    assert out["differences"] == []
-    assert out["values"] == [3, 3, 4, 7, 2, 5, 5, 2]
-    assert out["instance"]
-
-
-def test_without_the_library_export_a_python_subclass_takes_keywords_the_same_way():
-    # `LIB.get_function` fails for the export: the helper falls back to its Python subclass.
-    prefix = r"""
+# Makes the package's library lack the keyword builder's export.
+NO_EXPORT = r"""
 import tvm_ffi.libinfo
 real = tvm_ffi.libinfo.load_lib_module
 class NoExport:
@@ -105,9 +92,29 @@ class NoExport:
         return self.lib.get_function(name)
 tvm_ffi.libinfo.load_lib_module = lambda *a, **k: NoExport(real(*a, **k))
 """
-    out = compare(prefix)
+
+
+def compare(script_prefix=""):
+    run = run_in_fresh_python(script_prefix + COMPARE, env=package_env())
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def test_package_functions_take_keywords_as_the_runtime_binds_them():
+    out = compare()
+    # The Rust library's C-level types, not the Python fallback.
+    assert set(out["types"].values()) == {"tvm_ffi_sdk.KeywordFunction", "tvm_ffi_sdk.KeywordMethod"}, out["types"]
+    assert out["types"]["p.moved"] == "tvm_ffi_sdk.KeywordMethod"
+    assert out["compared"] == 35
+    assert out["differences"] == []
+    assert out["values"] == [3, 3, 4, 7, 2, 5, 5, 2]
+    assert out["instance"]
+
+
+def test_without_the_library_export_a_python_subclass_takes_keywords_the_same_way():
+    # `LIB.get_function` fails for the export: the helper falls back to its Python subclass.
+    out = compare(NO_EXPORT)
     assert set(out["types"].values()) == {"my_ext._ffi_api.KeywordFunction", "my_ext._ffi_api.KeywordMethod"}, out["types"]
-    assert out["compared"] == 33
+    assert out["compared"] == 35
     assert out["differences"] == []
     assert out["values"] == [3, 3, 4, 7, 2, 5, 5, 2]
 
@@ -245,3 +252,30 @@ def test_python_code_run_by_a_collection_inside_a_keyword_call_cannot_free_what_
     *_, error, hit = run.stdout.strip().splitlines()
     assert hit == "hit"  # the callback did replace the values during a call
     assert "Expected `int` but got `ffi.OpaquePyObject`" in error, run.stdout
+
+
+@pytest.mark.parametrize("prefix", ["", NO_EXPORT], ids=["native", "fallback"])
+def test_a_second_run_of_the_helper_keeps_every_function_working(prefix):
+    # Running the helper again over the package's namespace keeps the functions it made (a
+    # second wrapper would take their handle from the first, which `my_ext` and bound
+    # methods still hold); a `__new__` replaced on the type from Python does not reach the
+    # builder, which makes its instances with the base's own `tp_new` (a reviewer's
+    # reproduction: the builder wrote its slots into whatever `__new__` returned).
+    script = prefix + r"""
+import tvm_ffi
+import my_ext
+
+api = my_ext._ffi_api
+bound = my_ext.Point(1, 2).moved
+api._ffi_signatures(vars(api), "my_ext.", api.LIB)
+assert my_ext.add.__chandle__() != 0 and api.add is my_ext.add
+kind = type(my_ext.add)
+victim = bytes(bytearray(b"A" * 64))
+kind.__new__ = staticmethod(lambda cls, *args, **kwargs: victim)
+fresh = {"add": tvm_ffi.get_global_func("my_ext.add")}
+api._ffi_signatures(fresh, "my_ext.", api.LIB)
+assert type(fresh["add"]).__name__ == "KeywordFunction" and victim == b"A" * 64, (fresh, victim)
+print(my_ext.add(1, b=2), bound(1, dy=2).y, fresh["add"](a=1, b=2))
+"""
+    run = run_in_fresh_python(script, env=package_env())
+    assert run.stdout.strip().splitlines()[-1] == "3 4 3"

@@ -261,14 +261,20 @@ def _ffi_signatures(namespace: dict[str, object], prefix: str, lib: object = Non
         return (code is not None and wrapper_code is not None
                 and (code.co_filename, code.co_name) == (wrapper_code.co_filename, wrapper_code.co_name))
 
+    # A function call drops no keyword value (a constructor drops the runtime's `MISSING`, as
+    # its `__init__` does): the builder's "missing" value is one no caller has.
+    never: Any = object()
+
     def with_keywords(function: Any, meta: dict[str, object], method: bool = False) -> Any:
+        if type(function) is not core.Function:  # made by an earlier run over the namespace
+            return function
         names = tuple(sys.intern(str(name)) for name in meta["arg_names"])  # type: ignore[attr-defined]
         state = dict(function.__dict__)
         release_gil = function.release_gil
         made: Any = None
         if native is not None:
             try:  # takes over `function`'s handle
-                made = native(core.Function, function, core.KWARGS, core.MISSING, names, method)
+                made = native(core.Function, function, core.KWARGS, never, names, method)
             except Exception:  # the type could not be made: the Python subclass serves
                 made = None
         if made is None:

@@ -16,7 +16,11 @@
 //! The type also defines `release_gil` (stored past the state slot), which the runtime's
 //! `__call__` reads on every call through the attribute: its descriptor on the base would
 //! check that an instance of a subclass is one by walking the type's bases, about 3 ns of a
-//! 145 ns call; a descriptor of the type itself passes that check at once.
+//! 145 ns call; a descriptor of the type itself passes that check at once. Its setter goes
+//! through the base's property (which converts and refuses as for any `Function`) and keeps
+//! both in step; only a direct call of the base's descriptor
+//! (`core.Function.release_gil.__set__(f, ..)`) changes the base's field alone, which these
+//! calls no longer read (whether the GIL is released: not a memory question).
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::atomic::{AtomicPtr, Ordering};
 
@@ -70,6 +74,8 @@ struct KeywordTypes {
     method: *mut PyObject,
     base: *mut PyObject,
     base_call: TernaryFunc,
+    /// The base's `tp_new`: what the builder makes instances with.
+    base_new: TernaryFunc,
     /// `PyBool_FromLong`, at hand for the getter the runtime's call reads (per call).
     bool_from_long: unsafe extern "C" fn(std::ffi::c_long) -> *mut PyObject,
     /// Where an instance keeps its `(KWARGS, MISSING, names)`, then its `release_gil` flag
@@ -255,13 +261,19 @@ unsafe fn call_keywords(
     }
 }
 
-/// The `tp_call` an undisturbed subclass of `base` inherits (`PyType_GetSlot` reads a static
-/// type's slots only from CPython 3.10 on; a subclass made here is a heap type on every
-/// version). Null with a Python error set when it cannot be made or `base` has none.
+/// The `tp_call` and `tp_new` an undisturbed subclass of `base` inherits: the calls the
+/// types made here hand on to, taken once (`PyType_GetSlot` reads a static type's slots only
+/// from CPython 3.10 on; a subclass made here is a heap type on every version), and never read
+/// again from the types themselves, whose slots Python code may replace (`T.__new__ = ..`).
+/// `None`, a Python error set where CPython set one, when the probe cannot be made or `base`
+/// lacks either.
 ///
 /// # Safety
 /// The GIL is held and `base` is a type.
-unsafe fn inherited_call(api: &PythonApi, base: *mut PyObject) -> Option<TernaryFunc> {
+unsafe fn inherited_slots(
+    api: &PythonApi,
+    base: *mut PyObject,
+) -> Option<(TernaryFunc, TernaryFunc)> {
     let mut slots = [PyTypeSlot {
         slot: 0,
         pfunc: std::ptr::null_mut(),
@@ -280,9 +292,17 @@ unsafe fn inherited_call(api: &PythonApi, base: *mut PyObject) -> Option<Ternary
             return None;
         }
         let call = (api.type_get_slot)(probe, PY_TP_CALL);
+        let new = (api.type_get_slot)(probe, PY_TP_NEW);
         (api.decref)(probe);
-        // SAFETY: a `tp_call` slot holds a `ternaryfunc`.
-        (!call.is_null()).then(|| std::mem::transmute::<*mut c_void, TernaryFunc>(call))
+        if call.is_null() || new.is_null() {
+            return None;
+        }
+        // SAFETY: a `tp_call` slot holds a `ternaryfunc`, a `tp_new` slot a `newfunc` (of the
+        // same C signature: type, arguments, keywords).
+        Some((
+            std::mem::transmute::<*mut c_void, TernaryFunc>(call),
+            std::mem::transmute::<*mut c_void, TernaryFunc>(new),
+        ))
     }
 }
 
@@ -343,7 +363,7 @@ unsafe fn keyword_types(api: &PythonApi, base: *mut PyObject) -> Option<&'static
     // SAFETY: the caller's contract; each type made is released unless published.
     unsafe {
         let state_offset = fixed_size(api, base)?;
-        let base_call = inherited_call(api, base)?;
+        let (base_call, base_new) = inherited_slots(api, base)?;
         let function = make_type(api, base, state_offset, false);
         let method = make_type(api, base, state_offset, true);
         if function.is_null() || method.is_null() {
@@ -360,6 +380,7 @@ unsafe fn keyword_types(api: &PythonApi, base: *mut PyObject) -> Option<&'static
             method,
             base,
             base_call,
+            base_new,
             bool_from_long: api.bool_from_long,
             state_offset,
         }));
@@ -463,10 +484,12 @@ unsafe fn make_type(
 /// takes over `function`'s handle (`function` is left empty, as `__move_handle_from__`
 /// leaves it) and binds keywords to the parameters `names` (a tuple of the interned names of
 /// its leading positional-or-keyword parameters) or in the `KWARGS` convention, with
-/// `marker` and `missing` the runtime's `core.KWARGS` and `core.MISSING`; a
+/// `marker` the runtime's `core.KWARGS` and keyword values that are `missing` left out (the
+/// package's helper passes a value no caller has); a
 /// `KeywordMethod` (which binds the object it is read from) when `method` is true. Returns a
 /// new reference, or null (with a Python error set where CPython set one) when CPython's
-/// functions cannot be found, the types cannot be made over `base`, or a call fails.
+/// functions cannot be found, the types cannot be made over `base`, or a call fails. A
+/// `function` that is one of the types made here comes back as it is.
 ///
 /// # Safety
 /// Called with the GIL held (ctypes' `PYFUNCTYPE`), with six live Python objects.
@@ -497,19 +520,29 @@ pub unsafe extern "C" fn TVMFFISdkKeywordFunction(
             1 => kind.method,
             _ => return std::ptr::null_mut(),
         };
-        let new = (api.type_get_slot)(ty, PY_TP_NEW);
-        if new.is_null() {
-            return std::ptr::null_mut();
+        // A function made here already (a second run of the package's helper): as it is, its
+        // handle where the first run's holders have it.
+        let given = (api.object_type)(function);
+        (api.decref)(given);
+        if given == kind.function || given == kind.method {
+            (api.incref)(function);
+            return function;
         }
-        // SAFETY: a `tp_new` slot holds a `newfunc`, of `tp_call`'s C signature.
-        let new = std::mem::transmute::<*mut c_void, TernaryFunc>(new);
         let empty = new_tuple(api, &[]);
         if empty.is_null() {
             return std::ptr::null_mut();
         }
-        let instance = new(ty, empty, std::ptr::null_mut());
+        let instance = (kind.base_new)(ty, empty, std::ptr::null_mut());
         (api.decref)(empty);
         if instance.is_null() {
+            return std::ptr::null_mut();
+        }
+        // The base's `tp_new` allocates with the type's `tp_alloc` (which Python cannot
+        // replace); the slots written below are past the base's fields, so check anyway.
+        let made = (api.object_type)(instance);
+        (api.decref)(made);
+        if made != ty {
+            (api.decref)(instance);
             return std::ptr::null_mut();
         }
         // Nothing fails once the handle is taken: a failure leaves `function` as it was.

@@ -166,7 +166,9 @@ unsafe fn as_positional<'a>(
             let slot = (positional..known)
                 .find(|&index| (api.tuple_get_item)(names, index as isize) == name);
             match slot {
-                Some(index) if value != missing && values[index].is_null() => {
+                // A value that is the marker goes in the `KWARGS` form too (by position it
+                // would start one).
+                Some(index) if value != missing && value != marker && values[index].is_null() => {
                     values[index] = value;
                     filled = filled.max(index + 1);
                 }

@@ -78,6 +78,7 @@ struct PythonApi {
     object_is_instance: unsafe extern "C" fn(*mut PyObject, *mut PyObject) -> c_int,
     err_occurred: unsafe extern "C" fn() -> *mut PyObject,
     object_is_true: unsafe extern "C" fn(*mut PyObject) -> c_int,
+    object_type: unsafe extern "C" fn(*mut PyObject) -> *mut PyObject,
     method_new: unsafe extern "C" fn(*mut PyObject, *mut PyObject) -> *mut PyObject,
     /// The address of `_Py_NoneStruct`, the object `None` is.
     none: usize,
@@ -118,6 +119,7 @@ fn python_api() -> Option<&'static PythonApi> {
                 object_is_instance: function(c"PyObject_IsInstance")?,
                 err_occurred: function(c"PyErr_Occurred")?,
                 object_is_true: function(c"PyObject_IsTrue")?,
+                object_type: function(c"PyObject_Type")?,
                 method_new: function(c"PyMethod_New")?,
                 none: Some(process_symbol(c"_Py_NoneStruct") as usize).filter(|&at| at != 0)?,
             })
