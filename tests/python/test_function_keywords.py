@@ -2,7 +2,7 @@
 `my_ext.Point.at(1, y=2)`, `p.moved(1, dy=2)`): `_ffi_api.py` (written by the build backend)
 replaces each function and method that has named parameters with a `KeywordFunction` (or a
 `KeywordMethod`, which binds the object it is read from), C-level subclasses of
-`tvm_ffi.Function` made by the Rust library, which take over the function's handle. Every
+`tvm_ffi.Function` made by the Rust library, second objects sharing the function's handle. Every
 outcome, value or error text, must be what the runtime's function gives for the same keywords
 in its `KWARGS` convention (which the Rust binder reads); positional calls are the runtime's."""
 import json
@@ -53,12 +53,13 @@ def target(name):
         return getattr(my_ext.Point, name[6:])
     return getattr(my_ext.Point, name) if name == "at" else getattr(my_ext, name)
 
-def runtime(name, flat):  # the runtime's `Function.__call__`, given the `KWARGS` form
-    if name.startswith("p."):
-        return core.Function.__call__(my_ext.Point.__dict__[name[2:]], p, *flat)
-    if name.startswith("Point.") or name == "at":
-        return core.Function.__call__(my_ext.Point.__dict__[name.split(".")[-1]].__get__(None, my_ext.Point), *flat)
-    return tvm_ffi.get_global_func("my_ext." + name)(*flat)
+def runtime(name, flat):  # the runtime's own function object, given the `KWARGS` form
+    short = name.split(".")[-1]
+    if short == name and name != "at":
+        return tvm_ffi.get_global_func("my_ext." + name)(*flat)
+    method = [m.func for m in my_ext.Point.__tvm_ffi_type_info__.methods if m.name == short][0]
+    assert type(method) is core.Function  # the type's method table keeps the runtime's object
+    return method(p, *flat) if name.startswith("p.") else method(*flat)
 
 out = {"types": {}, "differences": [], "compared": 0, "values": {}}
 for name, args, kwargs in cases:
@@ -113,7 +114,8 @@ def test_package_functions_take_keywords_as_the_runtime_binds_them():
 def test_without_the_library_export_a_python_subclass_takes_keywords_the_same_way():
     # `LIB.get_function` fails for the export: the helper falls back to its Python subclass.
     out = compare(NO_EXPORT)
-    assert set(out["types"].values()) == {"my_ext._ffi_api.KeywordFunction", "my_ext._ffi_api.KeywordMethod"}, out["types"]
+    # Functions: a Python subclass of `tvm_ffi.Function`; methods: Python functions.
+    assert set(out["types"].values()) == {"my_ext._ffi_api.KeywordFunction", "builtins.function"}, out["types"]
     assert out["compared"] == 35
     assert out["differences"] == []
     assert out["values"] == [3, 3, 4, 7, 2, 5, 5, 2]
@@ -279,3 +281,71 @@ print(my_ext.add(1, b=2), bound(1, dy=2).y, fresh["add"](a=1, b=2))
 """
     run = run_in_fresh_python(script, env=package_env())
     assert run.stdout.strip().splitlines()[-1] == "3 4 3"
+
+
+def test_earlier_holders_of_a_function_keep_working():
+    # The keyword function shares the handle (a reference of its own): whoever held the
+    # runtime's object before (an alias taken before the helper ran, the type's method table,
+    # another thread running the helper over the same namespace) still holds a working one.
+    # (A reviewer's reproductions: when the handle was moved, each of these called an empty
+    # function and crashed.)
+    script = r"""
+import threading
+import tvm_ffi
+import my_ext
+
+api = my_ext._ffi_api
+alias = tvm_ffi.get_global_func("my_ext.add")
+namespace = {"add": alias, "plus": alias, "shift": tvm_ffi.get_global_func("my_ext.shift")}
+api._ffi_signatures(namespace, "my_ext.", api.LIB)  # `plus` is no registered name: left alone
+assert alias(1, 2) == 3 and namespace["plus"] is alias and namespace["add"](a=1, b=2) == 3
+for method in my_ext.Point.__tvm_ffi_type_info__.methods:
+    assert type(method.func) is tvm_ffi.core.Function and method.func.__chandle__(), method.name
+
+shared = {name: tvm_ffi.get_global_func("my_ext." + name) for name in ["add", "shift", "greet", "sum"]}
+originals = dict(shared)
+threads = [threading.Thread(target=api._ffi_signatures, args=(shared, "my_ext.", api.LIB))
+           for _ in range(8)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+for name, function in [*shared.items(), *originals.items()]:
+    assert function.__chandle__(), name
+print(shared["add"](1, b=2), originals["add"](1, 2), shared["shift"](x=1), shared["greet"](name="t"))
+"""
+    run = run_in_fresh_python(script, env=package_env())
+    assert run.stdout.strip().splitlines()[-1] == "3 3 2 hello, t"
+
+
+def test_the_builder_refuses_what_it_cannot_use_with_a_python_error():
+    # Called through ctypes with objects it cannot use, the builder raises a `TypeError` (a
+    # null result without a Python error would end the process in ctypes).
+    script = r"""
+import tvm_ffi
+from tvm_ffi import core
+import my_ext
+
+api = my_ext._ffi_api
+native = api._ffi_native_builder(api.LIB, "__sdk_python_keyword_function_v2", 7)
+identity = api.LIB.get_function("__sdk_python_identity_v1")
+f = tvm_ffi.get_global_func("my_ext.add")
+empty = core.Function.__new__(core.Function)
+for args in [(core.Function, 5, identity), (core.Function, f, 5), (core.Function, empty, identity),
+             (object, f, identity)]:
+    try:
+        native(*args, core.KWARGS, object(), ("a", "b"), False)
+        print("accepted")
+    except TypeError as err:
+        print("TypeError", err)
+made = native(core.Function, f, identity, core.KWARGS, object(), ("a", "b"), False)
+print(made(a=1, b=2), f(1, 2))
+"""
+    run = run_in_fresh_python(script, env=package_env())
+    assert run.stdout.strip().splitlines() == [
+        "TypeError expected two tvm_ffi.Function objects",
+        "TypeError expected two tvm_ffi.Function objects",
+        "TypeError the function holds no handle",
+        "TypeError no keyword function type can be made over this base",
+        "3 3",
+    ]

@@ -207,15 +207,16 @@ def _ffi_native_builder(lib: object, export: str, arity: int) -> object:
         return None
     try:
         address = getattr(lib, "get_function")(export)()
-        return ctypes.PYFUNCTYPE(ctypes.py_object, *[ctypes.py_object] * arity)(address)
     except Exception:  # no such export, or no library given
         return None
+    if not address:  # the library found no CPython functions in this process
+        return None
+    return ctypes.PYFUNCTYPE(ctypes.py_object, *[ctypes.py_object] * arity)(address)
 
 
 def _ffi_signatures(namespace: dict[str, object], prefix: str, lib: object = None) -> None:
     import inspect
     import sys
-    import types
     from typing import Any
 
     import tvm_ffi
@@ -236,20 +237,29 @@ def _ffi_signatures(namespace: dict[str, object], prefix: str, lib: object = Non
             for name in names
         ])
 
-    native: Any = _ffi_native_builder(lib, "__sdk_python_keyword_function_v1", 6)
+    native: Any = _ffi_native_builder(lib, "__sdk_python_keyword_function_v2", 7)
+    identity: Any = None
+    try:  # what the builder shares a handle through
+        identity = getattr(lib, "get_function")("__sdk_python_identity_v1")
+    except Exception:
+        native = None
 
-    class KeywordFunction(core.Function):  # the fallback: a Python `__call__`
+    def flat(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
+        # The runtime's keyword convention: `KWARGS`, then name/value pairs.
+        out = [*args, core.KWARGS]
+        for item in kwargs.items():
+            out.extend(item)
+        return out
+
+    class KeywordFunction(core.Function):  # the fallback for functions: a Python `__call__`
         def __call__(self, /, *args: Any, **kwargs: Any) -> Any:  # a keyword may be `self`
-            if kwargs:  # the runtime's keyword convention: `KWARGS`, then name/value pairs
-                flat = [*args, core.KWARGS]
-                for item in kwargs.items():
-                    flat.extend(item)
-                return core.Function.__call__(self, *flat)
-            return core.Function.__call__(self, *args)
+            return core.Function.__call__(self, *(flat(args, kwargs) if kwargs else args))
 
-    class KeywordMethod(KeywordFunction):  # binds the object it is read from
-        def __get__(self, obj: Any, cls: Any = None) -> Any:
-            return self if obj is None else types.MethodType(self, obj)
+    def python_method(function: Any) -> Any:  # the fallback for methods (binds as functions do)
+        def method(*args: Any, **kwargs: Any) -> Any:
+            return function(*(flat(args, kwargs) if kwargs else args))
+
+        return method
 
     # The runtime's wrapper of a member method (`_member_method_wrapper`): only that one is
     # replaced (a class may define its own method of the name).
@@ -265,37 +275,39 @@ def _ffi_signatures(namespace: dict[str, object], prefix: str, lib: object = Non
     # its `__init__` does): the builder's "missing" value is one no caller has.
     never: Any = object()
 
-    def with_keywords(function: Any, meta: dict[str, object], method: bool = False) -> Any:
-        if type(function) is not core.Function:  # made by an earlier run over the namespace
-            return function
+    def with_keywords(function: Any, meta: dict[str, object], member: bool, fresh: Any) -> Any:
+        # `fresh()`: another wrapper of the function, for the fallback to take over (None for
+        # a method: the fallback is a Python wrapper).
         names = tuple(sys.intern(str(name)) for name in meta["arg_names"])  # type: ignore[attr-defined]
-        state = dict(function.__dict__)
-        release_gil = function.release_gil
         made: Any = None
         if native is not None:
-            try:  # takes over `function`'s handle
-                made = native(core.Function, function, core.KWARGS, never, names, method)
-            except Exception:  # the type could not be made: the Python subclass serves
+            try:  # a second object sharing `function`'s handle
+                made = native(core.Function, function, identity, core.KWARGS, never, names, member)
+            except Exception:  # the types could not be made: the fallback serves
                 made = None
-        if made is None:
-            kind = KeywordMethod if method else KeywordFunction
-            made = kind.__new__(kind)
-            made.__move_handle_from__(function)
-        made.__dict__.update(state)
-        made.release_gil = release_gil
+        if made is None and fresh is None:
+            made = python_method(function)
+        elif made is None:
+            made = KeywordFunction.__new__(KeywordFunction)
+            made.__move_handle_from__(fresh())
+        if isinstance(made, core.Function):
+            made.__dict__.update(function.__dict__)
+            made.release_gil = function.release_gil
+        setattr(made, "__ffi_keywords__", True)  # what a second run over the namespace leaves alone
         return made
 
-    # A convenience: a runtime without the metadata API (or objects that refuse attributes)
-    # leaves the functions positional-only and their signatures unset rather than failing the
-    # import.
+    # A convenience: a runtime without the metadata API (or objects that refuse attributes, or
+    # a name not registered) leaves those functions positional-only and their signatures unset
+    # rather than failing the import.
     get_metadata = getattr(tvm_ffi, "get_global_func_metadata", None)
     for name, value in list(namespace.items()):
         try:
-            if isinstance(value, tvm_ffi.Function):
+            if type(value) is core.Function and value.__chandle__():
                 meta = get_metadata(prefix + name) if get_metadata else {}
                 sig = signature(meta, True)
                 if sig is not None:
-                    value = namespace[name] = with_keywords(value, meta)
+                    fresh = lambda name=name: tvm_ffi.get_global_func(prefix + name)
+                    value = namespace[name] = with_keywords(value, meta, False, fresh)
                     setattr(value, "__signature__", sig)
                 continue
             if not isinstance(value, type):
@@ -305,6 +317,8 @@ def _ffi_signatures(namespace: dict[str, object], prefix: str, lib: object = Non
                 meta = getattr(method, "metadata", None) or {}
                 attr = value.__dict__.get(method.name)
                 target = getattr(attr, "__func__", attr)
+                if getattr(target, "__ffi_keywords__", False):
+                    continue  # made by an earlier run over the same class
                 if method.name == "__ffi_init__":
                     sig = signature(meta, True)
                     init = value.__dict__.get("__init__")
@@ -316,21 +330,19 @@ def _ffi_signatures(namespace: dict[str, object], prefix: str, lib: object = Non
                             setattr(target, "__signature__", sig)
                     continue
                 static = isinstance(attr, staticmethod) and target is method.func
-                # (`attr is method.func`: made by an earlier run over the same class.)
-                member = not static and (is_runtime_wrapper(attr) or attr is method.func)
-                sig = signature(meta, static or member)
-                if sig is not None and (static or member):
-                    # The type's method table keeps the function too: both get the new one.
-                    made = method.func = with_keywords(method.func, meta, member)
-                    if member:  # the names the runtime gave its wrapper
-                        for key in ("__module__", "__name__", "__qualname__", "__doc__"):
-                            if key in attr.__dict__ or hasattr(attr, key):
-                                setattr(made, key, getattr(attr, key))
+                member = not static and is_runtime_wrapper(attr)
+                usable = type(method.func) is core.Function and bool(method.func.__chandle__())
+                sig = signature(meta, usable and (static or member))
+                if sig is not None and usable and (static or member):
+                    made = with_keywords(method.func, meta, member, None)
+                    for key in ("__module__", "__name__", "__qualname__", "__doc__"):
+                        if hasattr(target, key):  # the names the runtime gave the method
+                            setattr(made, key, getattr(target, key))
                     setattr(value, method.name, made if member else staticmethod(made))
                     target = made
                 if sig is not None and target is not None:
                     setattr(target, "__signature__", sig)
-        except (AttributeError, TypeError, ValueError):
+        except Exception:
             continue
 
 

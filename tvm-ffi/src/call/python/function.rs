@@ -1,15 +1,21 @@
-//! Module functions that take keywords: `my_ext.add(1, b=2)`, at no cost to `add(1, 2)`.
+//! Functions and methods that take keywords: `my_ext.add(1, b=2)`, `p.moved(1, dy=2)`, at no
+//! cost to `add(1, 2)`.
 //!
 //! The runtime's `tvm_ffi.Function.__call__(self, *args)` (Cython) refuses keywords. A
-//! package's functions are instead instances of `KeywordFunction`, a C-level subclass of
+//! package's functions are instead instances of `KeywordFunction` (methods: `KeywordMethod`,
+//! which also binds the object it is read from), a C-level subclass of
 //! `tvm_ffi.Function` made here (`PyType_FromSpecWithBases`), whose `tp_call` hands a call
 //! without keywords straight to the base's `tp_call` (one compare and one jump more than
 //! calling a `Function`: CPython reaches either through the type's slot) and puts keywords
 //! as `keywords` does before calling the same slot. The instances stay `Function`s
-//! for everything else (conversion, `isinstance`, the handle they own): a Python-level
-//! subclass or a builtin wrapper costs a positional call 25 ns or more.
+//! for everything else (conversion, `isinstance`, the handle they hold): a Python-level
+//! subclass or a builtin wrapper costs a positional call 25 ns or more. An instance holds a
+//! reference of its own to the function it is made for (never the runtime object's: every
+//! earlier holder of that keeps a working function), and is made with the base's `tp_new` and
+//! the base's methods, which Python cannot replace (it can replace those of the types made
+//! here, which are mutable heap types).
 //!
-//! Each instance carries `(KWARGS, MISSING, names)` in a slot of its own past the base's
+//! Each instance carries `(KWARGS, missing, names)` in a slot of its own past the base's
 //! fields: declared as a member so that CPython's `subtype_dealloc` releases it, and its
 //! descriptor removed from the type, so that no Python code can read or replace it.
 //!
@@ -27,6 +33,9 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 use super::{
     keywords, new_tuple, python_api, PyObject, PyTypeSlot, PyTypeSpec, PythonApi, TernaryFunc,
 };
+use crate::base::value::Any;
+use crate::call::function::export;
+use crate::call::function::signature::{FnSignature, TypeDesc};
 
 /// CPython's `PyMemberDef` (stable ABI).
 #[repr(C)]
@@ -480,39 +489,47 @@ unsafe fn make_type(
     }
 }
 
-/// Makes a `KeywordFunction` (a subclass of `base`, the runtime's `tvm_ffi.Function`) that
-/// takes over `function`'s handle (`function` is left empty, as `__move_handle_from__`
-/// leaves it) and binds keywords to the parameters `names` (a tuple of the interned names of
-/// its leading positional-or-keyword parameters) or in the `KWARGS` convention, with
-/// `marker` the runtime's `core.KWARGS` and keyword values that are `missing` left out (the
-/// package's helper passes a value no caller has); a
-/// `KeywordMethod` (which binds the object it is read from) when `method` is true. Returns a
-/// new reference, or null (with a Python error set where CPython set one) when CPython's
-/// functions cannot be found, the types cannot be made over `base`, or a call fails. A
-/// `function` that is one of the types made here comes back as it is.
+/// Makes a `KeywordFunction` (a subclass of `base`, the runtime's `tvm_ffi.Function`) for
+/// the FFI function `function` (a `base` instance) holds: a second Python object sharing its
+/// handle (a reference of its own, taken through the base's `__init_handle_by_constructor__`
+/// and `identity`, this library's export `__sdk_python_identity_v1`), so that every holder of
+/// `function` keeps a working object. It binds keywords to the parameters `names` (a tuple of
+/// the interned names of its leading positional-or-keyword parameters) or in the `KWARGS`
+/// convention, with `marker` the runtime's `core.KWARGS` and keyword values that are
+/// `missing` left out (the package's helper passes a value no caller has); a
+/// `KeywordMethod` (which binds the object it is read from) when `method` is true. A
+/// `function` that is one of the types made here comes back as it is. Returns a new
+/// reference, or null with a Python error set.
 ///
 /// # Safety
-/// Called with the GIL held (ctypes' `PYFUNCTYPE`), with six live Python objects.
+/// Called with the GIL held (ctypes' `PYFUNCTYPE`), with seven live Python objects.
 #[no_mangle]
 pub unsafe extern "C" fn TVMFFISdkKeywordFunction(
     base: *mut PyObject,
     function: *mut PyObject,
+    identity: *mut PyObject,
     marker: *mut PyObject,
     missing: *mut PyObject,
     names: *mut PyObject,
     method: *mut PyObject,
 ) -> *mut PyObject {
+    // The module export hands out this builder's address only where the lookup succeeded.
     let Some(api) = python_api() else {
         return std::ptr::null_mut();
     };
-    // SAFETY: the caller's contract. Every new reference is released or returned; the state
-    // slot of the fresh instance is empty (CPython zeroes an allocation) until written once.
+    // SAFETY: the caller's contract. Every new reference is released or returned; the slots
+    // of the fresh instance past the base's fields are empty (CPython zeroes an allocation)
+    // until written once. Methods are called on `base`, a static type whose attributes
+    // Python cannot replace (never on the types made here, which it can).
     unsafe {
         // `PyTuple_Size` of anything else sets a `SystemError`.
-        if (api.tuple_size)(names) < 0 || (api.object_is_instance)(function, base) != 1 {
+        if (api.tuple_size)(names) < 0 {
             return std::ptr::null_mut();
         }
         let Some(kind) = keyword_types(api, base) else {
+            if (api.err_occurred)().is_null() {
+                return api.refuse(c"no keyword function type can be made over this base");
+            }
             return std::ptr::null_mut();
         };
         let ty = match (api.object_is_true)(method) {
@@ -520,32 +537,24 @@ pub unsafe extern "C" fn TVMFFISdkKeywordFunction(
             1 => kind.method,
             _ => return std::ptr::null_mut(),
         };
-        // A function made here already (a second run of the package's helper): as it is, its
-        // handle where the first run's holders have it.
         let given = (api.object_type)(function);
         (api.decref)(given);
         if given == kind.function || given == kind.method {
+            // Made here already (a second run of the package's helper): as it is.
             (api.incref)(function);
             return function;
         }
-        let empty = new_tuple(api, &[]);
-        if empty.is_null() {
-            return std::ptr::null_mut();
+        let from_identity = (api.object_type)(identity);
+        (api.decref)(from_identity);
+        if given != base || from_identity != base {
+            return api.refuse(c"expected two tvm_ffi.Function objects");
         }
-        let instance = (kind.base_new)(ty, empty, std::ptr::null_mut());
-        (api.decref)(empty);
-        if instance.is_null() {
+        let Some(handle) = handle_of(api, base, function) else {
             return std::ptr::null_mut();
+        };
+        if handle.is_null() {
+            return api.refuse(c"the function holds no handle");
         }
-        // The base's `tp_new` allocates with the type's `tp_alloc` (which Python cannot
-        // replace); the slots written below are past the base's fields, so check anyway.
-        let made = (api.object_type)(instance);
-        (api.decref)(made);
-        if made != ty {
-            (api.decref)(instance);
-            return std::ptr::null_mut();
-        }
-        // Nothing fails once the handle is taken: a failure leaves `function` as it was.
         // The function's `release_gil` (the runtime's property: a `bool`), which the
         // instance's own descriptor keeps from now on.
         let release_gil = (api.get_attr_string)(function, c"release_gil".as_ptr());
@@ -561,13 +570,32 @@ pub unsafe extern "C" fn TVMFFISdkKeywordFunction(
             None => std::ptr::null_mut(), // an error is set
         };
         if state.is_null() {
-            (api.decref)(instance);
+            return std::ptr::null_mut();
+        }
+        let instance = new_instance(api, kind, ty);
+        if instance.is_null() {
+            (api.decref)(state);
             return std::ptr::null_mut();
         }
         *release_gil_flag(kind, instance) = c_int::from(flag != Some(0));
-        if !move_handle(api, instance, function) {
+        // The base's `__init_handle_by_constructor__(instance, identity, function)`: the
+        // instance takes the reference `identity(function)` returns.
+        let taken = call_method(
+            api,
+            base,
+            c"__init_handle_by_constructor__",
+            &[instance, identity, function],
+        );
+        let shared = !taken.is_null() && {
+            (api.decref)(taken);
+            handle_of(api, base, instance) == Some(handle)
+        };
+        if !shared {
             (api.decref)(state);
             (api.decref)(instance);
+            if (api.err_occurred)().is_null() {
+                return api.refuse(c"the function's handle could not be shared");
+            }
             return std::ptr::null_mut();
         }
         *instance
@@ -578,24 +606,97 @@ pub unsafe extern "C" fn TVMFFISdkKeywordFunction(
     }
 }
 
-/// `instance.__move_handle_from__(function)`; false (a Python error set) when it fails.
+/// A fresh instance of `ty` (one of `kind`'s types) with an empty handle, made by the base's
+/// `tp_new` (the types' own `__new__` may have been replaced from Python); null with a Python
+/// error set when that fails.
 ///
 /// # Safety
-/// The GIL is held; both are live objects.
-unsafe fn move_handle(api: &PythonApi, instance: *mut PyObject, function: *mut PyObject) -> bool {
+/// The GIL is held.
+unsafe fn new_instance(api: &PythonApi, kind: &KeywordTypes, ty: *mut PyObject) -> *mut PyObject {
+    // SAFETY: the caller's contract; `base_new` is the base's `tp_new`, called with a subtype.
+    unsafe {
+        let empty = new_tuple(api, &[]);
+        if empty.is_null() {
+            return empty;
+        }
+        let instance = (kind.base_new)(ty, empty, std::ptr::null_mut());
+        (api.decref)(empty);
+        if instance.is_null() {
+            return instance;
+        }
+        // The base's `tp_new` allocates with the type's `tp_alloc` (which Python cannot
+        // replace); the slots written after are past the base's fields, so check anyway.
+        let made = (api.object_type)(instance);
+        (api.decref)(made);
+        if made != ty {
+            (api.decref)(instance);
+            return api.refuse(c"the keyword function type made an object of another type");
+        }
+        instance
+    }
+}
+
+/// The handle `object` (a `base` instance) holds (`base.__chandle__(object)`); `None` with a
+/// Python error set when that fails.
+///
+/// # Safety
+/// The GIL is held; `base` and `object` are live objects.
+unsafe fn handle_of(
+    api: &PythonApi,
+    base: *mut PyObject,
+    object: *mut PyObject,
+) -> Option<*mut c_void> {
     // SAFETY: the caller's contract; the result's reference is released.
     unsafe {
-        let result = call_method(api, instance, c"__move_handle_from__", &[function]);
-        if result.is_null() {
-            return false;
+        let number = call_method(api, base, c"__chandle__", &[object]);
+        if number.is_null() {
+            return None;
         }
-        (api.decref)(result);
-        true
+        let handle = (api.long_as_void_ptr)(number);
+        (api.decref)(number);
+        (handle.is_null() && !(api.err_occurred)().is_null())
+            .then_some(())
+            .map_or(Some(handle), |()| None)
+    }
+}
+
+/// The module export `__sdk_python_identity_v1`: returns its argument. What the builder
+/// shares a function's handle through (`__init_handle_by_constructor__` takes the reference
+/// a call returns).
+///
+/// # Safety
+/// The `TVMFFISafeCallType` contract.
+#[no_mangle]
+pub unsafe extern "C" fn __tvm_ffi___sdk_python_identity_v1(
+    _self: *mut c_void,
+    args: *const crate::abi::sys::TVMFFIAny,
+    num_args: i32,
+    result: *mut crate::abi::sys::TVMFFIAny,
+) -> c_int {
+    static SIGNATURE: FnSignature = FnSignature {
+        owner: "",
+        name: std::borrow::Cow::Borrowed("__sdk_python_identity_v1"),
+        params: std::borrow::Cow::Borrowed(&[TypeDesc::of::<Any>()]),
+        ret: TypeDesc::of::<Any>(),
+        names: &[],
+    };
+    // SAFETY: the caller's contract, passed on.
+    unsafe {
+        export::call(
+            &SIGNATURE,
+            |_, args| match args {
+                [value] => value.to_owned(),
+                _ => Ok(Any::default()),
+            },
+            args,
+            num_args,
+            result,
+        )
     }
 }
 
 builder_export!(
-    __tvm_ffi___sdk_python_keyword_function_v1,
-    "__sdk_python_keyword_function_v1",
+    __tvm_ffi___sdk_python_keyword_function_v2,
+    "__sdk_python_keyword_function_v2",
     TVMFFISdkKeywordFunction
 );

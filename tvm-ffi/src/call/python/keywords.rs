@@ -56,13 +56,26 @@ unsafe fn repack(
     marker: *mut PyObject,
     missing: *mut PyObject,
 ) -> *mut PyObject {
-    // SAFETY: the caller's contract, passed on.
+    // SAFETY: the caller's contract, passed on. The values `as_positional` returns are
+    // borrowed: their references are all taken before the tuple is allocated (which may run
+    // a collection, and Python code with it), and given to it or released.
     unsafe {
-        match as_positional(api, args, kwargs, names, marker, missing) {
-            Some(values) => values,
-            None => with_keywords(api, args, kwargs, marker, missing),
+        let Some((values, count)) = as_positional(api, args, kwargs, names, marker, missing) else {
+            return with_keywords(api, args, kwargs, marker, missing).into_tuple();
+        };
+        let values = &values[..count];
+        for &value in values {
+            (api.incref)(value);
         }
-        .into_tuple()
+        let tuple = (api.tuple_new)(count as isize);
+        for (index, &value) in values.iter().enumerate() {
+            if tuple.is_null() {
+                (api.decref)(value);
+            } else {
+                (api.tuple_set_item)(tuple, index as isize, value);
+            }
+        }
+        tuple
     }
 }
 
@@ -124,24 +137,24 @@ impl Drop for OwnedItems<'_> {
     }
 }
 
-/// The arguments in parameter order when the keywords name parameters after the positional
-/// arguments (by the identity of their interned names) and together fill a prefix of the
-/// parameters, and no positional argument is the `KWARGS` marker; `None` otherwise.
+/// The arguments in parameter order (borrowed: the first `count` of the array) when the
+/// keywords name parameters after the positional arguments (by the identity of their interned
+/// names) and together fill a prefix of the parameters, and no value is the `KWARGS` marker;
+/// `None` otherwise. Nothing here allocates or runs Python code.
 ///
 /// # Safety
 /// The GIL is held; `args` and `names` are tuples, `kwargs` a dictionary, `marker` and
 /// `missing` live objects.
-unsafe fn as_positional<'a>(
-    api: &'a PythonApi,
+unsafe fn as_positional(
+    api: &PythonApi,
     args: *mut PyObject,
     kwargs: *mut PyObject,
     names: *mut PyObject,
     marker: *mut PyObject,
     missing: *mut PyObject,
-) -> Option<OwnedItems<'a>> {
+) -> Option<([*mut PyObject; MAX_POSITIONAL], usize)> {
     // SAFETY: the caller's contract. Items are borrowed from the tuples (which never change)
-    // and from the dictionary, whose pass ends before anything can run Python code: the
-    // references are taken right after it, before any allocation.
+    // and from the dictionary; nothing here runs Python code.
     unsafe {
         let (positional, known) = ((api.tuple_size)(args), (api.tuple_size)(names));
         let (Ok(positional), Ok(known)) = (usize::try_from(positional), usize::try_from(known))
@@ -175,17 +188,10 @@ unsafe fn as_positional<'a>(
                 _ => return None,
             }
         }
-        let values = &values[..filled];
-        if values.iter().any(|value| value.is_null()) {
+        if values[..filled].iter().any(|value| value.is_null()) {
             return None;
         }
-        // `Vec::with_capacity` is Rust's allocator: no Python code runs before the references
-        // are taken.
-        let mut owned = OwnedItems::new(api, filled);
-        for &value in values {
-            owned.push(value);
-        }
-        Some(owned)
+        Some((values, filled))
     }
 }
 

@@ -75,10 +75,13 @@ struct PythonApi {
     long_as_ssize_t: unsafe extern "C" fn(*mut PyObject) -> isize,
     long_as_long: unsafe extern "C" fn(*mut PyObject) -> std::ffi::c_long,
     bool_from_long: unsafe extern "C" fn(std::ffi::c_long) -> *mut PyObject,
-    object_is_instance: unsafe extern "C" fn(*mut PyObject, *mut PyObject) -> c_int,
     err_occurred: unsafe extern "C" fn() -> *mut PyObject,
     object_is_true: unsafe extern "C" fn(*mut PyObject) -> c_int,
     object_type: unsafe extern "C" fn(*mut PyObject) -> *mut PyObject,
+    err_set_string: unsafe extern "C" fn(*mut PyObject, *const c_char),
+    long_as_void_ptr: unsafe extern "C" fn(*mut PyObject) -> *mut c_void,
+    /// The address of the variable `PyExc_TypeError` (a `PyObject *`).
+    type_error: usize,
     method_new: unsafe extern "C" fn(*mut PyObject, *mut PyObject) -> *mut PyObject,
     /// The address of `_Py_NoneStruct`, the object `None` is.
     none: usize,
@@ -88,6 +91,20 @@ impl PythonApi {
     /// `None`.
     fn none(&self) -> *mut PyObject {
         self.none as *mut PyObject
+    }
+
+    /// Raises a `TypeError` saying `message` and returns null: what a builder returns when it
+    /// refuses its arguments (a null without a Python error ends the process in `ctypes`).
+    ///
+    /// # Safety
+    /// The GIL is held.
+    unsafe fn refuse(&self, message: &std::ffi::CStr) -> *mut PyObject {
+        // SAFETY: `type_error` is the address of CPython's `PyExc_TypeError` variable, set
+        // once the interpreter runs (it does: Python code called the builder).
+        unsafe {
+            (self.err_set_string)(*(self.type_error as *const *mut PyObject), message.as_ptr());
+        }
+        std::ptr::null_mut()
     }
 }
 
@@ -116,10 +133,13 @@ fn python_api() -> Option<&'static PythonApi> {
                 long_as_ssize_t: function(c"PyLong_AsSsize_t")?,
                 long_as_long: function(c"PyLong_AsLong")?,
                 bool_from_long: function(c"PyBool_FromLong")?,
-                object_is_instance: function(c"PyObject_IsInstance")?,
                 err_occurred: function(c"PyErr_Occurred")?,
                 object_is_true: function(c"PyObject_IsTrue")?,
                 object_type: function(c"PyObject_Type")?,
+                err_set_string: function(c"PyErr_SetString")?,
+                long_as_void_ptr: function(c"PyLong_AsVoidPtr")?,
+                type_error: Some(process_symbol(c"PyExc_TypeError") as usize)
+                    .filter(|&at| at != 0)?,
                 method_new: function(c"PyMethod_New")?,
                 none: Some(process_symbol(c"_Py_NoneStruct") as usize).filter(|&at| at != 0)?,
             })
@@ -203,7 +223,13 @@ macro_rules! builder_export {
         ) -> std::ffi::c_int {
             static SIGNATURE: $crate::call::function::signature::FnSignature =
                 $crate::call::python::address_signature($name);
-            let address = $builder as *const () as usize;
+            // 0 where the builder could not work (no CPython functions found): a builder
+            // returning null without a Python error would end the process in `ctypes`.
+            let address = if $crate::call::python::python_api().is_some() {
+                $builder as *const () as usize
+            } else {
+                0
+            };
             // SAFETY: the caller's contract, passed on.
             unsafe {
                 $crate::call::python::export_address(&SIGNATURE, address, args, num_args, result)
