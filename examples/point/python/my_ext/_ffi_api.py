@@ -214,6 +214,18 @@ def _ffi_native_builder(lib: object, export: str, arity: int) -> object:
     return ctypes.PYFUNCTYPE(ctypes.py_object, *[ctypes.py_object] * arity)(address)
 
 
+def _ffi_kwargs_flat(args: tuple[object, ...], kwargs: dict[str, object], missing: object) -> list[object]:
+    # The runtime's keyword convention, for the Python fallbacks: the positional arguments,
+    # `KWARGS`, then name/value pairs (values that are `missing` left out).
+    from tvm_ffi import core
+
+    out = [*args, core.KWARGS]
+    for item in kwargs.items():
+        if item[1] is not missing:
+            out.extend(item)
+    return out
+
+
 def _ffi_signatures(namespace: dict[str, object], prefix: str, lib: object = None) -> None:
     import inspect
     import sys
@@ -244,20 +256,18 @@ def _ffi_signatures(namespace: dict[str, object], prefix: str, lib: object = Non
     except Exception:
         native = None
 
-    def flat(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
-        # The runtime's keyword convention: `KWARGS`, then name/value pairs.
-        out = [*args, core.KWARGS]
-        for item in kwargs.items():
-            out.extend(item)
-        return out
+    # A function call drops no keyword value (a constructor drops the runtime's `MISSING`, as
+    # its `__init__` does): the "missing" value is one no caller has.
+    never: Any = object()
 
     class KeywordFunction(core.Function):  # the fallback for functions: a Python `__call__`
         def __call__(self, /, *args: Any, **kwargs: Any) -> Any:  # a keyword may be `self`
-            return core.Function.__call__(self, *(flat(args, kwargs) if kwargs else args))
+            flat = _ffi_kwargs_flat(args, kwargs, never) if kwargs else args
+            return core.Function.__call__(self, *flat)
 
     def python_method(function: Any) -> Any:  # the fallback for methods (binds as functions do)
         def method(*args: Any, **kwargs: Any) -> Any:
-            return function(*(flat(args, kwargs) if kwargs else args))
+            return function(*(_ffi_kwargs_flat(args, kwargs, never) if kwargs else args))
 
         return method
 
@@ -270,10 +280,6 @@ def _ffi_signatures(namespace: dict[str, object], prefix: str, lib: object = Non
         code = getattr(attr, "__code__", None)
         return (code is not None and wrapper_code is not None
                 and (code.co_filename, code.co_name) == (wrapper_code.co_filename, wrapper_code.co_name))
-
-    # A function call drops no keyword value (a constructor drops the runtime's `MISSING`, as
-    # its `__init__` does): the builder's "missing" value is one no caller has.
-    never: Any = object()
 
     def with_keywords(function: Any, meta: dict[str, object], member: bool, fresh: Any) -> Any:
         # `fresh()`: another wrapper of the function, for the fallback to take over (None for
@@ -290,9 +296,9 @@ def _ffi_signatures(namespace: dict[str, object], prefix: str, lib: object = Non
         elif made is None:
             made = KeywordFunction.__new__(KeywordFunction)
             made.__move_handle_from__(fresh())
+            made.release_gil = function.release_gil  # the builder copies it itself
         if isinstance(made, core.Function):
             made.__dict__.update(function.__dict__)
-            made.release_gil = function.release_gil
         setattr(made, "__ffi_keywords__", True)  # what a second run over the namespace leaves alone
         return made
 
@@ -388,13 +394,8 @@ def _ffi_fast_constructors(namespace: dict[str, object], lib: object = None) -> 
         marker, missing = core.KWARGS, core.MISSING
 
         def __call__(cls: Any, *args: Any, **kwargs: Any) -> Any:
-            if kwargs:  # as the runtime's `__init__` passes them: `KWARGS`, then name/value pairs
-                flat = [*args, marker]
-                for item in kwargs.items():
-                    if item[1] is not missing:
-                        flat.extend(item)
-                return make(*flat)
-            return make(*args)
+            # Keywords as the runtime's `__init__` passes them (`MISSING` values left out).
+            return make(*(_ffi_kwargs_flat(args, kwargs, missing) if kwargs else args))
 
         call: Any = None
         try:

@@ -3,7 +3,7 @@
 //! `add(1, b=2)`) are put in position (the Rust binder reads them the same either way);
 //! others go as `(*args, KWARGS, name, value, ...)`, the runtime's keyword convention, exactly
 //! as its generated `__init__` passes them (values that are the runtime's `MISSING` left out).
-use super::{PyObject, PythonApi};
+use super::{new_tuple, PyObject, PythonApi};
 
 /// Calls with keywords naming more parameters than this take the `KWARGS` form.
 const MAX_POSITIONAL: usize = 16;
@@ -56,26 +56,13 @@ unsafe fn repack(
     marker: *mut PyObject,
     missing: *mut PyObject,
 ) -> *mut PyObject {
-    // SAFETY: the caller's contract, passed on. The values `as_positional` returns are
-    // borrowed: their references are all taken before the tuple is allocated (which may run
-    // a collection, and Python code with it), and given to it or released.
+    // SAFETY: the caller's contract, passed on; `new_tuple` takes the references to the
+    // borrowed values `as_positional` returns before it allocates.
     unsafe {
-        let Some((values, count)) = as_positional(api, args, kwargs, names, marker, missing) else {
-            return with_keywords(api, args, kwargs, marker, missing).into_tuple();
-        };
-        let values = &values[..count];
-        for &value in values {
-            (api.incref)(value);
+        match as_positional(api, args, kwargs, names, marker, missing) {
+            Some((values, count)) => new_tuple(api, &values[..count]),
+            None => with_keywords(api, args, kwargs, marker, missing).into_tuple(),
         }
-        let tuple = (api.tuple_new)(count as isize);
-        for (index, &value) in values.iter().enumerate() {
-            if tuple.is_null() {
-                (api.decref)(value);
-            } else {
-                (api.tuple_set_item)(tuple, index as isize, value);
-            }
-        }
-        tuple
     }
 }
 

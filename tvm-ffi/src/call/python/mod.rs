@@ -182,21 +182,27 @@ fn process_symbol(_name: &std::ffi::CStr) -> *mut c_void {
 }
 
 /// A new tuple of `items`, each given a new reference; null (a Python error set) when the
-/// allocation fails.
+/// allocation fails. The references are taken before the tuple is allocated: allocating may
+/// run a garbage collection (on CPython before 3.12), whose callbacks run Python code that may
+/// free what `items` borrows from (a keyword dictionary, say).
 ///
 /// # Safety
 /// The GIL is held and every item is a live object.
 unsafe fn new_tuple(api: &PythonApi, items: &[*mut PyObject]) -> *mut PyObject {
     // SAFETY: the caller's contract; `PyTuple_SetItem` steals the reference taken for it
-    // (a fresh tuple's slots are in range, so it cannot fail).
+    // (a fresh tuple's slots are in range, so it cannot fail), and a failed allocation gives
+    // each reference back.
     unsafe {
-        let tuple = (api.tuple_new)(items.len() as isize);
-        if tuple.is_null() {
-            return tuple;
-        }
-        for (index, &item) in items.iter().enumerate() {
+        for &item in items {
             (api.incref)(item);
-            (api.tuple_set_item)(tuple, index as isize, item);
+        }
+        let tuple = (api.tuple_new)(items.len() as isize);
+        for (index, &item) in items.iter().enumerate() {
+            if tuple.is_null() {
+                (api.decref)(item);
+            } else {
+                (api.tuple_set_item)(tuple, index as isize, item);
+            }
         }
         tuple
     }
