@@ -1148,9 +1148,8 @@ impl tvm_ffi::TryIntoAny for Convertible {
     }
 }
 
-/// An array is written eight elements per round straight from the iterator: an iterator that
-/// ends inside a round, yields more than it promised, or fails a conversion inside a round
-/// gives the same array, or error, as element by element, and leaks nothing.
+/// An iterator that ends before its promise, yields more than it promised, or fails a
+/// conversion gives the same array, or error, as element by element, and leaks nothing.
 #[test]
 fn arrays_built_in_rounds_stop_where_the_iterator_does() {
     for (yields, claimed) in [(13usize, 20usize), (16, 16), (30, 9), (17, 16), (8, 9)] {
@@ -1182,6 +1181,87 @@ fn arrays_built_in_rounds_stop_where_the_iterator_does() {
             1,
             "fails at {fails_at}, claims {claimed}"
         );
+    }
+}
+
+/// An element whose conversion panics or fails on a given index, holding an object meanwhile.
+enum Faulty {
+    Object(Any),
+    Fails(Any),
+    Panics(Any),
+}
+
+impl tvm_ffi::TryIntoAny for Faulty {
+    fn try_into_any(self) -> tvm_ffi::Result<Any> {
+        match self {
+            Faulty::Object(value) => Ok(value),
+            Faulty::Fails(held) => {
+                drop(held);
+                Err(tvm_ffi::Error::new("ValueError", "refused"))
+            }
+            Faulty::Panics(held) => {
+                drop(held);
+                // A silent panic (`resume_unwind` runs no panic hook).
+                std::panic::resume_unwind(Box::new("conversion panicked"))
+            }
+        }
+    }
+}
+
+/// `Array::from_vec` writes values in pairs, four pairs a round, after one value alone when the
+/// slots start at 16 mod 32: every length reads back in order, and a conversion that fails or
+/// panics at any position (first or second of a pair, in a round or after) releases the values
+/// written and drops the items not taken, each object counted once.
+#[test]
+fn arrays_from_a_vec_keep_order_and_release_everything_on_a_failure() {
+    for len in 0..=21i64 {
+        let array = Array::from_vec((0..len).collect()).unwrap();
+        assert_eq!(array.to_vec(), (0..len).collect::<Vec<_>>(), "length {len}");
+        let from: Array<i64> = (0..len).collect::<Vec<_>>().into();
+        assert_eq!(from.to_vec(), array.to_vec());
+    }
+    let object = Array::new([1i64]).unwrap().into_object_ref().into_object();
+    let objects = (0..19)
+        .map(|_| Any::new(object.clone()))
+        .collect::<Vec<_>>();
+    let array = Array::from_vec(objects).unwrap();
+    assert_eq!(object.strong_count(), 20);
+    drop(array);
+    assert_eq!(object.strong_count(), 1);
+    for len in 1..=19usize {
+        for at in 0..len {
+            for panics in [false, true] {
+                let items = (0..len)
+                    .map(|i| {
+                        let value = Any::new(object.clone());
+                        match (i == at, panics) {
+                            (false, _) => Faulty::Object(value),
+                            (true, false) => Faulty::Fails(value),
+                            (true, true) => Faulty::Panics(value),
+                        }
+                    })
+                    .collect::<Vec<_>>();
+                assert_eq!(object.strong_count() as usize, 1 + len);
+                let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    Array::from_vec(items)
+                }));
+                match built {
+                    Ok(result) => {
+                        assert!(!panics);
+                        assert_eq!(result.unwrap_err().message(), "refused");
+                    }
+                    Err(payload) => {
+                        assert!(panics);
+                        assert_eq!(payload.downcast_ref::<&str>(), Some(&"conversion panicked"));
+                    }
+                }
+                assert_eq!(
+                    object.strong_count(),
+                    1,
+                    "length {len}, fails at {at}, panics {panics}"
+                );
+            }
+        }
     }
 }
 

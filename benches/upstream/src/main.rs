@@ -112,12 +112,27 @@ fn cases() -> Vec<Case> {
         what: "Array<i64> of 1000 from a Vec (per element)",
         sdk: Box::new(move |n| {
             for _ in 0..n / 1000 {
-                black_box(tvm_ffi::Array::new(black_box(v1.clone())).unwrap());
+                black_box(tvm_ffi::Array::from(black_box(v1.clone())));
             }
         }),
         upstream: Box::new(move |n| {
             for _ in 0..n / 1000 {
                 black_box(upstream::Array::new(black_box(v2.clone())));
+            }
+        }),
+        per: 1,
+    });
+    out.push(Case {
+        name: "array.collect",
+        what: "Array<i64> of 1000 collected from a range (per element)",
+        sdk: Box::new(move |n| {
+            for _ in 0..n / 1000 {
+                black_box((0..black_box(1000i64)).collect::<tvm_ffi::Array<i64>>());
+            }
+        }),
+        upstream: Box::new(move |n| {
+            for _ in 0..n / 1000 {
+                black_box((0..black_box(1000i64)).collect::<upstream::Array<i64>>());
             }
         }),
         per: 1,

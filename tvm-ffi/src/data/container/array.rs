@@ -2,10 +2,11 @@
 use super::traits::container_traits;
 use std::marker::PhantomData;
 
-use crate::abi::sys::{type_index as ti, TVMFFIAny, TVMFFISeqCell};
+use super::array_build::{array_from_iter, array_from_vec};
+use crate::abi::sys::{type_index as ti, TVMFFIAny};
 use crate::base::error::Result;
 use crate::base::object::builtin::ArrayObj;
-use crate::base::object::{alloc_inplace_array, try_alloc_inplace_array, InplaceArray, ObjectRef};
+use crate::base::object::{InplaceArray, ObjectRef};
 use crate::base::value::{Any, AnyView, FromAny, TryIntoAny};
 use crate::call::function::GlobalCache;
 
@@ -133,7 +134,7 @@ impl<T: for<'a> FromAny<'a>> Array<T> {
 
 pub(super) static ARRAY_NEW: GlobalCache = GlobalCache::new("ffi.Array");
 
-// SAFETY: an array allocated by Rust (`array_of`) keeps `capacity` element slots right after
+// SAFETY: an array allocated by Rust (`array_build::unfilled_array`) keeps `capacity` element slots right after
 // its cell, `data` pointing at them, and nothing changes `capacity` in place (C++ mutators of
 // a uniquely held array write within it, or make a new array). `release` drops the `size`
 // elements the array holds then, and calls a `data_deleter` if C++ installed one, as C++'s
@@ -204,161 +205,9 @@ fn or_of_type_indices(values: &[TVMFFIAny]) -> u32 {
     ])
 }
 
-/// A new `ffi.Array` holding `items` (moved in, no reference count change), allocated in one
-/// block as C++ `ArrayObj::Empty` lays one out: no call into the runtime, no copy per element.
-fn array_of(mut items: Vec<Any>) -> ObjectRef<ArrayObj> {
-    let len = items.len();
-    // SAFETY: `ffi.Array`'s payload is its sequence cell; the closure writes the cell (size
-    // and capacity `len`, data at the element slots, no data deleter) and the `len` elements,
-    // moved bitwise out of `items`, which then forgets them; a copy cannot unwind.
-    let ptr = unsafe {
-        alloc_inplace_array::<ArrayObj>(ti::kTVMFFIArray, len, |payload, elems| {
-            std::ptr::copy_nonoverlapping(items.as_ptr() as *const TVMFFIAny, elems, len);
-            items.set_len(0);
-            payload.write(ArrayObj {
-                seq: TVMFFISeqCell {
-                    data: elems as *mut std::ffi::c_void,
-                    size: len as i64,
-                    capacity: len as i64,
-                    data_deleter: None,
-                },
-            });
-        })
-    };
-    // SAFETY: a fresh array object with one reference.
-    unsafe { ObjectRef::from_raw(ptr) }
-}
-
-/// Writes a value into an element slot as one 16-byte store (an array's slots start 16-byte
-/// aligned, `ArrayObj::ELEM_START_ALIGN`, so no store spans two cache lines; two 8-byte stores
-/// per value bound the loop building an array at half the rate).
-///
-/// # Safety
-/// `slot` is valid for a write of one `TVMFFIAny` (8-byte aligned).
-#[inline(always)]
-unsafe fn write_slot(slot: *mut TVMFFIAny, value: TVMFFIAny) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{__m128i, _mm_storeu_si128};
-        // SAFETY: both are 16 bytes of plain data; SSE2 is part of x86_64; the store is
-        // unaligned and `slot` is valid for 16 bytes (the caller's contract).
-        unsafe {
-            _mm_storeu_si128(
-                slot as *mut __m128i,
-                std::mem::transmute::<TVMFFIAny, __m128i>(value),
-            )
-        };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    // SAFETY: the caller's contract.
-    unsafe {
-        slot.write(value)
-    };
-}
-
-/// Iterators that promise more elements than this are collected first (a lying `size_hint`
-/// must not make a good iterator fail with a `MemoryError`).
-const DIRECT_BUILD_LIMIT: usize = 1 << 24;
-
-/// A new `ffi.Array` of the converted `items`. When the iterator says exactly how many it
-/// yields, each value is converted straight into its slot of the array (no vector of values in
-/// between); otherwise the values are collected first.
-fn array_from_iter<T: TryIntoAny>(
-    mut items: impl Iterator<Item = T>,
-) -> Result<ObjectRef<ArrayObj>> {
-    let capacity = match items.size_hint() {
-        (low, Some(high)) if low == high && low <= DIRECT_BUILD_LIMIT => low,
-        _ => return Ok(array_of(super::try_collect(items, T::try_into_any)?)),
-    };
-    // SAFETY: `ffi.Array`'s payload is its sequence cell; the closure writes the cell (size 0,
-    // capacity `capacity`, data at the element slots, no data deleter): `release` reads the
-    // first `size` elements only, and each is written below before `size` counts it.
-    let ptr = unsafe {
-        try_alloc_inplace_array::<ArrayObj>(ti::kTVMFFIArray, capacity, |payload, elems| {
-            payload.write(ArrayObj {
-                seq: TVMFFISeqCell {
-                    data: elems as *mut std::ffi::c_void,
-                    size: 0,
-                    capacity: capacity as i64,
-                    data_deleter: None,
-                },
-            });
-        })
-    }?;
-    // SAFETY: a fresh array object with one reference. Dropped on an error or a panic below,
-    // it releases the elements written so far.
-    let array: ObjectRef<ArrayObj> = unsafe { ObjectRef::from_raw(ptr) };
-    // The cell, written through the object pointer: no reference to it is alive meanwhile, and
-    // no one else can reach the object yet.
-    let cell = (ptr.as_ptr() as *mut u8)
-        .wrapping_add(std::mem::size_of::<crate::abi::sys::TVMFFIObject>())
-        as *mut TVMFFISeqCell;
-    // SAFETY: as above; the cell's `data` points at `capacity` slots.
-    let data = unsafe { (*cell).data as *mut TVMFFIAny };
-    /// Counts the written elements into the cell's `size` when the loop ends, returns early or
-    /// unwinds (before `array` is dropped, which then releases them).
-    struct Written(*mut TVMFFISeqCell, usize);
-    impl Drop for Written {
-        fn drop(&mut self) {
-            // SAFETY: the cell of the array, which outlives this guard (declared after it).
-            unsafe { (*self.0).size = self.1 as i64 };
-        }
-    }
-    let mut written = Written(cell, 0);
-    // Eight elements per round, then the rest one by one: one capacity test per round and
-    // straight-line stores (a capacity test beside the iterator's own end test on every
-    // element made the build loop 1.5x slower).
-    'rounds: for _ in 0..capacity / 8 {
-        for _ in 0..8 {
-            let Some(item) = items.next() else {
-                break 'rounds;
-            };
-            let value = item.try_into_any()?;
-            // SAFETY: slot `written.1` < capacity is unused; the value is moved in, then
-            // counted.
-            unsafe { write_slot(data.add(written.1), value.into_raw()) };
-            written.1 += 1;
-        }
-    }
-    while written.1 < capacity {
-        let Some(item) = items.next() else {
-            break;
-        };
-        let value = item.try_into_any()?;
-        // SAFETY: as above.
-        unsafe { write_slot(data.add(written.1), value.into_raw()) };
-        written.1 += 1;
-    }
-    if let Some(item) = items.next() {
-        // More than the iterator promised: move the values out and collect the rest. Room
-        // for them first, while the array still counts (and on an error releases) them; the
-        // iterator's new hint is only a hint.
-        let len = written.1;
-        let mut all: Vec<Any> = Vec::new();
-        all.try_reserve_exact(len + 1)?;
-        let _ = all.try_reserve(items.size_hint().0);
-        written.1 = 0;
-        drop(written);
-        for i in 0..len {
-            // SAFETY: the first `len` slots hold owned values, moved out here (the array's
-            // `size` is 0: it releases none of them).
-            all.push(unsafe { Any::from_raw(data.add(i).read()) });
-        }
-        drop(array);
-        for item in std::iter::once(item).chain(items) {
-            if all.len() == all.capacity() {
-                all.try_reserve(1)?;
-            }
-            all.push(item.try_into_any()?);
-        }
-        return Ok(array_of(all));
-    }
-    drop(written);
-    Ok(array)
-}
-
 impl<T: TryIntoAny> Array<T> {
-    /// Builds an array from Rust values.
+    /// Builds an array from Rust values (moved into a `Vec` first: for a `Vec` you already
+    /// have, [`Array::from_vec`] skips that copy).
     ///
     /// ```
     /// let a = tvm_ffi::Array::new([1i64, 2, 3]).unwrap();
@@ -367,6 +216,23 @@ impl<T: TryIntoAny> Array<T> {
     pub fn new(items: impl IntoIterator<Item = T>) -> Result<Self> {
         // Each element is a `T` converted into an `Any`, which converts back.
         Ok(Array::wrap(array_from_iter(items.into_iter())?))
+    }
+
+    /// [`Array::new`] from a `Vec`, taken as it is: each value is converted straight into its
+    /// slot (`Array::from(vec)` for infallible element types).
+    ///
+    /// ```
+    /// let a = tvm_ffi::Array::from_vec(vec![1i64, 2, 3]).unwrap();
+    /// assert_eq!(a.to_vec(), [1, 2, 3]);
+    /// ```
+    pub fn from_vec(items: Vec<T>) -> Result<Self> {
+        // As for `new`.
+        Ok(Array::wrap(array_from_vec(items)?))
+    }
+
+    /// [`Array::from_vec`] (the expansion of `container_traits!` calls it).
+    fn build_from_vec(items: Vec<T>) -> Result<Self> {
+        Self::from_vec(items)
     }
 }
 

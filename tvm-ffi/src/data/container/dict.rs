@@ -251,6 +251,11 @@ impl<K: TryIntoAny, V: TryIntoAny> Dict<K, V> {
         Ok(Dict::from_object_ref(out.cast::<ObjectRef<DictObj>>()?))
     }
 
+    /// [`Dict::new`] from a `Vec` (the expansion of `container_traits!` calls it).
+    fn build_from_vec(entries: Vec<(K, V)>) -> Result<Self> {
+        Self::new(entries)
+    }
+
     /// Sets `key` to `value` (`ffi.DictSetItem`), visible to every holder of the dict.
     ///
     /// A key's `__any_equal__` hook that fails is an error: before the write (Rust's own

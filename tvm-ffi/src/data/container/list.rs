@@ -141,6 +141,11 @@ impl<T: TryIntoAny> List<T> {
         Ok(List::from_object_ref(out.cast::<ObjectRef<ListObj>>()?))
     }
 
+    /// [`List::new`] from a `Vec` (the expansion of `container_traits!` calls it).
+    fn build_from_vec(items: Vec<T>) -> Result<Self> {
+        Self::new(items)
+    }
+
     /// Appends `value` (`ffi.ListAppend`), visible to every holder of the list.
     ///
     /// ```

@@ -341,6 +341,11 @@ impl<K: TryIntoAny, V: TryIntoAny> Map<K, V> {
         let out = crate::data::lock::build_reporting_hook_failures(|| make.call(args))?;
         Ok(Map::wrap(out.cast::<ObjectRef<MapObj>>()?))
     }
+
+    /// [`Map::new`] from a `Vec` (the expansion of `container_traits!` calls it).
+    fn build_from_vec(entries: Vec<(K, V)>) -> Result<Self> {
+        Self::new(entries)
+    }
 }
 
 impl<K, V: for<'a> FromAny<'a>> Map<K, V> {

@@ -13,6 +13,7 @@
 //! The runtime has no tuple type: C++ `Tuple<A, B>` is an `ffi.Array` of two elements at run
 //! time, which Rust reads as `Array<Any>` (or `Array<T>` when the elements share a type).
 mod array;
+mod array_build;
 mod convert;
 mod dict;
 mod hash;
