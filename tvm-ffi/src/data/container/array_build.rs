@@ -12,24 +12,18 @@ use crate::base::object::builtin::ArrayObj;
 use crate::base::object::{try_alloc_inplace_array, ObjectRef};
 use crate::base::value::TryIntoAny;
 
-/// The most items an iterator's exact `size_hint` reserves room for at once (a lying hint
-/// must not make a good iterator fail with a `MemoryError`).
-const EXACT_RESERVE_LIMIT: usize = 1 << 24;
-
 /// A new `ffi.Array` of the converted `items`.
 pub(super) fn array_from_iter<T: TryIntoAny>(
     mut items: impl Iterator<Item = T>,
 ) -> Result<ObjectRef<ArrayObj>> {
     let mut all: Vec<T> = Vec::new();
-    match items.size_hint() {
-        (low, Some(high)) if low == high && low <= EXACT_RESERVE_LIMIT => {
-            all.try_reserve_exact(low)?;
-            // No more than reserved: the vector never grows here, whatever the iterator's
-            // hint says meanwhile (growing on a lying hint could end the process).
-            all.extend(items.by_ref().take(low));
-        }
-        // A hint is only a hint: room for what it promises if there is any.
-        (low, _) => drop(all.try_reserve(low.min(EXACT_RESERVE_LIMIT))),
+    let (low, high) = items.size_hint();
+    // A promise beyond memory is a `MemoryError`, before anything is pulled.
+    all.try_reserve_exact(low)?;
+    if high == Some(low) {
+        // No more than reserved: the vector never grows here, whatever the iterator's hint
+        // says meanwhile (growing on a lying hint could end the process).
+        all.extend(items.by_ref().take(low));
     }
     // What is left: an iterator without an exact size, or one that outgrew its promise.
     for item in items {
