@@ -7,7 +7,7 @@ import tvm_ffi
 import tvm_ffi.testing
 from tvm_ffi.dataclasses import py_class
 
-from conftest import _lib_path, example_lib_path
+from conftest import _lib_path, example_lib_path, run_python
 
 PEER = tvm_ffi.load_module(_lib_path("libtvm_ffi_test_peer.so"))
 get_field = tvm_ffi.get_global_func("test_peer.get_field")
@@ -94,3 +94,30 @@ def test_rust_clone_of_an_error_python_rewrites_reads_its_own_backtrace():
         reads, changed = stop()
         assert reads > 0
         assert changed == 0
+
+
+def test_two_rust_libraries_share_one_lock_of_the_global_function_table():
+    # The runtime's global function table is not synchronised: a registration that grows it
+    # moves every entry into a new table and frees the old one, under any lookup running then.
+    # Rust serialises its own accesses with a lock that every Rust library of the process
+    # shares (it used to be one lock per library: a lookup in this library missed functions,
+    # or read freed memory, while the containers library registered). A process of its own:
+    # the registered names stay in its table.
+    proc = run_python(f"""
+import tvm_ffi
+from conftest import _lib_path
+tvm_ffi.load_module(_lib_path("libtvm_ffi_test_peer.so"))
+tvm_ffi.load_module(_lib_path("libtvm_ffi_test_containers.so"))
+names = ["ffi.Array", "ffi.Map", "test_peer.get_field", "rs_soundness.fail_equal"]
+start = tvm_ffi.get_global_func("test_peer.lookup_start")
+stop = tvm_ffi.get_global_func("test_peer.lookup_stop")
+register = tvm_ffi.get_global_func("rs_soundness.register_globals")
+for round in range(3):
+    start(names)
+    register(f"rs_soundness.many{{round}}", 20000)
+    lookups, misses = stop()
+    print(lookups > 0, misses)
+print(tvm_ffi.get_global_func("rs_soundness.many2.19999")())
+""")
+    assert proc.returncode == 0, (proc.returncode, proc.stdout, proc.stderr)
+    assert proc.stdout.splitlines() == ["True 0"] * 3 + ["19999"], proc.stdout

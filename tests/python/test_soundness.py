@@ -328,6 +328,26 @@ print(plain.s)
     assert out[3:] == ["init True", "set from Python"], out
 
 
+def test_two_threads_setting_an_unset_reference_of_a_python_subclass_instance_write_it_once():
+    # A reference field of a `@py_class` instance is written only while still unset (the
+    # runtime's `copy.copy` takes it without Rust's lock). Both setters saw it unset before
+    # either took the construction lock, so the second write replaced, and released, the
+    # first value (what a concurrent copy may have been taking): the check is now made under
+    # the lock. Rust threads, which hold no GIL, through the setter's own synchronisation.
+    out = run("""
+@tvm_ffi.register_object("rs_soundness.Label")
+class Label(tvm_ffi.Object):
+    pass
+@py_class("rs_soundness_py.LabelSub")
+class LabelSub(Label):
+    z: int
+new = tvm_ffi.core._lookup_type_attr(LabelSub.__tvm_ffi_type_info__.type_index, "__ffi_new__")
+print(new().text)
+print(tvm_ffi.get_global_func("rs_soundness.set_twice_at_once")(new, 100000))
+""")
+    assert out == ["None", "0"], out
+
+
 def test_a_failing_key_equality_is_an_error_of_a_rust_write_and_dropped_in_a_python_one():
     # The runtime cannot take an error from `__any_equal__` (it may be rebuilding its table):
     # the hook answers "unequal" there. A write made by Rust raises the failure; one made by

@@ -206,3 +206,67 @@ pub fn fail_equal(on: bool) {
 pub fn dict_set(d: tvm_ffi::Dict<Any, Any>, k: Any, v: Any) -> tvm_ffi::Result<()> {
     d.insert(k, v)
 }
+
+/// A text field of 16-byte storage, set once in a Python subclass instance.
+#[derive(Object)]
+#[ffi_type(key = "rs_soundness.Label")]
+#[repr(C)]
+pub struct Label {
+    /// The text.
+    pub text: tvm_ffi::String,
+}
+
+/// Makes `rounds` objects with `new` (a Python subclass's `__ffi_new__`, whose objects start
+/// with every field unset) and sets the `text` of each from two threads at once, through the
+/// reflected setter. Returns how many objects took both writes (a second write replaced, and
+/// released, a reference a concurrent `copy.copy` may have been taking).
+#[tvm_ffi::ffi_func(name = "rs_soundness.set_twice_at_once")]
+#[allow(unsafe_code)] // `set_field`, under its contract: the claim tested here
+pub fn set_twice_at_once(new: tvm_ffi::Function, rounds: i64) -> tvm_ffi::Result<i64> {
+    use tvm_ffi::builtin::AnyObject;
+    let objects = (0..rounds)
+        .map(|_| new.call_as::<ObjectRef<AnyObject>, _>(()))
+        .collect::<tvm_ffi::Result<Vec<_>>>()?;
+    let start = std::sync::Barrier::new(2);
+    let wins = std::sync::atomic::AtomicUsize::new(0);
+    let refusals = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for writer in 0..2 {
+            let (objects, start, wins, refusals) = (&objects, &start, &wins, &refusals);
+            scope.spawn(move || {
+                for object in objects {
+                    start.wait();
+                    let text = tvm_ffi::String::new(&format!(
+                        "written by thread {writer}, long enough for the heap"
+                    ));
+                    // SAFETY: the field's setter is a Rust-defined type's, which synchronises
+                    // its writes (the contract of `set_field`).
+                    match unsafe { object.set_field("text", text) } {
+                        Ok(()) => wins.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+                        Err(err) => {
+                            assert!(
+                                err.message().starts_with("Cannot replace the value"),
+                                "{err}"
+                            );
+                            refusals.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                        }
+                    };
+                }
+            });
+        }
+    });
+    let (wins, refusals) = (wins.into_inner() as i64, refusals.into_inner() as i64);
+    assert_eq!(wins + refusals, 2 * rounds);
+    Ok(wins - rounds)
+}
+
+/// Registers `count` global functions named `{prefix}.{i}` (each returns `i`), on the calling
+/// thread: the runtime's table grows, and rehashes, while other libraries may look functions up.
+#[tvm_ffi::ffi_func(name = "rs_soundness.register_globals")]
+pub fn register_globals(prefix: &str, count: i64) -> tvm_ffi::Result<()> {
+    for i in 0..count {
+        tvm_ffi::Function::from_typed(move || i)
+            .register_global(&format!("{prefix}.{i}"), false)?;
+    }
+    Ok(())
+}

@@ -65,14 +65,58 @@ fn load_and_call(path: &str, name: &str, x: i64) -> Result<i64> {
         .call_as((x,))
 }
 
-/// The reader thread of `test_peer.error_reader_start`: how many reads it made, how many saw
-/// another backtrace than the first, and the flag that stops it.
-struct ErrorReader {
+/// A Rust thread of this library that repeats a step until stopped, counting its steps and the
+/// steps that found something wrong (`test_peer.error_reader_*`, `test_peer.lookup_*`).
+struct Background {
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     thread: std::thread::JoinHandle<(u64, u64)>,
 }
 
-static ERROR_READER: std::sync::Mutex<Option<ErrorReader>> = std::sync::Mutex::new(None);
+impl Background {
+    /// Starts repeating `step` (which returns whether it found something wrong), returning
+    /// once the thread runs, so that it overlaps what the caller does next.
+    fn start(mut step: impl FnMut() -> bool + Send + 'static) -> Background {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let started = std::sync::Arc::new(std::sync::Barrier::new(2));
+        let running = started.clone();
+        let thread = std::thread::spawn(move || {
+            running.wait();
+            let (mut steps, mut wrong) = (0u64, 0u64);
+            loop {
+                steps += 1;
+                if step() {
+                    wrong += 1;
+                }
+                if flag.load(std::sync::atomic::Ordering::Relaxed) {
+                    break;
+                }
+            }
+            (steps, wrong)
+        });
+        started.wait();
+        Background { stop, thread }
+    }
+
+    /// Stops the thread started in `slot`: `[steps, steps that found something wrong]`.
+    fn stop(slot: &std::sync::Mutex<Option<Background>>) -> Result<tvm_ffi::Array<i64>> {
+        let background = slot
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .ok_or_else(|| tvm_ffi::Error::runtime_error("no thread was started"))?;
+        background
+            .stop
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        let (steps, wrong) = background
+            .thread
+            .join()
+            .map_err(|_| tvm_ffi::Error::runtime_error("the thread panicked"))?;
+        tvm_ffi::Array::new([steps as i64, wrong as i64])
+    }
+}
+
+static ERROR_READER: std::sync::Mutex<Option<Background>> = std::sync::Mutex::new(None);
 
 /// Keeps a clone of `error` on a Rust thread that reads its backtrace until
 /// `test_peer.error_reader_stop`, while Python rewrites the shared error's backtrace in place
@@ -81,27 +125,8 @@ static ERROR_READER: std::sync::Mutex<Option<ErrorReader>> = std::sync::Mutex::n
 fn error_reader_start(error: ObjectRef<tvm_ffi::builtin::ErrorObj>) -> Result<()> {
     let error = tvm_ffi::Error::from_object_ref(error);
     let first = error.backtrace();
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let flag = stop.clone();
-    // Returns once the reader runs, so that it reads while Python rewrites.
-    let started = std::sync::Arc::new(std::sync::Barrier::new(2));
-    let running = started.clone();
-    let thread = std::thread::spawn(move || {
-        running.wait();
-        let (mut reads, mut changed) = (0u64, 0u64);
-        loop {
-            reads += 1;
-            if error.backtrace() != first {
-                changed += 1;
-            }
-            if flag.load(std::sync::atomic::Ordering::Relaxed) {
-                break;
-            }
-        }
-        (reads, changed)
-    });
-    started.wait();
-    *ERROR_READER.lock().unwrap_or_else(|p| p.into_inner()) = Some(ErrorReader { stop, thread });
+    let reader = Background::start(move || error.backtrace() != first);
+    *ERROR_READER.lock().unwrap_or_else(|p| p.into_inner()) = Some(reader);
     Ok(())
 }
 
@@ -109,17 +134,30 @@ fn error_reader_start(error: ObjectRef<tvm_ffi::builtin::ErrorObj>) -> Result<()
 /// backtrace]`.
 #[ffi_func(name = "test_peer.error_reader_stop")]
 fn error_reader_stop() -> Result<tvm_ffi::Array<i64>> {
-    let reader = ERROR_READER
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .take()
-        .ok_or_else(|| tvm_ffi::Error::runtime_error("no reader was started"))?;
-    reader
-        .stop
-        .store(true, std::sync::atomic::Ordering::Relaxed);
-    let (reads, changed) = reader
-        .thread
-        .join()
-        .map_err(|_| tvm_ffi::Error::runtime_error("the reader panicked"))?;
-    tvm_ffi::Array::new([reads as i64, changed as i64])
+    Background::stop(&ERROR_READER)
+}
+
+static LOOKUPS: std::sync::Mutex<Option<Background>> = std::sync::Mutex::new(None);
+
+/// Looks up the registered global functions `names` on a Rust thread of this library, one
+/// after another and over again, until `test_peer.lookup_stop`, while another library
+/// registers functions.
+#[ffi_func(name = "test_peer.lookup_start")]
+fn lookup_start(names: tvm_ffi::Array<tvm_ffi::String>) -> Result<()> {
+    let names: Vec<std::string::String> = names.iter().map(|name| name.to_string()).collect();
+    let mut next = 0;
+    let lookups = Background::start(move || {
+        next = (next + 1) % names.len().max(1);
+        names
+            .get(next)
+            .is_some_and(|name| tvm_ffi::Function::get_global(name).is_none())
+    });
+    *LOOKUPS.lock().unwrap_or_else(|p| p.into_inner()) = Some(lookups);
+    Ok(())
+}
+
+/// Stops the thread of `test_peer.lookup_start`: `[lookups, lookups that found nothing]`.
+#[ffi_func(name = "test_peer.lookup_stop")]
+fn lookup_stop() -> Result<tvm_ffi::Array<i64>> {
+    Background::stop(&LOOKUPS)
 }

@@ -2,6 +2,5 @@
 //! `Map`, `Dict`, `Shape`), DLPack tensors, and loaded modules (libraries of functions, listed
 //! as arrays).
 pub mod container;
-pub(crate) mod lock;
 pub mod module;
 pub mod tensor;

@@ -119,7 +119,7 @@ fn register_all() {
     library::pin_library();
     // While loading (one thread): publishing it at first use would change the runtime's
     // registry, which is not thread-safe, while other threads read it.
-    if let Err(why) = crate::data::lock::publish_at_load() {
+    if let Err(why) = crate::base::lock::publish_at_load() {
         // Registration goes on (functions that use no container still work); every container
         // and `Rw` operation of this library fails with this message.
         report(why);

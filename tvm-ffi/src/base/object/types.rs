@@ -226,7 +226,12 @@ where
 /// non-null may be declared without `Option` only where C++ never stores null in it (built-in
 /// containers never do), a reference declared `Option<..>` and written `None` by Rust must be
 /// one the defining code tolerates null in, and a `type_schema` the defining code registered
-/// must describe what it stores (C++ `def_ro`/`def_rw` derive it from the field's type).
+/// must describe what it stores (C++ `def_ro`/`def_rw` derive it from the field's type). The
+/// defining code's writes of a field (its setters, which Python's attribute assignment calls,
+/// and its own code) do not take Rust's locks, nor does the runtime's shallow copy of a Python
+/// `@py_class` subclass instance read under them: no such write of a field holding a
+/// reference may run while another thread reads or writes the field, from Rust or otherwise
+/// (as C++ requires of its own threads).
 ///
 /// ```
 /// use tvm_ffi::{Any, Array, ObjectRef};

@@ -334,7 +334,7 @@ impl Function {
 
     /// A global function, unchecked.
     pub(crate) fn lookup(name: &str) -> Option<Function> {
-        let _reading = global_table_read();
+        let _locked = global_table();
         Self::get_global_unlocked(name)
     }
 
@@ -395,14 +395,14 @@ impl Function {
         metadata: &str,
         allow_override: bool,
     ) -> Result<()> {
-        let writing = global_table_write();
+        let locked = global_table();
         // The function this replaces, released only after the lock: its drop may run any code.
         let previous = Function::get_global_unlocked(name);
         // The runtime's own check prints a C++ traceback to stderr before it fails (it is
         // written for static initialisers, whose errors nobody receives); this caller receives
         // the error.
         if !allow_override && previous.is_some() {
-            drop(writing);
+            drop(locked);
             return Err(Error::runtime_error(format!(
                 "Global Function `{name}` is already registered"
             )));
@@ -422,7 +422,7 @@ impl Function {
         // SAFETY: valid info; the runtime takes its own reference to the function.
         let rc =
             unsafe { sys::TVMFFIFunctionSetGlobalFromMethodInfo(&info, allow_override as c_int) };
-        drop(writing);
+        drop(locked);
         drop(previous);
         if rc == 0 {
             Ok(())
@@ -437,7 +437,7 @@ impl Function {
         let list = LIST.get()?;
         // The functor copies the names when it is made: with the table's lock held.
         let functor: Function = {
-            let _reading = global_table_read();
+            let _locked = global_table();
             list.call_as(())?
         };
         let count: i64 = functor.call_as((-1i64,))?;
@@ -492,24 +492,10 @@ fn builtins() -> &'static Builtins {
     })
 }
 
-/// Rust's accesses to the runtime's global function table. The runtime does not synchronise
-/// the table (a registration may rehash it under a concurrent lookup), so Rust's lookups share
-/// this lock and Rust's registrations hold it alone. It is per library: two Rust libraries, or
-/// C++ and Python code registering functions while Rust looks one up on another thread, are as
-/// unsynchronised as two C++ threads (README, "Soundness").
-static GLOBAL_TABLE: std::sync::RwLock<()> = std::sync::RwLock::new(());
-
-fn global_table_read() -> std::sync::RwLockReadGuard<'static, ()> {
-    // No code that could panic runs under the lock: a poisoned lock is still consistent.
-    GLOBAL_TABLE
-        .read()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-fn global_table_write() -> std::sync::RwLockWriteGuard<'static, ()> {
-    GLOBAL_TABLE
-        .write()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+/// Rust's accesses to the runtime's global function table, which the runtime does not
+/// synchronise: one lock for every Rust library of the process (`base::lock`).
+fn global_table() -> crate::base::lock::GlobalFunctionsGuard {
+    crate::base::lock::lock_global_functions()
 }
 
 impl TypeSchema for Function {

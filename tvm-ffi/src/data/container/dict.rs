@@ -7,11 +7,11 @@ use super::locked::copy_live;
 use super::map::unless_missing;
 use super::table::{self, Cursor};
 use crate::base::error::{Error, Result};
+use crate::base::lock::with_locked;
 use crate::base::object::builtin::DictObj;
 use crate::base::object::{hold_releases, ObjectRef};
 use crate::base::value::{Any, AnyView, FromAny, TryIntoAny};
 use crate::call::function::{object_view, GlobalCache, IntoArg};
-use crate::data::lock::with_locked;
 
 pub(super) static DICT_NEW: GlobalCache = GlobalCache::new("ffi.Dict");
 static DICT_GET: GlobalCache = GlobalCache::new("ffi.DictGetItemOrMissing");
@@ -247,7 +247,7 @@ impl<K: TryIntoAny, V: TryIntoAny> Dict<K, V> {
         let make = DICT_NEW.get()?;
         // A key's equality hook that fails is an error here, not a dict of "unequal" keys.
         let out =
-            crate::data::lock::build_reporting_hook_failures(|| make.call(pairs.as_flattened()))?;
+            crate::base::lock::build_reporting_hook_failures(|| make.call(pairs.as_flattened()))?;
         Ok(Dict::from_object_ref(out.cast::<ObjectRef<DictObj>>()?))
     }
 

@@ -142,7 +142,7 @@ pub(crate) fn key_hook_for_runtime(
                     .map_err(|_| hook_error("__any_equal__", "bool"))
             });
             Ok(Any::new(equal.unwrap_or_else(|err| {
-                crate::data::lock::record_hook_failure(err);
+                crate::base::lock::record_hook_failure(err);
                 false
             })))
         }),

@@ -3,11 +3,11 @@ use super::traits::container_traits;
 use std::marker::PhantomData;
 
 use crate::base::error::Result;
+use crate::base::lock::{reentrant_write, with_locked, Locked};
 use crate::base::object::builtin::ListObj;
 use crate::base::object::ObjectRef;
 use crate::base::value::{Any, FromAny, TryIntoAny};
 use crate::call::function::GlobalCache;
-use crate::data::lock::{reentrant_write, with_locked, Locked};
 
 pub(super) static LIST_NEW: GlobalCache = GlobalCache::new("ffi.List");
 static LIST_APPEND: GlobalCache = GlobalCache::new("ffi.ListAppend");

@@ -5,10 +5,10 @@ use std::ptr::NonNull;
 
 use super::table::Table;
 use crate::abi::sys::{self, TVMFFIAny, TVMFFIObject, TVMFFISeqCell};
+use crate::base::lock::Locked;
 use crate::base::object::builtin::{DictObj, ListObj};
 use crate::base::object::try_inc_strong;
 use crate::base::value::{Any, AnyView};
-use crate::data::lock::Locked;
 
 impl<'a> Locked<'a, ListObj> {
     /// The buffer and length of the list as they are now.

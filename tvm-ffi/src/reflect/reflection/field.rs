@@ -469,17 +469,23 @@ fn setter<T: ObjectType, F: FieldValue, const OFFSET: usize>(
         // A reference held by an instance allocated outside Rust (a Python subclass) is never
         // replaced: the runtime's shallow copy of the instance takes it without Rust's lock.
         // Only storage still all zero (as allocated: nothing to release) is written.
-        if super::reflected::holds_reference(F::STATIC_TYPE_INDEX)
+        let set_once = super::reflected::holds_reference(F::STATIC_TYPE_INDEX)
             // SAFETY: a live object of a Rust-defined type or of a Python subclass of one.
-            && !unsafe { construction::is_rust_made(owner) }
+            && !unsafe { construction::is_rust_made(owner) };
+        let written_before = || {
             // SAFETY: the field's storage (8 or 16 bytes, 8-aligned), read as atomics.
-            && !unsafe { all_zero(field as *const u8, std::mem::size_of::<F>()) }
-        {
+            !unsafe { all_zero(field as *const u8, std::mem::size_of::<F>()) }
+        };
+        if set_once && written_before() {
             return Err(construction::set_once_error(T::TYPE_KEY, OFFSET));
         }
         // SAFETY: a live object of a Rust-defined type or of a Python subclass of one.
         let written = unsafe {
             construction::with_construction_access(owner, || {
+                // Again under the lock: two setters may both have seen the field unset.
+                if set_once && written_before() {
+                    return Err(construction::set_once_error(T::TYPE_KEY, OFFSET));
+                }
                 let value = new_value.take().expect("set once");
                 // SAFETY: exclusive access while the object is open (an `Rw` field too: its
                 // accessors take the construction lock while the object is open); no `&` to it
@@ -487,18 +493,18 @@ fn setter<T: ObjectType, F: FieldValue, const OFFSET: usize>(
                 // reference holds no value to drop. The old value (of an `Rw` field too) is
                 // returned, to be dropped once the lock is released: its destructor may run
                 // foreign code (a Python `__del__`) that reads this object.
-                if F::MAY_BE_UNSET && F::is_unset(field) {
+                Ok(if F::MAY_BE_UNSET && F::is_unset(field) {
                     field.write(F::wrap(value));
                     None
                 } else {
                     Some(std::ptr::replace(field, F::wrap(value)))
-                }
+                })
             })
         };
         match written {
             // The old value is dropped after the construction lock is released.
             Ok(old) => {
-                drop(old);
+                drop(old?);
                 Ok(())
             }
             // Sealed: every field is set; only `Rw` fields may change.

@@ -38,7 +38,7 @@ use std::cell::UnsafeCell;
 use std::fmt;
 use std::sync::atomic::Ordering;
 
-use crate::data::lock::FieldGuard;
+use crate::base::lock::FieldGuard;
 
 /// A field value that foreign code may replace at any time: the storage of `#[ffi(rw)]` fields.
 ///

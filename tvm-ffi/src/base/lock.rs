@@ -600,6 +600,49 @@ pub(crate) fn with_locked<O: ObjectType, R>(
     out
 }
 
+/// The container stripe that also serialises Rust's accesses to the runtime's global function
+/// table, in every Rust library of the process. The runtime does not synchronise the table: a
+/// registration may rehash it (moving every entry out of the old table, then freeing it) under
+/// a concurrent lookup, which then misses a registered name or reads freed memory. A lookup
+/// holds it for one runtime call and a registration for two; no user code runs under it.
+const GLOBAL_FUNCTIONS_STRIPE: usize = STRIPES - 1;
+
+/// This library's own lock of the global function table, used only when it has no shared
+/// table (every key of the sequence taken): Rust's accesses are then serialised per library.
+static LOCAL_GLOBAL_FUNCTIONS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Held while Rust reads or changes the runtime's global function table.
+pub(crate) struct GlobalFunctionsGuard(#[allow(dead_code)] GlobalFunctionsLock);
+
+/// The lock a [`GlobalFunctionsGuard`] holds (released when dropped).
+enum GlobalFunctionsLock {
+    /// The process-wide stripe (re-entered if this thread holds it).
+    Shared(#[allow(dead_code)] ReentrantGuard),
+    /// This library's own lock.
+    Local(#[allow(dead_code)] std::sync::MutexGuard<'static, ()>),
+}
+
+/// Locks the runtime's global function table against Rust's other accesses, from any Rust
+/// library of the process. C++ and Python code that registers a function while Rust looks one
+/// up on another thread does not take it (the runtime expects registrations while libraries
+/// load, or under a lock of the caller's).
+pub(crate) fn lock_global_functions() -> GlobalFunctionsGuard {
+    // The thread's record of held stripes exists before a stripe is held: creating a thread
+    // local of a loaded library may wait for the dynamic loader's lock, which a thread running
+    // a library's initialisers (registering its functions under this stripe) holds.
+    let _ = HELD.try_with(|_| ());
+    GlobalFunctionsGuard(match LOCKS.get_or_init(find_or_publish) {
+        Ok(locks) => GlobalFunctionsLock::Shared(ReentrantGuard::lock(
+            &locks.containers[GLOBAL_FUNCTIONS_STRIPE],
+        )),
+        Err(_) => GlobalFunctionsLock::Local(
+            LOCAL_GLOBAL_FUNCTIONS
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        ),
+    })
+}
+
 impl<O: ObjectType> Locked<'_, O> {
     /// The locked object.
     #[inline]
