@@ -64,7 +64,12 @@ impl Module {
     /// `__tvm_ffi_*` symbols to be functions of the C ABI's safe-call signature, and their
     /// metadata: nothing checks them. The caller must trust the file at `path` to be a
     /// well-formed TVM-FFI library (as for `libloading::Library::new`), and that it is not
-    /// replaced between the check and the load.
+    /// replaced between the check and the load. Its registrations change the runtime's type
+    /// and function tables, which the runtime does not synchronise (it expects them to change
+    /// while libraries load, or under a lock of the caller's). A Rust library's function
+    /// registrations and Rust's lookups share one lock; otherwise no other thread may
+    /// meanwhile look up a function (from C++ or Python, or from Rust while a C++ library
+    /// loads) or read the type table (casts, reflection), in any language.
     ///
     /// ```
     /// use tvm_ffi::Module;
