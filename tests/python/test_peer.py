@@ -112,12 +112,12 @@ names = ["ffi.Array", "ffi.Map", "test_peer.get_field", "rs_soundness.fail_equal
 start = tvm_ffi.get_global_func("test_peer.lookup_start")
 stop = tvm_ffi.get_global_func("test_peer.lookup_stop")
 register = tvm_ffi.get_global_func("rs_soundness.register_globals")
-for round in range(3):
+for round in range(6):
     start(names)
     register(f"rs_soundness.many{{round}}", 20000)
     lookups, misses = stop()
     print(lookups > 0, misses)
-print(tvm_ffi.get_global_func("rs_soundness.many2.19999")())
+print(tvm_ffi.get_global_func("rs_soundness.many5.19999")())
 """)
     assert proc.returncode == 0, (proc.returncode, proc.stdout, proc.stderr)
-    assert proc.stdout.splitlines() == ["True 0"] * 3 + ["19999"], proc.stdout
+    assert proc.stdout.splitlines() == ["True 0"] * 6 + ["19999"], proc.stdout

@@ -141,15 +141,19 @@ static LOOKUPS: std::sync::Mutex<Option<Background>> = std::sync::Mutex::new(Non
 
 /// Looks up the registered global functions `names` on a Rust thread of this library, one
 /// after another and over again, until `test_peer.lookup_stop`, while another library
-/// registers functions.
+/// registers functions. Every other step asks for the key of an index no type has, which
+/// reads the runtime's list of type keys through one of its global functions.
 #[ffi_func(name = "test_peer.lookup_start")]
 fn lookup_start(names: tvm_ffi::Array<tvm_ffi::String>) -> Result<()> {
     let names: Vec<std::string::String> = names.iter().map(|name| name.to_string()).collect();
-    let mut next = 0;
+    let mut step = 0;
     let lookups = Background::start(move || {
-        next = (next + 1) % names.len().max(1);
+        step += 1;
+        if step % 2 == 0 {
+            return tvm_ffi::reflection::type_key_of_index(i32::MAX) != "<unregistered>";
+        }
         names
-            .get(next)
+            .get(step / 2 % names.len().max(1))
             .is_some_and(|name| tvm_ffi::Function::get_global(name).is_none())
     });
     *LOOKUPS.lock().unwrap_or_else(|p| p.into_inner()) = Some(lookups);

@@ -124,6 +124,16 @@ fn register_all() {
         // and `Rw` operation of this library fails with this message.
         report(why);
     }
+    // The type queries of the base layer need it, and look nothing up themselves (the lock
+    // of the global function table lives above them).
+    if let Some(keys) = crate::call::function::Function::get_global("ffi.GetRegisteredTypeKeys") {
+        // SAFETY: an owned reference to that function, handed over.
+        unsafe {
+            crate::base::object::type_info::keep_registered_keys_function(
+                keys.into_object_ref().into_raw().cast(),
+            )
+        };
+    }
     for entry in FUNCTIONS.iter() {
         register_function(entry);
     }

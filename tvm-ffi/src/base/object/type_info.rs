@@ -125,18 +125,58 @@ fn refresh_registered(index: i32) -> bool {
     found
 }
 
-/// Calls `f` with the key of every registered type (the runtime's `ffi.GetRegisteredTypeKeys`,
-/// called and read through the C ABI: this layer sits below `Function` and `Array`). Nothing
-/// when the runtime has no such function or it fails.
-fn for_each_registered_key(mut f: impl FnMut(&str)) {
+/// The runtime's `ffi.GetRegisteredTypeKeys` (one reference, kept for the process), handed
+/// over by the registry while the library loads ([`keep_registered_keys_function`]): the
+/// global function table is unsynchronised, and Rust's lookups hold a lock that lives above
+/// this layer, so this layer looks the function up itself only if the registry did not.
+static REGISTERED_KEYS: std::sync::OnceLock<KeysFunction> = std::sync::OnceLock::new();
+
+/// An owned reference to a function object of the runtime.
+struct KeysFunction(NonNull<sys::TVMFFIObject>);
+// SAFETY: the runtime's function objects may be called from any thread; the reference is
+// never released.
+unsafe impl Send for KeysFunction {}
+// SAFETY: as for `Send`: calls only read the object.
+unsafe impl Sync for KeysFunction {}
+
+/// Keeps `function`, an owned reference to the runtime's `ffi.GetRegisteredTypeKeys` that the
+/// caller looked up under the global function table's lock, for [`for_each_registered_key`].
+/// A second call releases its reference.
+///
+/// # Safety
+/// `function` is an owned reference to the runtime's `ffi.GetRegisteredTypeKeys`.
+pub(crate) unsafe fn keep_registered_keys_function(function: NonNull<sys::TVMFFIObject>) {
+    if REGISTERED_KEYS.set(KeysFunction(function)).is_err() {
+        // SAFETY: the caller's reference, not kept.
+        unsafe { super::dec_ref(function) };
+    }
+}
+
+/// Looks `ffi.GetRegisteredTypeKeys` up without the global function table's lock: only when
+/// the registry has not handed it over (this library's registration never ran).
+#[cold]
+fn look_up_registered_keys_function() -> Option<()> {
     let name = sys::TVMFFIByteArray::from_bytes(b"ffi.GetRegisteredTypeKeys");
     let mut function: sys::TVMFFIObjectHandle = std::ptr::null_mut();
     // SAFETY: a valid name and output slot; the runtime hands over one reference, or none.
     if unsafe { sys::TVMFFIFunctionGetGlobal(&name, &mut function) } != 0 {
         discard_raised_error();
+        return None;
+    }
+    let function = NonNull::new(function as *mut sys::TVMFFIObject)?;
+    // SAFETY: the owned reference the runtime handed over.
+    unsafe { keep_registered_keys_function(function) };
+    Some(())
+}
+
+/// Calls `f` with the key of every registered type (the runtime's `ffi.GetRegisteredTypeKeys`,
+/// called and read through the C ABI: this layer sits below `Function` and `Array`). Nothing
+/// when the runtime has no such function or it fails.
+fn for_each_registered_key(mut f: impl FnMut(&str)) {
+    if REGISTERED_KEYS.get().is_none() && look_up_registered_keys_function().is_none() {
         return;
     }
-    let Some(function) = NonNull::new(function as *mut sys::TVMFFIObject) else {
+    let Some(KeysFunction(function)) = REGISTERED_KEYS.get() else {
         return;
     };
     let mut result = sys::TVMFFIAny::NONE;
@@ -144,8 +184,6 @@ fn for_each_registered_key(mut f: impl FnMut(&str)) {
     let rc = unsafe {
         sys::TVMFFIFunctionCall(function.as_ptr() as _, std::ptr::null_mut(), 0, &mut result)
     };
-    // SAFETY: the reference `TVMFFIFunctionGetGlobal` handed over.
-    unsafe { super::dec_ref(function) };
     if rc != 0 {
         discard_raised_error();
         return;
