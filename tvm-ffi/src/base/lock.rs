@@ -1,9 +1,10 @@
-//! The striped locks of Rust's shared mutable storage, one module for both users: the lock
-//! around Rust's operations on a `List` or `Dict` (container stripes: reentrant, owner-tracked)
-//! and the lock of non-scalar `Rw<T>` fields (field stripes: never re-entered, with readers
+//! The striped locks of Rust's shared mutable storage, one module for every user: the lock
+//! around Rust's operations on a `List` or `Dict` (container stripes: reentrant, owner-tracked),
+//! the lock of non-scalar `Rw<T>` fields (field stripes: never re-entered, with readers
 //! counted so that a replaced value outlives their snapshots; the holder is recorded too, so
 //! that a second acquisition on the holding thread panics with a message instead of waiting
-//! for itself). Both kinds park waiters and
+//! for itself), and the lock of Rust's accesses to the runtime's global function table (one
+//! container stripe, [`lock_global_functions`]). Both kinds park waiters and
 //! live in one process-wide table with one cross-library publication.
 //!
 //! The runtime does not synchronise its mutable containers (neither does C++): a write may move
