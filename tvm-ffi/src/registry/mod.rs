@@ -124,8 +124,8 @@ fn register_all() {
         // and `Rw` operation of this library fails with this message.
         report(why);
     }
-    // The type queries of the base layer need it, and look nothing up themselves (the lock
-    // of the global function table lives above them).
+    // The type queries of the base layer need it, and look it up themselves only if this did
+    // not (the lock of the global function table lives above them).
     if let Some(keys) = crate::call::function::Function::get_global("ffi.GetRegisteredTypeKeys") {
         // SAFETY: an owned reference to that function, handed over.
         unsafe {
