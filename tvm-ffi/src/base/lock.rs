@@ -344,32 +344,31 @@ mod park {
 
     /// Sleeps while `word` holds `expected` (or until woken; spurious returns are fine).
     pub(super) fn wait(word: &AtomicU32, expected: u32) {
-        // SAFETY: FUTEX_WAIT on a valid, aligned u32 with no timeout.
-        unsafe {
-            syscall(
-                SYS_FUTEX,
-                word.as_ptr(),
-                FUTEX_WAIT_PRIVATE,
-                expected,
-                std::ptr::null::<u8>(),
-            )
-        };
+        futex_wait(word, expected, None);
     }
 
     /// Sleeps while `word` holds `expected`, at most about `timeout`.
     pub(super) fn wait_for(word: &AtomicU32, expected: u32, timeout: std::time::Duration) {
-        let ts: [c_long; 2] = [
-            timeout.as_secs() as c_long,
-            c_long::from(timeout.subsec_nanos() as i32),
-        ];
-        // SAFETY: FUTEX_WAIT on a valid, aligned u32 with a valid relative timeout.
+        futex_wait(word, expected, Some(timeout));
+    }
+
+    fn futex_wait(word: &AtomicU32, expected: u32, timeout: Option<std::time::Duration>) {
+        let ts: Option<[c_long; 2]> = timeout.map(|timeout| {
+            [
+                timeout.as_secs() as c_long,
+                c_long::from(timeout.subsec_nanos() as i32),
+            ]
+        });
+        let ts_ptr = ts.as_ref().map_or(std::ptr::null(), |ts| ts.as_ptr());
+        // SAFETY: FUTEX_WAIT on a valid, aligned u32, with no timeout or a valid relative one
+        // (`ts` outlives the call).
         unsafe {
             syscall(
                 SYS_FUTEX,
                 word.as_ptr(),
                 FUTEX_WAIT_PRIVATE,
                 expected,
-                ts.as_ptr(),
+                ts_ptr,
             )
         };
     }

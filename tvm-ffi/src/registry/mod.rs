@@ -125,7 +125,7 @@ fn register_all() {
         report(why);
     }
     // The type queries of the base layer need it, and look it up themselves only if this did
-    // not (the lock of the global function table lives above them).
+    // not (the module of the global function table's lock uses theirs, so they cannot take it).
     if let Some(keys) = crate::call::function::Function::get_global("ffi.GetRegisteredTypeKeys") {
         // SAFETY: an owned reference to that function, handed over.
         unsafe {

@@ -127,8 +127,9 @@ fn refresh_registered(index: i32) -> bool {
 
 /// The runtime's `ffi.GetRegisteredTypeKeys` (one reference, kept for the process), handed
 /// over by the registry while the library loads ([`keep_registered_keys_function`]): the
-/// global function table is unsynchronised, and Rust's lookups hold a lock that lives above
-/// this layer, so this layer looks the function up itself only if the registry did not.
+/// global function table is unsynchronised, and the module of the lock Rust's lookups hold
+/// (`base::lock`) uses this one, so this one looks the function up itself only if the registry
+/// did not.
 static REGISTERED_KEYS: std::sync::OnceLock<KeysFunction> = std::sync::OnceLock::new();
 
 /// An owned reference to a function object of the runtime.
@@ -152,10 +153,13 @@ pub(crate) unsafe fn keep_registered_keys_function(function: NonNull<sys::TVMFFI
     }
 }
 
-/// Looks `ffi.GetRegisteredTypeKeys` up without the global function table's lock: only when
-/// the registry has not handed it over (this library's registration never ran).
-#[cold]
-fn look_up_registered_keys_function() -> Option<()> {
+/// The kept `ffi.GetRegisteredTypeKeys`; looked up (without the global function table's lock)
+/// and kept only when the registry has not handed it over (this library's registration never
+/// ran).
+fn registered_keys_function() -> Option<NonNull<sys::TVMFFIObject>> {
+    if let Some(KeysFunction(function)) = REGISTERED_KEYS.get() {
+        return Some(*function);
+    }
     let name = sys::TVMFFIByteArray::from_bytes(b"ffi.GetRegisteredTypeKeys");
     let mut function: sys::TVMFFIObjectHandle = std::ptr::null_mut();
     // SAFETY: a valid name and output slot; the runtime hands over one reference, or none.
@@ -163,20 +167,18 @@ fn look_up_registered_keys_function() -> Option<()> {
         discard_raised_error();
         return None;
     }
-    let function = NonNull::new(function as *mut sys::TVMFFIObject)?;
     // SAFETY: the owned reference the runtime handed over.
-    unsafe { keep_registered_keys_function(function) };
-    Some(())
+    unsafe { keep_registered_keys_function(NonNull::new(function as *mut sys::TVMFFIObject)?) };
+    REGISTERED_KEYS
+        .get()
+        .map(|KeysFunction(function)| *function)
 }
 
 /// Calls `f` with the key of every registered type (the runtime's `ffi.GetRegisteredTypeKeys`,
 /// called and read through the C ABI: this layer sits below `Function` and `Array`). Nothing
 /// when the runtime has no such function or it fails.
 fn for_each_registered_key(mut f: impl FnMut(&str)) {
-    if REGISTERED_KEYS.get().is_none() && look_up_registered_keys_function().is_none() {
-        return;
-    }
-    let Some(KeysFunction(function)) = REGISTERED_KEYS.get() else {
+    let Some(function) = registered_keys_function() else {
         return;
     };
     let mut result = sys::TVMFFIAny::NONE;

@@ -9,6 +9,7 @@ use std::ffi::{c_int, c_void};
 
 use crate::abi::sys::{self, type_index as ti, TVMFFIAny};
 use crate::base::error::{Error, Result};
+use crate::base::lock::lock_global_functions;
 use crate::base::object::builtin::FunctionObj;
 use crate::base::object::ObjectRef;
 use crate::base::value::{Any, AnyView, FromAny, TypeSchema};
@@ -334,7 +335,7 @@ impl Function {
 
     /// A global function, unchecked.
     pub(crate) fn lookup(name: &str) -> Option<Function> {
-        let _locked = global_table();
+        let _locked = lock_global_functions();
         Self::get_global_unlocked(name)
     }
 
@@ -395,7 +396,7 @@ impl Function {
         metadata: &str,
         allow_override: bool,
     ) -> Result<()> {
-        let locked = global_table();
+        let locked = lock_global_functions();
         // The function this replaces, released only after the lock: its drop may run any code.
         let previous = Function::get_global_unlocked(name);
         // The runtime's own check prints a C++ traceback to stderr before it fails (it is
@@ -437,7 +438,7 @@ impl Function {
         let list = LIST.get()?;
         // The functor copies the names when it is made: with the table's lock held.
         let functor: Function = {
-            let _locked = global_table();
+            let _locked = lock_global_functions();
             list.call_as(())?
         };
         let count: i64 = functor.call_as((-1i64,))?;
@@ -490,12 +491,6 @@ fn builtins() -> &'static Builtins {
             _functions: functions,
         }
     })
-}
-
-/// Rust's accesses to the runtime's global function table, which the runtime does not
-/// synchronise: one lock for every Rust library of the process (`base::lock`).
-fn global_table() -> crate::base::lock::GlobalFunctionsGuard {
-    crate::base::lock::lock_global_functions()
 }
 
 impl TypeSchema for Function {
