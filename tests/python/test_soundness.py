@@ -380,3 +380,74 @@ print(use_count(first))
         "['by python', 'first']",
         "2",
     ], out
+
+
+ACCESSORS = """
+@tvm_ffi.register_object("rs_soundness.Small")
+class Small(tvm_ffi.Object):
+    pass
+@tvm_ffi.register_object("rs_soundness.Big")
+class Big(tvm_ffi.Object):
+    pass
+@tvm_ffi.register_object("rs_soundness.Frozen")
+class Frozen(tvm_ffi.Object):
+    pass
+@tvm_ffi.register_object("rs_soundness.Thawed")
+class Thawed(tvm_ffi.Object):
+    pass
+small = Small(1)
+frozen = Frozen("a name long enough to live on the heap")
+"""
+
+
+def test_field_accessors_applied_to_an_object_of_another_type_raise_type_error():
+    # Python's field descriptors hand the accessor "object address + offset" for any object:
+    # each accessor checks the object's type before it touches the field.
+    out = run(ACCESSORS + """
+attempt(lambda: Big.tags.fget(small))
+attempt(lambda: Big.parent.fset(small, small))
+attempt(lambda: Big.parent.fget(small))
+attempt(lambda: Thawed.name.fset(frozen, "replaced"))
+attempt(lambda: Thawed.name.fget(frozen))
+print(frozen.name, small.x)
+big = Big(1, 2, [3], small)
+print(Big.tags.fget(big)[0], Big.parent.fget(big).x)
+Big.parent.fset(big, None)
+print(big.parent)
+""")
+    assert out == [
+        "TypeError Cannot read the field of `rs_soundness.Big` at offset 40 on an object of type "
+        "`rs_soundness.Small`",
+        "TypeError Cannot set the field of `rs_soundness.Big` at offset 48 on an object of type "
+        "`rs_soundness.Small`",
+        "TypeError Cannot read the field of `rs_soundness.Big` at offset 48 on an object of type "
+        "`rs_soundness.Small`",
+        "TypeError Cannot set the field of `rs_soundness.Thawed` at offset 24 on an object of type "
+        "`rs_soundness.Frozen`",
+        "TypeError Cannot read the field of `rs_soundness.Thawed` at offset 24 on an object of type "
+        "`rs_soundness.Frozen`",
+        "a name long enough to live on the heap 1",
+        "3 1",
+        "None",
+    ]
+
+
+def test_a_drop_panicking_with_a_payload_whose_drop_panics_does_not_end_the_process():
+    out = run("""
+@tvm_ffi.register_object("rs_soundness.PanicsTwiceOnDrop")
+class PanicsTwiceOnDrop(tvm_ffi.Object):
+    pass
+for _ in range(3):
+    o = PanicsTwiceOnDrop(1)
+    del o
+print("alive")
+""")
+    assert out == ["alive"]
+
+
+def test_reflection_on_an_unregistered_type_index_is_an_error():
+    # The runtime's own lookup ends the process on an index it never registered.
+    out = run("""
+attempt(lambda: tvm_ffi.get_global_func("rs_soundness.field_getter_of_index")(1 << 20))
+""")
+    assert out == ["TypeError type index 1048576 is no registered object type"]

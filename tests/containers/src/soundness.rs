@@ -270,3 +270,79 @@ pub fn register_globals(prefix: &str, count: i64) -> tvm_ffi::Result<()> {
     }
     Ok(())
 }
+
+/// A small object: another type's accessors, handed one of these, would reach past its end.
+#[derive(Object)]
+#[ffi_type(key = "rs_soundness.Small")]
+#[repr(C)]
+pub struct Small {
+    /// A number.
+    pub x: i64,
+}
+
+/// A larger object whose later fields lie past the end of a `Small`.
+#[derive(Object)]
+#[ffi_type(key = "rs_soundness.Big")]
+#[repr(C)]
+pub struct Big {
+    /// Padding up to the fields below.
+    pub a: i64,
+    /// Likewise.
+    pub b: i64,
+    /// Read past a `Small`'s end by a `Big` getter.
+    pub tags: Array<i64>,
+    /// Written past a `Small`'s end by a `Big` setter.
+    #[ffi(rw, default = None)]
+    pub parent: Rw<Option<ObjectRef<Small>>>,
+}
+
+/// A sealed text field, read by Rust as `&str` ...
+#[derive(Object)]
+#[ffi_type(key = "rs_soundness.Frozen")]
+#[repr(C)]
+pub struct Frozen {
+    /// Read-only once constructed.
+    pub name: tvm_ffi::String,
+}
+
+/// ... and another type's writable field at the same offset.
+#[derive(Object)]
+#[ffi_type(key = "rs_soundness.Thawed")]
+#[repr(C)]
+pub struct Thawed {
+    /// Writable from every language.
+    #[ffi(rw)]
+    pub name: Rw<tvm_ffi::String>,
+}
+
+/// A panic payload whose own `Drop` panics.
+struct Bomb;
+
+impl Drop for Bomb {
+    fn drop(&mut self) {
+        panic!("the payload's drop panics too");
+    }
+}
+
+/// An object whose `Drop` panics with a [`Bomb`]: the deleter that catches the panic must not
+/// let the payload's second panic escape into the runtime.
+#[derive(Object)]
+#[ffi_type(key = "rs_soundness.PanicsTwiceOnDrop")]
+#[repr(C)]
+pub struct PanicsTwiceOnDrop {
+    /// Unused.
+    pub x: i64,
+}
+
+impl Drop for PanicsTwiceOnDrop {
+    fn drop(&mut self) {
+        std::panic::panic_any(Bomb);
+    }
+}
+
+/// `reflection::FieldGetter::new` on any index (safe Rust).
+#[tvm_ffi::ffi_func(name = "rs_soundness.field_getter_of_index")]
+pub fn field_getter_of_index(index: i64) -> tvm_ffi::Result<()> {
+    let index = i32::try_from(index).map_err(|_| tvm_ffi::Error::value_error("index"))?;
+    tvm_ffi::reflection::FieldGetter::new(index, "x").map(drop)
+}

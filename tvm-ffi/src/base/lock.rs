@@ -915,10 +915,10 @@ struct GraveOf<T> {
 
 unsafe extern "C" fn free_grave<T>(grave: *mut Grave) {
     // A panic in the value's Drop must not unwind into another library's frame.
-    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    crate::abi::catch_discarding(|| {
         // SAFETY: made by `Grave::new::<T>` (the first field of a `GraveOf<T>`).
         drop(unsafe { Box::from_raw(grave as *mut GraveOf<T>) });
-    }));
+    });
 }
 
 const _: () = assert!(std::mem::size_of::<Stripe>() == 64);

@@ -166,7 +166,8 @@ pub fn panic_with(kind: &'static str, message: std::string::String) -> ! {
 pub fn raise_panic(context: &str, payload: Box<dyn std::any::Any + Send>) {
     let out_of_memory = payload.is::<AllocFailure>();
     let raised = catch(|| panic_to_error(context, payload).set_raised());
-    if raised.is_err() {
+    if let Err(again) = raised {
+        std::mem::forget(again);
         let (kind, message) = if out_of_memory {
             (c"MemoryError", c"out of memory")
         } else {
@@ -186,8 +187,11 @@ pub fn guard_quiet<T>(context: &str, body: impl FnOnce() -> T) -> Option<T> {
     match catch(body) {
         Ok(v) => Some(v),
         Err(payload) => {
-            let message = catch(|| panic_to_error(context, payload).to_string())
-                .unwrap_or_else(|_| format!("Rust panic in `{context}`"));
+            let message =
+                catch(|| panic_to_error(context, payload).to_string()).unwrap_or_else(|again| {
+                    std::mem::forget(again);
+                    format!("Rust panic in `{context}`")
+                });
             crate::abi::warn(format_args!("{message}"));
             None
         }

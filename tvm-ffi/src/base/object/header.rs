@@ -337,7 +337,7 @@ unsafe fn release_now_then_dec_weak<R: Release>(ptr: *mut c_void, flags: c_int) 
 pub(crate) unsafe fn drop_payload<T, D: DropPayload<T>>(ptr: *mut c_void) {
     let cell = ptr as *mut ObjectCell<T>;
     // A panic in Drop must not unwind into C; the payload is then leaked, not freed twice.
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    let dropped = crate::abi::catch_discarding(|| {
         // SAFETY: strong count reached zero: no one can reach the payload any more.
         unsafe {
             D::drop_payload(
@@ -345,8 +345,8 @@ pub(crate) unsafe fn drop_payload<T, D: DropPayload<T>>(ptr: *mut c_void) {
                 std::ptr::addr_of_mut!((*cell).payload),
             )
         }
-    }));
-    if result.is_err() {
+    });
+    if !dropped {
         crate::abi::warn(format_args!(
             "a panic in Drop of `{}` was caught in the object deleter",
             std::any::type_name::<T>()

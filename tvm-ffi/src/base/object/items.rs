@@ -92,11 +92,11 @@ impl<T: ObjectWithItems> Release for ItemsRelease<T> {
             // SAFETY: as above; the items were all written when the object was made.
             let (len, items) = unsafe { count_and_items::<T, T::Item>(ptr) };
             // A panic in Drop must not unwind into C: the remaining items are leaked.
-            let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let dropped = crate::abi::catch_discarding(|| {
                 // SAFETY: `len` initialised items no one can reach, dropped once.
                 unsafe { std::ptr::drop_in_place(std::ptr::slice_from_raw_parts_mut(items, len)) }
-            }));
-            if dropped.is_err() {
+            });
+            if !dropped {
                 crate::abi::warn(format_args!(
                     "a panic in Drop of an item of `{}` was caught in the object deleter",
                     std::any::type_name::<T>()

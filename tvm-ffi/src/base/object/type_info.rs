@@ -7,8 +7,12 @@ use super::types::RuntimeType;
 use crate::abi::sys::{self, type_index as ti};
 
 /// The registry entry of a type index, if any. Crate-private: the runtime mutates the entry
-/// (its field and method tables grow) while the reference lives.
+/// (its field and method tables grow) while the reference lives. An index the runtime never
+/// registered answers `None` (`TVMFFIGetTypeInfo` would end the process), whoever asks.
 pub(crate) fn type_info(index: i32) -> Option<&'static sys::TVMFFITypeInfo> {
+    if !is_registered(index) {
+        return None;
+    }
     // SAFETY: TVMFFIGetTypeInfo returns null or a pointer into the registry, which lives (and
     // never moves its entries) until process exit.
     unsafe { sys::TVMFFIGetTypeInfo(index).as_ref() }

@@ -30,7 +30,7 @@ use super::rw::Rw;
 use crate::abi::sys::{self, type_index as ti, TVMFFIAny, TVMFFIObject};
 use crate::base::error::panic::{catch, raise_panic};
 use crate::base::error::{Error, Result};
-use crate::base::object::{ObjectRef, ObjectType};
+use crate::base::object::{type_info, ObjectRef, ObjectType};
 use crate::base::value::any::cast_error_named;
 use crate::base::value::{
     Any, AnyView, BigInt, Bytes, DataType, Device, FromAny, IntoAny, Optional, String, TryIntoAny,
@@ -357,12 +357,31 @@ impl<T> ForeignField for Rw<T> {}
 /// Compile-time check used by generated code for the fields of `external` declarations.
 pub const fn assert_foreign_field<F: ForeignField + ?Sized>() {}
 
-/// The header of the object owning the field at `field` (`OFFSET` bytes into it).
+/// The header of the object owning the field at `field` (`OFFSET` bytes into it), when that
+/// object is a `T` (or of a subtype): the runtime hands an accessor "object address + offset",
+/// and Python's field descriptors accept any object, so the owner's type is checked before any
+/// byte of the field is touched.
+///
+/// # Safety
+/// `field` is `OFFSET` bytes past the header of a live object (of any type).
 #[inline]
-unsafe fn owner_of<const OFFSET: usize>(field: *mut c_void) -> NonNull<TVMFFIObject> {
-    // SAFETY: the runtime passes the address of a field registered at OFFSET, so the object
-    // header is OFFSET bytes before it; it is never null.
-    unsafe { NonNull::new_unchecked((field as *mut u8).sub(OFFSET) as *mut TVMFFIObject) }
+unsafe fn owner_of<T: ObjectType, const OFFSET: usize>(
+    field: *mut c_void,
+    access: &str,
+) -> Result<NonNull<TVMFFIObject>> {
+    // SAFETY: the caller's contract: the header is OFFSET bytes before `field`, never null.
+    let owner =
+        unsafe { NonNull::new_unchecked((field as *mut u8).sub(OFFSET) as *mut TVMFFIObject) };
+    // SAFETY: a live object's header.
+    let index = unsafe { crate::base::object::type_index_of(owner) };
+    if type_info::is_instance_of_any_index(index, T::runtime_type()) {
+        return Ok(owner);
+    }
+    Err(Error::type_error(format!(
+        "Cannot {access} the field of `{}` at offset {OFFSET} on an object of type `{}`",
+        T::TYPE_KEY,
+        type_info::type_key_of_index(index)
+    )))
 }
 
 /// Writes an error raised by an accessor, naming the field.
@@ -376,9 +395,9 @@ pub(super) fn raise(err: Error) -> c_int {
 /// writes an owned copy of the value (`None` for an unset required reference).
 ///
 /// # Safety
-/// Called by the runtime with the address of such a field of a live object and a writable
-/// `out`.
-pub unsafe extern "C" fn field_getter<F: FieldValue, const OFFSET: usize>(
+/// Called by the runtime with `OFFSET` bytes past the header of a live object (of any type:
+/// a `T` is checked) and a writable `out`.
+pub unsafe extern "C" fn field_getter<T: ObjectType, F: FieldValue, const OFFSET: usize>(
     field: *mut c_void,
     out: *mut TVMFFIAny,
 ) -> c_int {
@@ -395,8 +414,8 @@ pub unsafe extern "C" fn field_getter<F: FieldValue, const OFFSET: usize>(
         }
     };
     let outcome = catch(|| {
-        // SAFETY: the field belongs to a live object at OFFSET.
-        let owner = unsafe { owner_of::<OFFSET>(field as *mut c_void) };
+        // SAFETY: the runtime's contract: OFFSET bytes into a live object.
+        let owner = unsafe { owner_of::<T, OFFSET>(field as *mut c_void, "read") }?;
         // SAFETY: a live object. A sealed object's fields are all set and immutable (or
         // `Rw`-locked); an open object's are read under the construction lock.
         if unsafe { construction::is_sealed(owner) } {
@@ -441,8 +460,8 @@ unsafe fn all_zero(ptr: *const u8, len: usize) -> bool {
 /// open (see the [field access rules](crate::reflection)).
 ///
 /// # Safety
-/// Called by the runtime with the address of such a field of a live object and a valid
-/// borrowed `value`.
+/// Called by the runtime with `OFFSET` bytes past the header of a live object (of any type:
+/// a `T` is checked) and a valid borrowed `value`.
 pub unsafe extern "C" fn field_setter<T: ObjectType, F: FieldValue, const OFFSET: usize>(
     field: *mut c_void,
     value: *const TVMFFIAny,
@@ -464,8 +483,8 @@ fn setter<T: ObjectType, F: FieldValue, const OFFSET: usize>(
             view.checked_cast::<F::Value>()
                 .ok_or_else(|| cast_error_named::<F::Value>(view, &F::type_str()))?,
         );
-        // SAFETY: the field belongs to a live object at OFFSET.
-        let owner = unsafe { owner_of::<OFFSET>(field as *mut c_void) };
+        // SAFETY: the runtime's contract: OFFSET bytes into a live object.
+        let owner = unsafe { owner_of::<T, OFFSET>(field as *mut c_void, "set") }?;
         // A reference held by an instance allocated outside Rust (a Python subclass) is never
         // replaced: the runtime's shallow copy of the instance takes it without Rust's lock.
         // Only storage still all zero (as allocated: nothing to release) is written.

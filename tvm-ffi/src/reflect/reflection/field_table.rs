@@ -42,7 +42,7 @@ pub const fn field<T: ObjectType, S: FieldValue, const OFFSET: usize>(
         size: std::mem::size_of::<S>(),
         alignment: std::mem::align_of::<S>(),
         static_type_index: S::STATIC_TYPE_INDEX,
-        getter: field_getter::<S, OFFSET>,
+        getter: field_getter::<T, S, OFFSET>,
         setter: field_setter::<T, S, OFFSET>,
         type_schema: <S::Value as TypeSchema>::type_schema,
         default,
