@@ -504,18 +504,65 @@ fn registering_globals_while_other_threads_look_them_up_is_serialised() {
     assert_eq!(f.call_as::<i64, _>((41,)).unwrap(), 42);
 }
 
-/// The runtime's functions that trust their arguments as code or raw memory, by name.
+/// Runtime builtins the safe lookups refuse: ones that trust their arguments as code or raw
+/// memory, change the registries, write a `List` or `Dict` without the SDK's lock, or end the
+/// process on an unregistered type index.
 const TRUST_REQUIRING: &[&str] = &[
     "ffi.ModuleLoadFromFile",
     "ffi.Module.load_from_file.so",
     "ffi.FunctionFromExternC",
     "ffi.MakeFieldSetter",
+    "ffi.MakeFieldGetter",
+    "ffi.MakeObjectFromPackedArgs",
     "ffi._PyClassRegisterTypeAttrColumns",
     "ffi._RegisterFFIInit",
     "ffi.FunctionRemoveGlobal",
     "ffi.ModuleGlobalsRemove",
     "ffi.ModuleClearImports",
+    "ffi.ListAppend",
+    "ffi.ListClear",
+    "ffi.ListSetItem",
+    "ffi.ListGetItem",
+    "ffi.ListPop",
+    "ffi.DictSetItem",
+    "ffi.DictErase",
+    "ffi.DictClear",
+    "ffi.DictGetItem",
+    "ffi.StructuralMutate",
 ];
+
+/// Every builtin of the runtime (`ffi.*`) is either handed out as it is or refused: the safe
+/// lookups' boundary is a list of safe builtins, so a builtin a newer runtime adds is refused
+/// until it is reviewed.
+#[test]
+fn safe_lookups_hand_out_only_the_listed_builtins() {
+    let names = Function::list_global_names().unwrap();
+    let builtins: Vec<_> = names.iter().filter(|n| n.starts_with("ffi.")).collect();
+    assert!(builtins.len() > 80, "{builtins:?}");
+    let (mut handed, mut refused) = (0, 0);
+    for name in builtins {
+        // SAFETY: only looked up and compared, never called.
+        let real = unsafe { Function::get_global_unchecked(name) }.unwrap();
+        match Function::get_global_required(name) {
+            Ok(found) => {
+                assert!(found == real, "{name}");
+                handed += 1;
+            }
+            Err(err) => {
+                assert_eq!(err.kind().as_str(), "ValueError", "{name}");
+                refused += 1;
+            }
+        }
+    }
+    // The writers of both mutable containers are among the refused.
+    assert!(
+        handed >= 40 && refused >= 40,
+        "{handed} handed out, {refused} refused"
+    );
+    for name in TRUST_REQUIRING {
+        assert!(Function::get_global_required(name).is_err(), "{name}");
+    }
+}
 
 #[test]
 fn safe_lookups_refuse_functions_that_trust_their_arguments() {

@@ -1,96 +1,99 @@
-//! The runtime's global functions that safe Rust may not reach by name, and the ones that keep
-//! their arguments: the one place that says which and why.
+//! Which of the runtime's builtins safe Rust may reach by name, and which keep their
+//! arguments: the one place that says which and why.
 //!
-//! The runtime registers, next to its containers and reflection helpers, functions whose
-//! arguments are trusted as code or raw memory. Reached through `Function::get_global` they
-//! would make a safe call as powerful as an `unsafe` block, so the safe lookups refuse them
-//! ([`refusal`]); `Function::get_global_unchecked` is the `unsafe` way to them.
+//! The runtime registers, in its `ffi.` namespace, its containers, reflection and module
+//! helpers. Many of them break what the SDK's safe API relies on: they write a `List` or `Dict`
+//! without the lock every Rust operation on it holds, load libraries, make functions of raw
+//! pointers, write through raw addresses, or change the runtime's unsynchronised registries.
+//! A list of refused names can never be complete (each runtime release adds builtins), so the
+//! safe lookups hand out only the builtins listed in [`SAFE_BUILTINS`], which read or build
+//! values; every other `ffi.` name is refused ([`refusal`]), and
+//! `Function::get_global_unchecked` is the `unsafe` way to it. Functions outside the `ffi.`
+//! namespace are other libraries' code, which safe Rust calls as any FFI call: their soundness
+//! is their authors'.
 //!
-//! The runtime's builtins (every `ffi.*` global) hold what they are given as `Any`s, which the
-//! runtime makes from a borrowed `DLTensor*` by copying the pointer (C++ `Any(AnyView)`): a
-//! view passed to `ffi.Array`, `ffi.DictSetItem`, ... would outlive its tensor. A call of one
-//! of them with such an argument is refused ([`keeps_arguments`], checked by `Function::call_packed`),
-//! at no cost to calls without one.
+//! The runtime's builtins hold what they are given as `Any`s, which the runtime makes from a
+//! borrowed `DLTensor*` by copying the pointer (C++ `Any(AnyView)`): a view passed to
+//! `ffi.Array`, ... would outlive its tensor. A call of one of them with such an argument is
+//! refused ([`keeps_arguments`], checked by `Function::call_packed`), at no cost to calls
+//! without one.
 use crate::abi::sys::type_index as ti;
 use crate::base::error::Error;
 use crate::base::value::AnyView;
 
-/// Global functions of the runtime that trust their caller, and why. A safe lookup of one of
-/// these names (or of a name starting with one that ends in `.`) is refused.
-const TRUST_REQUIRING: &[(&str, &str)] = &[
-    // `Module::LoadFromFile`: dlopen runs the library's constructors, and the runtime then
-    // calls its `__tvm_ffi_*` symbols as safe-call functions, unchecked.
-    (
-        "ffi.ModuleLoadFromFile",
-        "it loads a shared library, running its initialisers and trusting its `__tvm_ffi_*` \
-         symbols; use the unsafe `Module::load_from_file`",
-    ),
-    // The per-format loaders `ModuleLoadFromFile` dispatches to (`.so` today; other runtimes
-    // register more under this prefix).
-    (
-        "ffi.Module.load_from_file.",
-        "it loads a shared library, running its initialisers and trusting its `__tvm_ffi_*` \
-         symbols; use the unsafe `Module::load_from_file`",
-    ),
-    // `Function::FromExternC(void* self, void* safe_call, void* deleter)`: calling the result
-    // jumps to `safe_call`.
-    (
-        "ffi.FunctionFromExternC",
-        "it makes a function of raw code and data pointers",
-    ),
-    // `MakeFieldSetter(type_index, int64 converter, int64 f_convert)`: the setter it returns
-    // calls `f_convert` (an address given as an integer) and writes through the raw field
-    // address it receives.
-    (
-        "ffi.MakeFieldSetter",
-        "it calls a C function pointer given as an integer and writes through a raw address",
-    ),
-    // `PyClassRegisterTypeAttrColumns(type_index, total_size)`: registers `__ffi_new__` and
-    // `__ffi_shallow_copy__` allocating `total_size` bytes for any type, which the type's
-    // setters then write past the end of when it is smaller than the type.
-    (
-        "ffi._PyClassRegisterTypeAttrColumns",
-        "it registers constructors of any type index with a size the caller chooses",
-    ),
-    // `RegisterFFIInit(type_index)`: registers a type attribute of any type (the runtime's type
-    // attribute tables are not synchronised, and the constructor protocol of a Rust type is
-    // registered by its library).
-    (
-        "ffi._RegisterFFIInit",
-        "it registers a constructor of any type index into the runtime's unsynchronised type \
-         tables",
-    ),
-    // Removes a global without Rust's lock on the global function table: a Rust lookup on
-    // another thread reads the table while it changes.
-    (
-        "ffi.FunctionRemoveGlobal",
-        "it changes the global function table without the lock Rust's lookups hold",
-    ),
-    // Drops the reference that keeps a loaded library loaded (`Module::keep_alive`), or the
-    // module's imports: the library can then be unloaded while the types and functions it
-    // registered stay reachable.
-    (
-        "ffi.ModuleGlobalsRemove",
-        "it lets a loaded library be unloaded while what it registered stays reachable",
-    ),
-    (
-        "ffi.ModuleClearImports",
-        "it lets a loaded library be unloaded while what it registered stays reachable",
-    ),
+/// The runtime's builtins that the safe lookups hand out: they build new values, read
+/// immutable ones (`Array`, `Map`, `Shape`, strings), compare, hash, print or serialise values,
+/// or describe modules and functions. None writes a container, takes an address or a type
+/// index from its caller, or changes a registry. (`ffi.List` and `ffi.Dict` make new containers,
+/// which no other thread holds yet.)
+const SAFE_BUILTINS: &[&str] = &[
+    "ffi.Array",
+    "ffi.ArrayContains",
+    "ffi.ArrayGetItem",
+    "ffi.ArraySize",
+    "ffi.Bytes",
+    "ffi.ContainerFindFirstNonCPUDevice",
+    "ffi.DeepCopy",
+    "ffi.Dict",
+    "ffi.FromJSONGraph",
+    "ffi.FromJSONGraphString",
+    "ffi.FunctionListGlobalNamesFunctor",
+    "ffi.GetFirstStructuralMismatch",
+    "ffi.GetGlobalFuncMetadata",
+    "ffi.GetInvalidObject",
+    "ffi.GetKwargsObject",
+    "ffi.GetRegisteredTypeKeys",
+    "ffi.List",
+    "ffi.Map",
+    "ffi.MapCount",
+    "ffi.MapForwardIterFunctor",
+    "ffi.MapGetItem",
+    "ffi.MapGetItemOrMissing",
+    "ffi.MapSize",
+    "ffi.ModuleGetFunction",
+    "ffi.ModuleGetFunctionDoc",
+    "ffi.ModuleGetFunctionMetadata",
+    "ffi.ModuleGetKind",
+    "ffi.ModuleGetPropertyMask",
+    "ffi.ModuleGetWriteFormats",
+    "ffi.ModuleImplementsFunction",
+    "ffi.ModuleInspectSource",
+    "ffi.RecursiveEq",
+    "ffi.RecursiveGe",
+    "ffi.RecursiveGt",
+    "ffi.RecursiveHash",
+    "ffi.RecursiveLe",
+    "ffi.RecursiveLt",
+    "ffi.ReprPrint",
+    "ffi.Shape",
+    "ffi.String",
+    "ffi.StructuralEqual",
+    "ffi.StructuralHash",
+    "ffi.StructuralKey",
+    "ffi.StructuralKeyEqual",
+    "ffi.SystemLib",
+    "ffi.ToJSONGraph",
+    "ffi.ToJSONGraphString",
+    "ffi.json.Parse",
+    "ffi.json.Stringify",
 ];
 
 /// Why the safe lookups refuse `name`, or `None` when they do not.
 pub(crate) fn refusal(name: &str) -> Option<&'static str> {
-    TRUST_REQUIRING
-        .iter()
-        .find(|(refused, _)| {
-            if refused.ends_with('.') {
-                name.starts_with(refused)
-            } else {
-                name == *refused
-            }
-        })
-        .map(|(_, why)| *why)
+    if !name.starts_with("ffi.") || SAFE_BUILTINS.binary_search(&name).is_ok() {
+        return None;
+    }
+    Some(
+        if name == "ffi.ModuleLoadFromFile" || name.starts_with("ffi.Module.load_from_file.") {
+            "it loads a shared library, running its initialisers and trusting its `__tvm_ffi_*` \
+         symbols; use the unsafe `Module::load_from_file`"
+        } else {
+            "it is a runtime builtin that safe Rust may not call (the ones that write a `List` or \
+         `Dict` without the lock Rust's operations hold, take raw addresses, code pointers or \
+         type indices, load libraries or change the runtime's registries are all refused; the \
+         safe ones are listed in the guide's soundness chapter)"
+        },
+    )
 }
 
 /// The error of a safe lookup of a refused name.
