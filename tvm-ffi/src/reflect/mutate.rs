@@ -27,7 +27,7 @@ use super::visit::{
 use crate::abi::sys::{self, field_flags, type_index as ti};
 use crate::base::error::{Error, Result};
 use crate::base::object::builtin::{AnyObject, ArrayObj, DictObj, ListObj, MapObj};
-use crate::base::object::{strong_count_of, ObjectRef, ObjectType};
+use crate::base::object::{held_only_by, ObjectRef, ObjectType};
 use crate::base::value::{Any, AnyView, FromAny, IntoAny};
 use crate::call::function::IntoArg;
 use crate::data::container::{Array, Dict, List, Map};
@@ -1312,7 +1312,9 @@ pub(crate) enum Permit {
     InPlace,
 }
 
-/// Whether `value` is an object that nothing but its one holder references.
+/// Whether `value` is an object that nothing but its one holder references, strongly or
+/// weakly (a weak reference upgraded by a callback would be a second owner of an object the
+/// traversal keeps rewriting).
 #[inline]
 fn is_unique(value: &AnyView<'_>) -> bool {
     let raw = value.as_raw();
@@ -1320,7 +1322,7 @@ fn is_unique(value: &AnyView<'_>) -> bool {
         return false;
     }
     // SAFETY: an object index: `v_obj` is a live object that `value`'s owner keeps alive.
-    unsafe { strong_count_of(NonNull::new_unchecked(raw.value.v_obj)) == 1 }
+    unsafe { held_only_by(NonNull::new_unchecked(raw.value.v_obj), 1) }
 }
 
 /// Whether two values are the same bits (the same object, the same plain value).
@@ -1455,8 +1457,8 @@ trait Driver {
         if changed.is_empty() {
             return Ok(owned(value));
         }
-        // `list` is one more reference of ours: unique means two.
-        if permit == Permit::InPlace && list.as_object_ref().strong_count() == 2 {
+        // `list` is one more reference of ours: unique means two (and no weak one).
+        if permit == Permit::InPlace && list.as_object_ref().held_only_by(2) {
             for index in changed {
                 list.set(index, items[index].clone())?;
             }
@@ -1534,8 +1536,8 @@ trait Driver {
         if changed.is_empty() {
             return Ok(owned(value));
         }
-        // `dict` is one more reference of ours: unique means two.
-        if permit == Permit::InPlace && dict.as_object_ref().strong_count() == 2 {
+        // `dict` is one more reference of ours: unique means two (and no weak one).
+        if permit == Permit::InPlace && dict.as_object_ref().held_only_by(2) {
             for index in changed {
                 let (key, item) = &entries[index];
                 dict.insert(key.clone(), item.clone())?;

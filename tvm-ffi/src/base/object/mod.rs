@@ -57,6 +57,18 @@ pub(crate) unsafe fn strong_count_of(ptr: NonNull<TVMFFIObject>) -> u32 {
     (unsafe { ref_count(ptr) }.load(Ordering::Relaxed) & STRONG_MASK) as u32
 }
 
+/// Whether exactly `strong` strong references and no weak reference hold the object: the rule
+/// of an in-place update (as `Arc::get_mut`'s), since a weak reference can be upgraded into
+/// another owner at any time. Acquire, so that the other owners' last uses happen before.
+///
+/// # Safety
+/// The object's memory must be alive (see [`header::ref_count`]).
+#[inline]
+pub(crate) unsafe fn held_only_by(ptr: NonNull<TVMFFIObject>, strong: u32) -> bool {
+    // SAFETY: the caller's contract.
+    unsafe { ref_count(ptr) }.load(Ordering::Acquire) == (1 << 32) | u64::from(strong)
+}
+
 /// A strong reference to an object whose payload is (at least) `T`.
 ///
 /// Pointer-sized and layout-compatible with C++ `ObjectRef`: a non-null pointer to the header.
@@ -214,6 +226,14 @@ impl<T: ObjectType> ObjectRef<T> {
     pub fn strong_count(&self) -> u32 {
         // SAFETY: `self` holds a strong reference.
         unsafe { strong_count_of(self.ptr) }
+    }
+
+    /// Whether exactly `strong` strong references (this one among them) and no weak reference
+    /// hold the object (see [`held_only_by`]).
+    #[inline]
+    pub(crate) fn held_only_by(&self, strong: u32) -> bool {
+        // SAFETY: `self` holds a strong reference.
+        unsafe { held_only_by(self.ptr, strong) }
     }
 
     /// Current weak reference count (including the one held by the strong references).

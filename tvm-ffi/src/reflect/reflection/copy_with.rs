@@ -59,7 +59,7 @@ impl<T: ObjectType> ObjectRef<T> {
         // As the root type: a copy of a Rust-defined type stays open for its setters until it
         // is cast to `T` below.
         let copy: ObjectRef<AnyObject> = copy.call_as((self.as_object(),))?;
-        if copy.ptr_eq(self) || copy.strong_count() != 1 {
+        if copy.ptr_eq(self) || !copy.held_only_by(1) {
             return Err(Error::runtime_error(format!(
                 "the `{SHALLOW_COPY_ATTR}` of `{}` did not return a new object",
                 type_info::type_key_of_index(index)
