@@ -12,6 +12,7 @@ fn key_hooks_and_the_dict_lock() {
     register_sleepy_hooks(ObjectRef::new(SleepyKey { v: 0 }).type_index());
     register_cross_hooks(ObjectRef::new(CrossKey { v: 0 }).type_index());
     a_key_hook_that_writes_the_dict_being_written_is_refused();
+    a_write_nested_two_levels_into_the_dict_being_written_is_refused();
     a_thread_waiting_for_a_container_lock_sleeps();
     lookups_whose_hooks_read_another_dict_do_not_deadlock();
     writes_whose_hooks_read_another_dict_do_not_deadlock();
@@ -817,4 +818,97 @@ fn a_failing_equal_hook_is_an_error_of_the_rust_write_and_lookup() {
     for key in keys.iter().chain([&twin, &probe]) {
         assert_eq!(key.strong_count(), 1, "key {}", key.v);
     }
+}
+
+/// A dict key whose equality hook (registered the documented way) writes another dict: a key
+/// of level 1 inserts into `NESTED`'s second dict, whose level-2 keys insert into the first.
+#[derive(tvm_ffi::Object)]
+#[ffi_type(key = "rust_tests.NestedWriteKey")]
+#[repr(C)]
+pub struct NestedWriteKey {
+    pub v: i64,
+    pub level: i64,
+}
+
+/// Two dicts of one lock stripe.
+type DictPair = (Dict<Any, Any>, Dict<Any, Any>);
+
+thread_local! {
+    /// The two dicts, while the hooks are armed.
+    static NESTED: std::cell::RefCell<Option<DictPair>> = const { std::cell::RefCell::new(None) };
+    /// Per level-1 hook call: how many inserts into the first dict (made two levels below it)
+    /// were refused and how many went through.
+    static NESTED_OUTCOMES: std::cell::RefCell<Vec<(usize, usize)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+#[tvm_ffi::ffi_methods]
+impl NestedWriteKey {
+    #[ffi(type_attr = "__any_hash__")]
+    pub fn any_hash(&self) -> i64 {
+        0
+    }
+    #[ffi(type_attr = "__any_equal__")]
+    pub fn any_equal(&self, other: ObjectRef<NestedWriteKey>) -> bool {
+        let dicts = NESTED.with(|slot| slot.borrow().clone());
+        if let Some((a, b)) = dicts {
+            match self.level {
+                1 => {
+                    NESTED_OUTCOMES.with(|o| o.borrow_mut().push((0, 0)));
+                    let key = ObjectRef::new(NestedWriteKey { v: 2, level: 2 });
+                    let _ = b.insert(key.into_any(), 0i64.into_any());
+                }
+                _ => {
+                    for i in 1000..1256_i64 {
+                        let refused = a.insert(i.into_any(), i.into_any()).is_err();
+                        NESTED_OUTCOMES.with(|o| {
+                            if let Some(last) = o.borrow_mut().last_mut() {
+                                if refused {
+                                    last.0 += 1;
+                                } else {
+                                    last.1 += 1;
+                                }
+                            }
+                        });
+                    }
+                }
+            }
+        }
+        self.v == other.v
+    }
+}
+
+/// The stripe of the container lock a dict hashes to (as `base::lock` picks it).
+fn stripe_of(dict: &Dict<Any, Any>) -> usize {
+    (dict.as_object_ref().as_raw().as_ptr() as usize >> 4) % 64
+}
+
+fn a_write_nested_two_levels_into_the_dict_being_written_is_refused() {
+    // Two dicts on one lock stripe (the lock records the writes in progress per stripe).
+    let mut made: Vec<Dict<Any, Any>> = Vec::new();
+    let (a, b) = loop {
+        let next = Dict::default();
+        if let Some(twin) = made.iter().find(|d| stripe_of(d) == stripe_of(&next)) {
+            break (twin.clone(), next);
+        }
+        made.push(next);
+    };
+    let key = |v, level| ObjectRef::new(NestedWriteKey { v, level }).into_any();
+    a.insert(key(1, 1), 1i64.into_any()).unwrap();
+    b.insert(key(1, 2), 1i64.into_any()).unwrap();
+    NESTED.with(|slot| *slot.borrow_mut() = Some((a.clone(), b.clone())));
+    // The runtime compares the new key with the one of the same hash inside its write into
+    // `a`: the hook writes `b`, whose hook writes `a` while the runtime still walks it.
+    a.insert(key(2, 1), 2i64.into_any()).unwrap();
+    NESTED.with(|slot| *slot.borrow_mut() = None);
+    let outcomes = NESTED_OUTCOMES.with(|o| std::mem::take(&mut *o.borrow_mut()));
+    // A level-1 call that saw a refusal ran inside the write into `a` (a Rust lookup runs the
+    // hooks outside it too, where writes go through): there, every write into `a` is refused.
+    assert!(
+        outcomes.iter().any(|&(refused, _)| refused > 0),
+        "{outcomes:?}"
+    );
+    for &(refused, accepted) in &outcomes {
+        assert!(refused == 0 || accepted == 0, "{outcomes:?}");
+    }
+    assert_eq!(a.get(key(2, 1)).map(|v| v.cast::<i64>().unwrap()), Some(2));
 }

@@ -65,7 +65,8 @@ pub(crate) struct Stripe {
     _reserved: AtomicU32,
     /// The thread holding it (`pthread_self`), 0 when free: a container lock re-enters.
     owner: AtomicUsize,
-    /// The container a runtime write holding this stripe is changing now (0: none).
+    /// The innermost runtime write in progress under this stripe (a [`Writing`] on the
+    /// holder's stack, 0: none), linked to the writes it runs inside.
     writing: AtomicUsize,
     /// Field stripes: readers copying a value outside the lock (the count), and
     /// `HAS_GRAVES` while `graveyard` is not empty (one word: a reader's exit sees both).
@@ -76,6 +77,15 @@ pub(crate) struct Stripe {
     /// waiter can tell a cycle of waits (a deadlock) from a wait that ends.
     blocked_on: AtomicUsize,
     _pad: [AtomicUsize; 2],
+}
+
+/// A runtime write in progress on a container of a stripe: a node on the writing thread's
+/// stack, linked to the writes of the same stripe that it runs inside (a key hook or
+/// destructor the runtime runs inside one write may start another).
+#[repr(C)]
+struct Writing {
+    container: usize,
+    outer: usize,
 }
 
 /// A value waiting for the readers of its stripe: the head of a larger allocation that `bury`
@@ -112,7 +122,7 @@ pub(crate) struct SharedLocks {
 
 const MAGIC: u64 = 0x7476_6d5f_6c6f_636b; // "tvm_lock"
 /// The layout version (high half) and size (low half) of [`SharedLocks`].
-const LAYOUT: u64 = (2 << 32) | std::mem::size_of::<SharedLocks>() as u64;
+const LAYOUT: u64 = (3 << 32) | std::mem::size_of::<SharedLocks>() as u64;
 /// The first type key of the published object: only this SDK's code creates objects of it (it
 /// has no creator, fields or metadata, so neither Python nor a derived Rust type can). When it
 /// is taken by another definition, the next keys of the sequence ([`lock_type_key`]) are tried.
@@ -656,9 +666,18 @@ impl<O: ObjectType> Locked<'_, O> {
     /// write it: such a write is refused with a `RuntimeError`.
     pub(crate) fn write<R>(&self, write: impl FnOnce() -> Result<R>) -> Result<R> {
         let me = self.obj.as_raw().as_ptr() as usize;
+        // Only the holder of the stripe touches `writing` and the nodes it links, which live
+        // on the holder's stack for as long as they are linked. Every write of this container
+        // in progress on this thread is in the list: the container hashes to this stripe.
         let outer = self.stripe.writing.load(Ordering::Relaxed);
-        if outer == me {
-            return Err(reentrant_write());
+        let mut at = outer;
+        while at != 0 {
+            // SAFETY: a node linked by a write still running on this thread (see above).
+            let node = unsafe { &*(at as *const Writing) };
+            if node.container == me {
+                return Err(reentrant_write());
+            }
+            at = node.outer;
         }
         struct Restore<'s>(&'s AtomicUsize, usize);
         impl Drop for Restore<'_> {
@@ -666,8 +685,13 @@ impl<O: ObjectType> Locked<'_, O> {
                 self.0.store(self.1, Ordering::Relaxed);
             }
         }
-        // Only the holder of the stripe touches `writing`.
-        self.stripe.writing.store(me, Ordering::Relaxed);
+        let node = Writing {
+            container: me,
+            outer,
+        };
+        self.stripe
+            .writing
+            .store(&node as *const Writing as usize, Ordering::Relaxed);
         let _restore = Restore(&self.stripe.writing, outer);
         // A key's equality hook that fails inside the runtime's write answers "unequal" (the
         // runtime cannot take an error there, see `key_hook_for_runtime`): this write reports
