@@ -180,7 +180,7 @@ pub(crate) fn publish_at_load() -> std::result::Result<(), std::string::String> 
 fn init_shared_locks() -> &'static SharedLocks {
     match LOCKS.get_or_init(find_or_publish) {
         Ok(locks) => locks,
-        Err(why) => crate::base::error::panic::panic_with("RuntimeError", why.clone()),
+        Err(why) => crate::base::error::panic::panic_with(Error::runtime_error(why.clone())),
     }
 }
 
@@ -561,13 +561,11 @@ fn lock_container_contended(stripe: &'static Stripe, me: usize) {
 #[cold]
 #[inline(never)]
 fn container_deadlock() -> ! {
-    crate::base::error::panic::panic_with(
-        "RuntimeError",
+    crate::base::error::panic::panic_with(Error::runtime_error(
         "a container is used by a key hook or destructor that a container write runs, while \
          another thread's write, which holds that container, waits for the container this \
-         thread is writing: refused instead of deadlocking"
-            .to_owned(),
-    )
+         thread is writing: refused instead of deadlocking",
+    ))
 }
 
 impl Drop for ReentrantGuard {
@@ -868,12 +866,10 @@ impl Stripe {
 #[cold]
 #[inline(never)]
 fn field_reentered() -> ! {
-    crate::base::error::panic::panic_with(
-        "RuntimeError",
+    crate::base::error::panic::panic_with(Error::runtime_error(
         "an Rw field's lock is taken again by the thread that holds it (a field read or \
-         written while the same lock stripe is held): refused instead of waiting forever"
-            .to_owned(),
-    )
+         written while the same lock stripe is held): refused instead of waiting forever",
+    ))
 }
 
 /// A reader of a field stripe, counted until it is dropped; the last reader frees what was
@@ -964,8 +960,8 @@ mod tests {
             drop(FieldGuard::lock(addr));
             let _ = done.send(again.map_err(|payload| {
                 payload
-                    .downcast_ref::<std::string::String>()
-                    .cloned()
+                    .downcast_ref::<Error>()
+                    .map(|err| err.message().to_owned())
                     .unwrap_or_default()
             }));
         });

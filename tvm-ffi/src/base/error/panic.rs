@@ -22,9 +22,6 @@ use crate::base::error::Error;
 
 thread_local! {
     static LAST_PANIC_LOCATION: RefCell<Option<std::string::String>> = const { RefCell::new(None) };
-    /// The error kind and message of the last [`panic_with`] on this thread: a panic whose
-    /// message is that one is that error.
-    static REPORTED: RefCell<Option<(&'static str, std::string::String)>> = const { RefCell::new(None) };
     /// How many FFI entry points are catching panics on this thread right now.
     static CATCHING: Cell<u32> = const { Cell::new(0) };
 }
@@ -77,8 +74,18 @@ pub fn install_panic_hook() {
                 let _ = LAST_PANIC_LOCATION.try_with(|slot| *slot.borrow_mut() = Some(text));
             }
             let caught = CATCHING.try_with(Cell::get).unwrap_or(0) > 0;
-            if !caught || reporting_caught_panics() {
-                previous(info);
+            if caught && !reporting_caught_panics() {
+                return;
+            }
+            match info.payload().downcast_ref::<Error>() {
+                // The default hook prints a payload that is no string as `Box<dyn Any>`.
+                Some(err) => crate::abi::warn(format_args!(
+                    "thread '{}' panicked at {}:\n{err}",
+                    std::thread::current().name().unwrap_or("<unnamed>"),
+                    info.location()
+                        .map_or_else(String::new, ToString::to_string),
+                )),
+                None => previous(info),
             }
         }));
     });
@@ -113,7 +120,20 @@ pub fn panic_to_error(context: &str, payload: Box<dyn std::any::Any + Send>) -> 
     if let Some(failure) = payload.downcast_ref::<AllocFailure>() {
         return Error::new("MemoryError", format!("{failure}{target}"));
     }
-    let reported = REPORTED.with(|slot| slot.borrow_mut().take());
+    let payload = match payload.downcast::<Error>() {
+        // A condition the SDK reports from code that cannot return an error: that error,
+        // without the location of the panic (which is the SDK's).
+        Ok(err) => {
+            if context.is_empty() {
+                return *err;
+            }
+            return Error::new(
+                err.kind_name(),
+                format!("{} (when calling `{context}`)", err.message()),
+            );
+        }
+        Err(payload) => payload,
+    };
     let message = if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_string()
     } else if let Some(s) = payload.downcast_ref::<std::string::String>() {
@@ -121,16 +141,6 @@ pub fn panic_to_error(context: &str, payload: Box<dyn std::any::Any + Send>) -> 
     } else {
         "<non-string panic payload>".to_string()
     };
-    if let Some((kind, _)) = reported.filter(|(_, reported)| *reported == message) {
-        // A condition the SDK reports from code that cannot return an error: that error,
-        // without the location of the panic (which is the SDK's).
-        let when = if context.is_empty() {
-            std::string::String::new()
-        } else {
-            format!(" (when calling `{context}`)")
-        };
-        return Error::new(kind, format!("{message}{when}"));
-    }
     match location {
         Some(loc) => {
             let (file, line) = split_location(&loc);
@@ -153,12 +163,11 @@ fn split_location(loc: &str) -> (&str, u32) {
     (parts.next().unwrap_or(loc), line)
 }
 
-/// Panics with `message` where an error of `kind` must be reported but cannot be returned (a
-/// dereference): a Rust caller sees an ordinary panic with that message; the FFI boundary
-/// raises it as an error of `kind` with the message, not as a "Rust panic at <location>".
-pub fn panic_with(kind: &'static str, message: std::string::String) -> ! {
-    REPORTED.with(|slot| *slot.borrow_mut() = Some((kind, message.clone())));
-    panic!("{message}")
+/// Panics with `err` where an error must be reported but cannot be returned (a dereference, an
+/// infallible constructor): the payload is the error itself, which the FFI boundary raises as
+/// it is (not as a "Rust panic at <location>"), and the panic hook prints for a Rust caller.
+pub fn panic_with(err: Error) -> ! {
+    std::panic::panic_any(err)
 }
 
 /// Raises a caught panic as the pending FFI error. Never panics itself: if building the error

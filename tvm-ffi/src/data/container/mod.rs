@@ -33,7 +33,7 @@ pub use map::{Map, MapIter, MapViews};
 pub use shape::Shape;
 
 use crate::base::error::panic::panic_with;
-use crate::base::error::{ErrorKind, Result};
+use crate::base::error::Result;
 
 /// Collects `items` through `convert` into a vector whose allocations are fallible: a request
 /// the allocator refuses is a `MemoryError`, never an abort of the host.
@@ -57,16 +57,5 @@ fn try_collect<I: Iterator, U>(
 /// only when memory runs out: that panics with a `MemoryError` the FFI boundary raises in the
 /// caller (as `ObjectRef::new` does when it cannot allocate). Any other error keeps its kind.
 fn built<T>(result: Result<T>) -> T {
-    match result {
-        Ok(value) => value,
-        Err(err) => {
-            let kind = match err.kind() {
-                ErrorKind::Memory => "MemoryError",
-                ErrorKind::Type => "TypeError",
-                ErrorKind::Value => "ValueError",
-                _ => "RuntimeError",
-            };
-            panic_with(kind, err.message().to_string())
-        }
-    }
+    result.unwrap_or_else(|err| panic_with(err))
 }
