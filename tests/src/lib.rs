@@ -7,6 +7,25 @@ extern "C" {
     fn dlerror() -> *const std::ffi::c_char;
 }
 
+/// A global function by name, through the safe lookup (the wheel's `testing.*` functions are
+/// loaded first). Panics when it is missing or refused.
+pub fn global(name: &str) -> tvm_ffi::Function {
+    load_cpp_testing_library();
+    tvm_ffi::Function::get_global_required(name).unwrap_or_else(|err| panic!("{err}"))
+}
+
+/// A builtin of the runtime that the safe lookup refuses (a `List`/`Dict` writer, ...), for the
+/// tests that compare the SDK with the runtime's own functions.
+///
+/// # Safety
+/// Every call of the returned function keeps the builtin's contract: for the container
+/// writers, no other thread uses the container meanwhile.
+pub unsafe fn runtime_builtin(name: &str) -> tvm_ffi::Function {
+    // SAFETY: the caller's contract.
+    unsafe { tvm_ffi::Function::get_global_unchecked(name) }
+        .unwrap_or_else(|| panic!("builtin `{name}` missing"))
+}
+
 /// Path of the wheel's C++ test peer, `libtvm_ffi_testing.so` (it defines the C++ parent of
 /// the example's `my_ext.CxxChild`, so C++ programs load it before the example).
 pub fn cpp_testing_library_path() -> String {

@@ -9,9 +9,7 @@ use tvm_ffi::{
     String,
 };
 
-fn global(name: &str) -> Function {
-    Function::get_global(name).unwrap_or_else(|| panic!("global `{name}` missing"))
-}
+use tvm_ffi_tests::{global, runtime_builtin};
 
 /// A small deterministic generator (xorshift64*): the same tables on every run.
 struct Rng(u64);
@@ -101,7 +99,8 @@ fn runtime_get(table: &Any, key: &Any) -> Option<Any> {
         )
     } else {
         (
-            global("ffi.DictGetItemOrMissing"),
+            // SAFETY: the container is this test thread's alone.
+            unsafe { runtime_builtin("ffi.DictGetItemOrMissing") },
             global("ffi.GetInvalidObject"),
         )
     };
@@ -117,12 +116,16 @@ fn runtime_entries(table: &Any) -> Vec<(Any, Any)> {
     } else {
         ("ffi.DictSize", "ffi.DictForwardIterFunctor")
     };
-    let n: i64 = global(size).call_as((table,)).unwrap();
+    // SAFETY: the container is this test thread's alone.
+    let n: i64 = unsafe { runtime_builtin(size) }.call_as((table,)).unwrap();
     let mut out = Vec::new();
     if n == 0 {
         return out;
     }
-    let it: Function = global(functor).call_as((table,)).unwrap();
+    // SAFETY: as above.
+    let it: Function = unsafe { runtime_builtin(functor) }
+        .call_as((table,))
+        .unwrap();
     loop {
         out.push((it.call((0i64,)).unwrap(), it.call((1i64,)).unwrap()));
         if !it.call_as::<bool, _>((2i64,)).unwrap() {
@@ -230,8 +233,10 @@ fn map_reads_in_place_agree_with_the_runtime_on_random_maps() {
 #[test]
 fn dict_reads_in_place_agree_with_the_runtime_through_mutations() {
     let make = global("ffi.Dict");
-    let set = global("ffi.DictSetItem");
-    let erase = global("ffi.DictErase");
+    // SAFETY: the container is this test thread's alone.
+    let set = unsafe { runtime_builtin("ffi.DictSetItem") };
+    // SAFETY: the container is this test thread's alone.
+    let erase = unsafe { runtime_builtin("ffi.DictErase") };
     let mut rng = Rng(0x0123_4567_89ab_cdef);
     for &size in SIZES {
         for kind in [Some(0), Some(2), Some(3), Some(8), Some(9), None] {
@@ -358,7 +363,10 @@ fn reads_through_the_runtime_agree_with_the_runtime() {
     for ((table, keys), fast) in tables.iter().zip(&fast) {
         assert_eq!(&answers(table, keys), fast, "{}", table.type_key());
     }
-    let (set, erase) = (global("ffi.DictSetItem"), global("ffi.DictErase"));
+    // SAFETY: the container is this test thread's alone.
+    let set = unsafe { runtime_builtin("ffi.DictSetItem") };
+    // SAFETY: the container is this test thread's alone.
+    let erase = unsafe { runtime_builtin("ffi.DictErase") };
     let mut rng = Rng(0x5eed_f00d_0bad_cafe);
     let mut lookups = 0;
     for &size in &[0, 1, 2, 3, 5, 8, 17, 100, 257] {
@@ -500,7 +508,10 @@ fn dict_writes_are_shared_and_reads_are_checked() {
     assert_eq!(d.len(), 11);
     assert_eq!(d.try_get("k9").unwrap(), Some(9));
     // A foreign write of another type: the read is a TypeError, not a wrong value.
-    global("ffi.DictSetItem").call((&d, "k3", "three")).unwrap();
+    // SAFETY: the container is this test thread's alone.
+    unsafe { runtime_builtin("ffi.DictSetItem") }
+        .call((&d, "k3", "three"))
+        .unwrap();
     let err = d.try_get("k3").unwrap_err();
     assert_eq!(err.kind().as_str(), "TypeError");
     assert_eq!(
@@ -530,7 +541,8 @@ fn dict_writes_are_shared_and_reads_are_checked() {
 
 #[test]
 fn iterating_a_dict_that_changes_ends_with_an_error_as_in_python() {
-    let set = global("ffi.DictSetItem");
+    // SAFETY: the container is this test thread's alone.
+    let set = unsafe { runtime_builtin("ffi.DictSetItem") };
     for initial in [2i64, 3, 6, 40] {
         // Adding an entry between two steps (here through the runtime, as a callback would):
         // the next step is a RuntimeError, then the end; nothing is read from the old table.
@@ -611,7 +623,10 @@ fn list_writes_are_shared_and_reads_are_checked() {
     assert_eq!(list.pop().unwrap(), Some(3));
     assert_eq!(list.to_vec().unwrap(), [10, 2]);
     // A write from C++ (the runtime's function) is seen; one of another type fails the read.
-    global("ffi.ListAppend").call((&list, "four")).unwrap();
+    // SAFETY: the container is this test thread's alone.
+    unsafe { runtime_builtin("ffi.ListAppend") }
+        .call((&list, "four"))
+        .unwrap();
     assert_eq!(list.len(), 3);
     let err = list.try_get(2).unwrap_err();
     assert_eq!(
@@ -970,7 +985,10 @@ fn destructors_that_use_the_container_being_cleared_see_no_dying_element() {
             list.push(doomed(OnDrop::Nothing)).unwrap();
             list.push(doomed(OnDrop::ReadAndPushList)).unwrap();
         }
-        global("ffi.ListClear").call((&list,)).unwrap();
+        // SAFETY: the container is this test thread's alone.
+        unsafe { runtime_builtin("ffi.ListClear") }
+            .call((&list,))
+            .unwrap();
         assert_eq!(counters(), (2 * N, 0, N), "round {round}");
         assert_eq!(list.len(), 0, "round {round}");
 
@@ -1491,7 +1509,10 @@ fn dicts_keep_their_keys_in_form_across_casts_and_copies() {
 
     // A foreign write of an `int` key into a `Dict<f64, _>`: lookups with `1.0` miss it, and
     // iteration reports it as a `TypeError` rather than listing a key `1.0`.
-    global("ffi.DictSetItem").call((&copy, 1i64, 5i64)).unwrap();
+    // SAFETY: the container is this test thread's alone.
+    unsafe { runtime_builtin("ffi.DictSetItem") }
+        .call((&copy, 1i64, 5i64))
+        .unwrap();
     assert_eq!(copy.get(1.0), None);
     let err = copy.entries().unwrap_err();
     assert_eq!(err.kind().as_str(), "TypeError");

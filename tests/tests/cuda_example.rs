@@ -3,14 +3,12 @@
 //! path itself is tested from Python with PyTorch where a GPU exists
 //! (`tests/python/test_cuda_example.py`).
 use tvm_ffi::sys::DLTensor;
-use tvm_ffi::{DataType, Device, Function, Tensor, TensorView};
+use tvm_ffi::{DataType, Device, Tensor, TensorView};
 
 // Links the example: its `#[ffi_func]`s register in this binary.
 use tvm_ffi_example_cuda as _;
 
-fn global(name: &str) -> Function {
-    Function::get_global(name).unwrap_or_else(|| panic!("global `{name}` missing"))
-}
+use tvm_ffi_tests::global;
 
 /// A DLTensor labelled as device memory at a fake address: the checks read only its metadata.
 fn device_tensor(

@@ -61,9 +61,7 @@ fn v(major: i64, minor: i64, tag: &str) -> ObjectRef<TaggedVersion> {
     })
 }
 
-fn global(name: &str) -> Function {
-    Function::get_global_required(name).unwrap()
-}
+use tvm_ffi_tests::global;
 
 fn call_bool<A: tvm_ffi::IntoArg, B: tvm_ffi::IntoArg>(name: &str, a: A, b: B) -> bool {
     global(name).call_as((a, b)).unwrap()

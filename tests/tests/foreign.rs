@@ -6,9 +6,7 @@ use tvm_ffi::{Function, ObjectRef};
 
 fn create(args: &[tvm_ffi::Any]) -> ObjectRef<AnyObject> {
     tvm_ffi_tests::load_cpp_testing_library();
-    // SAFETY: a registered type key and its fields' values (the builtin ends the process on
-    // an unregistered type index, so the safe lookup refuses it).
-    unsafe { Function::get_global_unchecked("ffi.MakeObjectFromPackedArgs") }
+    Function::get_global("ffi.MakeObjectFromPackedArgs")
         .unwrap()
         .call(args)
         .unwrap()

@@ -3957,12 +3957,14 @@ mod structural_mutate {
             assert_eq!(nodes.len(), 3);
             assert!(nodes[0].is_none());
             assert!(same_object(&nodes[1], &child) && same_object(&nodes[2], &root));
-            let paths = Function::get_global_required("ffi.VisitErrorContext.FindAccessPaths")
-                .unwrap()
-                .call((&root, &context, false))
-                .unwrap()
-                .cast::<Array<Any>>()
-                .unwrap();
+            // SAFETY: a root and the context of an error raised while visiting it.
+            let paths =
+                unsafe { Function::get_global_unchecked("ffi.VisitErrorContext.FindAccessPaths") }
+                    .unwrap()
+                    .call((&root, &context, false))
+                    .unwrap()
+                    .cast::<Array<Any>>()
+                    .unwrap();
             assert_eq!(paths.len(), 1);
             let repr = Function::get_global_required("ffi.ReprPrint")
                 .unwrap()

@@ -324,7 +324,7 @@ impl Drop for Bomb {
     }
 }
 
-/// An object whose `Drop` panics with a [`Bomb`]: the deleter that catches the panic must not
+/// An object whose `Drop` panics with a `Bomb`: the deleter that catches the panic must not
 /// let the payload's second panic escape into the runtime.
 #[derive(Object)]
 #[ffi_type(key = "rs_soundness.PanicsTwiceOnDrop")]

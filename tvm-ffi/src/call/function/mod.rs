@@ -261,7 +261,22 @@ impl Function {
                 move |_| Err(trust::refused_error(&name, why)),
             ));
         }
-        Self::lookup(name)
+        Some(Self::guarded(name, Self::lookup(name)?))
+    }
+
+    /// `found`, the builtin `name` a safe lookup hands out, checking its arguments first where
+    /// the builtin trusts them (`trust::takes_a_type_index`).
+    fn guarded(name: &str, found: Function) -> Function {
+        if !trust::takes_a_type_index(name) {
+            return found;
+        }
+        let name = name.to_owned();
+        Function::from_packed_named(name.clone(), move |args| {
+            match trust::unregistered_index(&name, args) {
+                Some(err) => Err(err),
+                None => found.call_packed(args),
+            }
+        })
     }
 
     /// Looks up a global function, including those [`Function::get_global`] refuses.
@@ -368,7 +383,9 @@ impl Function {
         if let Some(why) = trust::refusal(name) {
             return Err(trust::refused_error(name, why));
         }
-        Self::lookup(name).ok_or_else(|| Error::value_error(format!("Function {name} not found")))
+        let found = Self::lookup(name)
+            .ok_or_else(|| Error::value_error(format!("Function {name} not found")))?;
+        Ok(Self::guarded(name, found))
     }
 
     /// Registers `self` as global `name`. Without `allow_override`, an existing name is an error.

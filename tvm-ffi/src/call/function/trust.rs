@@ -19,6 +19,7 @@
 //! without one.
 use crate::abi::sys::type_index as ti;
 use crate::base::error::Error;
+use crate::base::object::type_info;
 use crate::base::value::AnyView;
 
 /// The runtime's builtins that the safe lookups hand out: they build new values, read
@@ -44,6 +45,7 @@ const SAFE_BUILTINS: &[&str] = &[
     "ffi.GetKwargsObject",
     "ffi.GetRegisteredTypeKeys",
     "ffi.List",
+    "ffi.MakeObjectFromPackedArgs",
     "ffi.Map",
     "ffi.MapCount",
     "ffi.MapForwardIterFunctor",
@@ -71,6 +73,12 @@ const SAFE_BUILTINS: &[&str] = &[
     "ffi.StructuralHash",
     "ffi.StructuralKey",
     "ffi.StructuralKeyEqual",
+    "ffi.StructuralVisit",
+    "ffi.StructuralVisitorDefRegionKind",
+    "ffi.StructuralVisitorDefaultVisit",
+    "ffi.StructuralVisitorVisit",
+    "ffi.StructuralVisitorWithDefRegionKind",
+    "ffi.StructuralWalk",
     "ffi.SystemLib",
     "ffi.ToJSONGraph",
     "ffi.ToJSONGraphString",
@@ -94,6 +102,25 @@ pub(crate) fn refusal(name: &str) -> Option<&'static str> {
          safe ones are listed in the guide's soundness chapter)"
         },
     )
+}
+
+/// Whether the builtin `name` that a safe lookup hands out must first check its arguments
+/// with [`unregistered_index`]: `ffi.MakeObjectFromPackedArgs` ends the process on a type index
+/// the runtime never registered.
+pub(crate) fn takes_a_type_index(name: &str) -> bool {
+    name == "ffi.MakeObjectFromPackedArgs"
+}
+
+/// The `TypeError` of a call whose first argument is a type index the runtime never registered.
+pub(crate) fn unregistered_index(name: &str, args: &[AnyView<'_>]) -> Option<Error> {
+    let index = args.first().and_then(AnyView::checked_cast::<i64>)?;
+    let registered = i32::try_from(index)
+        .is_ok_and(|i| i >= ti::kTVMFFIStaticObjectBegin && type_info::is_registered(i));
+    (!registered).then(|| {
+        Error::type_error(format!(
+            "{name}: type index {index} is no registered object type"
+        ))
+    })
 }
 
 /// The error of a safe lookup of a refused name.
