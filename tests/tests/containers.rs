@@ -1013,22 +1013,33 @@ fn destructors_that_use_the_container_being_cleared_see_no_dying_element() {
 fn forged_lock_tables_are_refused() {
     // The lock table shared by the Rust libraries of a process was once fetched through a
     // global function anyone can register; its result was used as a table of atomics. Each
-    // forgery runs in a process of its own, before anything takes a lock. A forged key is
-    // skipped: the table is published under the next key of the sequence, silently.
+    // forgery runs in a process of its own, before anything takes a lock. A forged attribute or
+    // a key taken by another definition makes the SDK refuse what needs the table.
     let helper = std::path::Path::new(env!("CARGO_BIN_EXE_forged_lock_tables"));
-    for (forgery, key) in [
-        ("functions", "tvm_ffi_rs.StripedLocks.v2"),
-        ("attr-int", "tvm_ffi_rs.StripedLocks.v2.1"),
-        ("attr-object", "tvm_ffi_rs.StripedLocks.v2.1"),
-        ("key-taken", "tvm_ffi_rs.StripedLocks.v2.1"),
+    let forged = "`__tvm_ffi_rs_striped_locks__` of `tvm_ffi_rs.StripedLocks.v4` holds a value \
+                  this SDK did not publish";
+    let taken = "the type key `tvm_ffi_rs.StripedLocks.v4` is taken by another definition";
+    for (forgery, why) in [
+        ("functions", None),
+        ("attr-int", Some(forged)),
+        ("attr-object", Some(forged)),
+        ("key-taken", Some(taken)),
     ] {
         let (stdout, stderr) = tvm_ffi_tests::run_program(helper, &[std::path::Path::new(forgery)]);
-        assert_eq!(
-            stdout,
-            format!("ok\ntable at {key}\n"),
-            "{forgery}: {stderr}"
-        );
-        assert!(stderr.is_empty(), "{forgery}: {stderr}");
+        match why {
+            None => {
+                assert_eq!(stdout, "ok\n", "{forgery}: {stderr}");
+                assert!(stderr.is_empty(), "{forgery}: {stderr}");
+            }
+            Some(why) => {
+                let expected = format!(
+                    "refused: no lock table shared with this process's other Rust libraries \
+                     ({why}): this library refuses container, `Rw` and global-function \
+                     operations\n"
+                );
+                assert_eq!(stdout, expected, "{forgery}: {stderr}");
+            }
+        }
     }
 }
 

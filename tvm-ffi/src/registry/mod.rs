@@ -120,9 +120,9 @@ fn register_all() {
     // While loading (one thread): publishing it at first use would change the runtime's
     // registry, which is not thread-safe, while other threads read it.
     if let Err(why) = crate::base::lock::publish_at_load() {
-        // Registration goes on (functions that use no container still work); every container
-        // and `Rw` operation of this library fails with this message.
-        report(why);
+        // Registering a function takes the lock of the global function table.
+        report(format!("nothing registered: {why}"));
+        return;
     }
     // The type queries of the base layer need it, and look it up themselves only if this did
     // not (the module of the global function table's lock uses theirs, so they cannot take it).

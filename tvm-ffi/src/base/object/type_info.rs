@@ -35,6 +35,20 @@ pub fn type_key_of_index(index: i32) -> &'static str {
     }
 }
 
+/// The value of the type attribute `name` of exactly the type `index`, borrowed from the
+/// registry (which keeps it until the attribute is set again); `None` when unset.
+pub(crate) fn type_attr_raw(index: i32, name: &str) -> Option<sys::TVMFFIAny> {
+    let name = sys::TVMFFIByteArray::from_bytes(name.as_bytes());
+    // SAFETY: valid name; the column (if any) lives in the registry.
+    let column = unsafe { sys::TVMFFIGetTypeAttrColumn(&name).as_ref() }?;
+    let slot = index
+        .checked_sub(column.begin_index)
+        .filter(|&slot| slot < column.size)?;
+    // SAFETY: `data` has `size` entries.
+    let raw = unsafe { column.data.add(slot as usize).read() };
+    (raw.type_index != ti::kTVMFFINone).then_some(raw)
+}
+
 /// Looks a type up by key.
 ///
 /// ```

@@ -2,12 +2,12 @@
 use super::traits::container_traits;
 use std::marker::PhantomData;
 
-use super::hash::{Hooks, KeyProbe};
+use super::hash::{reporting_hook_failures, HookFailureIn, Hooks, KeyProbe};
 use super::locked::copy_live;
 use super::map::unless_missing;
 use super::table::{self, Cursor};
 use crate::base::error::{Error, Result};
-use crate::base::lock::with_locked;
+use crate::base::lock::{with_locked, Locked};
 use crate::base::object::builtin::DictObj;
 use crate::base::object::{hold_releases, ObjectRef};
 use crate::base::value::{Any, AnyView, FromAny, TryIntoAny};
@@ -153,7 +153,9 @@ impl<K, V> Dict<K, V> {
         // (a key without hooks: the runtime runs no user code). A write meanwhile is refused, as
         // during a write.
         let f = DICT_GET.get()?;
-        let found = with_locked(&self.obj, |dict| dict.write(|| f.call((&self.obj, *key))))?;
+        let found = with_locked(&self.obj, |dict| {
+            write_dict(dict, || f.call((&self.obj, *key)))
+        })?;
         Ok(unless_missing(found))
     }
 
@@ -223,7 +225,7 @@ impl<K, V> Dict<K, V> {
         let mut keep = Vec::new();
         let out = with_locked(&self.obj, |dict| {
             keep = super::try_collect(self.raw_entries(), Ok)?;
-            dict.write(|| f.call((&self.obj,)).map(drop))
+            write_dict(dict, || f.call((&self.obj,)).map(drop))
         });
         drop(keep);
         out
@@ -247,7 +249,7 @@ impl<K: TryIntoAny, V: TryIntoAny> Dict<K, V> {
         let make = DICT_NEW.get()?;
         // A key's equality hook that fails is an error here, not a dict of "unequal" keys.
         let out =
-            crate::base::lock::build_reporting_hook_failures(|| make.call(pairs.as_flattened()))?;
+            reporting_hook_failures(HookFailureIn::Build, || make.call(pairs.as_flattened()))?;
         Ok(Dict::from_object_ref(out.cast::<ObjectRef<DictObj>>()?))
     }
 
@@ -286,7 +288,7 @@ impl<K: TryIntoAny, V: TryIntoAny> Dict<K, V> {
             if !hooked {
                 keep = self.lookup(key.as_view())?;
             }
-            dict.write(|| f.call((&self.obj, &key, &value)).map(drop))
+            write_dict(dict, || f.call((&self.obj, &key, &value)).map(drop))
         });
         drop(keep);
         out
@@ -344,7 +346,7 @@ impl<K, V: for<'a> FromAny<'a>> Dict<K, V> {
             let Some(value) = value else {
                 return Ok(None);
             };
-            dict.write(|| erase.call((&self.obj, view)))?;
+            write_dict(dict, || erase.call((&self.obj, view)))?;
             Ok(Some(value))
         });
         drop(keep);
@@ -383,7 +385,7 @@ impl<K, V> Dict<K, V> {
                 if unchanged {
                     // The runtime hashes the key again, running its hook under the lock: a
                     // write (see `data::lock` on what that may do).
-                    dict.write(|| erase.call((&self.obj, *key)))?;
+                    write_dict(dict, || erase.call((&self.obj, *key)))?;
                 }
                 Ok(unchanged)
             })?;
@@ -578,3 +580,8 @@ impl<K, V> Dict<K, V> {
 }
 
 container_traits!(Dict<K, V>, item = (K, V), debug_map, "dict", iter = DictIter);
+
+/// A runtime write of a locked dict: a key hook that failed inside it is its error.
+fn write_dict<R>(dict: &Locked<'_, DictObj>, write: impl FnOnce() -> Result<R>) -> Result<R> {
+    dict.write(|| reporting_hook_failures(HookFailureIn::Write, write))
+}

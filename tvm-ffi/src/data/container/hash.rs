@@ -142,7 +142,7 @@ pub(crate) fn key_hook_for_runtime(
                     .map_err(|_| hook_error("__any_equal__", "bool"))
             });
             Ok(Any::new(equal.unwrap_or_else(|err| {
-                crate::base::lock::record_hook_failure(err);
+                record_hook_failure(err);
                 false
             })))
         }),
@@ -508,4 +508,69 @@ mod tests {
             hash_combine(78, stable_hash_bytes(&bytes))
         );
     }
+}
+
+thread_local! {
+    /// The first failure of a key's equality hook that the runtime ran on this thread since
+    /// the current Rust write or build started (answered "unequal" instead).
+    static HOOK_FAILURE: std::cell::RefCell<Option<Error>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Keeps the failure of a key hook that the runtime ran (the first one counts).
+fn record_hook_failure(err: Error) {
+    let _ = HOOK_FAILURE.try_with(|slot| {
+        if let Ok(mut slot) = slot.try_borrow_mut() {
+            slot.get_or_insert(err);
+        }
+    });
+}
+
+fn take_hook_failure() -> Option<Error> {
+    HOOK_FAILURE
+        .try_with(|slot| slot.try_borrow_mut().ok().and_then(|mut slot| slot.take()))
+        .ok()
+        .flatten()
+}
+
+/// What a key hook's failure inside the runtime leaves behind, for [`reporting_hook_failures`].
+#[derive(Clone, Copy)]
+pub(crate) enum HookFailureIn {
+    /// A write of a dict: it took effect with the keys taken as unequal.
+    Write,
+    /// A new container from caller-given keys (`ffi.Map`, `ffi.Dict`): the container may hold
+    /// two keys the hook would have called equal; nothing else holds it yet, so it is dropped.
+    Build,
+}
+
+/// Runs `call`, a runtime call that compares keys: a key's equality hook that failed meanwhile
+/// answered "unequal" there (the runtime cannot take an error, see `key_hook_for_runtime`), and
+/// is the result here.
+pub(crate) fn reporting_hook_failures<R>(
+    within: HookFailureIn,
+    call: impl FnOnce() -> Result<R>,
+) -> Result<R> {
+    let earlier = take_hook_failure();
+    let out = call();
+    let failed = take_hook_failure();
+    if let Some(earlier) = earlier {
+        record_hook_failure(earlier);
+    }
+    let (Ok(_), Some(failed)) = (&out, failed) else {
+        return out;
+    };
+    let (what, outcome) = match within {
+        HookFailureIn::Write => (
+            "changed the container",
+            "the change took effect with the keys taken as unequal",
+        ),
+        HookFailureIn::Build => ("built the container", "nothing was built"),
+    };
+    Err(Error::new(
+        failed.kind(),
+        format!(
+            "a key's `__any_equal__` failed while the runtime {what}, where it cannot take an \
+             error; {outcome}: {}",
+            failed.message()
+        ),
+    ))
 }

@@ -338,7 +338,9 @@ impl<K: TryIntoAny, V: TryIntoAny> Map<K, V> {
         let args = pairs.as_flattened();
         let make = MAP_NEW.get()?;
         // A key's equality hook that fails is an error here, not a map of "unequal" keys.
-        let out = crate::base::lock::build_reporting_hook_failures(|| make.call(args))?;
+        let out = super::hash::reporting_hook_failures(super::hash::HookFailureIn::Build, || {
+            make.call(args)
+        })?;
         Ok(Map::wrap(out.cast::<ObjectRef<MapObj>>()?))
     }
 

@@ -3,7 +3,7 @@
 //!
 //! # Field access rules
 //!
-//! - Fields of type [`Rw<T>`] (declared `#[ffi(rw)]`) may be read and written by foreign code
+//! - Fields of type [`Rw<T>`](crate::Rw) (declared `#[ffi(rw)]`) may be read and written by foreign code
 //!   at any time; each access takes the `Rw` lock.
 //! - Every other field is immutable once Rust has seen the object. The reflected setter, which
 //!   the runtime needs for its constructor, JSON/pickle loading, deep copy and Python subclass
@@ -26,7 +26,6 @@ use std::ffi::{c_int, c_void};
 use std::ptr::NonNull;
 
 use super::construction;
-use super::rw::Rw;
 use crate::abi::sys::{self, type_index as ti, TVMFFIAny, TVMFFIObject};
 use crate::base::error::panic::{catch, raise_panic};
 use crate::base::error::{Error, Result};
@@ -47,19 +46,20 @@ use crate::data::tensor::Tensor;
 /// Python subclasses trust it): `1` int, `2` bool, `3` float, `5` DataType, `6` Device, `-1`
 /// for 16-byte Any storage, an object index for an 8-byte object pointer. With `MAY_BE_UNSET`,
 /// the storage is a pointer whose null pattern `is_unset` recognises and `write_unset` writes.
+/// `Clone` runs no user code (a bit copy or a reference count): [`Rw<T>`](crate::Rw) clones under a lock.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a reflected field of a TVM-FFI object",
     label = "unsupported field type",
     note = "supported: integers, f32/f64, bool, tvm_ffi::String, Bytes, BigInt, Optional<T>, ObjectRef<T>, Option<ObjectRef<T>>, Array<T>, Map<K, V>, List<T>, Dict<K, V>, Shape, Any, Function, Tensor, DataType, Device, and Rw<T> of those; mark other fields `#[ffi(skip)]`"
 )]
-pub unsafe trait FieldValue: Send + Sync + Sized + 'static {
+pub unsafe trait FieldValue: Clone + Send + Sync + Sized + 'static {
     /// The value foreign code reads and writes.
     type Value: TryIntoAny + for<'a> FromAny<'a> + TypeSchema;
     /// The runtime's `field_static_type_index` of this storage.
     const STATIC_TYPE_INDEX: i32;
-    /// Whether foreign code may write the field after construction (only [`Rw<T>`]).
+    /// Whether foreign code may write the field after construction (only [`Rw<T>`](crate::Rw)).
     const INTERIOR_MUTABLE: bool = false;
-    /// Whether the storage is an [`Rw<T>`] of an interior-mutable `T` (`Rw<Rw<T>>`): two locks
+    /// Whether the storage is an [`Rw<T>`](crate::Rw) of an interior-mutable `T` (`Rw<Rw<T>>`): two locks
     /// for one value, which nothing needs; generated code refuses it.
     const NESTED_INTERIOR_MUTABILITY: bool = false;
     /// Whether the storage is a pointer that may be *unset* (null) while the object is open.
@@ -299,52 +299,18 @@ reference_field! {
     [] Tensor: ti::kTVMFFIObject, None;
 }
 
-// SAFETY: `Rw<T>` is repr(transparent) over `T` (through `UnsafeCell`), so the storage, its
-// static index and its unset state are `T`'s.
-unsafe impl<T: FieldValue + Clone> FieldValue for Rw<T> {
-    type Value = T::Value;
-    const STATIC_TYPE_INDEX: i32 = T::STATIC_TYPE_INDEX;
-    const INTERIOR_MUTABLE: bool = true;
-    const NESTED_INTERIOR_MUTABILITY: bool = T::INTERIOR_MUTABLE;
-    const MAY_BE_UNSET: bool = T::MAY_BE_UNSET;
-    fn empty() -> Option<Self> {
-        T::empty().map(Rw::new)
-    }
-    fn load(&self) -> T::Value {
-        self.with(T::load)
-    }
-    fn wrap(value: T::Value) -> Self {
-        Rw::new(T::wrap(value))
-    }
-    fn type_str() -> std::string::String {
-        T::type_str()
-    }
-    fn store(&self, value: T::Value) {
-        self.set(T::wrap(value))
-    }
-    unsafe fn is_unset(field: *const Self) -> bool {
-        // SAFETY: same storage.
-        unsafe { T::is_unset(field as *const T) }
-    }
-    unsafe fn write_unset(field: *mut Self) {
-        // SAFETY: same storage.
-        unsafe { T::write_unset(field as *mut T) }
-    }
-}
-
-/// Implemented only by [`Rw<T>`]: a field marked `#[ffi(rw)]` must have interior mutability.
+/// Implemented only by [`Rw<T>`](crate::Rw): a field marked `#[ffi(rw)]` must have interior mutability.
 #[diagnostic::on_unimplemented(
     message = "a field marked `#[ffi(rw)]` must be declared as `tvm_ffi::Rw<{Self}>`",
     label = "foreign code could write this field while Rust holds a reference to it",
     note = "declare the field as `tvm_ffi::Rw<T>` and read it with `.get()`, write it with `.set(..)`"
 )]
 pub trait WritableField {}
-impl<T> WritableField for Rw<T> {}
 
 /// Compile-time check used by generated code for `#[ffi(rw)]` fields.
 pub const fn assert_writable<F: WritableField + ?Sized>() {}
 
-/// Implemented only by [`Rw<T>`]: the fields of an `external` declaration, which code outside
+/// Implemented only by [`Rw<T>`](crate::Rw): the fields of an `external` declaration, which code outside
 /// Rust may write at any time (the defining library's setters), must be read through it.
 #[diagnostic::on_unimplemented(
     message = "a field of an `external` declaration must be declared as `tvm_ffi::Rw<{Self}>`",
@@ -352,7 +318,6 @@ pub const fn assert_writable<F: WritableField + ?Sized>() {}
     note = "read it with `.get()`: a plain field would let Rust assume it never changes"
 )]
 pub trait ForeignField {}
-impl<T> ForeignField for Rw<T> {}
 
 /// Compile-time check used by generated code for the fields of `external` declarations.
 pub const fn assert_foreign_field<F: ForeignField + ?Sized>() {}

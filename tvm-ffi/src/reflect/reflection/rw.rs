@@ -14,13 +14,12 @@
 //!   with one relaxed atomic load or store of that size: no lock, the cost of a plain field
 //!   read, never a torn value. (A scalar at a less aligned address, possible for the 2-aligned
 //!   `DataType` and 4-aligned `Device` in a foreign layout, takes the lock.)
-//! - Any other value (strings, objects) takes a lock only to take a bit copy of the value (a
-//!   *snapshot*) or to swap it, never while user code runs: a reader registers with the lock,
-//!   releases it, then clones (or converts) its snapshot; a write that replaces a value while
-//!   readers hold snapshots leaves the old value to the last of them, which drops it after
-//!   the lock is released. The lock is not stored in the object: a small process-wide table of
-//!   parking locks (one table shared by every Rust library in the process, see
-//!   `data::lock`) is indexed by the field's address.
+//! - Any other value (strings, objects) takes a lock for a bit copy and a reference count
+//!   (a read) or a swap (a write); the old value of a write is dropped after the lock is
+//!   released. No user code runs under the lock: `Rw<T>` reads and writes only the types a
+//!   reflected field holds ([`FieldValue`]), whose copies run no user code. The lock is not
+//!   stored in the object: a small process-wide table of parking locks (shared by every Rust
+//!   library in the process, see `base::lock`) is indexed by the field's address.
 //!
 //! Both paths are chosen per field from the value's type and address, so every Rust accessor
 //! of a field (in any library) takes the same one.
@@ -38,6 +37,7 @@ use std::cell::UnsafeCell;
 use std::fmt;
 use std::sync::atomic::Ordering;
 
+use super::field::{FieldValue, ForeignField, WritableField};
 use crate::base::lock::FieldGuard;
 
 /// A field value that foreign code may replace at any time: the storage of `#[ffi(rw)]` fields.
@@ -59,10 +59,9 @@ pub struct Rw<T> {
     value: UnsafeCell<T>,
 }
 
-// SAFETY: every access to `value` holds the address-indexed lock (like `Mutex<T>`), except
-// the readers' snapshots: bit copies of one value that several threads may clone at once
-// (shared `&T` across threads: `T: Sync`) and whose original the last of them may drop
-// (`T: Send`).
+// SAFETY: every access to `value` through `&self` holds the address-indexed lock or is one
+// atomic access (like `Mutex<T>`): the value moves between threads (`T: Send`) and its
+// references are shared (`T: Sync`).
 unsafe impl<T: Send + Sync> Sync for Rw<T> {}
 
 impl<T> Rw<T> {
@@ -84,82 +83,64 @@ impl<T> Rw<T> {
     }
 }
 
-impl<T: 'static> Rw<T> {
-    /// Stores a new value. The old one is dropped after the lock is released, or, while
-    /// readers clone snapshots of it, by the last of them.
-    pub fn set(&self, value: T) {
+/// Reads and writes through `&self`: `T` is a type a reflected field holds (the list is on the
+/// `#[derive(Object)]` docs), whose copy runs no user code, so that it can run under the lock.
+impl<T> Rw<T> {
+    /// Stores a new value; the old one is dropped after the lock is released.
+    pub fn set(&self, value: T)
+    where
+        T: FieldValue,
+    {
+        drop(self.replace_inner(value));
+    }
+
+    /// Replaces the value, returning the old one.
+    pub fn replace(&self, value: T) -> T
+    where
+        T: FieldValue,
+    {
+        self.replace_inner(value)
+    }
+
+    /// A copy of the current value (for objects: a new reference).
+    #[inline]
+    pub fn get(&self) -> T
+    where
+        T: FieldValue,
+    {
+        valid_utf8(self.copy())
+    }
+}
+
+impl<T: FieldValue> Rw<T> {
+    #[inline]
+    fn replace_inner(&self, value: T) -> T {
+        const { assert!(!T::INTERIOR_MUTABLE, "`Rw<Rw<T>>`: one `Rw` is enough") };
         let cell = self.value.get();
         if let Some(width) = scalar_width::<T>(cell) {
             // SAFETY: a scalar of `width` bytes at an address aligned to `width` (checked);
             // every access to this field is atomic (the choice depends only on type and
             // address), and every bit pattern written is a valid `T`.
-            drop(unsafe { atomic_swap(cell, value, width) });
-            return;
-        }
-        let old = {
-            let guard = FieldGuard::lock(cell as *const std::ffi::c_void);
-            // SAFETY: the stripe lock serialises every write of this cell and every snapshot.
-            let old = unsafe { std::mem::replace(&mut *cell, value) };
-            guard.bury_if_read(old)
-        };
-        drop(old);
-    }
-
-    /// Runs `f` on the current value: a copy of a scalar, else a snapshot (a bit copy taken
-    /// under the lock, which stays valid until `f` returns: see the module docs). No user
-    /// code runs under the lock.
-    #[inline]
-    pub(crate) fn with<R>(&self, f: impl FnOnce(&T) -> R) -> R {
-        let cell = self.value.get();
-        if let Some(width) = scalar_width::<T>(cell) {
-            // SAFETY: as in `set`; the copy is a plain scalar with no destructor.
-            let copy = std::mem::ManuallyDrop::new(unsafe { atomic_load(cell, width) });
-            return f(&copy);
-        }
-        self.with_snapshot(f)
-    }
-
-    /// [`Rw::with`] of a value that is not an aligned scalar (kept apart so that the scalar
-    /// path inlines to one load).
-    #[inline(never)]
-    fn with_snapshot<R>(&self, f: impl FnOnce(&T) -> R) -> R {
-        let cell = self.value.get();
-        let (snapshot, _reader) = {
-            let guard = FieldGuard::lock(cell as *const std::ffi::c_void);
-            // SAFETY: read under the lock; never dropped (the original owns the value), and
-            // valid while this reader is counted: a write meanwhile buries the original
-            // until the last reader is done.
-            let snapshot = std::mem::ManuallyDrop::new(unsafe { std::ptr::read(cell) });
-            (snapshot, guard.enter_reader())
-        };
-        f(&snapshot)
-    }
-}
-
-impl<T: Clone + 'static> Rw<T> {
-    /// Replaces the value, returning the old one (a clone of it while other threads read it:
-    /// their snapshots keep the original until they are done).
-    pub fn replace(&self, value: T) -> T {
-        let cell = self.value.get();
-        if let Some(width) = scalar_width::<T>(cell) {
-            // SAFETY: as in `set`.
             return unsafe { atomic_swap(cell, value, width) };
         }
-        let (snapshot, _reader) = {
-            let guard = FieldGuard::lock(cell as *const std::ffi::c_void);
-            // SAFETY: the stripe lock serialises every write of this cell and every snapshot.
-            let old = unsafe { std::mem::replace(&mut *cell, value) };
-            if !guard.has_readers() {
-                return old;
-            }
-            // SAFETY: a bit copy of `old`, kept valid by this reader until the clone below;
-            // the original goes to the last reader.
-            let snapshot = std::mem::ManuallyDrop::new(unsafe { std::ptr::read(&old) });
-            let reader = guard.enter_reader();
-            guard.bury(old, &reader);
-            (snapshot, reader)
-        };
-        T::clone(&snapshot)
+        let _guard = FieldGuard::lock(cell as *const std::ffi::c_void);
+        // SAFETY: the stripe lock serialises every access to this cell.
+        unsafe { std::mem::replace(&mut *cell, value) }
+    }
+
+    /// A copy of the value: an atomic load of an aligned scalar, else a clone under the lock
+    /// (of a reflected field type: a bit copy or a reference count, no user code).
+    #[inline]
+    fn copy(&self) -> T {
+        const { assert!(!T::INTERIOR_MUTABLE, "`Rw<Rw<T>>`: one `Rw` is enough") };
+        let cell = self.value.get();
+        if let Some(width) = scalar_width::<T>(cell) {
+            // SAFETY: as in `replace_inner`; a plain scalar with no destructor.
+            return unsafe { atomic_load(cell, width) };
+        }
+        let _guard = FieldGuard::lock(cell as *const std::ffi::c_void);
+        // SAFETY: the stripe lock serialises every access to this cell.
+        unsafe { (*cell).clone() }
     }
 }
 
@@ -245,18 +226,6 @@ unsafe fn atomic_swap<T>(at: *mut T, value: T, width: usize) -> T {
     }
 }
 
-impl<T: Clone> Rw<T> {
-    /// A copy of the current value (for objects: a new reference). `T::clone` runs on a
-    /// snapshot, after the lock is released: it may do anything.
-    #[inline]
-    pub fn get(&self) -> T
-    where
-        T: 'static,
-    {
-        valid_utf8(self.with(T::clone))
-    }
-}
-
 /// A string read from a field is checked before Rust sees it as `&str`: the defining library
 /// of an `external` type may have stored any bytes there (C++ strings need not be UTF-8).
 /// Invalid sequences become U+FFFD. Other values pass through unchanged (the check is a
@@ -279,7 +248,7 @@ fn valid_utf8<T: 'static>(value: T) -> T {
         .expect("T is the string type checked above")
 }
 
-impl<T: Clone + 'static> Clone for Rw<T> {
+impl<T: FieldValue> Clone for Rw<T> {
     fn clone(&self) -> Self {
         Rw::new(self.get())
     }
@@ -297,62 +266,63 @@ impl<T> From<T> for Rw<T> {
     }
 }
 
-impl<T: Clone + fmt::Debug + 'static> fmt::Debug for Rw<T> {
+impl<T: FieldValue + fmt::Debug> fmt::Debug for Rw<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.get().fmt(f)
     }
 }
 
-impl<T: Clone + PartialEq + 'static> PartialEq for Rw<T> {
+impl<T: FieldValue + PartialEq> PartialEq for Rw<T> {
     fn eq(&self, other: &Self) -> bool {
         self.get() == other.get()
     }
 }
 
-impl<T: Clone + PartialEq + 'static> PartialEq<T> for Rw<T> {
+impl<T: FieldValue + PartialEq> PartialEq<T> for Rw<T> {
     fn eq(&self, other: &T) -> bool {
-        // On a snapshot: `PartialEq` is user code, which never runs under the lock.
-        self.with(|v| v == other)
+        self.get() == *other
     }
 }
+
+// SAFETY: `Rw<T>` is repr(transparent) over `T` (through `UnsafeCell`), so the storage, its
+// static index and its unset state are `T`'s.
+unsafe impl<T: FieldValue> FieldValue for Rw<T> {
+    type Value = T::Value;
+    const STATIC_TYPE_INDEX: i32 = T::STATIC_TYPE_INDEX;
+    const INTERIOR_MUTABLE: bool = true;
+    const NESTED_INTERIOR_MUTABILITY: bool = T::INTERIOR_MUTABLE;
+    const MAY_BE_UNSET: bool = T::MAY_BE_UNSET;
+    fn empty() -> Option<Self> {
+        T::empty().map(Rw::new)
+    }
+    fn load(&self) -> T::Value {
+        T::load(&self.get())
+    }
+    fn wrap(value: T::Value) -> Self {
+        Rw::new(T::wrap(value))
+    }
+    fn type_str() -> std::string::String {
+        T::type_str()
+    }
+    fn store(&self, value: T::Value) {
+        self.set(T::wrap(value))
+    }
+    unsafe fn is_unset(field: *const Self) -> bool {
+        // SAFETY: same storage.
+        unsafe { T::is_unset(field as *const T) }
+    }
+    unsafe fn write_unset(field: *mut Self) {
+        // SAFETY: same storage.
+        unsafe { T::write_unset(field as *mut T) }
+    }
+}
+
+impl<T> WritableField for Rw<T> {}
+impl<T> ForeignField for Rw<T> {}
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Runs `f` on another thread: `None` if it does not finish within 10 s (a hang).
-    fn within_seconds<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> Option<R> {
-        let (done, finished) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let _ = done.send(f());
-        });
-        finished
-            .recv_timeout(std::time::Duration::from_secs(10))
-            .ok()
-    }
-
-    #[test]
-    fn nested_rw_reads_and_writes_without_a_hang() {
-        use crate::base::value::String;
-        let out = within_seconds(|| {
-            let nested = Rw::new(Rw::new(String::from("a string longer than seven")));
-            let first = nested.get().get();
-            nested.set(Rw::new(String::from("another string, also long")));
-            let old = nested.replace(Rw::new(String::from("a third long string value")));
-            let scalar = Rw::new(Rw::new(1_i64));
-            (first, old.get(), nested.get().get(), scalar.get().get())
-        });
-        let (first, old, now, scalar) = out.expect("Rw<Rw<T>> hangs");
-        assert_eq!(
-            (&*first, &*old, &*now, scalar),
-            (
-                "a string longer than seven",
-                "another string, also long",
-                "a third long string value",
-                1
-            )
-        );
-    }
 
     #[test]
     fn same_layout_as_inner() {
@@ -406,52 +376,6 @@ mod tests {
         for w in writers {
             w.join().unwrap();
         }
-    }
-
-    #[test]
-    fn a_value_replaced_while_read_is_dropped_by_the_last_reader() {
-        use std::sync::{Arc, Barrier, Mutex};
-        static DROPPED: Mutex<Vec<u64>> = Mutex::new(Vec::new());
-        thread_local! {
-            static WAIT_IN_CLONE: std::cell::Cell<Option<Arc<Barrier>>> =
-                const { std::cell::Cell::new(None) };
-        }
-        struct Tracked(Box<u64>);
-        impl Clone for Tracked {
-            fn clone(&self) -> Self {
-                if let Some(barrier) = WAIT_IN_CLONE.with(|slot| slot.take()) {
-                    barrier.wait(); // the reader is cloning its snapshot
-                    barrier.wait(); // the writer replaced the value meanwhile
-                }
-                Tracked(Box::new(*self.0))
-            }
-        }
-        impl Drop for Tracked {
-            fn drop(&mut self) {
-                DROPPED.lock().unwrap().push(*self.0);
-            }
-        }
-        let cell = Arc::new(Rw::new(Tracked(Box::new(1))));
-        let barrier = Arc::new(Barrier::new(2));
-        let reader = {
-            let (cell, barrier) = (cell.clone(), barrier.clone());
-            std::thread::spawn(move || {
-                WAIT_IN_CLONE.with(|slot| slot.set(Some(barrier)));
-                *cell.get().0
-            })
-        };
-        barrier.wait();
-        cell.set(Tracked(Box::new(2)));
-        // The reader still clones its snapshot of the old value: not dropped yet.
-        assert!(!DROPPED.lock().unwrap().contains(&1));
-        barrier.wait();
-        assert_eq!(reader.join().unwrap(), 1);
-        // The reader's clone, then the old value (dropped by the reader on its way out).
-        assert_eq!(
-            DROPPED.lock().unwrap().iter().filter(|&&v| v == 1).count(),
-            2
-        );
-        assert_eq!(*cell.get().0, 2);
     }
 
     #[test]

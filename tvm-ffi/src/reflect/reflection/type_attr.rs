@@ -1,6 +1,5 @@
 //! Type attributes (`TVMFFITypeRegisterAttr`): the per-type table of hooks and values such as
 //! `__ffi_init__` and `__ffi_shallow_copy__`.
-use crate::abi::sys;
 use crate::base::value::{Any, AnyView};
 
 /// A type attribute (`__ffi_init__`, `__ffi_shallow_copy__`, ...) registered for exactly
@@ -17,16 +16,10 @@ use crate::base::value::{Any, AnyView};
 /// assert!(reflection::type_attr(Copyable::type_index(), "no_such_attribute").is_none());
 /// ```
 pub fn type_attr(index: i32, name: &str) -> Option<Any> {
-    let name = sys::TVMFFIByteArray::from_bytes(name.as_bytes());
-    // SAFETY: valid name; the column (if any) lives in the registry.
-    let column = unsafe { sys::TVMFFIGetTypeAttrColumn(&name).as_ref() }?;
-    let slot = index.checked_sub(column.begin_index)?;
-    if slot < 0 || slot >= column.size {
-        return None;
-    }
-    // SAFETY: `data` has `size` entries; AnyView is repr(transparent) over TVMFFIAny.
-    let view = unsafe { &*(column.data.add(slot as usize) as *const AnyView<'static>) };
-    (!view.is_none()).then(|| view.to_owned().unwrap_or_default())
+    let raw = crate::base::object::type_info::type_attr_raw(index, name)?;
+    // SAFETY: a value the registry holds; AnyView is repr(transparent) over TVMFFIAny.
+    let view = unsafe { AnyView::from_raw(raw) };
+    Some(view.to_owned().unwrap_or_default())
 }
 
 impl crate::call::function::Function {
