@@ -68,20 +68,31 @@ def test_a_cpu_tensor_call_sets_no_stream(kernels_lib):
 
 
 def test_ctrl_c_interrupts_a_rust_loop_with_keyboard_interrupt():
-    # A child interpreter runs the loop; this process sends it SIGINT once the loop has begun.
+    # A child interpreter runs the loop; this process sends it SIGINT until it exits, so that
+    # the test does not depend on when the loop begins (a loaded machine may take seconds).
+    # The child's handler raises KeyboardInterrupt once, as the default one would, and ignores
+    # the signals that follow.
     script = textwrap.dedent(
         """
-        import sys, tvm_ffi
+        import os, signal, sys, tvm_ffi
         from conftest import kernels_lib_path
         tvm_ffi.load_module(kernels_lib_path())
         spin = tvm_ffi.get_global_func("kernels.spin")
+        fired = []
+        def once(signum, frame):
+            if not fired:
+                fired.append(signum)
+                raise KeyboardInterrupt
+        signal.signal(signal.SIGINT, once)
         def started():
             print("started", flush=True)
         try:
-            n = spin(started, 30.0)
+            n = spin(started, 60.0)
             print("finished", n, flush=True)
         except KeyboardInterrupt:
             print("KeyboardInterrupt", flush=True)
+        # Without the shutdown, which restores the default handler for the signals still coming.
+        os._exit(0)
         """
     )
     env = dict(os.environ)
@@ -95,10 +106,11 @@ def test_ctrl_c_interrupts_a_rust_loop_with_keyboard_interrupt():
     )
     try:
         assert child.stdout.readline() == "started\n"
-        # Let `started` return to Rust: the signal must arrive while the Rust loop runs.
-        time.sleep(0.2)
-        child.send_signal(signal.SIGINT)
-        out, err = child.communicate(timeout=20)
+        deadline = time.monotonic() + 120
+        while child.poll() is None and time.monotonic() < deadline:
+            child.send_signal(signal.SIGINT)
+            time.sleep(0.1)
+        out, err = child.communicate(timeout=120)
     finally:
         if child.poll() is None:
             child.kill()
