@@ -3,8 +3,8 @@
 //! `tests/test_structural_visitor_alignment.rs`, `tests/test_structural_mutate.rs`), translated
 //! one to one to this SDK's API with the upstream test names kept (the mutate tests in the module
 //! `structural_mutate`: two of their names are visit test names too). `upstream_structural.rs`
-//! holds the older versions of the same files (apache/tvm-ffi's git main, `rust/tvm-ffi`
-//! 0.1.0-alpha.0).
+//! holds the tests of the older versions of the same files (apache/tvm-ffi's git main,
+//! `rust/tvm-ffi` 0.1.0-alpha.0) that are not here under the same name.
 //!
 //! Spelling of the translations (as in `upstream_structural.rs`):
 //! - `structural_walk` / `structural_visit` are `structural::{walk, visit}`, `StructuralView`
