@@ -1,7 +1,7 @@
 //! Panics at the `extern "C"` boundary: a caught panic becomes a `RuntimeError` whose message
 //! says it was a panic and where (a panic carrying [`AllocFailure`] becomes a `MemoryError`),
 //! so nothing unwinds into C. The boundary itself (turning a function's `Result<Any>` into the
-//! ABI's result slot) is `function::boundary`.
+//! ABI's result slot) is `function::panic_guard`.
 //!
 //! # What a caught panic prints
 //!

@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::ffi::{c_int, c_void};
 
-use super::boundary;
+use super::panic_guard;
 use crate::abi::sys::{self, type_index as ti, TVMFFIAny};
 use crate::base::error::Result;
 use crate::base::object::builtin::FunctionObj;
@@ -34,7 +34,7 @@ where
             as *const ClosureCell<F>)
     };
     // SAFETY: the runtime's calling convention, passed on unchanged.
-    unsafe { boundary::enter(&closure.name, args, num_args, result, &closure.body) }
+    unsafe { panic_guard::enter(&closure.name, args, num_args, result, &closure.body) }
 }
 
 /// Allocates the function object of a closure whose alignment is at most 8.

@@ -18,7 +18,7 @@
 //! nothing unwinds into the caller. The runtime passes a null `self` to exports; it is ignored.
 use std::ffi::c_int;
 
-use super::boundary;
+use super::panic_guard;
 use super::signature::FnSignature;
 use super::Function;
 use crate::abi::sys::TVMFFIAny;
@@ -73,7 +73,7 @@ where
 {
     // SAFETY: the caller's contract, passed on unchanged.
     unsafe {
-        boundary::enter(&signature.full_name(), args, num_args, result, |args| {
+        panic_guard::enter(&signature.full_name(), args, num_args, result, |args| {
             invoke(signature, args)
         })
     }
@@ -93,7 +93,7 @@ pub unsafe fn string<S: AsRef<str>>(
 ) -> c_int {
     // SAFETY: the caller's contract on `result`; no arguments are read.
     unsafe {
-        boundary::enter(context, std::ptr::null(), 0, result, |_| {
+        panic_guard::enter(context, std::ptr::null(), 0, result, |_| {
             Ok(Any::new(String::new(text().as_ref())))
         })
     }

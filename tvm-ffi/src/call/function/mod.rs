@@ -16,17 +16,17 @@ use crate::base::value::{Any, AnyView, FromAny, TypeSchema};
 
 pub(crate) mod args;
 mod binding;
-pub(crate) mod boundary;
 pub(crate) mod cache;
 mod closure;
 pub(crate) mod export;
 mod forwarding;
 pub(crate) mod metadata;
+pub(crate) mod panic_guard;
 pub(crate) mod params;
 mod repr;
 mod rvalue_ref;
+mod safe_builtins;
 pub(crate) mod signature;
-mod trust;
 
 pub(crate) use args::{impl_into_arg_borrowed, object_view};
 pub use args::{IntoArg, IntoArgs};
@@ -138,7 +138,7 @@ impl Function {
     /// a plain read and clear, which must not race another thread forwarding the same view.
     #[inline]
     pub fn call_packed(&self, args: &[AnyView<'_>]) -> Result<Any> {
-        if trust::has_tensor_or_moved(args) {
+        if safe_builtins::has_tensor_or_moved(args) {
             return self.call_packed_checked(args);
         }
         // SAFETY: AnyView is repr(transparent) over TVMFFIAny; the callee only reads them.
@@ -149,8 +149,10 @@ impl Function {
     #[cold]
     #[inline(never)]
     fn call_packed_checked(&self, args: &[AnyView<'_>]) -> Result<Any> {
-        if trust::has_borrowed_tensor(args) && builtins().addresses.contains(&self.address()) {
-            return Err(trust::kept_view_error());
+        if safe_builtins::has_borrowed_tensor(args)
+            && builtins().addresses.contains(&self.address())
+        {
+            return Err(safe_builtins::kept_view_error());
         }
         forwarding::forwarding_moves(args, |args| {
             // SAFETY: AnyView is repr(transparent) over TVMFFIAny; the callee only reads them
@@ -236,11 +238,12 @@ impl Function {
 
     /// Looks up a global function.
     ///
-    /// The runtime's functions that trust their arguments as code or raw memory (loading a
-    /// library, making a function of raw pointers, ...: the list is in the crate's
-    /// `call::function::trust`) are not handed out: for those names this returns a function
-    /// that raises a `ValueError` naming the function and the `unsafe`
-    /// [`Function::get_global_unchecked`].
+    /// Of the runtime's builtins (`ffi.*`), only those on a reviewed list are handed out (they
+    /// build, read, compare, hash, print or serialise values; the list is the crate's
+    /// `call::function::safe_builtins`); for any other builtin, such as the `List`/`Dict`
+    /// writers, the loaders or `ffi.FunctionFromExternC`, this returns a function that raises
+    /// a `ValueError` naming the function and the `unsafe` [`Function::get_global_unchecked`].
+    /// Functions outside `ffi.` are other libraries' code, called as any FFI call.
     ///
     /// ```
     /// use tvm_ffi::{Array, Function};
@@ -253,26 +256,26 @@ impl Function {
     /// assert!(err.message().contains("get_global_unchecked"));
     /// ```
     pub fn get_global(name: &str) -> Option<Function> {
-        if let Some(why) = trust::refusal(name) {
+        if let Some(why) = safe_builtins::refusal(name) {
             let _exists = Self::lookup(name)?;
             let name = name.to_owned();
             return Some(Function::from_packed_named(
                 "Function::get_global",
-                move |_| Err(trust::refused_error(&name, why)),
+                move |_| Err(safe_builtins::refused_error(&name, why)),
             ));
         }
         Some(Self::guarded(name, Self::lookup(name)?))
     }
 
     /// `found`, the builtin `name` a safe lookup hands out, checking its arguments first where
-    /// the builtin trusts them (`trust::takes_a_type_index`).
+    /// the builtin trusts them (`safe_builtins::takes_a_type_index`).
     fn guarded(name: &str, found: Function) -> Function {
-        if !trust::takes_a_type_index(name) {
+        if !safe_builtins::takes_a_type_index(name) {
             return found;
         }
         let name = name.to_owned();
         Function::from_packed_named(name.clone(), move |args| {
-            match trust::unregistered_index(&name, args) {
+            match safe_builtins::unregistered_index(&name, args) {
                 Some(err) => Err(err),
                 None => found.call_packed(args),
             }
@@ -380,8 +383,8 @@ impl Function {
     /// assert!(err.message().starts_with("Function `ffi.FunctionFromExternC` cannot be looked up"));
     /// ```
     pub fn get_global_required(name: &str) -> Result<Function> {
-        if let Some(why) = trust::refusal(name) {
-            return Err(trust::refused_error(name, why));
+        if let Some(why) = safe_builtins::refusal(name) {
+            return Err(safe_builtins::refused_error(name, why));
         }
         let found = Self::lookup(name)
             .ok_or_else(|| Error::value_error(format!("Function {name} not found")))?;
@@ -484,7 +487,7 @@ impl Function {
     }
 }
 
-/// The runtime's builtins that keep their arguments (`trust::keeps_arguments`).
+/// The runtime's builtins that keep their arguments (`safe_builtins::keeps_arguments`).
 struct Builtins {
     addresses: std::collections::HashSet<usize>,
     /// Kept for the process, so that no address is reused by another function.
@@ -500,7 +503,7 @@ fn builtins() -> &'static Builtins {
         let names = Function::list_global_names().unwrap_or_default();
         let functions: Vec<Function> = names
             .iter()
-            .filter(|name| trust::keeps_arguments(name))
+            .filter(|name| safe_builtins::keeps_arguments(name))
             .filter_map(|name| Function::lookup(name))
             .collect();
         Builtins {
