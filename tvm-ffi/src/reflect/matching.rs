@@ -31,6 +31,7 @@ use crate::call::function::IntoArg;
     label = "not a TVM-FFI value",
     note = "match on an `Any`, `AnyView`, `ObjectRef<T>`, a container (`Array`, `Map`, `List`, `Dict`, `Shape`), a `Function`, `Module`, `Tensor` or `String`, or a reference to one"
 )]
+#[doc(hidden)] // what `match_any!` expands to; not an API of its own
 pub trait MatchSource {
     /// The value as a view borrowing `self`.
     fn match_view(&self) -> AnyView<'_>;
@@ -90,6 +91,7 @@ pub fn settled(view: &AnyView<'_>) -> bool {
 /// // No such type: an object index the runtime never registered, and a negative one.
 /// assert!(!arm_takes::<Shape>(1 << 20) && !arm_takes::<Any>(1 << 20) && !arm_takes::<Any>(-7));
 /// ```
+#[doc(hidden)] // what `match_any!` expands to; not an API of its own
 pub fn arm_takes<T: for<'a> crate::base::value::FromAny<'a>>(type_index: i32) -> bool {
     // The registry first: an object type's answer asks the runtime about the index, which
     // must know it, and a type that takes every value takes no unknown index either.
@@ -128,6 +130,7 @@ type Page = [AtomicU64; PAGE];
 /// assert_eq!(TABLE.candidates(1, classify), 0b10); // cached
 /// assert_eq!(TABLE.candidates(2, classify), 0b01);
 /// ```
+#[doc(hidden)] // what `match_any!` expands to; not an API of its own
 pub struct ArmTable {
     owner: AtomicUsize,
     pages: [AtomicPtr<Page>; PAGES],

@@ -11,6 +11,7 @@ use crate::base::object::builtin::{BytesObj, StringObj};
 use crate::base::object::{self, try_alloc_inplace_array, InplaceArray};
 
 /// Longest content stored inline (small string/bytes form), as in C++.
+#[doc(hidden)] // a layout detail of the runtime
 pub const SMALL_CAPACITY: usize = 7;
 
 /// Allocates a heap string or bytes object holding `bytes` (with a NUL after them, as C++

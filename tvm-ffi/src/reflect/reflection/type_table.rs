@@ -18,6 +18,7 @@ pub fn type_key_of_index(index: i32) -> &'static str {
 /// out of the registry: its table moves when a field is added. The names, docs and metadata
 /// the copies point to are owned by the registry for the life of the process; the default
 /// values are borrowed views. Empty for an index the runtime does not know.
+#[doc(hidden)] // the raw ABI struct: for tests and tools, not an API of its own
 pub fn fields(index: i32) -> Vec<sys::TVMFFIFieldInfo> {
     if type_info::is_registered(index) {
         type_info::fields(index)
