@@ -82,14 +82,16 @@
 //!      |      structural (equal/hash/mismatch, deep copy); serialization;
 //!      |      matching: match_any! and its per-call-site type-index tables
 //!  data/      container: Array, Map, Shape, List, Dict;                     (3)
-//!      |      tensor: Tensor, TensorView, TensorMut, ...; module: Module;
-//!      |      lock: the striped locks of containers and Rw<T> fields
+//!      |      tensor: Tensor, TensorView, TensorMut, ...; module: Module
 //!  call/      function: Function, closures, typed calls, globals, the       (2)
 //!      |      extern "C" boundary, exports, signatures and metadata JSON;
-//!      |      env: current streams, DLPack allocator, signal checks
+//!      |      env: current streams, DLPack allocator, signal checks;
+//!      |      python: a shipped package's C-level callables
 //!  base/      object: header, refcounts, ObjectRef, WeakRef, object traits, (1)
 //!      |      built-in payloads; error: Error, panics as errors;
-//!      |      value: Any, AnyView, String, Bytes, BigInt, DataType, Device
+//!      |      value: Any, AnyView, String, Bytes, BigInt, DataType, Device;
+//!      |      lock: the striped locks of containers, Rw<T> fields and the
+//!      |      global function table
 //!  abi.rs     the raw C ABI (the `tvm-ffi-sys` crate); allocation failure; (0)
 //!             stderr diagnostics
 //! ```

@@ -38,8 +38,8 @@ const RUNTIME: CrateLayers = CrateLayers {
     src: "tvm-ffi/src",
     layers: &[
         &["abi"],      // the raw C ABI (tvm-ffi-sys), allocation failure, stderr diagnostics
-        &["base"],     // object, error, value
-        &["call"],     // function, env
+        &["base"],     // object, error, value, lock
+        &["call"],     // function, env, python
         &["data"],     // container, tensor, module
         &["reflect"],  // reflection, enums, structural (visit, mutate), serialization
         &["registry"], // load-time registration

@@ -384,7 +384,7 @@ impl<K, V> Dict<K, V> {
                 };
                 if unchanged {
                     // The runtime hashes the key again, running its hook under the lock: a
-                    // write (see `data::lock` on what that may do).
+                    // write (see `base::lock` on what that may do).
                     write_dict(dict, || erase.call((&self.obj, *key)))?;
                 }
                 Ok(unchanged)

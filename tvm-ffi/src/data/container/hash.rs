@@ -123,7 +123,7 @@ static RAW_EQUAL: Column = Column::new(RAW_ANY_EQUAL);
 ///   `base::object::cached_key_hash`): only that first call runs `hook`, and may raise;
 /// - for the equality, `hook`'s answer, or "not equal" when it fails (the runtime cannot
 ///   take an error there); the failure is kept for the Rust write that ran it, which returns
-///   it (see `data::lock`).
+///   it (see `base::lock`).
 pub(crate) fn key_hook_for_runtime(
     name: &str,
     hook: &Function,

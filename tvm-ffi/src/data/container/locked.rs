@@ -1,5 +1,5 @@
 //! What a list or dict reads in place while Rust holds its lock ([`Locked`], from the
-//! striped-lock module `data::lock`): the list's buffer and elements, the dict's table, and
+//! striped-lock module `base::lock`): the list's buffer and elements, the dict's table, and
 //! live copies of stored values.
 use std::ptr::NonNull;
 
