@@ -5,7 +5,7 @@
 # Any sanitizer report fails the run. Needs the toolchain's ASan runtime (`RUSTC_BOOTSTRAP=1`
 # unlocks `-Zsanitizer` on the stable toolchain) and gcc's libasan.
 #
-# Left out, and why (README, "Soundness"):
+# Left out, and why (docs/book/src/soundness.md, "AddressSanitizer in CI"):
 # - leak detection (`detect_leaks=0`): the runtime's registries live until exit by design;
 # - tests/python/test_packaging.py and test_downstream.py: they build wheels and crates with
 #   cargo and pip in subprocesses, which would inherit the preloaded runtime; they check the

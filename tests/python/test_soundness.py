@@ -304,7 +304,7 @@ def test_a_failing_key_equality_is_an_error_of_a_rust_write_and_dropped_in_a_pyt
     # The runtime cannot take an error from `__any_equal__` (it may be rebuilding its table):
     # the hook answers "unequal" there. A write made by Rust raises the failure; one made by
     # Python itself (the runtime's `ffi.DictSetItem`, no Rust code after it) cannot, and is
-    # done with the keys taken as unequal (docs/guide.md, Soundness, *Key hooks*).
+    # done with the keys taken as unequal (docs/book/src/soundness.md, *Key hooks*).
     out = run("""
 @tvm_ffi.register_object("rs_soundness.FailEqKey")
 class FailEqKey(tvm_ffi.Object):

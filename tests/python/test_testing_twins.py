@@ -752,7 +752,7 @@ def test_py_class_subclasses_as_cxx():
 
     same(use)
 
-    # Where Rust differs, on purpose (see the guide's Soundness section): the runtime's copy of
+    # Where Rust differs, on purpose (see docs/book/src/soundness.md): the runtime's copy of
     # a Python subclass instance takes its references without Rust's lock, so Rust uses no
     # such instance of a type with an `Rw` field holding a reference (`v_str`, `value`), and
     # never replaces a reference it holds (a deep copy replaces `value` in the copy).

@@ -72,12 +72,12 @@ mod match_any;
 /// `&[AnyView]` as its only parameter is packed: its `type_schema` is `{"type":"ffi.Function"}`,
 /// as for C++ `def_packed`.
 ///
-/// Guide: the introduction of the [`tvm_ffi` crate docs](../tvm_ffi/index.html) (globals, `Result`,
-/// callbacks), [Parameters, defaults and keyword
-/// arguments](../tvm_ffi/index.html#parameters-defaults-and-keyword-arguments), [Module exports and packed functions](../tvm_ffi/index.html#module-exports-and-packed-functions),
-/// [Renaming the dependency, and mistakes the compiler
-/// catches](../tvm_ffi/index.html#renaming-the-dependency-and-mistakes-the-compiler-catches) (`crate = ".."`), and
-/// [Shipping a Python package](../tvm_ffi/index.html#shipping-a-python-package) (the functions become attributes of
+/// Guide, the book in the repository: `docs/book/src/getting-started.md` (globals, `Result`,
+/// callbacks),
+/// `docs/book/src/getting-started.md#renaming-the-dependency-and-mistakes-the-compiler-catches`
+/// (`crate = ".."`), `docs/book/src/functions.md#parameters-defaults-and-keyword-arguments`,
+/// `docs/book/src/functions.md#module-exports-and-packed-functions`, and
+/// `docs/book/src/packaging.md#shipping-a-python-package` (the functions become attributes of
 /// the package).
 #[proc_macro_attribute]
 pub fn ffi_func(attr: TokenStream, item: TokenStream) -> TokenStream {
@@ -116,11 +116,11 @@ pub fn ffi_func(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// named so), type attribute names starting with `__ffi` or `__tvm_ffi` (the runtime's and the
 /// SDK's own), and `Rw<Rw<T>>` fields; each is a compile error.
 ///
-/// Guide: [Object types](../tvm_ffi/index.html#object-types) in the `tvm_ffi` crate docs (every type and field
+/// Guide, the book in the repository: `docs/book/src/object-types.md` (every type and field
 /// option, writable fields, constructors, methods, parents defined elsewhere, loading),
-/// [Value types](../tvm_ffi/index.html#value-types-eq-hash-ord-str-frozen) (`eq`, `hash`, `ord`,
-/// `str`, `frozen`), and
-/// [Stubs](../tvm_ffi/index.html#stubs) (the Python class tvm-ffi-stubgen writes for the type).
+/// `docs/book/src/object-types.md#value-types-eq-hash-ord-str-frozen` (`eq`, `hash`, `ord`,
+/// `str`, `frozen`), and `docs/book/src/packaging.md#stubs` (the Python class tvm-ffi-stubgen
+/// writes for the type).
 #[proc_macro_derive(Object, attributes(ffi_type, ffi))]
 pub fn derive_object(input: TokenStream) -> TokenStream {
     expand_derive(input.into(), |item, cx| {
@@ -201,9 +201,9 @@ pub fn derive_variant(input: TokenStream) -> TokenStream {
 /// `#[ffi_func]` (a method's receiver is `self`); Python's `Point(x=1, y=2)` binds by name to an
 /// `#[ffi(init)]` constructor's parameters.
 ///
-/// Guide: [Object types](../tvm_ffi/index.html#object-types) in the `tvm_ffi` crate docs, the paragraphs
-/// **Methods** and **Constructors**, and [Parameters, defaults and keyword
-/// arguments](../tvm_ffi/index.html#parameters-defaults-and-keyword-arguments).
+/// Guide, the book in the repository: `docs/book/src/object-types.md`, the paragraphs
+/// **Methods** and **Constructors**, and
+/// `docs/book/src/functions.md#parameters-defaults-and-keyword-arguments`.
 #[proc_macro_attribute]
 pub fn ffi_methods(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand_methods(attr.into(), item.into()).into()

@@ -67,40 +67,11 @@
 //! assert_eq!(format!("{c:?}"), r#"doc_example.Counter(count=2, name="c")"#);
 //! ```
 //!
-//! # Layers
+//! # Where to read on
 //!
-//! The runtime is built in layers, one folder each under `src/`, lowest first (alphabetical
-//! order is layer order); a file only uses its own or lower layers, the files of a folder never
-//! use each other in a circle, and no file reaches another through a root re-export (checked
-//! by `tests/layers.rs`, which reads the sources):
-//!
-//! ```text
-//!  registry/  load-time registration of types, fields, methods, globals;   (5)
-//!      |      layout checks, load errors, the runtime version check
-//!  reflect/   reflection: Rw<T>, construction state, field accessors,       (4)
-//!      |      creators, type registry queries; enums: EnumRef<E>;
-//!      |      structural (equal/hash/mismatch, deep copy); serialization;
-//!      |      matching: match_any! and its per-call-site type-index tables
-//!  data/      container: Array, Map, Shape, List, Dict;                     (3)
-//!      |      tensor: Tensor, TensorView, TensorMut, ...; module: Module
-//!  call/      function: Function, closures, typed calls, globals, the       (2)
-//!      |      extern "C" boundary, exports, signatures and metadata JSON;
-//!      |      env: current streams, DLPack allocator, signal checks;
-//!      |      python: a shipped package's C-level callables
-//!  base/      object: header, refcounts, ObjectRef, WeakRef, object traits, (1)
-//!      |      built-in payloads; error: Error, panics as errors;
-//!      |      value: Any, AnyView, String, Bytes, BigInt, DataType, Device;
-//!      |      lock: the striped locks of containers, Rw<T> fields and the
-//!      |      global function table
-//!  abi.rs     the raw C ABI (the `tvm-ffi-sys` crate); allocation failure; (0)
-//!             stderr diagnostics
-//! ```
-//!
-//! The public modules keep their paths (`tvm_ffi::container`, `tvm_ffi::tensor`, ...): this
-//! file re-exports them from their layers.
-//!
-//! Generated code names only `tvm_ffi::__private` (no semver guarantee) and the public value
-//! types ([`Any`], [`AnyView`], [`Result`], [`Function`], [`ObjectRef`]).
+//! The guide is the book under `docs/book/src/` in the repository (one chapter per task, listed
+//! above); `ARCHITECTURE.md` there describes the layers of this crate and the stages of its
+//! macros.
 #![warn(missing_docs)]
 #![deny(
     unsafe_op_in_unsafe_fn,
@@ -121,7 +92,7 @@ compile_error!(
      `panic = \"abort\"` from the Cargo profile (or `-C panic=abort` from RUSTFLAGS)"
 );
 
-// The layers, lowest first (see "Layers" above); each uses only the layers before it.
+// The layers, lowest first (see ARCHITECTURE.md); each uses only the layers before it.
 mod abi;
 mod base;
 mod call;
@@ -168,7 +139,7 @@ pub use value::{
 /// **No semver guarantee**: this module changes with the macros, which is why `tvm-ffi` pins
 /// `tvm-ffi-macros` to the exact same version. Do not use it from hand-written code.
 ///
-/// **Soundness** (see the guide's Soundness section): nothing here hands safe code a value
+/// **Soundness** (see `docs/book/src/soundness.md`): nothing here hands safe code a value
 /// that `unsafe` code, the runtime or Python later trusts.
 /// - Every function that makes what the registry registers for a type or function is an
 ///   `unsafe fn` whose `# Safety` says what it belongs to (`new_function`, `convert_function`,
@@ -269,4 +240,29 @@ pub mod __private {
         default_visit_with_policy, enter_policy_visit, PolicyVisitRegion,
     };
     pub use tvm_ffi_macros::match_any_impl;
+}
+
+/// The book's chapters (`docs/book/src` in the repository), so that `cargo test --doc` compiles
+/// and runs their examples as it does the crate docs'. Only rustdoc's doctest collection sees
+/// them (`cfg(doctest)`): the packaged crate, which does not carry the book, builds without.
+#[cfg(doctest)]
+mod book {
+    #[doc = include_str!("../../docs/book/src/getting-started.md")]
+    mod getting_started {}
+    #[doc = include_str!("../../docs/book/src/object-types.md")]
+    mod object_types {}
+    #[doc = include_str!("../../docs/book/src/functions.md")]
+    mod functions {}
+    #[doc = include_str!("../../docs/book/src/containers-and-tensors.md")]
+    mod containers_and_tensors {}
+    #[doc = include_str!("../../docs/book/src/ir-traversal.md")]
+    mod ir_traversal {}
+    #[doc = include_str!("../../docs/book/src/packaging.md")]
+    mod packaging {}
+    #[doc = include_str!("../../docs/book/src/errors.md")]
+    mod errors {}
+    #[doc = include_str!("../../docs/book/src/soundness.md")]
+    mod soundness {}
+    #[doc = include_str!("../../docs/book/src/reliability.md")]
+    mod reliability {}
 }
