@@ -265,4 +265,10 @@ mod book {
     mod soundness {}
     #[doc = include_str!("../../docs/book/src/reliability.md")]
     mod reliability {}
+    #[doc = include_str!("../../docs/book/src/performance.md")]
+    mod performance {}
+    #[doc = include_str!("../../docs/book/src/faq.md")]
+    mod faq {}
+    #[doc = include_str!("../../docs/book/src/migrating-from-cpp.md")]
+    mod migrating_from_cpp {}
 }
