@@ -17,9 +17,9 @@ constructor `(a, b)` on both sides):
 - `py wrapper`: `g(1, b=2, c=3)` with `g = tvm_ffi.utils.kwargs_wrapper.make_kwargs_wrapper(f,
   ["a", "b", "c"])`, the per-call Python wrapper C++ users write for keyword syntax;
 - `pkg call`, `pkg call kw`, `pkg call kw all`: `h(1, 2, 3)`, `h(1, b=2, c=3)`, `h(a=1, b=2,
-  c=3)` through the function a shipped package's `_ffi_api.py` exposes: for Rust the
-  `KeywordFunction` the build backend's `SIGNATURES_HELPER` makes (a C-level subclass of
-  `tvm_ffi.Function`), for C++ the runtime's `Function` (keywords refused);
+  c=3)` through the function a shipped package's `_ffi_api.py` exposes: for Rust the Python
+  function the build backend's `SIGNATURES_HELPER` makes around the runtime's (keywords in the
+  runtime's `KWARGS` convention), for C++ the runtime's `Function` (keywords refused);
 - `construct`: `Pair(1, 2)`; `construct kw`: `Pair(a=1, b=2)` (the runtime's `__init__` passes
   the keywords in its KWARGS convention: Rust binds them, C++ refuses them); `auto-init`:
   `RwPair(1, 2)` (no constructor declared: the runtime's generic field-by-field `__ffi_init__`
@@ -95,7 +95,7 @@ def worker(rust_lib: str, cpp_lib: str, number: int, repeat: int, main_lib: str,
         if side == "Rust":
             package = {"add3": tvm_ffi.get_global_func(f"{prefix}.add3")}
             package_helper("_ffi_signatures")(package, f"{prefix}.", modules[rust_lib])
-            assert type(package["add3"]).__name__ == "KeywordFunction"
+            assert getattr(package["add3"], "__ffi_keywords__", False)
             env["h"] = package["add3"]
         if rows == "all":
 

@@ -554,59 +554,21 @@ def _refine_param_names(text: str, params: dict[str, dict]) -> str:
 _SIGNATURES_BEGIN = "# tvm_ffi_build(begin): signatures\n"
 _SIGNATURES_END = "# tvm_ffi_build(end)\n"
 
-# A builder of the Rust library (`call/python/` in the SDK), found through the module export
-# that returns its address, as a `ctypes` function of `arity` objects returning one; `None`
-# where the library has no such export (another SDK release, no library given) or the process
-# runs without a GIL (the C code reads a call's keyword dictionary under it); and the keyword
-# packing of the Python fallbacks. The two helpers below use both.
-NATIVE_HELPER = '''\
-def _ffi_native_builder(lib: object, export: str, arity: int) -> object:
-    import ctypes
-    import sys
-
-    if not getattr(sys, "_is_gil_enabled", lambda: True)():
-        return None
-    try:
-        address = getattr(lib, "get_function")(export)()
-    except Exception:  # no such export, or no library given
-        return None
-    if not address:  # the library found no CPython functions in this process
-        return None
-    return ctypes.PYFUNCTYPE(ctypes.py_object, *[ctypes.py_object] * arity)(address)
-
-
-def _ffi_kwargs_flat(args: tuple[object, ...], kwargs: dict[str, object], missing: object) -> list[object]:
-    # The runtime's keyword convention, for the Python fallbacks: the positional arguments,
-    # `KWARGS`, then name/value pairs (values that are `missing` left out).
-    from tvm_ffi import core
-
-    out = [*args, core.KWARGS]
-    for item in kwargs.items():
-        if item[1] is not missing:
-            out.extend(item)
-    return out
-'''
-
 # Sets `__signature__` (what `inspect.signature` and `help()` read) of the module's functions and
 # of its classes' methods and explicit constructors, from the names and defaults the SDK
-# registers (metadata `arg_names`, `arg_defaults`), and makes the module's functions and methods
-# take keywords. The runtime's `Function.__call__` takes positional arguments only; each
-# function with named parameters is replaced by a `KeywordFunction`, a C-level subclass of
-# `tvm_ffi.Function` made by the Rust library (`TVMFFISdkKeywordFunction`, reached through
-# `ctypes` at the address its module export `__sdk_python_keyword_function_v2` returns), a
-# second object sharing the function's handle (every earlier holder keeps a working function):
-# a positional call goes straight to the runtime's call (no Python frame, ~1% more), keywords
-# are put in position or passed in the runtime's `KWARGS` convention, which the Rust binder
-# reads (defaults and keyword errors are the Rust function's). Member methods, which the
-# runtime binds through a Python wrapper of its own taking positional arguments only, become
-# `KeywordMethod`s: the same, binding the object they are read from as a Python function does.
-# A library without the export (or a process where it finds no CPython, or no GIL) gets a
-# Python subclass doing the same for functions and Python wrappers for methods, one Python
-# frame slower.
+# registers (metadata `arg_names`, `arg_defaults`: literals), and makes the module's functions
+# and methods take keywords. The runtime's `Function.__call__` takes positional arguments only;
+# each function and member method with named parameters is replaced by a generated Python
+# function with those parameters and defaults, which Python binds and which calls the runtime's
+# function with every argument in position (a name Python cannot take, or a default before a
+# parameter without one, gets a function passing keywords in the runtime's `KWARGS` convention,
+# which the Rust binder reads). A method binds the object it is read from as any Python
+# function does.
 SIGNATURES_HELPER = '''\
 def _ffi_signatures(namespace: dict[str, object], prefix: str, lib: object = None) -> None:
     import inspect
-    import sys
+    import itertools
+    import keyword
     from typing import Any
 
     import tvm_ffi
@@ -627,27 +589,39 @@ def _ffi_signatures(namespace: dict[str, object], prefix: str, lib: object = Non
             for name in names
         ])
 
-    native: Any = _ffi_native_builder(lib, "__sdk_python_keyword_function_v2", 7)
-    identity: Any = None
-    try:  # what the builder shares a handle through
-        identity = getattr(lib, "get_function")("__sdk_python_identity_v1")
-    except Exception:
-        native = None
+    marker = core.KWARGS
+    pairs = itertools.chain.from_iterable
 
-    # A function call drops no keyword value (a constructor drops the runtime's `MISSING`, as
-    # its `__init__` does): the "missing" value is one no caller has.
-    never: Any = object()
+    def keyword_callable(function: Any, meta: dict[str, Any]) -> Any:
+        names = [str(name) for name in meta["arg_names"]]
+        defaults: dict[str, Any] = meta.get("arg_defaults") or {}
+        plain = (len(set(names)) == len(names) and "__f" not in names
+                 and all(n.isidentifier() and not keyword.iskeyword(n) for n in names)
+                 and all(n in defaults for n in names[next((i for i, n in enumerate(names)
+                                                            if n in defaults), len(names)):]))
+        if plain:  # `def f(a, b=1): return __f(a, b)`, its defaults in its own namespace
+            scope: dict[str, Any] = {"__f": function}
+            params = []
+            for i, name in enumerate(names):
+                if name in defaults:
+                    scope[f"__d{i}"] = defaults[name]
+                    params.append(f"{name}=__d{i}")
+                else:
+                    params.append(name)
+            if names[:1] == ["self"]:
+                params.insert(1, "/")
+            exec(f"def call({', '.join(params)}):\\n    return __f({', '.join(names)})\\n", scope)
+            call: Any = scope["call"]
+        else:
+            def with_kwargs(*args: Any, **kwargs: Any) -> Any:
+                if kwargs:
+                    return function(*args, marker, *pairs(kwargs.items()))
+                return function(*args)
 
-    class KeywordFunction(core.Function):  # the fallback for functions: a Python `__call__`
-        def __call__(self, /, *args: Any, **kwargs: Any) -> Any:  # a keyword may be `self`
-            flat = _ffi_kwargs_flat(args, kwargs, never) if kwargs else args
-            return core.Function.__call__(self, *flat)
+            call = with_kwargs
 
-    def python_method(function: Any) -> Any:  # the fallback for methods (binds as functions do)
-        def method(*args: Any, **kwargs: Any) -> Any:
-            return function(*(_ffi_kwargs_flat(args, kwargs, never) if kwargs else args))
-
-        return method
+        setattr(call, "__ffi_keywords__", True)  # what a second run over the namespace leaves alone
+        return call
 
     # The runtime's wrapper of a member method (`_member_method_wrapper`): only that one is
     # replaced (a class may define its own method of the name).
@@ -659,27 +633,6 @@ def _ffi_signatures(namespace: dict[str, object], prefix: str, lib: object = Non
         return (code is not None and wrapper_code is not None
                 and (code.co_filename, code.co_name) == (wrapper_code.co_filename, wrapper_code.co_name))
 
-    def with_keywords(function: Any, meta: dict[str, object], member: bool, fresh: Any) -> Any:
-        # `fresh()`: another wrapper of the function, for the fallback to take over (None for
-        # a method: the fallback is a Python wrapper).
-        names = tuple(sys.intern(str(name)) for name in meta["arg_names"])  # type: ignore[attr-defined]
-        made: Any = None
-        if native is not None:
-            try:  # a second object sharing `function`'s handle
-                made = native(core.Function, function, identity, core.KWARGS, never, names, member)
-            except Exception:  # the types could not be made: the fallback serves
-                made = None
-        if made is None and fresh is None:
-            made = python_method(function)
-        elif made is None:
-            made = KeywordFunction.__new__(KeywordFunction)
-            made.__move_handle_from__(fresh())
-            made.release_gil = function.release_gil  # the builder copies it itself
-        if isinstance(made, core.Function):
-            made.__dict__.update(function.__dict__)
-        setattr(made, "__ffi_keywords__", True)  # what a second run over the namespace leaves alone
-        return made
-
     # A convenience: a runtime without the metadata API (or objects that refuse attributes, or
     # a name not registered) leaves those functions positional-only and their signatures unset
     # rather than failing the import.
@@ -690,9 +643,11 @@ def _ffi_signatures(namespace: dict[str, object], prefix: str, lib: object = Non
                 meta = get_metadata(prefix + name) if get_metadata else {}
                 sig = signature(meta, True)
                 if sig is not None:
-                    fresh = lambda name=name: tvm_ffi.get_global_func(prefix + name)
-                    value = namespace[name] = with_keywords(value, meta, False, fresh)
-                    setattr(value, "__signature__", sig)
+                    made = namespace[name] = keyword_callable(value, meta)
+                    made.__name__ = made.__qualname__ = name
+                    made.__module__ = str(namespace.get("__name__", made.__module__))
+                    made.__doc__ = getattr(value, "__doc__", None)
+                    setattr(made, "__signature__", sig)
                 continue
             if not isinstance(value, type):
                 continue
@@ -718,7 +673,7 @@ def _ffi_signatures(namespace: dict[str, object], prefix: str, lib: object = Non
                 usable = type(method.func) is core.Function and bool(method.func.__chandle__())
                 sig = signature(meta, usable and (static or member))
                 if sig is not None and usable and (static or member):
-                    made = with_keywords(method.func, meta, member, None)
+                    made = keyword_callable(method.func, meta)
                     for key in ("__module__", "__name__", "__qualname__", "__doc__"):
                         if hasattr(target, key):  # the names the runtime gave the method
                             setattr(made, key, getattr(target, key))
@@ -730,20 +685,13 @@ def _ffi_signatures(namespace: dict[str, object], prefix: str, lib: object = Non
             continue
 '''
 
-# Makes `Type(1, 2)` cost what a direct call of the type's `__ffi_init__` costs (about a
-# sixth of the runtime's `__init__`, a Python function that copies and normalizes its arguments
-# and then constructs through `__init_handle_by_constructor__`). Each eligible class gets a
-# metaclass of its own whose `__call__` hands the arguments straight to `__ffi_init__`, keywords
-# in the runtime's `KWARGS` convention exactly as the runtime's `__init__` passes them (the
-# object comes back wrapped in the class registered for its type, i.e. this one): errors,
-# defaults and keyword binding stay those of `__ffi_init__`.
-# That `__call__` is a builtin made by the Rust library (`TVMFFISdkPythonConstructor`, reached
-# through `ctypes` at the address its module export `__sdk_python_constructor_v1` returns; the
-# name changes with the builder's parameters). CPython calls it unbound, with the caller's argument tuple, which it passes on to `__ffi_init__`;
-# keywords that fill a constructor's leading parameters are passed by position, others are
-# repacked in C. A library without the export (or a process where it finds no
-# CPython) keeps the Python `__call__` below, which costs about 150 ns more per construction
-# and 700 ns more per keyword construction.
+# Makes `Type(1, 2)` call the type's `__ffi_init__` directly (about a third of the runtime's
+# `__init__`, a Python function that copies and normalizes its arguments and then constructs
+# through `__init_handle_by_constructor__`). Each eligible class gets a metaclass of its own whose
+# `__call__` hands the arguments straight to `__ffi_init__`, keywords in the runtime's `KWARGS`
+# convention exactly as the runtime's `__init__` passes them (the object comes back wrapped in
+# the class registered for its type, i.e. this one): errors, defaults and keyword binding stay
+# those of `__ffi_init__`.
 # Eligible: a class registered for its type whose `__init__` is the runtime's generated one and
 # for which that `__init__` adds nothing to the call: no `__post_init__`, no init properties, no
 # field whose value it converts (fields of a Python `IntEnum`/`StrEnum` type). A Python subclass
@@ -752,13 +700,16 @@ def _ffi_signatures(namespace: dict[str, object], prefix: str, lib: object = Non
 CONSTRUCTORS_HELPER = '''\
 def _ffi_fast_constructors(namespace: dict[str, object], lib: object = None) -> None:
     import inspect
-    import sys
+    import itertools
+    import keyword
     from typing import Any
 
     import tvm_ffi
     from tvm_ffi import _dunder, core
 
     base: Any = type(tvm_ffi.Object)
+    marker, missing = core.KWARGS, core.MISSING
+    pairs = itertools.chain.from_iterable
 
     def eligible_init(cls: type) -> Any:
         info: Any = cls.__dict__.get("__tvm_ffi_type_info__")
@@ -777,33 +728,53 @@ def _ffi_fast_constructors(namespace: dict[str, object], lib: object = None) -> 
                 return method.func
         return core._lookup_type_attr(info.type_index, "__ffi_init__")
 
-    native: Any = _ffi_native_builder(lib, "__sdk_python_constructor_v1", 4)
-
-    def parameter_names(cls: Any) -> tuple[str, ...]:
-        # A Rust constructor's parameters (`arg_names`), all positional-or-keyword: keywords
-        # that fill them from the front are passed by position (the runtime's generic
-        # field-by-field init has none, and keeps the `KWARGS` form).
+    def generated(cls: Any, make: Any, slow: Any) -> Any:
+        # For a Rust constructor (`arg_names`, literal `arg_defaults`): `def Type(a, b=1)`
+        # calling `make(a, b)`, Python binding the keywords (a static `__call__` of the
+        # metaclass: not given the class); a `MISSING` value (which the runtime's `__init__`
+        # drops) takes the general path.
+        meta: dict[str, Any] = {}
         for method in cls.__dict__["__tvm_ffi_type_info__"].methods:
             if method.name == "__ffi_init__":
-                return tuple(sys.intern(str(name)) for name in method.metadata.get("arg_names", ()))
-        return ()
+                meta = dict(method.metadata)
+        names = [str(name) for name in meta.get("arg_names", ())]
+        defaults: dict[str, Any] = meta.get("arg_defaults") or {}
+        first = next((i for i, name in enumerate(names) if name in defaults), len(names))
+        if (not names or len(set(names)) != len(names) or not all(n in defaults for n in names[first:])
+                or any(not n.isidentifier() or keyword.iskeyword(n) or n in ("__cls", "__make", "__M", "__slow")
+                       for n in names)):
+            return None
+        scope: dict[str, Any] = {"__make": make, "__M": missing, "__slow": slow, "__cls": cls}
+        params = []
+        for i, name in enumerate(names):
+            if name in defaults:
+                scope[f"__d{i}"] = defaults[name]
+                params.append(f"{name}=__d{i}")
+            else:
+                params.append(name)
+        given = ", ".join(names)
+        exec(f"def call({', '.join(params)}):\\n"
+             f"    if {' or '.join(f'{n} is __M' for n in names)}:\\n"
+             f"        return __slow(__cls, {', '.join(f'{n}={n}' for n in names)})\\n"
+             f"    return __make({given})\\n", scope)
+        call = scope["call"]
+        call.__name__ = call.__qualname__ = cls.__name__
+        return call
 
     def fast_metaclass(cls: Any, make: Any) -> Any:
-        marker, missing = core.KWARGS, core.MISSING
-
         def __call__(cls: Any, *args: Any, **kwargs: Any) -> Any:
-            # Keywords as the runtime's `__init__` passes them (`MISSING` values left out).
-            return make(*(_ffi_kwargs_flat(args, kwargs, missing) if kwargs else args))
+            if kwargs:  # as the runtime's `__init__` passes them (`MISSING` values left out)
+                if any(value is missing for value in kwargs.values()):
+                    kwargs = {k: v for k, v in kwargs.items() if v is not missing}
+                return make(*args, marker, *pairs(kwargs.items()))
+            return make(*args)
 
-        call: Any = None
+        plain = generated(cls, make, __call__)
+        call: Any = __call__ if plain is None else staticmethod(plain)
         try:
-            call = native(make, marker, missing, parameter_names(cls))
-        except Exception:  # no builtin: no library export, or no CPython functions found
-            call = __call__
-            try:
-                setattr(call, "__signature__", inspect.signature(cls.__dict__["__init__"]))
-            except (KeyError, TypeError, ValueError):
-                pass
+            setattr(plain or __call__, "__signature__", inspect.signature(cls.__dict__["__init__"]))
+        except (KeyError, TypeError, ValueError):
+            pass
 
         def __init__(sub: Any, *args: Any, **kwargs: Any) -> None:
             base.__init__(sub, *args, **kwargs)
@@ -822,7 +793,7 @@ def _ffi_fast_constructors(namespace: dict[str, object], lib: object = None) -> 
 
 
 # What the end of a package's `_ffi_api.py` defines (tests and benchmarks run it too).
-HELPERS = NATIVE_HELPER + "\n\n" + SIGNATURES_HELPER + "\n\n" + CONSTRUCTORS_HELPER
+HELPERS = SIGNATURES_HELPER + "\n\n" + CONSTRUCTORS_HELPER
 
 
 def _refine_signature_block(text: str) -> str:

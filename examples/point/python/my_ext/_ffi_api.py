@@ -199,36 +199,10 @@ class Version(_ffi_Object):
     # tvm-ffi-stubgen(end)
 
 # tvm_ffi_build(begin): signatures
-def _ffi_native_builder(lib: object, export: str, arity: int) -> object:
-    import ctypes
-    import sys
-
-    if not getattr(sys, "_is_gil_enabled", lambda: True)():
-        return None
-    try:
-        address = getattr(lib, "get_function")(export)()
-    except Exception:  # no such export, or no library given
-        return None
-    if not address:  # the library found no CPython functions in this process
-        return None
-    return ctypes.PYFUNCTYPE(ctypes.py_object, *[ctypes.py_object] * arity)(address)
-
-
-def _ffi_kwargs_flat(args: tuple[object, ...], kwargs: dict[str, object], missing: object) -> list[object]:
-    # The runtime's keyword convention, for the Python fallbacks: the positional arguments,
-    # `KWARGS`, then name/value pairs (values that are `missing` left out).
-    from tvm_ffi import core
-
-    out = [*args, core.KWARGS]
-    for item in kwargs.items():
-        if item[1] is not missing:
-            out.extend(item)
-    return out
-
-
 def _ffi_signatures(namespace: dict[str, object], prefix: str, lib: object = None) -> None:
     import inspect
-    import sys
+    import itertools
+    import keyword
     from typing import Any
 
     import tvm_ffi
@@ -249,27 +223,39 @@ def _ffi_signatures(namespace: dict[str, object], prefix: str, lib: object = Non
             for name in names
         ])
 
-    native: Any = _ffi_native_builder(lib, "__sdk_python_keyword_function_v2", 7)
-    identity: Any = None
-    try:  # what the builder shares a handle through
-        identity = getattr(lib, "get_function")("__sdk_python_identity_v1")
-    except Exception:
-        native = None
+    marker = core.KWARGS
+    pairs = itertools.chain.from_iterable
 
-    # A function call drops no keyword value (a constructor drops the runtime's `MISSING`, as
-    # its `__init__` does): the "missing" value is one no caller has.
-    never: Any = object()
+    def keyword_callable(function: Any, meta: dict[str, Any]) -> Any:
+        names = [str(name) for name in meta["arg_names"]]
+        defaults: dict[str, Any] = meta.get("arg_defaults") or {}
+        plain = (len(set(names)) == len(names) and "__f" not in names
+                 and all(n.isidentifier() and not keyword.iskeyword(n) for n in names)
+                 and all(n in defaults for n in names[next((i for i, n in enumerate(names)
+                                                            if n in defaults), len(names)):]))
+        if plain:  # `def f(a, b=1): return __f(a, b)`, its defaults in its own namespace
+            scope: dict[str, Any] = {"__f": function}
+            params = []
+            for i, name in enumerate(names):
+                if name in defaults:
+                    scope[f"__d{i}"] = defaults[name]
+                    params.append(f"{name}=__d{i}")
+                else:
+                    params.append(name)
+            if names[:1] == ["self"]:
+                params.insert(1, "/")
+            exec(f"def call({', '.join(params)}):\n    return __f({', '.join(names)})\n", scope)
+            call: Any = scope["call"]
+        else:
+            def with_kwargs(*args: Any, **kwargs: Any) -> Any:
+                if kwargs:
+                    return function(*args, marker, *pairs(kwargs.items()))
+                return function(*args)
 
-    class KeywordFunction(core.Function):  # the fallback for functions: a Python `__call__`
-        def __call__(self, /, *args: Any, **kwargs: Any) -> Any:  # a keyword may be `self`
-            flat = _ffi_kwargs_flat(args, kwargs, never) if kwargs else args
-            return core.Function.__call__(self, *flat)
+            call = with_kwargs
 
-    def python_method(function: Any) -> Any:  # the fallback for methods (binds as functions do)
-        def method(*args: Any, **kwargs: Any) -> Any:
-            return function(*(_ffi_kwargs_flat(args, kwargs, never) if kwargs else args))
-
-        return method
+        setattr(call, "__ffi_keywords__", True)  # what a second run over the namespace leaves alone
+        return call
 
     # The runtime's wrapper of a member method (`_member_method_wrapper`): only that one is
     # replaced (a class may define its own method of the name).
@@ -281,27 +267,6 @@ def _ffi_signatures(namespace: dict[str, object], prefix: str, lib: object = Non
         return (code is not None and wrapper_code is not None
                 and (code.co_filename, code.co_name) == (wrapper_code.co_filename, wrapper_code.co_name))
 
-    def with_keywords(function: Any, meta: dict[str, object], member: bool, fresh: Any) -> Any:
-        # `fresh()`: another wrapper of the function, for the fallback to take over (None for
-        # a method: the fallback is a Python wrapper).
-        names = tuple(sys.intern(str(name)) for name in meta["arg_names"])  # type: ignore[attr-defined]
-        made: Any = None
-        if native is not None:
-            try:  # a second object sharing `function`'s handle
-                made = native(core.Function, function, identity, core.KWARGS, never, names, member)
-            except Exception:  # the types could not be made: the fallback serves
-                made = None
-        if made is None and fresh is None:
-            made = python_method(function)
-        elif made is None:
-            made = KeywordFunction.__new__(KeywordFunction)
-            made.__move_handle_from__(fresh())
-            made.release_gil = function.release_gil  # the builder copies it itself
-        if isinstance(made, core.Function):
-            made.__dict__.update(function.__dict__)
-        setattr(made, "__ffi_keywords__", True)  # what a second run over the namespace leaves alone
-        return made
-
     # A convenience: a runtime without the metadata API (or objects that refuse attributes, or
     # a name not registered) leaves those functions positional-only and their signatures unset
     # rather than failing the import.
@@ -312,9 +277,11 @@ def _ffi_signatures(namespace: dict[str, object], prefix: str, lib: object = Non
                 meta = get_metadata(prefix + name) if get_metadata else {}
                 sig = signature(meta, True)
                 if sig is not None:
-                    fresh = lambda name=name: tvm_ffi.get_global_func(prefix + name)
-                    value = namespace[name] = with_keywords(value, meta, False, fresh)
-                    setattr(value, "__signature__", sig)
+                    made = namespace[name] = keyword_callable(value, meta)
+                    made.__name__ = made.__qualname__ = name
+                    made.__module__ = str(namespace.get("__name__", made.__module__))
+                    made.__doc__ = getattr(value, "__doc__", None)
+                    setattr(made, "__signature__", sig)
                 continue
             if not isinstance(value, type):
                 continue
@@ -340,7 +307,7 @@ def _ffi_signatures(namespace: dict[str, object], prefix: str, lib: object = Non
                 usable = type(method.func) is core.Function and bool(method.func.__chandle__())
                 sig = signature(meta, usable and (static or member))
                 if sig is not None and usable and (static or member):
-                    made = with_keywords(method.func, meta, member, None)
+                    made = keyword_callable(method.func, meta)
                     for key in ("__module__", "__name__", "__qualname__", "__doc__"):
                         if hasattr(target, key):  # the names the runtime gave the method
                             setattr(made, key, getattr(target, key))
@@ -354,13 +321,16 @@ def _ffi_signatures(namespace: dict[str, object], prefix: str, lib: object = Non
 
 def _ffi_fast_constructors(namespace: dict[str, object], lib: object = None) -> None:
     import inspect
-    import sys
+    import itertools
+    import keyword
     from typing import Any
 
     import tvm_ffi
     from tvm_ffi import _dunder, core
 
     base: Any = type(tvm_ffi.Object)
+    marker, missing = core.KWARGS, core.MISSING
+    pairs = itertools.chain.from_iterable
 
     def eligible_init(cls: type) -> Any:
         info: Any = cls.__dict__.get("__tvm_ffi_type_info__")
@@ -379,33 +349,53 @@ def _ffi_fast_constructors(namespace: dict[str, object], lib: object = None) -> 
                 return method.func
         return core._lookup_type_attr(info.type_index, "__ffi_init__")
 
-    native: Any = _ffi_native_builder(lib, "__sdk_python_constructor_v1", 4)
-
-    def parameter_names(cls: Any) -> tuple[str, ...]:
-        # A Rust constructor's parameters (`arg_names`), all positional-or-keyword: keywords
-        # that fill them from the front are passed by position (the runtime's generic
-        # field-by-field init has none, and keeps the `KWARGS` form).
+    def generated(cls: Any, make: Any, slow: Any) -> Any:
+        # For a Rust constructor (`arg_names`, literal `arg_defaults`): `def Type(a, b=1)`
+        # calling `make(a, b)`, Python binding the keywords (a static `__call__` of the
+        # metaclass: not given the class); a `MISSING` value (which the runtime's `__init__`
+        # drops) takes the general path.
+        meta: dict[str, Any] = {}
         for method in cls.__dict__["__tvm_ffi_type_info__"].methods:
             if method.name == "__ffi_init__":
-                return tuple(sys.intern(str(name)) for name in method.metadata.get("arg_names", ()))
-        return ()
+                meta = dict(method.metadata)
+        names = [str(name) for name in meta.get("arg_names", ())]
+        defaults: dict[str, Any] = meta.get("arg_defaults") or {}
+        first = next((i for i, name in enumerate(names) if name in defaults), len(names))
+        if (not names or len(set(names)) != len(names) or not all(n in defaults for n in names[first:])
+                or any(not n.isidentifier() or keyword.iskeyword(n) or n in ("__cls", "__make", "__M", "__slow")
+                       for n in names)):
+            return None
+        scope: dict[str, Any] = {"__make": make, "__M": missing, "__slow": slow, "__cls": cls}
+        params = []
+        for i, name in enumerate(names):
+            if name in defaults:
+                scope[f"__d{i}"] = defaults[name]
+                params.append(f"{name}=__d{i}")
+            else:
+                params.append(name)
+        given = ", ".join(names)
+        exec(f"def call({', '.join(params)}):\n"
+             f"    if {' or '.join(f'{n} is __M' for n in names)}:\n"
+             f"        return __slow(__cls, {', '.join(f'{n}={n}' for n in names)})\n"
+             f"    return __make({given})\n", scope)
+        call = scope["call"]
+        call.__name__ = call.__qualname__ = cls.__name__
+        return call
 
     def fast_metaclass(cls: Any, make: Any) -> Any:
-        marker, missing = core.KWARGS, core.MISSING
-
         def __call__(cls: Any, *args: Any, **kwargs: Any) -> Any:
-            # Keywords as the runtime's `__init__` passes them (`MISSING` values left out).
-            return make(*(_ffi_kwargs_flat(args, kwargs, missing) if kwargs else args))
+            if kwargs:  # as the runtime's `__init__` passes them (`MISSING` values left out)
+                if any(value is missing for value in kwargs.values()):
+                    kwargs = {k: v for k, v in kwargs.items() if v is not missing}
+                return make(*args, marker, *pairs(kwargs.items()))
+            return make(*args)
 
-        call: Any = None
+        plain = generated(cls, make, __call__)
+        call: Any = __call__ if plain is None else staticmethod(plain)
         try:
-            call = native(make, marker, missing, parameter_names(cls))
-        except Exception:  # no builtin: no library export, or no CPython functions found
-            call = __call__
-            try:
-                setattr(call, "__signature__", inspect.signature(cls.__dict__["__init__"]))
-            except (KeyError, TypeError, ValueError):
-                pass
+            setattr(plain or __call__, "__signature__", inspect.signature(cls.__dict__["__init__"]))
+        except (KeyError, TypeError, ValueError):
+            pass
 
         def __init__(sub: Any, *args: Any, **kwargs: Any) -> None:
             base.__init__(sub, *args, **kwargs)
