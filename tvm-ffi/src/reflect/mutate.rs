@@ -177,6 +177,7 @@ fn or_keep(result: Result<Any>, keep: impl FnOnce() -> Any) -> Result<Any> {
 /// assert_eq!(err.message(), "3 is odd");
 /// assert!(err.backtrace().contains("sequence item [1]"));
 /// ```
+#[doc(hidden)] // machinery the compiler picks; users never name it
 pub trait IntoMapResult {
     /// The value, or the mapper's error.
     fn into_map_result(self) -> Result<Any>;
@@ -215,6 +216,7 @@ impl<T: IntoAny> IntoMapResult for Result<T> {
 ///     .unwrap();
 /// assert_eq!(out.cast::<Array<i64>>().unwrap().to_vec(), [2, 4]);
 /// ```
+#[doc(hidden)] // machinery the compiler picks; users never name it
 pub trait MapDispatch {
     /// Runs the first method that takes `value`, if any.
     fn dispatch_map(
@@ -251,6 +253,7 @@ impl<V: MapDispatch + ?Sized> MapDispatch for &mut V {
     label = "not a map callback",
     note = "a map callback takes the value (`i64`, `Array<T>`, `ObjectRef<T>`, `&NodeObj`, `&MapValue`, ...) and optionally a trailing `DefRegionKind`, and returns its replacement (an `Any`, `Unchanged`, an `UnchangedOr<T>` or any value convertible into an `Any`) or a `Result` of one"
 )]
+#[doc(hidden)] // machinery the compiler picks; users never name it
 pub trait MapLink<M> {
     /// Runs the link on `value` if it takes it.
     fn try_map(&mut self, value: &MapValue, def_region_kind: DefRegionKind) -> Option<Result<Any>>;
@@ -1964,6 +1967,7 @@ pub fn try_map_link<M, L: MapLink<M>>(
 
 /// The marker types of the mutate callbacks and `#[dispatch(mutate)]` handlers that take a
 /// [`MutateValue`] (they only tell the impls of the link traits apart).
+#[doc(hidden)] // machinery the compiler picks; users never name it
 pub mod mutate_shapes {
     use std::marker::PhantomData;
 

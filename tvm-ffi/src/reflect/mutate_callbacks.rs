@@ -681,6 +681,7 @@ pub fn mutate_with_policy<U: Mutator, P: MutContextPolicy<U>>(
     label = "not a mutate callback",
     note = "a mutate callback takes the value (`i64`, `Array<T>`, `ObjectRef<T>`, `&NodeObj`, `&MapValue`, ...) and a `&mut MutateContext<'_, S>`, and returns its replacement (an `Any`, `Unchanged`, an `UnchangedOr<T>`, any value convertible into an `Any`, or a `Result` of one); a tuple of up to 12 of them is a callback too"
 )]
+#[doc(hidden)] // machinery the compiler picks; users never name it
 pub trait MutateCallbackLink<S, M> {
     /// Runs the link on `value` if it takes it.
     fn try_mutate_with(
@@ -1086,6 +1087,7 @@ impl<S, L: MutateCallbackLink<S, M>, M, P: MutContextPolicy<S>> Mutator
 
 /// The shapes of mutator [`structural::mutate`](mutate) accepts, as marker
 /// types (they only tell the impls of [`IntoMutator`] apart).
+#[doc(hidden)] // machinery the compiler picks; users never name it
 pub mod mutator_shapes {
     use std::marker::PhantomData;
 

@@ -339,6 +339,7 @@ pub(crate) unsafe fn owned_from_raw(raw: &sys::TVMFFIAny) -> Any {
 /// let err = structural::walk(&root, check, WalkOrder::PreOrder).unwrap_err();
 /// assert_eq!(err.message(), "negative");
 /// ```
+#[doc(hidden)] // machinery the compiler picks; users never name it
 pub trait IntoWalkResult {
     /// The result, or the handler's error.
     fn into_walk_result(self) -> Result<WalkResult>;
@@ -384,6 +385,7 @@ impl IntoWalkResult for Result<WalkResult> {
 /// structural::walk(&Array::new([1i64, 2, 3]).unwrap(), &mut sum, WalkOrder::PreOrder).unwrap();
 /// assert_eq!((sum.total, sum.others), (6, 1));
 /// ```
+#[doc(hidden)] // machinery the compiler picks; users never name it
 pub trait VisitDispatch {
     /// Runs the first handler that takes `value`, if any.
     fn dispatch_visit(
@@ -477,6 +479,7 @@ impl<V: VisitDispatch + ?Sized> VisitDispatch for &mut V {
 /// .unwrap();
 /// assert_eq!((ints, floats, strings.0, arrays, objects, bools, rest), (1, 1, 1, 1, 0, 1, 0));
 /// ```
+#[doc(hidden)] // machinery the compiler picks; users never name it
 pub mod shapes {
     use std::marker::PhantomData;
 
@@ -530,6 +533,7 @@ use shapes::{CatchAll, CatchAllKind, Chain, Dispatch, Node, NodeKind, Owned, Own
     label = "not a walk callback",
     note = "a walk callback takes the value (`i64`, `Array<T>`, `ObjectRef<T>`, `&NodeObj`, `&VisitValue`, ...) and optionally a trailing `DefRegionKind`, and returns a `WalkResult` or a `Result<WalkResult>`"
 )]
+#[doc(hidden)] // machinery the compiler picks; users never name it
 pub trait WalkLink<M> {
     /// Runs the link on `value` if it takes it.
     fn try_visit(

@@ -263,6 +263,7 @@ impl<S> VisitContext<'_, S> {
     label = "not a visit callback",
     note = "a visit callback takes the value (`i64`, `Array<T>`, `ObjectRef<T>`, `&NodeObj`, `&VisitValue`, ...) and a `&mut VisitContext<'_, S>`, and returns `()`, `Option<VisitInterrupt>` or a `Result` of either; a tuple of up to 12 of them is a callback too"
 )]
+#[doc(hidden)] // machinery the compiler picks; users never name it
 pub trait VisitCallbackLink<S, M> {
     /// Runs the link on the context's current value if it takes it.
     fn try_visit_with(
@@ -791,6 +792,7 @@ pub(crate) fn run_policy<S, P: ContextPolicy<S> + ?Sized>(
 
 /// The shapes of visitor [`structural::visit`](visit) accepts, as marker types
 /// (they only tell the impls of [`IntoVisitor`] apart).
+#[doc(hidden)] // machinery the compiler picks; users never name it
 pub mod visitor_shapes {
     use std::marker::PhantomData;
 

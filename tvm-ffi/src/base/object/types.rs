@@ -161,9 +161,11 @@ impl<T: RustObject> DropPayload<T> for DropRustObject {
 
 /// Marker for the position of an ancestor in the parent chain (see [`IsA`]).
 /// An example is in the [module docs](crate::object).
+#[doc(hidden)] // machinery the compiler picks; users never name it
 pub struct Here;
 /// Marker for an ancestor further up the parent chain (see [`IsA`]).
 /// An example is in the [module docs](crate::object).
+#[doc(hidden)] // machinery the compiler picks; users never name it
 pub struct There<I>(PhantomData<I>);
 
 /// `Self` is `U` or derives from it. `I` is inferred; it encodes the path up the parent chain so
