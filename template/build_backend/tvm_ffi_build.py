@@ -565,10 +565,30 @@ _SIGNATURES_END = "# tvm_ffi_build(end)\n"
 # which the Rust binder reads). A method binds the object it is read from as any Python
 # function does.
 SIGNATURES_HELPER = '''\
+def _ffi_parameters(names: list[str], defaults: dict[str, object], scope: dict[str, object]) -> str | None:
+    # The parameter list of a generated `def` taking `names`, with `defaults` (stored in
+    # `scope`), or None where Python cannot take them: a repeated name, one that is no
+    # identifier, a keyword or one of `scope`'s, or a default before a parameter without one.
+    import keyword
+
+    first = next((i for i, name in enumerate(names) if name in defaults), len(names))
+    if (len(set(names)) != len(names) or not all(name in defaults for name in names[first:])
+            or any(not name.isidentifier() or keyword.iskeyword(name) or name in scope
+                   or name.startswith("__d") for name in names)):
+        return None
+    params = []
+    for i, name in enumerate(names):
+        if name in defaults:
+            scope[f"__d{i}"] = defaults[name]
+            params.append(f"{name}=__d{i}")
+        else:
+            params.append(name)
+    return ", ".join(params)
+
+
 def _ffi_signatures(namespace: dict[str, object], prefix: str, lib: object = None) -> None:
     import inspect
     import itertools
-    import keyword
     from typing import Any
 
     import tvm_ffi
@@ -594,23 +614,12 @@ def _ffi_signatures(namespace: dict[str, object], prefix: str, lib: object = Non
 
     def keyword_callable(function: Any, meta: dict[str, Any]) -> Any:
         names = [str(name) for name in meta["arg_names"]]
-        defaults: dict[str, Any] = meta.get("arg_defaults") or {}
-        plain = (len(set(names)) == len(names) and "__f" not in names
-                 and all(n.isidentifier() and not keyword.iskeyword(n) for n in names)
-                 and all(n in defaults for n in names[next((i for i, n in enumerate(names)
-                                                            if n in defaults), len(names)):]))
-        if plain:  # `def f(a, b=1): return __f(a, b)`, its defaults in its own namespace
-            scope: dict[str, Any] = {"__f": function}
-            params = []
-            for i, name in enumerate(names):
-                if name in defaults:
-                    scope[f"__d{i}"] = defaults[name]
-                    params.append(f"{name}=__d{i}")
-                else:
-                    params.append(name)
+        scope: dict[str, Any] = {"__f": function}
+        params = _ffi_parameters(names, meta.get("arg_defaults") or {}, scope)
+        if params is not None:  # `def f(a, b=1): return __f(a, b)`
             if names[:1] == ["self"]:
-                params.insert(1, "/")
-            exec(f"def call({', '.join(params)}):\\n    return __f({', '.join(names)})\\n", scope)
+                params = "self, /" + params[len("self"):]
+            exec(f"def call({params}):\\n    return __f({', '.join(names)})\\n", scope)
             call: Any = scope["call"]
         else:
             def with_kwargs(*args: Any, **kwargs: Any) -> Any:
@@ -701,7 +710,6 @@ CONSTRUCTORS_HELPER = '''\
 def _ffi_fast_constructors(namespace: dict[str, object], lib: object = None) -> None:
     import inspect
     import itertools
-    import keyword
     from typing import Any
 
     import tvm_ffi
@@ -738,22 +746,12 @@ def _ffi_fast_constructors(namespace: dict[str, object], lib: object = None) -> 
             if method.name == "__ffi_init__":
                 meta = dict(method.metadata)
         names = [str(name) for name in meta.get("arg_names", ())]
-        defaults: dict[str, Any] = meta.get("arg_defaults") or {}
-        first = next((i for i, name in enumerate(names) if name in defaults), len(names))
-        if (not names or len(set(names)) != len(names) or not all(n in defaults for n in names[first:])
-                or any(not n.isidentifier() or keyword.iskeyword(n) or n in ("__cls", "__make", "__M", "__slow")
-                       for n in names)):
-            return None
         scope: dict[str, Any] = {"__make": make, "__M": missing, "__slow": slow, "__cls": cls}
-        params = []
-        for i, name in enumerate(names):
-            if name in defaults:
-                scope[f"__d{i}"] = defaults[name]
-                params.append(f"{name}=__d{i}")
-            else:
-                params.append(name)
+        params = _ffi_parameters(names, meta.get("arg_defaults") or {}, scope)
+        if not names or params is None:
+            return None
         given = ", ".join(names)
-        exec(f"def call({', '.join(params)}):\\n"
+        exec(f"def call({params}):\\n"
              f"    if {' or '.join(f'{n} is __M' for n in names)}:\\n"
              f"        return __slow(__cls, {', '.join(f'{n}={n}' for n in names)})\\n"
              f"    return __make({given})\\n", scope)
