@@ -443,6 +443,14 @@ fn field_flags_metadata_rename_and_static_type_indices() {
     assert!(meta.creator.is_some());
     assert!(reflection::type_attr(all, "__ffi_init__").is_some());
     assert!(reflection::type_attr(all, "__ffi_new__").is_some());
+    // Indices below the attribute column's first one (plain values, negative numbers) have
+    // none: the column is never read before its start.
+    for below in [0, 1, -1, i32::MIN] {
+        assert!(
+            reflection::type_attr(below, "__ffi_new__").is_none(),
+            "{below}"
+        );
+    }
     assert!(!reflection::type_attr(all, "__ffi_type_final__")
         .unwrap()
         .cast::<bool>()

@@ -43,7 +43,7 @@ pub(crate) fn type_attr_raw(index: i32, name: &str) -> Option<sys::TVMFFIAny> {
     let column = unsafe { sys::TVMFFIGetTypeAttrColumn(&name).as_ref() }?;
     let slot = index
         .checked_sub(column.begin_index)
-        .filter(|&slot| slot < column.size)?;
+        .filter(|&slot| (0..column.size).contains(&slot))?;
     // SAFETY: `data` has `size` entries.
     let raw = unsafe { column.data.add(slot as usize).read() };
     (raw.type_index != ti::kTVMFFINone).then_some(raw)
