@@ -60,22 +60,16 @@ pub(crate) fn warn(message: std::fmt::Arguments<'_>) {
     let _ = writeln!(std::io::stderr().lock(), "tvm-ffi: {message}");
 }
 
-/// Drops a caught panic's payload where no panic may escape (a deleter, an `extern "C"` entry
-/// point): a payload whose own `Drop` panics again is leaked with that second payload.
-pub(crate) fn discard(payload: Box<dyn std::any::Any + Send>) {
+/// Runs `body` where no panic may escape (a deleter, an `extern "C"` entry point): `false` when
+/// it panicked. The payload is dropped here; one whose own `Drop` panics again is leaked with
+/// that second payload.
+pub(crate) fn catch_discarding(body: impl FnOnce()) -> bool {
+    let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) else {
+        return true;
+    };
     let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(payload)));
     if let Err(again) = dropped {
         std::mem::forget(again);
     }
-}
-
-/// Runs `body` where no panic may escape: `false` when it panicked (the payload discarded).
-pub(crate) fn catch_discarding(body: impl FnOnce()) -> bool {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
-        Ok(()) => true,
-        Err(payload) => {
-            discard(payload);
-            false
-        }
-    }
+    false
 }

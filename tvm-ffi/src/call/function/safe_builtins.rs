@@ -99,7 +99,7 @@ pub(crate) fn refusal(name: &str) -> Option<&'static str> {
             "it is a runtime builtin that safe Rust may not call (the ones that write a `List` or \
          `Dict` without the lock Rust's operations hold, take raw addresses, code pointers or \
          type indices, load libraries or change the runtime's registries are all refused; the \
-         safe ones are listed in the guide's soundness chapter)"
+         book's soundness chapter says which are handed out)"
         },
     )
 }

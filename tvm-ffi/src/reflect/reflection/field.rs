@@ -3,8 +3,8 @@
 //!
 //! # Field access rules
 //!
-//! - Fields of type [`Rw<T>`](crate::Rw) (declared `#[ffi(rw)]`) may be read and written by foreign code
-//!   at any time; each access takes the `Rw` lock.
+//! - Fields of type [`Rw<T>`](crate::Rw) (declared `#[ffi(rw)]`) may be read and written by
+//!   foreign code at any time; each access takes the `Rw` lock.
 //! - Every other field is immutable once Rust has seen the object. The reflected setter, which
 //!   the runtime needs for its constructor, JSON/pickle loading, deep copy and Python subclass
 //!   `__init__`, only writes objects that are still open (see [`super::construction`]); on a
@@ -46,7 +46,8 @@ use crate::data::tensor::Tensor;
 /// Python subclasses trust it): `1` int, `2` bool, `3` float, `5` DataType, `6` Device, `-1`
 /// for 16-byte Any storage, an object index for an 8-byte object pointer. With `MAY_BE_UNSET`,
 /// the storage is a pointer whose null pattern `is_unset` recognises and `write_unset` writes.
-/// `Clone` runs no user code (a bit copy or a reference count): [`Rw<T>`](crate::Rw) clones under a lock.
+/// `Clone` and `load` run no user code (a bit copy or a reference count): [`Rw<T>`](crate::Rw)
+/// runs them under a lock.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a reflected field of a TVM-FFI object",
     label = "unsupported field type",
@@ -57,10 +58,11 @@ pub unsafe trait FieldValue: Clone + Send + Sync + Sized + 'static {
     type Value: TryIntoAny + for<'a> FromAny<'a> + TypeSchema;
     /// The runtime's `field_static_type_index` of this storage.
     const STATIC_TYPE_INDEX: i32;
-    /// Whether foreign code may write the field after construction (only [`Rw<T>`](crate::Rw)).
+    /// Whether foreign code may write the field after construction (only
+    /// [`Rw<T>`](crate::Rw)).
     const INTERIOR_MUTABLE: bool = false;
-    /// Whether the storage is an [`Rw<T>`](crate::Rw) of an interior-mutable `T` (`Rw<Rw<T>>`): two locks
-    /// for one value, which nothing needs; generated code refuses it.
+    /// Whether the storage is an [`Rw<T>`](crate::Rw) of an interior-mutable `T` (`Rw<Rw<T>>`):
+    /// two locks for one value, which nothing needs; generated code refuses it.
     const NESTED_INTERIOR_MUTABILITY: bool = false;
     /// Whether the storage is a pointer that may be *unset* (null) while the object is open.
     const MAY_BE_UNSET: bool = false;
@@ -310,8 +312,9 @@ pub trait WritableField {}
 /// Compile-time check used by generated code for `#[ffi(rw)]` fields.
 pub const fn assert_writable<F: WritableField + ?Sized>() {}
 
-/// Implemented only by [`Rw<T>`](crate::Rw): the fields of an `external` declaration, which code outside
-/// Rust may write at any time (the defining library's setters), must be read through it.
+/// Implemented only by [`Rw<T>`](crate::Rw): the fields of an `external` declaration, which
+/// code outside Rust may write at any time (the defining library's setters), must be read
+/// through it.
 #[diagnostic::on_unimplemented(
     message = "a field of an `external` declaration must be declared as `tvm_ffi::Rw<{Self}>`",
     label = "the library that defines this type may write the field at any time",

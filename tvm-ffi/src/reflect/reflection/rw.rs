@@ -91,7 +91,7 @@ impl<T> Rw<T> {
     where
         T: FieldValue,
     {
-        drop(self.replace_inner(value));
+        drop(self.replace(value));
     }
 
     /// Replaces the value, returning the old one.
@@ -99,22 +99,6 @@ impl<T> Rw<T> {
     where
         T: FieldValue,
     {
-        self.replace_inner(value)
-    }
-
-    /// A copy of the current value (for objects: a new reference).
-    #[inline]
-    pub fn get(&self) -> T
-    where
-        T: FieldValue,
-    {
-        valid_utf8(self.copy())
-    }
-}
-
-impl<T: FieldValue> Rw<T> {
-    #[inline]
-    fn replace_inner(&self, value: T) -> T {
         const { assert!(!T::INTERIOR_MUTABLE, "`Rw<Rw<T>>`: one `Rw` is enough") };
         let cell = self.value.get();
         if let Some(width) = scalar_width::<T>(cell) {
@@ -128,19 +112,33 @@ impl<T: FieldValue> Rw<T> {
         unsafe { std::mem::replace(&mut *cell, value) }
     }
 
-    /// A copy of the value: an atomic load of an aligned scalar, else a clone under the lock
-    /// (of a reflected field type: a bit copy or a reference count, no user code).
+    /// A copy of the current value (for objects: a new reference).
     #[inline]
-    fn copy(&self) -> T {
+    pub fn get(&self) -> T
+    where
+        T: FieldValue,
+    {
+        valid_utf8(self.read(T::clone))
+    }
+
+    /// `copy` applied to the value: to an atomic copy of an aligned scalar, else to the value
+    /// under the lock. `copy` is `Clone::clone` or `FieldValue::load` of a reflected field type
+    /// (a bit copy or a reference count): no user code runs under the lock.
+    #[inline]
+    pub(super) fn read<R>(&self, copy: fn(&T) -> R) -> R
+    where
+        T: FieldValue,
+    {
         const { assert!(!T::INTERIOR_MUTABLE, "`Rw<Rw<T>>`: one `Rw` is enough") };
         let cell = self.value.get();
         if let Some(width) = scalar_width::<T>(cell) {
-            // SAFETY: as in `replace_inner`; a plain scalar with no destructor.
-            return unsafe { atomic_load(cell, width) };
+            // SAFETY: as in `replace`; a plain scalar with no destructor.
+            let scalar = std::mem::ManuallyDrop::new(unsafe { atomic_load(cell, width) });
+            return copy(&scalar);
         }
         let _guard = FieldGuard::lock(cell as *const std::ffi::c_void);
         // SAFETY: the stripe lock serialises every access to this cell.
-        unsafe { (*cell).clone() }
+        copy(unsafe { &*cell })
     }
 }
 
@@ -296,7 +294,7 @@ unsafe impl<T: FieldValue> FieldValue for Rw<T> {
         T::empty().map(Rw::new)
     }
     fn load(&self) -> T::Value {
-        T::load(&self.get())
+        self.read(T::load)
     }
     fn wrap(value: T::Value) -> Self {
         Rw::new(T::wrap(value))
