@@ -217,3 +217,51 @@ fn a_panicking_trait_impl_is_an_error_of_the_operation() {
     // The process goes on: the next call works.
     assert_eq!(repr.call_as::<String, _>((&ok,)).unwrap(), "touchy 1");
 }
+
+/// A value type's usual enum field (`dtype`).
+#[derive(tvm_ffi::Enum, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+#[ffi_type(key = "rust_tests.DunderDType", str)]
+pub enum DType {
+    #[ffi(value = "int32")]
+    Int32,
+    #[ffi(value = "int64")]
+    Int64,
+}
+
+/// The value-type recipe (derived `Eq`, `Ord`, `Hash`) on a node with an enum field.
+#[derive(Object, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[ffi_type(key = "rust_tests.TypedImm", eq, hash, ord)]
+#[repr(C)]
+pub struct TypedImm {
+    pub dtype: tvm_ffi::EnumRef<DType>,
+    pub value: i64,
+}
+
+#[test]
+fn value_types_derive_their_traits_through_enum_fields() {
+    let imm = |dtype, value| {
+        ObjectRef::new(TypedImm {
+            dtype: tvm_ffi::EnumRef::new(dtype),
+            value,
+        })
+    };
+    let hash = global("ffi.RecursiveHash");
+    let h = |x: &ObjectRef<TypedImm>| hash.call_as::<i64, _>((x,)).unwrap();
+    let (a, b, c) = (
+        imm(DType::Int32, 1),
+        imm(DType::Int32, 1),
+        imm(DType::Int64, 1),
+    );
+    assert!(call_bool("ffi.RecursiveEq", &a, &b));
+    assert!(!call_bool("ffi.RecursiveEq", &a, &c));
+    assert!(call_bool("ffi.RecursiveLt", &a, &c));
+    assert_eq!(h(&a), h(&b));
+    assert_ne!(h(&a), h(&c));
+    // Rust's own traits: an enum reference orders and hashes as its variant.
+    let set: std::collections::HashSet<tvm_ffi::EnumRef<DType>> =
+        [a.dtype.clone(), b.dtype.clone(), c.dtype.clone()]
+            .into_iter()
+            .collect();
+    assert_eq!(set.len(), 2);
+    assert!(a.dtype < c.dtype && a.dtype == DType::Int32);
+}

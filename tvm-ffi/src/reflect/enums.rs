@@ -377,6 +377,27 @@ impl<E: EnumType + PartialEq> PartialEq<E> for EnumRef<E> {
     }
 }
 
+impl<E: EnumType + Eq> Eq for EnumRef<E> {}
+
+impl<E: EnumType + PartialOrd> PartialOrd for EnumRef<E> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        self.get().partial_cmp(&other.get())
+    }
+}
+
+impl<E: EnumType + Ord> Ord for EnumRef<E> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.get().cmp(&other.get())
+    }
+}
+
+// By the variant, as `PartialEq` compares: a copy of a singleton hashes as the singleton.
+impl<E: EnumType + std::hash::Hash> std::hash::Hash for EnumRef<E> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.get().hash(state)
+    }
+}
+
 impl<E: EnumType + fmt::Debug> fmt::Debug for EnumRef<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&self.get(), f)
