@@ -68,3 +68,103 @@ fn int_enums_register_the_rust_discriminants() {
     );
     assert_eq!(registered(&[Mixed::A, Mixed::B]), [10, 2]);
 }
+
+/// A `str` enum, as IR nodes carry their data type.
+#[derive(Enum, Clone, Copy, PartialEq, Eq, Debug)]
+#[ffi_type(key = "rust_tests.enum_values.DType", str)]
+pub enum DType {
+    #[ffi(value = "int32")]
+    Int32,
+    #[ffi(value = "int64")]
+    Int64,
+}
+
+/// A plain enum: only its singletons convert.
+#[derive(Enum, Clone, Copy, PartialEq, Eq, Debug)]
+#[ffi_type(key = "rust_tests.enum_values.Plain")]
+pub enum Plain {
+    One,
+}
+
+/// Enum parameters with defaults given as a value and as a variant.
+#[tvm_ffi::ffi_func(name = "rust_tests.enum_values.describe")]
+pub fn describe(
+    #[ffi(default = "int64")] dtype: DType,
+    #[ffi(default = Sparse::B)] sparse: Sparse,
+    #[ffi(default = DType::Int32)] other: Option<DType>,
+    #[ffi(default = 200)] by_value: Sparse,
+) -> std::string::String {
+    format!("{dtype:?} {sparse:?} {other:?} {by_value:?}")
+}
+
+/// Enum fields with defaults given as a value and as a variant.
+#[derive(tvm_ffi::Object)]
+#[ffi_type(key = "rust_tests.enum_values.Imm")]
+#[repr(C)]
+pub struct Imm {
+    pub value: i64,
+    #[ffi(default = "int64")]
+    pub dtype: tvm_ffi::EnumRef<DType>,
+    #[ffi(default = Sparse::C)]
+    pub sparse: tvm_ffi::EnumRef<Sparse>,
+}
+
+fn global(name: &str) -> tvm_ffi::Function {
+    tvm_ffi::Function::get_global(name).unwrap()
+}
+
+#[test]
+fn int_and_str_enums_convert_from_their_values() {
+    use tvm_ffi::Any;
+    assert_eq!(Any::new("int32").cast::<DType>().unwrap(), DType::Int32);
+    assert_eq!(Any::new(3).cast::<Sparse>().unwrap(), Sparse::B);
+    assert!(Any::new("int8").cast::<DType>().is_err());
+    assert!(Any::new(5).cast::<Sparse>().is_err());
+    // A plain enum has no values: its name does not convert.
+    assert!(Any::new("One").cast::<Plain>().is_err());
+    assert!(Any::new(0).cast::<Plain>().is_err());
+    // An argument of a value the enum lacks is a type error naming the function and argument.
+    let err = global("rust_tests.enum_values.describe")
+        .call(("int8",))
+        .unwrap_err();
+    assert_eq!(err.kind().as_str(), "TypeError");
+    assert!(
+        err.message().contains("rust_tests.enum_values.describe")
+            && err.message().contains("dtype")
+            && err.message().contains("rust_tests.enum_values.DType"),
+        "{}",
+        err.message()
+    );
+}
+
+#[test]
+fn enum_defaults_are_values_or_variants() {
+    let f = global("rust_tests.enum_values.describe");
+    let text: std::string::String = f.call_as(()).unwrap();
+    assert_eq!(text, "Int64 B Some(Int32) A");
+    let text: std::string::String = f.call_as(("int32", 4)).unwrap();
+    assert_eq!(text, "Int32 C Some(Int32) A");
+    // The registered defaults are the values Python and C++ see.
+    let meta: std::string::String = global("ffi.GetGlobalFuncMetadata")
+        .call_as(("rust_tests.enum_values.describe",))
+        .unwrap();
+    assert!(
+        meta.contains(
+            r#""arg_defaults":{"dtype":"int64","sparse":3,"other":"int32","by_value":200}"#
+        ),
+        "{meta}"
+    );
+    // Field defaults: `__ffi_init__` fills them.
+    let init: tvm_ffi::Function =
+        tvm_ffi::reflection::type_attr(<Imm as tvm_ffi::ObjectType>::type_index(), "__ffi_init__")
+            .unwrap()
+            .cast()
+            .unwrap();
+    let imm: tvm_ffi::ObjectRef<Imm> = init.call_as((7,)).unwrap();
+    assert_eq!(
+        (imm.value, imm.dtype.get(), imm.sparse.get()),
+        (7, DType::Int64, Sparse::C)
+    );
+    let imm: tvm_ffi::ObjectRef<Imm> = init.call_as((7, "int32")).unwrap();
+    assert_eq!(imm.dtype.get(), DType::Int32);
+}

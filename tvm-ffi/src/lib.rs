@@ -214,7 +214,8 @@ pub mod __private {
     pub use crate::call::function::args::Sealed as IntoArgSealed;
     pub use crate::call::function::IntoArg;
     pub use crate::reflect::enums::support::{
-        create_enum_object, enum_into_any, enum_try_cast, enum_value_is_unique, EnumKind,
+        create_enum_object, enum_from_int_payload, enum_from_str_payload, enum_into_any,
+        enum_try_cast, enum_value_is_unique, EnumKind,
     };
     pub use crate::reflect::enums::{EnumTable, EnumType, EnumVariant};
 

@@ -6,8 +6,7 @@ use syn::spanned::Spanned;
 use crate::attr::Attr;
 use crate::ctxt::Ctxt;
 
-const DEFAULT_FORMS: &str =
-    "an integer, a float, `true`/`false`, a string, or `None` (for an `Option<T>` parameter)";
+const DEFAULT_FORMS: &str = "an integer, a float, `true`/`false`, a string, `None` (for an `Option<T>` parameter), or an enum's variant (`DType::Int64`)";
 
 /// A default value, checked against the parameter's type by the generated code.
 #[derive(Clone)]
@@ -17,6 +16,8 @@ pub enum DefaultLit {
     Int(i64),
     Float(f64),
     Str(String),
+    /// A variant of the parameter's enum: `Shade::Dark`.
+    Variant(syn::Path),
 }
 
 /// A parameter's default, spanned at its value.
@@ -97,6 +98,9 @@ fn default_lit(expr: &syn::Expr) -> Option<Result<DefaultLit, String>> {
             _ => return None,
         },
         syn::Expr::Path(p) if p.path.is_ident("None") => return Some(Ok(DefaultLit::None)),
+        syn::Expr::Path(p) if p.qself.is_none() && p.path.segments.len() > 1 => {
+            return Some(Ok(DefaultLit::Variant(p.path.clone())))
+        }
         syn::Expr::Group(g) => return default_lit(&g.expr),
         _ => return None,
     };

@@ -67,6 +67,70 @@ pub fn generate(model: &EnumModel) -> TokenStream {
                 }
             }
         });
+    // An `int`/`str` enum converts from its values too, as Python's enum fields do.
+    let from_payload = match model.kind {
+        Kind::Plain => None,
+        Kind::Int => Some(quote!(enum_from_int_payload)),
+        Kind::Str => Some(quote!(enum_from_str_payload)),
+    }
+    .map(|f| {
+        quote! {
+            fn from_payload(view: &#krate::AnyView<'_>) -> #krate::__private::core::option::Option<Self> {
+                #krate::__private::#f(view)
+            }
+        }
+    });
+    // An `int`/`str` enum is a parameter's default by its value, given as the value or as a
+    // variant (`#[ffi(default = DType::Int64)]`).
+    let defaults = {
+        let p = quote!(#krate::__private);
+        let (check, values, default) = match model.kind {
+            // No values: a variant default is refused when the parameter's metadata is
+            // evaluated, at the default.
+            Kind::Plain => {
+                let message = format!(
+                    "`{ident}` is a plain enum, without values for a default: mark it `#[ffi_type(.., int)]` or `#[ffi_type(.., str)]`, or take an `Option<{ident}>` defaulting to `None`"
+                );
+                (
+                    None,
+                    quote!(),
+                    model.variants.iter().map(|_| quote!(#p::core::panic!(#message))).collect::<Vec<_>>(),
+                )
+            }
+            Kind::Str => {
+                let strs = model.variants.iter().map(|v| &v.str_index);
+                (
+                    Some(quote!(StrDefault)),
+                    quote! { const VALUES: #p::core::option::Option<&'static [&'static str]> = #p::core::option::Option::Some(&[#(#strs),*]); },
+                    model.variants.iter().map(|v| {
+                        let s = &v.str_index;
+                        quote!(#p::DefaultValue::Str(#s))
+                    }).collect::<Vec<_>>(),
+                )
+            }
+            Kind::Int => (
+                Some(quote!(IntDefault)),
+                quote! {
+                    const MIN: i128 = i64::MIN as i128;
+                    const MAX: i128 = i64::MAX as i128;
+                    const VALUES: #p::core::option::Option<&'static [i64]> = #p::core::option::Option::Some(&__tvm_ffi_INT_VALUES);
+                },
+                int_values.iter().map(|v| quote!(#p::DefaultValue::Int(#v))).collect(),
+            ),
+        };
+        let check = check.map(|check| quote!(impl #p::default_check::#check for #ident { #values }));
+        quote! {
+            #check
+            impl #p::default_check::VariantDefault for #ident { type Enum = #ident; }
+            impl #ident {
+                /// The registered default of a parameter given this variant.
+                #[doc(hidden)]
+                pub const fn __tvm_ffi_default(self) -> #p::DefaultValue {
+                    match self { #(#ident::#variant_idents => #default,)* }
+                }
+            }
+        }
+    };
     let symbol = format!("tvm_ffi_type_key.{key}");
     quote! {
         const _: () = {
@@ -74,6 +138,7 @@ pub fn generate(model: &EnumModel) -> TokenStream {
             static __tvm_ffi_TABLE: #krate::__private::EnumTable = #krate::__private::EnumTable::new();
             static __tvm_ffi_VARIANTS: [#krate::__private::EnumVariant; #count] = [#(#variants),*];
             #unique_checks
+            #defaults
             #[export_name = #symbol]
             #[used]
             static __tvm_ffi_TYPE_KEY_CLAIM: u8 = 0;
@@ -102,6 +167,7 @@ pub fn generate(model: &EnumModel) -> TokenStream {
                 fn as_static(self) -> &'static Self {
                     match self { #(#ident::#variant_idents => &#ident::#variant_idents,)* }
                 }
+                #from_payload
             }
 
             impl #krate::__private::TypeSchema for #ident {

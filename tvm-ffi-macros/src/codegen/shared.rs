@@ -135,9 +135,10 @@ pub fn param_names(
                 let f = syn::Ident::new(f, span);
                 quote_spanned!(span=> #p::default_check::#f::<#ty>())
             };
+            let dv = quote!(#p::DefaultValue);
             let (value, check) = match &default.value {
-                DefaultLit::None => (quote!(None), check("none")),
-                DefaultLit::Bool(v) => (quote!(Bool(#v)), check("bool")),
+                DefaultLit::None => (quote!(#dv::None), check("none")),
+                DefaultLit::Bool(v) => (quote!(#dv::Bool(#v)), check("bool")),
                 DefaultLit::Int(v) => {
                     let wide = *v as i128;
                     let message = format!(
@@ -154,13 +155,38 @@ pub fn param_names(
                             false => #p::core::panic!(#message),
                         }
                     };
-                    (quote!(Int(#v)), check)
+                    (quote!(#dv::Int(#v)), check)
                 }
-                DefaultLit::Float(v) => (quote!(Float(#v)), check("float")),
-                DefaultLit::Str(v) => (quote!(Str(#v)), check("str")),
+                DefaultLit::Float(v) => (quote!(#dv::Float(#v)), check("float")),
+                DefaultLit::Str(v) => {
+                    let message = format!(
+                        "the default {v:?} of `{}` is not a value of its type `{}`; give one of the enum's values",
+                        param.name,
+                        quote!(#ty_of)
+                    );
+                    let p = respan(p.clone(), span);
+                    let check = quote_spanned! {span=>
+                        match #p::default_check::str::<#ty>(#v) {
+                            true => (),
+                            false => #p::core::panic!(#message),
+                        }
+                    };
+                    (quote!(#dv::Str(#v)), check)
+                }
+                // The variant's value, by a const fn `#[derive(Enum)]` generates on the
+                // parameter's enum (so a variant of another type is refused), spanned at the
+                // default.
+                DefaultLit::Variant(path) => {
+                    let p = respan(p.clone(), span);
+                    let check = quote!(());
+                    let value = quote_spanned! {span=>
+                        <<#ty as #p::default_check::VariantDefault>::Enum>::__tvm_ffi_default(#path)
+                    };
+                    (value, check)
+                }
             };
             checks.push(quote_spanned! {span=> const _: () = #check; });
-            quote!(#p::Param::with_default(#name, #p::DefaultValue::#value))
+            quote!(#p::Param::with_default(#name, #value))
         })
         .collect::<Vec<_>>();
     let names = quote!(&[#receiver #(#names),*]);

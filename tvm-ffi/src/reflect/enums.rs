@@ -35,6 +35,8 @@ use crate::abi::sys::type_index as ti;
 use crate::base::object::{type_info, ObjectRef, ObjectType, RuntimeType};
 use crate::base::value::{Any, AnyView, FromAny, IntoAny, String, TypeSchema};
 use crate::call::function::metadata::MetadataValue;
+use crate::call::function::params::check;
+use crate::reflect::reflection::create::IntoDefault;
 use crate::reflect::reflection::field::reference_field;
 
 /// The payload of an enum singleton (C++ `EnumObj`): `ffi.Enum`'s fields `_int_index` and
@@ -183,6 +185,15 @@ pub unsafe trait EnumType: Copy + Send + Sync + 'static {
             .and_then(Self::from_ordinal)
     }
 
+    /// The variant an `int` enum's integer or a `str` enum's string names, as Python converts
+    /// a value given for an enum field; `None` for a plain enum (what `#[derive(Enum)]`
+    /// generates: `FromAny` accepts those values besides the singletons).
+    #[doc(hidden)]
+    fn from_payload(view: &AnyView<'_>) -> Option<Self> {
+        let _ = view;
+        None
+    }
+
     /// The variant a singleton (or a copy of one) stands for.
     fn from_object(obj: &ObjectRef<EnumObj>) -> Option<Self> {
         if obj.type_index() != Self::runtime_type().index {
@@ -293,8 +304,20 @@ pub(crate) mod support {
     /// # Safety
     /// As for [`enum_into_any`]: `E`'s table and singletons are `E`'s own.
     pub unsafe fn enum_try_cast<E: EnumType>(view: &AnyView<'_>) -> Option<E> {
-        let obj = view.checked_cast::<&ObjectRef<EnumObj>>()?;
-        E::from_object(obj)
+        match view.checked_cast::<&ObjectRef<EnumObj>>() {
+            Some(obj) => E::from_object(obj),
+            None => E::from_payload(view),
+        }
+    }
+
+    /// `from_payload` of a `str` enum: the variant whose value is the string `view` holds.
+    pub fn enum_from_str_payload<E: EnumType>(view: &AnyView<'_>) -> Option<E> {
+        E::from_str_index(view.checked_cast::<&str>()?)
+    }
+
+    /// `from_payload` of an `int` enum: the variant whose value is the integer `view` holds.
+    pub fn enum_from_int_payload<E: EnumType>(view: &AnyView<'_>) -> Option<E> {
+        E::from_int_index(view.checked_cast::<i64>()?)
     }
 
     /// Whether `values[i]` differs from every other value (generated code checks an `int` enum's
@@ -420,6 +443,35 @@ impl<'a, E: EnumType> FromAny<'a> for EnumRef<E> {
     fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         // SAFETY: `E: EnumType`, whose (unsafe) impl states that its table is `E`'s own.
         unsafe { support::enum_try_cast::<E>(view) }.map(EnumRef::new)
+    }
+}
+
+// Defaults of an enum reference parameter or field: those of its enum.
+impl<E: EnumType + check::StrDefault> check::StrDefault for EnumRef<E> {
+    const VALUES: Option<&'static [&'static str]> = E::VALUES;
+}
+impl<E: EnumType + check::IntDefault> check::IntDefault for EnumRef<E> {
+    const MIN: i128 = E::MIN;
+    const MAX: i128 = E::MAX;
+    const VALUES: Option<&'static [i64]> = E::VALUES;
+}
+impl<E: EnumType + check::VariantDefault> check::VariantDefault for EnumRef<E> {
+    type Enum = E::Enum;
+}
+// A field's `default = DType::Int64`.
+impl<E: EnumType> IntoDefault<EnumRef<E>> for E {
+    fn into_default(self) -> EnumRef<E> {
+        EnumRef::new(self)
+    }
+}
+// A field's `default = "int64"` (a `str` enum's value, or an enum's name): checked when the
+// library registers its types, which reports a wrong one as a load error naming the field.
+impl<E: EnumType> IntoDefault<EnumRef<E>> for &str {
+    fn into_default(self) -> EnumRef<E> {
+        match E::from_str_index(self) {
+            Some(value) => EnumRef::new(value),
+            None => panic!("{self:?} is not a value of the enum `{}`", E::TYPE_KEY),
+        }
     }
 }
 

@@ -30,6 +30,7 @@ pub(crate) mod signature;
 
 pub(crate) use args::{impl_into_arg_borrowed, object_view};
 pub use args::{IntoArg, IntoArgs};
+pub use params::check as defaults;
 pub(crate) use cache::GlobalCache;
 pub use rvalue_ref::{MovedArg, RValueRef};
 pub(crate) use signature::{FnSignature, TypedClosure};

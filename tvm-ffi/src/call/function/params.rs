@@ -81,8 +81,10 @@ impl DefaultValue {
     }
 }
 
-/// Compile-time checks that a default literal fits its parameter's type (generated code calls
-/// them, spanned at the literal).
+/// Which defaults (`#[ffi(default = ..)]`) a parameter type accepts, checked when the crate
+/// compiles (generated code calls these, spanned at the default). A type of your own that
+/// converts from an integer, a float, a `bool` or a string implements the trait, and then takes
+/// such a default; `#[derive(Enum)]` implements them for `int` and `str` enums.
 pub mod check {
     use crate::base::value::{Any, AnyView};
 
@@ -97,6 +99,18 @@ pub mod check {
         const MIN: i128;
         /// The largest value accepted.
         const MAX: i128;
+        /// The integers the type accepts (an `int` enum's values), or `None` for the range.
+        const VALUES: Option<&'static [i64]> = None;
+    }
+    /// An enum a variant default (`#[ffi(default = Shade::Dark)]`) converts to.
+    #[diagnostic::on_unimplemented(
+        message = "a variant default does not fit a parameter of type `{Self}`",
+        label = "not an enum of `#[derive(tvm_ffi::Enum)]`",
+        note = "a path default names a variant of the parameter's `#[derive(Enum)]` type"
+    )]
+    pub trait VariantDefault {
+        /// The enum whose variants fit.
+        type Enum;
     }
     /// A type a float default converts to.
     #[diagnostic::on_unimplemented(
@@ -118,7 +132,10 @@ pub mod check {
         label = "not a `{Self}`",
         note = "give a default of the parameter's type"
     )]
-    pub trait StrDefault {}
+    pub trait StrDefault {
+        /// The strings the type accepts (a `str` enum's values), or `None` for any.
+        const VALUES: Option<&'static [&'static str]> = None;
+    }
     /// A type `None` converts to.
     #[diagnostic::on_unimplemented(
         message = "`None` does not fit a parameter of type `{Self}`",
@@ -174,22 +191,68 @@ pub mod check {
     impl<T: IntDefault> IntDefault for Option<T> {
         const MIN: i128 = T::MIN;
         const MAX: i128 = T::MAX;
+        const VALUES: Option<&'static [i64]> = T::VALUES;
     }
     impl<T: FloatDefault> FloatDefault for Option<T> {}
     impl<T: BoolDefault> BoolDefault for Option<T> {}
-    impl<T: StrDefault> StrDefault for Option<T> {}
+    impl<T: StrDefault> StrDefault for Option<T> {
+        const VALUES: Option<&'static [&'static str]> = T::VALUES;
+    }
+    impl<T: VariantDefault> VariantDefault for Option<T> {
+        type Enum = T::Enum;
+    }
+
     impl<T> NoneDefault for Option<T> {}
 
     /// Whether integer `value` fits `T` (fails to compile unless an integer fits `T` at all).
     pub const fn int<T: IntDefault>(value: i128) -> bool {
-        value >= T::MIN && value <= T::MAX
+        if value < T::MIN || value > T::MAX {
+            return false;
+        }
+        let Some(values) = T::VALUES else {
+            return true;
+        };
+        let mut i = 0;
+        while i < values.len() {
+            if values[i] as i128 == value {
+                return true;
+            }
+            i += 1;
+        }
+        false
     }
     /// Fails to compile unless a float default fits `T`.
     pub const fn float<T: FloatDefault>() {}
     /// Fails to compile unless a `bool` default fits `T`.
     pub const fn bool<T: BoolDefault>() {}
-    /// Fails to compile unless a string default fits `T`.
-    pub const fn str<T: StrDefault>() {}
+    /// Whether string `value` fits `T` (fails to compile unless a string fits `T` at all).
+    pub const fn str<T: StrDefault>(value: &str) -> bool {
+        let Some(values) = T::VALUES else {
+            return true;
+        };
+        let mut i = 0;
+        while i < values.len() {
+            if const_str_eq(values[i], value) {
+                return true;
+            }
+            i += 1;
+        }
+        false
+    }
+    const fn const_str_eq(a: &str, b: &str) -> bool {
+        let (a, b) = (a.as_bytes(), b.as_bytes());
+        if a.len() != b.len() {
+            return false;
+        }
+        let mut i = 0;
+        while i < a.len() {
+            if a[i] != b[i] {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
     /// Fails to compile unless `None` fits `T`.
     pub const fn none<T: NoneDefault>() {}
 }
