@@ -123,13 +123,23 @@ pub fn ffi_func(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// writes for the type).
 #[proc_macro_derive(Object, attributes(ffi_type, ffi))]
 pub fn derive_object(input: TokenStream) -> TokenStream {
-    expand_derive(input.into(), |item, cx| {
+    let input = proc_macro2::TokenStream::from(input);
+    let expanded = expand_derive(input.clone(), |item, cx| {
         let model = ast::object::from_ast(item, cx);
         if let Some(model) = &model {
             check::object::check(model, cx);
         }
         move || codegen::object::generate(&model.expect("checked"))
-    })
+    });
+    match expanded {
+        Ok(tokens) => tokens,
+        Err(errors) => {
+            let fallback = syn::parse2(input)
+                .map(|item| codegen::object::error_fallback(&item))
+                .unwrap_or_default();
+            quote::quote!(#errors #fallback)
+        }
+    }
     .into()
 }
 
@@ -161,6 +171,7 @@ pub fn derive_enum(input: TokenStream) -> TokenStream {
         check::enums::check(&model, cx);
         move || codegen::enums::generate(&model)
     })
+    .unwrap_or_else(|errors| errors)
     .into()
 }
 
@@ -183,6 +194,7 @@ pub fn derive_variant(input: TokenStream) -> TokenStream {
         check::variant::check(&model, cx);
         move || codegen::variant::generate(&model)
     })
+    .unwrap_or_else(|errors| errors)
     .into()
 }
 
@@ -212,20 +224,18 @@ pub fn ffi_methods(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// A derive: parse and model (`front`, which also runs the checks and returns the code
 /// generation to run), then code generation once the context is checked. Names reserved for
 /// generated items are refused in what the generated code repeats of the item.
+/// The derive's expansion, or its errors (as `compile_error!`s).
 fn expand_derive<G: FnOnce() -> proc_macro2::TokenStream>(
     input: proc_macro2::TokenStream,
     front: impl FnOnce(&syn::DeriveInput, &Ctxt) -> G,
-) -> proc_macro2::TokenStream {
-    let item: syn::DeriveInput = match syn::parse2(input) {
-        Ok(item) => item,
-        Err(err) => return err.to_compile_error(),
-    };
+) -> Result<proc_macro2::TokenStream, proc_macro2::TokenStream> {
+    let item: syn::DeriveInput = syn::parse2(input).map_err(|err| err.to_compile_error())?;
     let cx = Ctxt::new();
     check::reserved_prefix(check::repeated_tokens(&item), &cx);
     let generate = front(&item, &cx);
     match cx.check() {
-        Ok(()) => generate(),
-        Err(err) => err.to_compile_error(),
+        Ok(()) => Ok(generate()),
+        Err(err) => Err(err.to_compile_error()),
     }
 }
 

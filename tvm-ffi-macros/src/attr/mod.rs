@@ -108,10 +108,47 @@ pub fn unknown(meta: &ParseNestedMeta<'_>, what: &str, valid: &str, cx: &Ctxt) -
         .get_ident()
         .map(|i| i.to_string())
         .unwrap_or_default();
+    let hint = closest(&name, valid)
+        .map(|option| format!("did you mean `{option}`? "))
+        .unwrap_or_default();
     cx.push(meta.error(format!(
-        "unknown {what} option `{name}`; valid options: {valid}"
+        "unknown {what} option `{name}`; {hint}valid options: {valid}"
     )));
     skip_value(meta)
+}
+
+/// The option of `valid` (a list of backquoted forms: `` `name = ".."`, `final` ``) nearest to
+/// `name`, if it is near enough to be a typo (as rustc suggests names).
+fn closest<'a>(name: &str, valid: &'a str) -> Option<&'a str> {
+    let options = valid.split('`').skip(1).step_by(2).filter_map(|form| {
+        let end = form
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(form.len());
+        (end > 0).then(|| &form[..end])
+    });
+    options
+        .map(|option| (edit_distance(name, option), option))
+        .filter(|&(d, option)| d > 0 && d <= (option.len().max(name.len()) / 3).max(1))
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, option)| option)
+}
+
+/// Levenshtein distance, by characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let next = (diagonal + usize::from(ca != cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            diagonal = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
 }
 
 /// Skips `= <expr>` or `(..)` after an option name, if present.

@@ -94,7 +94,11 @@ pub fn generate(model: &EnumModel) -> TokenStream {
                 (
                     None,
                     quote!(),
-                    model.variants.iter().map(|_| quote!(#p::core::panic!(#message))).collect::<Vec<_>>(),
+                    model
+                        .variants
+                        .iter()
+                        .map(|_| quote!(#p::core::panic!(#message)))
+                        .collect::<Vec<_>>(),
                 )
             }
             Kind::Str => {
@@ -102,10 +106,14 @@ pub fn generate(model: &EnumModel) -> TokenStream {
                 (
                     Some(quote!(StrDefault)),
                     quote! { const VALUES: #p::core::option::Option<&'static [&'static str]> = #p::core::option::Option::Some(&[#(#strs),*]); },
-                    model.variants.iter().map(|v| {
-                        let s = &v.str_index;
-                        quote!(#p::DefaultValue::Str(#s))
-                    }).collect::<Vec<_>>(),
+                    model
+                        .variants
+                        .iter()
+                        .map(|v| {
+                            let s = &v.str_index;
+                            quote!(#p::DefaultValue::Str(#s))
+                        })
+                        .collect::<Vec<_>>(),
                 )
             }
             Kind::Int => (
@@ -115,10 +123,14 @@ pub fn generate(model: &EnumModel) -> TokenStream {
                     const MAX: i128 = i64::MAX as i128;
                     const VALUES: #p::core::option::Option<&'static [i64]> = #p::core::option::Option::Some(&__tvm_ffi_INT_VALUES);
                 },
-                int_values.iter().map(|v| quote!(#p::DefaultValue::Int(#v))).collect(),
+                int_values
+                    .iter()
+                    .map(|v| quote!(#p::DefaultValue::Int(#v)))
+                    .collect(),
             ),
         };
-        let check = check.map(|check| quote!(impl #p::default_check::#check for #ident { #values }));
+        let check =
+            check.map(|check| quote!(impl #p::default_check::#check for #ident { #values }));
         quote! {
             #check
             impl #p::default_check::VariantDefault for #ident { type Enum = #ident; }

@@ -343,3 +343,36 @@ fn build_nonce(key: &str) -> u64 {
     }
     hasher.finish()
 }
+
+/// After a failed `#[derive(Object)]` (its errors are emitted with this): an `ObjectType` impl,
+/// so that the rest of the crate type-checks and the user sees the derive's errors rather than
+/// one "not a TVM-FFI object type" per use. It never runs: the crate does not compile.
+pub fn error_fallback(item: &syn::DeriveInput) -> TokenStream {
+    if !item.generics.params.is_empty() {
+        return TokenStream::new();
+    }
+    // `crate = ".."`, if the attribute gives one that parses; errors are already reported.
+    let mut krate = crate::crate_path::default_crate();
+    for attr in item.attrs.iter().filter(|a| a.path().is_ident("ffi_type")) {
+        let _ = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("crate") {
+                if let Ok(path) = crate::attr::crate_path(&meta) {
+                    krate = path;
+                }
+            } else {
+                let _ = crate::attr::skip_value(&meta);
+            }
+            Ok(())
+        });
+    }
+    let ident = &item.ident;
+    quote! {
+        // SAFETY: never used: this crate fails to compile (the derive's errors).
+        unsafe impl #krate::ObjectType for #ident {
+            const TYPE_KEY: &'static str = "";
+            fn runtime_type() -> #krate::__private::RuntimeType {
+                #krate::__private::core::unreachable!()
+            }
+        }
+    }
+}
