@@ -10,6 +10,44 @@ pub fn check(model: &ObjectModel, cx: &Ctxt) {
     bases(model, cx);
     names(model, cx);
     object(model, cx);
+    for field in &model.fields {
+        rust_collections(&field.ty, cx);
+    }
+}
+
+/// Rust's own string, vector and maps, the usual first try, get the TVM-FFI type to use (the
+/// compiler would list every supported type instead). By path: `String` alone may well be
+/// `tvm_ffi::String`, so only a `std::`/`alloc::` path is reported here.
+fn rust_collections(ty: &syn::Type, cx: &Ctxt) {
+    let syn::Type::Path(path) = ty else { return };
+    let segments: Vec<String> = path
+        .path
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
+    let std_path = matches!(segments.first().map(String::as_str), Some("std" | "alloc"));
+    let instead = match segments.last().map(String::as_str) {
+        Some("Vec") => Some("`tvm_ffi::Array<T>` (immutable, as C++ `Array<T>`) or `tvm_ffi::List<T>` (shared and mutable)"),
+        Some("HashMap" | "BTreeMap") => Some("`tvm_ffi::Map<K, V>` (immutable) or `tvm_ffi::Dict<K, V>` (shared and mutable)"),
+        Some("String") if std_path => Some("`tvm_ffi::String`"),
+        _ => None,
+    };
+    if let Some(instead) = instead {
+        let name = quote::quote!(#ty).to_string().replace(' ', "");
+        cx.error(ty, format!("`{name}` is Rust's own type, not a TVM-FFI value that Python and C++ can read: use {instead}, or mark the field `#[ffi(skip)]`"));
+        return;
+    }
+    // Inside `Rw<..>`, `Option<..>`, `Array<..>`: the same advice.
+    if let Some(last) = path.path.segments.last() {
+        if let syn::PathArguments::AngleBracketed(args) = &last.arguments {
+            for arg in &args.args {
+                if let syn::GenericArgument::Type(inner) = arg {
+                    rust_collections(inner, cx);
+                }
+            }
+        }
+    }
 }
 
 /// The base field comes first and alone.

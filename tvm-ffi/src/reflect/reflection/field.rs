@@ -51,7 +51,7 @@ use crate::data::tensor::Tensor;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a reflected field of a TVM-FFI object",
     label = "unsupported field type",
-    note = "supported: integers, f32/f64, bool, tvm_ffi::String, Bytes, BigInt, Optional<T>, ObjectRef<T>, Option<ObjectRef<T>>, Array<T>, Map<K, V>, List<T>, Dict<K, V>, Shape, Any, Function, Tensor, DataType, Device, and Rw<T> of those; mark other fields `#[ffi(skip)]`"
+    note = "text is `tvm_ffi::String`, a sequence `tvm_ffi::Array<T>`, a map `tvm_ffi::Map<K, V>`; supported: integers, f32/f64, bool, tvm_ffi::String, Bytes, BigInt, Optional<T>, ObjectRef<T>, Option<ObjectRef<T>>, Array<T>, Map<K, V>, List<T>, Dict<K, V>, Shape, Any, Function, Tensor, DataType, Device, and Rw<T> of those; mark other fields `#[ffi(skip)]`"
 )]
 pub unsafe trait FieldValue: Clone + Send + Sync + Sized + 'static {
     /// The value foreign code reads and writes.
