@@ -17,6 +17,8 @@ pub struct EnumModel {
     pub krate: TokenStream,
     pub ident: syn::Ident,
     pub key: String,
+    /// The key literal's span.
+    pub key_span: proc_macro2::Span,
     pub doc: String,
     pub kind: Kind,
     pub variants: Vec<VariantModel>,
@@ -128,6 +130,11 @@ fn build(
             .unwrap_or_else(crate::crate_path::default_crate),
         ident: item.ident.clone(),
         key: attrs.key.get().map(|k| k.value()).unwrap_or_default(),
+        key_span: attrs
+            .key
+            .get()
+            .map(|k| k.span())
+            .unwrap_or_else(proc_macro2::Span::call_site),
         doc: crate::attr::docs::collect(&item.attrs),
         kind,
         variants: models,

@@ -12,6 +12,8 @@ pub struct ObjectModel {
     pub krate: TokenStream,
     pub ident: syn::Ident,
     pub key: String,
+    /// The key literal's span.
+    pub key_span: proc_macro2::Span,
     pub doc: String,
     pub is_final: bool,
     pub external: bool,
@@ -207,6 +209,11 @@ pub fn object(
             .unwrap_or_else(crate::crate_path::default_crate),
         ident: item.ident.clone(),
         key: attrs.key.get().map(|k| k.value()).unwrap_or_default(),
+        key_span: attrs
+            .key
+            .get()
+            .map(|k| k.span())
+            .unwrap_or_else(proc_macro2::Span::call_site),
         doc: crate::attr::docs::collect(&item.attrs),
         is_final: attrs.is_final.is_set(),
         external: attrs.external.is_set(),

@@ -143,7 +143,7 @@ pub fn generate(model: &EnumModel) -> TokenStream {
             }
         }
     };
-    let symbol = format!("tvm_ffi_type_key.{key}");
+    let key_claim = crate::codegen::shared::key_claim(key, model.key_span);
     quote! {
         const _: () = {
             static __tvm_ffi_SLOT: #krate::__private::TypeSlot = #krate::__private::TypeSlot::new();
@@ -151,9 +151,7 @@ pub fn generate(model: &EnumModel) -> TokenStream {
             static __tvm_ffi_VARIANTS: [#krate::__private::EnumVariant; #count] = [#(#variants),*];
             #unique_checks
             #defaults
-            #[export_name = #symbol]
-            #[used]
-            static __tvm_ffi_TYPE_KEY_CLAIM: u8 = 0;
+            #key_claim
 
             // SAFETY: `ordinal` and `from_ordinal` are inverse over the variants in
             // declaration order, which is the order registration fills the table in.

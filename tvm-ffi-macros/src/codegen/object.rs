@@ -208,18 +208,8 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
             "a TVM-FFI object payload must start right after the 24-byte header: fields aligned to more than 8 bytes are not supported"
         );
     };
-    // One symbol per type key: two types with the same key in one crate are then a compile
-    // error naming the key ("symbol `tvm_ffi_type_key.<key>` is already defined"), instead of
-    // two layouts fighting over one key at load. Spanned at the derive (call site) so that
-    // `#![forbid(unsafe_code)]` crates compile.
-    let key_claim = (!model.external).then(|| {
-        let symbol = format!("tvm_ffi_type_key.{key}");
-        quote! {
-            #[export_name = #symbol]
-            #[used]
-            static __tvm_ffi_TYPE_KEY_CLAIM: u8 = 0;
-        }
-    });
+    let key_claim =
+        (!model.external).then(|| crate::codegen::shared::key_claim(&model.key, model.key_span));
     let seal_check = if model.external {
         quote!(None)
     } else {

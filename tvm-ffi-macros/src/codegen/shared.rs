@@ -258,3 +258,35 @@ pub fn member_impl(
         impl #krate::__private::Member<#(#spelled),* #rest> for #self_ty {}
     }
 }
+
+/// One claim per type key, so that two types with one key are a compile error instead of two
+/// layouts fighting over one registry entry at load: in this crate, a hidden crate-root macro
+/// named after the key, spanned at the key literal (the compiler points at both definitions,
+/// "the name `__tvm_ffi_type_key_my__ext_dot_Point` is defined multiple times"); across the
+/// crates of one library, a linker symbol (`tvm_ffi_type_key.<key>`), spanned at the derive
+/// (call site) so that `#![forbid(unsafe_code)]` crates compile.
+pub fn key_claim(key: &str, key_span: Span) -> TokenStream {
+    let symbol = format!("tvm_ffi_type_key.{key}");
+    // Injective: letters and digits kept, `_` doubled, `.` as `_dot_`, others `_x<hex>_`.
+    let mut name = String::from("__tvm_ffi_type_key_");
+    for c in key.chars() {
+        match c {
+            c if c.is_ascii_alphanumeric() => name.push(c),
+            '_' => name.push_str("__"),
+            '.' => name.push_str("_dot_"),
+            c => name.push_str(&format!("_x{:x}_", c as u32)),
+        }
+    }
+    let name = syn::Ident::new(&name, key_span);
+    let claim = quote_spanned! {key_span=>
+        #[doc(hidden)]
+        #[macro_export]
+        macro_rules! #name { () => {}; }
+    };
+    quote! {
+        #[export_name = #symbol]
+        #[used]
+        static __tvm_ffi_TYPE_KEY_CLAIM: u8 = 0;
+        #claim
+    }
+}

@@ -18,3 +18,12 @@ mod again {
 }
 
 fn main() {}
+
+mod enums {
+    // An enum and an object type with one key.
+    #[derive(tvm_ffi::Enum, Clone, Copy)]
+    #[ffi_type(key = "my_ext.Point")]
+    pub enum Point {
+        A,
+    }
+}
