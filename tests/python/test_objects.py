@@ -383,9 +383,22 @@ for error in tvm_ffi.get_global_func("layout_variants.load_errors")():
 class Point(tvm_ffi.Object):
     pass
 assert Point(3, 4).norm2() == 25
+try:
+    tvm_ffi.get_global_func("layout_variants.make_point")()
+except RuntimeError as err:
+    print("first use:", err)
 """
     run = run_in_fresh_python(script)
-    errors = run.stdout.splitlines()
+    first_use = [line for line in run.stdout.splitlines() if line.startswith("first use:")]
+    # Its first use from Rust raises the conflict itself, not a "Rust panic in" an SDK file.
+    assert len(first_use) == 1, run.stdout
+    assert first_use[0].startswith(
+        "first use: TVM-FFI type `my_ext.Point` did not register when its library loaded: "
+        "cannot register type `my_ext.Point`: type `my_ext.Point` is already registered with a "
+        "different layout"
+    ), first_use[0]
+    assert "Rust panic" not in run.stdout
+    errors = [line for line in run.stdout.splitlines() if not line.startswith("first use:")]
     assert len(errors) == 2, run.stdout
     options, point = sorted(errors)
     assert point.startswith(

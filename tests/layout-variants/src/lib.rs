@@ -74,3 +74,14 @@ pub fn load_errors() -> Array<tvm_ffi::String> {
     )
     .expect("a small array")
 }
+
+/// Makes this library's `my_ext.Point`, which did not register when loaded second: the first
+/// use names the conflict.
+#[ffi_func(name = "layout_variants.make_point")]
+pub fn make_point() -> ObjectRef<Point> {
+    ObjectRef::new(Point {
+        x: Rw::new(1),
+        y: Rw::new(2),
+        label: "p".into(),
+    })
+}

@@ -77,6 +77,20 @@ pub fn load_errors() -> Vec<String> {
     LOAD_ERRORS.lock().map(|v| v.clone()).unwrap_or_default()
 }
 
+/// Why type `key` is unusable: the load errors that name it.
+pub(crate) fn not_registered(key: &str) -> String {
+    let quoted = format!("`{key}`");
+    let why: Vec<String> = load_errors()
+        .into_iter()
+        .filter(|e| e.contains(&quoted))
+        .collect();
+    let why = match why.is_empty() {
+        true => "see tvm_ffi::registry::load_errors()".to_string(),
+        false => why.join("; "),
+    };
+    format!("TVM-FFI type `{key}` did not register when its library loaded: {why}")
+}
+
 fn report(message: String) {
     crate::abi::warn(format_args!("{message}"));
     if let Ok(mut errors) = LOAD_ERRORS.lock() {
@@ -588,10 +602,10 @@ impl entry::TypeSlot {
         ensure_registered();
         match self.get() {
             Some(ty) => ty,
-            None => panic!(
-                "TVM-FFI type `{key}` is not registered by this library: see \
-                 tvm_ffi::registry::load_errors() (a conflicting layout, or a parent defined in \
-                 a library that was not loaded first)"
+            // Raised as the error it is (never "Rust panic in" this file), with what the load
+            // reported about the type.
+            None => crate::base::error::panic::panic_with(
+                crate::base::error::Error::runtime_error(not_registered(key)),
             ),
         }
     }
