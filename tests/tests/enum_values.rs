@@ -168,3 +168,27 @@ fn enum_defaults_are_values_or_variants() {
     let imm: tvm_ffi::ObjectRef<Imm> = init.call_as((7, "int32")).unwrap();
     assert_eq!(imm.dtype.get(), DType::Int32);
 }
+
+/// A `str` enum whose values are not identifiers: the names Python binds are registered.
+#[derive(Enum, Clone, Copy, PartialEq, Eq, Debug)]
+#[ffi_type(key = "rust_tests.enum_values.OpKind", str)]
+pub enum OpKind {
+    #[ffi(name = "add", value = "+")]
+    Add,
+    #[ffi(value = "-")]
+    Sub,
+}
+
+#[test]
+fn a_str_enum_keeps_an_explicit_name_beside_its_value() {
+    let add = &OpKind::VARIANTS[0];
+    assert_eq!(add.str_index, "+");
+    let attrs: Vec<_> = add
+        .attrs
+        .iter()
+        .map(|(k, v)| format!("{k}={v:?}"))
+        .collect();
+    assert_eq!(attrs, [r#"name=Str("add")"#]);
+    assert!(OpKind::VARIANTS[1].attrs.is_empty());
+    assert_eq!(OpKind::from_str_index("+"), Some(OpKind::Add));
+}

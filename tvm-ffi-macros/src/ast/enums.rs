@@ -115,11 +115,19 @@ fn build(
                 (Some(ordinal as i64), value)
             }
         };
+        let mut attrs = vattrs.attrs.into_inner().unwrap_or_default();
+        // A `str` enum's string index is its value; an explicit name is kept as the entry's
+        // `name` attribute, which generated Python binds (`OpKind.add = entry(value="+")`).
+        if let (Kind::Str, Some(lit)) = (kind, vattrs.name.get()) {
+            if !attrs.iter().any(|(key, _)| key == "name") {
+                attrs.push(("name".into(), syn::Lit::Str(lit.clone())));
+            }
+        }
         models.push(VariantModel {
             ident: variant.ident.clone(),
             int_index,
             str_index,
-            attrs: vattrs.attrs.into_inner().unwrap_or_default(),
+            attrs,
             span,
         });
     }
