@@ -1,26 +1,24 @@
 //! Dict keys with hooks (`__any_hash__`, `__any_equal__`: type attributes the runtime calls
 //! while it looks a key up or inserts it): user code, which a Rust lookup runs without the
-//! dict's lock and the runtime runs inside a write, under it. A binary of its own, with one
-//! test: registering type attributes is not thread-safe in the runtime, so nothing else may
-//! run meanwhile.
+//! dict's lock and the runtime runs inside a write, under it. A binary of its own, whose tests
+//! run one at a time (`serial`): registering type attributes is not thread-safe in the runtime,
+//! so nothing else may run meanwhile.
 use tvm_ffi::{Any, Dict, Function, IntoAny, ObjectRef};
 
-#[test]
-fn key_hooks_and_the_dict_lock() {
-    // Registered first, on this one thread.
-    register_key_hooks(ObjectRef::new(HookedKey { v: 0 }).type_index());
-    register_sleepy_hooks(ObjectRef::new(SleepyKey { v: 0 }).type_index());
-    register_cross_hooks(ObjectRef::new(CrossKey { v: 0 }).type_index());
-    a_key_hook_that_writes_the_dict_being_written_is_refused();
-    a_write_nested_two_levels_into_the_dict_being_written_is_refused();
-    a_thread_waiting_for_a_container_lock_sleeps();
-    lookups_whose_hooks_read_another_dict_do_not_deadlock();
-    writes_whose_hooks_read_another_dict_do_not_deadlock();
-    a_key_hook_failing_while_the_runtime_rebuilds_a_table_frees_nothing();
-    a_key_hash_that_changes_between_calls_is_taken_once();
-    writes_whose_registered_hooks_write_each_others_dict_free_nothing();
-    a_key_with_trailing_items_keeps_them_and_its_cached_hash();
-    a_failing_equal_hook_is_an_error_of_the_rust_write_and_lookup();
+/// Runs one scenario at a time, the hooks registered first: registering type attributes is not
+/// thread-safe in the runtime, and the scenarios share the keys' failure switches.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    static HOOKS: std::sync::Once = std::sync::Once::new();
+    let guard = SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    HOOKS.call_once(|| {
+        register_key_hooks(ObjectRef::new(HookedKey { v: 0 }).type_index());
+        register_sleepy_hooks(ObjectRef::new(SleepyKey { v: 0 }).type_index());
+        register_cross_hooks(ObjectRef::new(CrossKey { v: 0 }).type_index());
+    });
+    guard
 }
 
 /// A dict key whose hooks are registered by the SDK (`#[ffi(type_attr = ..)]`); its hash fails
@@ -49,7 +47,9 @@ impl FallibleKey {
     }
 }
 
+#[test]
 fn a_key_hook_failing_while_the_runtime_rebuilds_a_table_frees_nothing() {
+    let _serial = serial();
     use std::sync::atomic::Ordering::SeqCst;
     // A growing dict is rebuilt by the runtime, which moves its entries to a new table one by
     // one, hashing each. An error raised for the third entry unwound the new table, releasing
@@ -118,7 +118,9 @@ impl DriftingKey {
     }
 }
 
+#[test]
 fn a_key_hash_that_changes_between_calls_is_taken_once() {
+    let _serial = serial();
     // A dense table finds an entry's predecessor (to erase it, or to move it out of another
     // chain) by hashing its key again and walking that chain: a hash that changed walked off
     // the chain's end (a wild read). The runtime gets each key's first hash at every call.
@@ -186,7 +188,9 @@ impl CrossWriteKey {
     }
 }
 
+#[test]
 fn writes_whose_registered_hooks_write_each_others_dict_free_nothing() {
+    let _serial = serial();
     // Two threads, two dicts; the hooks of each dict's keys write the other dict. The runtime
     // runs them inside its writes, under the dict's lock; two such writes waiting for each
     // other are refused (in a hook), and a refusal while the runtime rebuilt a table freed
@@ -317,7 +321,9 @@ fn two_cross_dicts() -> (Dict<Any, Any>, Dict<Any, Any>) {
     (a, b)
 }
 
+#[test]
 fn lookups_whose_hooks_read_another_dict_do_not_deadlock() {
+    let _serial = serial();
     // Each thread looks keys up in its dict; the keys' hooks read the other dict. A lookup that
     // ran the hooks under its dict's lock deadlocked (ABBA): they run without it.
     finishes_in_time("lookups", || {
@@ -339,7 +345,9 @@ fn lookups_whose_hooks_read_another_dict_do_not_deadlock() {
     });
 }
 
+#[test]
 fn writes_whose_hooks_read_another_dict_do_not_deadlock() {
+    let _serial = serial();
     // The runtime runs the hooks inside its write, under the dict's lock. Two such writes on
     // two threads reading each other's dict wait for each other: one is refused with an
     // error (the write fails, the dict unchanged) instead of deadlocking.
@@ -441,7 +449,9 @@ fn register_key_hooks(index: i32) {
     }
 }
 
+#[test]
 fn a_key_hook_that_writes_the_dict_being_written_is_refused() {
+    let _serial = serial();
     use std::sync::atomic::Ordering::Relaxed;
     let key = |v| ObjectRef::new(HookedKey { v }).into_any();
     let dict: Dict<Any, Any> = Dict::default();
@@ -501,7 +511,9 @@ fn thread_cpu_time() -> std::time::Duration {
     std::time::Duration::new(ts[0] as u64, ts[1] as u32)
 }
 
+#[test]
 fn a_thread_waiting_for_a_container_lock_sleeps() {
+    let _serial = serial();
     use std::sync::atomic::Ordering::SeqCst;
     // A key already there: inserting another compares the keys (small tables are searched
     // linearly) and hashes them.
@@ -614,7 +626,9 @@ impl ItemsKey {
     }
 }
 
+#[test]
 fn a_key_with_trailing_items_keeps_them_and_its_cached_hash() {
+    let _serial = serial();
     let with_items: Vec<ObjectRef<ItemsKey>> = (0..50)
         .map(|v| ObjectRef::new_with_items(ItemsKey { v }, [v as u64, u64::MAX, 7]))
         .collect();
@@ -688,7 +702,9 @@ fn eq_calls_of(f: impl FnOnce()) -> i64 {
     EQ_CALLS.load(SeqCst)
 }
 
+#[test]
 fn a_failing_equal_hook_is_an_error_of_the_rust_write_and_lookup() {
+    let _serial = serial();
     use std::sync::atomic::Ordering::SeqCst;
     let keys: Vec<ObjectRef<EqFailKey>> = (0..3).map(|v| ObjectRef::new(EqFailKey { v })).collect();
     let dict: Dict<Any, Any> = Dict::default();
@@ -882,7 +898,9 @@ fn stripe_of(dict: &Dict<Any, Any>) -> usize {
     (dict.as_object_ref().as_raw().as_ptr() as usize >> 4) % 64
 }
 
+#[test]
 fn a_write_nested_two_levels_into_the_dict_being_written_is_refused() {
+    let _serial = serial();
     // Two dicts on one lock stripe (the lock records the writes in progress per stripe).
     let mut made: Vec<Dict<Any, Any>> = Vec::new();
     let (a, b) = loop {
