@@ -14,6 +14,11 @@ For each type under the prefix the header has
   writable after construction (Rust ``Rw<T>``, read under Rust's lock) is read through the
   getter the library registered, so a C++ reader never races a Rust writer.
 
+Object fields are typed by their schema (``Array<int64_t>``, ``Optional<...>``, ``String``, an
+enum's ``tvm::ffi::IntEnum``/``StrEnum``; other objects as ``ObjectRef``), and each type with a
+constructor gets a typed ``New(...)`` that calls it (its ``__ffi_init__``: an ``#[ffi(init)]``
+function's parameters, or the reflected init fields, keyword-only ones passed as keywords).
+
 The namespace ``<ns>`` follows the type key (``ir_example.Add`` -> ``ir_example::Add``). The first
 use of a type checks the header against the loaded library (type key, total size, each field's
 offset and size) and raises ``RuntimeError`` naming the difference, so a stale header is an error,
@@ -22,6 +27,7 @@ never a misread. Standard library and ``tvm_ffi`` only.
 from __future__ import annotations
 
 import argparse
+import json
 import keyword
 import re
 import sys
@@ -55,6 +61,7 @@ class Field:
     schema: str  # the type schema's text, for the comment
     owner: str  # the type key that declares it
     member: str = ""  # the layout member holding it: its own, or that of the field it aliases
+    value_type: str | None = None  # an object field's C++ reference type, from its schema
 
     def storage(self) -> str | None:
         """The C++ type of the field's memory, or None for bytes the header does not type."""
@@ -81,10 +88,25 @@ class Field:
         for reads through the getter."""
         storage = self.storage()
         if storage == "TVMFFIObjectHandle":
-            return "tvm::ffi::ObjectRef" if self.writable else "const tvm::ffi::ObjectRef&"
+            ref = self.value_type or "tvm::ffi::ObjectRef"
+            return ref if self.writable else f"const {ref}&"
         if storage == "TVMFFIAny":
+            if self.typed_any():
+                return self.value_type or ""
             return "tvm::ffi::Any" if self.writable else "const tvm::ffi::Any&"
         return storage or ""
+
+    def typed_any(self) -> bool:
+        """A 16-byte `Any` field whose schema names a type (a Rust `tvm_ffi::String`): read as
+        that type, by value."""
+        return self.storage() == "TVMFFIAny" and self.value_type not in (None, "tvm::ffi::Any")
+
+
+@dataclass
+class Param:
+    name: str
+    cpp_type: str
+    keyword: bool  # passed as a keyword (a kw_only init field)
 
 
 @dataclass
@@ -93,6 +115,7 @@ class TypeDesc:
     total_size: int
     fields: list[Field]  # ancestors' first, in offset order
     parent: str | None
+    init: list[Param] | None = None  # the constructor's parameters, if it has one
 
     @property
     def namespaces(self) -> list[str]:
@@ -118,6 +141,43 @@ def _identifier(name: str) -> str:
     return ident
 
 
+# Schema types and their C++ spelling; containers take their arguments' spellings.
+_SCHEMA_TYPES = {
+    "int": "int64_t", "float": "double", "bool": "bool", "Any": "tvm::ffi::Any",
+    "ffi.String": "tvm::ffi::String", "str": "tvm::ffi::String", "ffi.Shape": "tvm::ffi::Shape",
+    "ffi.Function": "tvm::ffi::Function", "ffi.Tensor": "tvm::ffi::Tensor",
+    "ffi.Object": "tvm::ffi::ObjectRef", "DataType": "DLDataType", "Device": "DLDevice",
+}
+_SCHEMA_CONTAINERS = {
+    "ffi.Array": ("tvm::ffi::Array", 1), "ffi.List": ("tvm::ffi::List", 1),
+    "ffi.Map": ("tvm::ffi::Map", 2), "ffi.Dict": ("tvm::ffi::Dict", 2),
+    "Optional": ("tvm::ffi::Optional", 1),
+}
+_ENUM_BASES = {"ffi.IntEnum": "tvm::ffi::IntEnum", "ffi.StrEnum": "tvm::ffi::StrEnum",
+               "ffi.Enum": "tvm::ffi::Enum"}
+
+
+def _cpp_type(schema: dict, enum_of) -> str:
+    """The C++ type of a value of `schema` (a type schema's JSON); another object type is an
+    `ObjectRef`, an enum its runtime base's reference."""
+    name = schema.get("type", "")
+    args = schema.get("args") or []
+    if name in _SCHEMA_CONTAINERS:
+        template, arity = _SCHEMA_CONTAINERS[name]
+        if len(args) == arity:
+            return f"{template}<{', '.join(_cpp_type(a, enum_of) for a in args)}>"
+        return "tvm::ffi::ObjectRef"
+    return _SCHEMA_TYPES.get(name) or enum_of(name) or "tvm::ffi::ObjectRef"
+
+
+def _schema(text: str) -> dict:
+    try:
+        parsed = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
 def read_types(library: str, prefix: str) -> list[TypeDesc]:
     """The object types under `prefix`, read from the runtime after loading `library`."""
     import tvm_ffi
@@ -129,6 +189,21 @@ def read_types(library: str, prefix: str) -> list[TypeDesc]:
         for k in tvm_ffi.get_global_func("ffi.GetRegisteredTypeKeys")()
         if str(k).startswith(prefix)
     )
+    def enum_of(key: str) -> str | None:
+        try:
+            walk = core._lookup_or_register_type_info_from_type_key(key)
+        except (KeyError, ValueError, TypeError, RuntimeError):
+            return None
+        while walk is not None:
+            if walk.type_key in _ENUM_BASES:
+                return _ENUM_BASES[walk.type_key]
+            walk = walk.parent_type_info
+        return None
+
+    def value_type(schema: str) -> str | None:
+        parsed = _schema(schema)
+        return _cpp_type(parsed, enum_of) if parsed else None
+
     types = []
     for key in keys:
         info = core._lookup_or_register_type_info_from_type_key(key)
@@ -151,13 +226,42 @@ def read_types(library: str, prefix: str) -> list[TypeDesc]:
                         writable=not f.frozen,
                         schema=schema,
                         owner=owner.type_key,
+                        value_type=value_type(schema),
                     )
                 )
         fields.sort(key=lambda f: f.offset)
         _assign_members(fields)
         parent = info.parent_type_info.type_key if info.parent_type_info else None
-        types.append(TypeDesc(key, info.total_size, fields, parent))
+        types.append(TypeDesc(key, info.total_size, fields, parent,
+                              _init_params(core, info, chain, value_type)))
     return types
+
+
+def _init_params(core, info, chain, value_type) -> list[Param] | None:
+    """The parameters of the type's own constructor: an explicit `__ffi_init__`'s (its names and
+    schema), or the reflected init fields (positional ones, then keyword-only ones)."""
+    if core._lookup_type_attr(info.type_index, "__ffi_init__") is None:
+        return None
+    for method in info.methods:
+        if method.name == "__ffi_init__":
+            names = [str(n) for n in method.metadata.get("arg_names", [])]
+            params = _schema(method.metadata.get("type_schema", "")).get("named_args", {})
+            params = params.get("params", []) if isinstance(params, dict) else []
+            if len(names) != len(params):
+                return None
+            return [Param(_identifier(n), _cpp_type(p, lambda _: None), False)
+                    for n, p in zip(names, params)]
+    fields = [f for owner in reversed(chain) for f in owner.fields if getattr(f, "c_init", True)]
+    ordered = ([f for f in fields if not getattr(f, "c_kw_only", False)]
+               + [f for f in fields if getattr(f, "c_kw_only", False)])
+    params = []
+    for f in ordered:
+        schema = f.metadata.get("type_schema", "") if f.metadata else ""
+        cpp = value_type(schema)
+        if cpp is None:
+            return None
+        params.append(Param(_identifier(f.name), cpp, bool(getattr(f, "c_kw_only", False))))
+    return params
 
 
 def _assign_members(fields: list[Field]) -> None:
@@ -182,8 +286,19 @@ _PRELUDE = """\
 
 #include <tvm/ffi/any.h>
 #include <tvm/ffi/c_api.h>
+#include <tvm/ffi/container/array.h>
+#include <tvm/ffi/container/dict.h>
+#include <tvm/ffi/container/list.h>
+#include <tvm/ffi/container/map.h>
+#include <tvm/ffi/container/shape.h>
+#include <tvm/ffi/container/tensor.h>
+#include <tvm/ffi/enum.h>
 #include <tvm/ffi/error.h>
+#include <tvm/ffi/function.h>
 #include <tvm/ffi/object.h>
+#include <tvm/ffi/optional.h>
+#include <tvm/ffi/reflection/accessor.h>
+#include <tvm/ffi/string.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -294,6 +409,23 @@ inline tvm::ffi::Any ReadThroughGetter(TVMFFIFieldGetter getter, const void* obj
   return tvm::ffi::details::AnyUnsafe::MoveTVMFFIAnyToAny(&out);
 }}
 
+// The constructor the library registered for type `index` (`__ffi_init__`).
+inline tvm::ffi::Function InitOf(int32_t index) {{
+  static const tvm::ffi::reflection::TypeAttrColumn column("__ffi_init__");
+  tvm::ffi::AnyView init = column[index];
+  if (init == nullptr) {{
+    TVM_FFI_THROW(RuntimeError) << "type `" << TypeKeyOf(index) << "` has no constructor";
+  }}
+  return init.cast<tvm::ffi::Function>();
+}}
+
+// The marker before keyword arguments (`[.., KWARGS, key0, value0, ..]`).
+inline const tvm::ffi::ObjectRef& Kwargs() {{
+  static const tvm::ffi::ObjectRef kwargs =
+      tvm::ffi::Function::GetGlobalRequired("ffi.GetKwargsObject")().cast<tvm::ffi::ObjectRef>();
+  return kwargs;
+}}
+
 }}  // namespace tvm_ffi_sdk_header
 #endif  // TVM_FFI_SDK_CPP_HEADER_SUPPORT_
 """
@@ -365,6 +497,21 @@ def _view_class(t: TypeDesc) -> list[str]:
         "  /*! \\brief The object. */",
         "  const tvm::ffi::ObjectRef& object() const { return obj_; }",
     ]
+    if t.init is not None:
+        params = ", ".join(f"{p.cpp_type} {p.name}" for p in t.init)
+        args = [p.name for p in t.init if not p.keyword]
+        keywords = [p for p in t.init if p.keyword]
+        if keywords:
+            args.append("tvm_ffi_sdk_header::Kwargs()")
+            args += [a for p in keywords for a in (f'"{p.name}"', p.name)]
+        lines += [
+            "",
+            f"  /*! \\brief A new `{t.key}`, made by the constructor its library registered. */",
+            f"  static {t.name} New({params}) {{",
+            "    static const tvm::ffi::Function init = tvm_ffi_sdk_header::InitOf(TypeIndex());",
+            f"    return {t.name}(init({', '.join(args)}).cast<tvm::ffi::ObjectRef>());",
+            "  }",
+        ]
     for f in t.fields:
         storage = f.storage()
         origin = "" if f.owner == t.key else f" (declared by `{f.owner}`)"
@@ -375,9 +522,9 @@ def _view_class(t: TypeDesc) -> list[str]:
         elif f.writable:
             read = f"tvm_ffi_sdk_header::ReadThroughGetter(getter, obj_.get(), {f.offset})"
             if storage == "TVMFFIObjectHandle":
-                value = f"{read}.cast<tvm::ffi::ObjectRef>()"
+                value = f"{read}.cast<{f.value_type or 'tvm::ffi::ObjectRef'}>()"
             elif storage == "TVMFFIAny":
-                value = read
+                value = f"{read}.cast<{f.value_type}>()" if f.typed_any() else read
             else:
                 value = f"{read}.cast<{storage}>()"
             lines += ["", doc + "; writable after construction, read through its getter. */",
@@ -389,12 +536,14 @@ def _view_class(t: TypeDesc) -> list[str]:
         elif storage == "TVMFFIObjectHandle":
             lines += ["", doc + ". */",
                       f"  {f.accessor_type()} {f.ident}() const {{",
-                      f"    return *reinterpret_cast<const tvm::ffi::ObjectRef*>(&layout().{f.member});",
+                      f"    return *reinterpret_cast<const {f.value_type or 'tvm::ffi::ObjectRef'}*>(&layout().{f.member});",
                       "  }"]
         elif storage == "TVMFFIAny":
+            any_ref = f"*reinterpret_cast<const tvm::ffi::Any*>(&layout().{f.member})"
+            value = f"({any_ref}).cast<{f.value_type}>()" if f.typed_any() else any_ref
             lines += ["", doc + ". */",
                       f"  {f.accessor_type()} {f.ident}() const {{",
-                      f"    return *reinterpret_cast<const tvm::ffi::Any*>(&layout().{f.member});",
+                      f"    return {value};",
                       "  }"]
         else:
             lines += ["", doc + ". */",

@@ -42,6 +42,19 @@ ffi::Array<ffi::Any> CxxChild(ffi::ObjectRef obj) {
 
 bool IsPoint(ffi::ObjectRef obj) { return my_ext::Point::Is(obj); }
 
+// Nodes built with the header's typed constructors (`label` and `verbose` are keyword-only),
+// read back through its typed accessors.
+ffi::Array<ffi::Any> Made() {
+  my_ext::Point p = my_ext::Point::New(1, 2, "made in C++");
+  my_ext::Options parent =
+      my_ext::Options::New(3, "parent", ffi::Array<int64_t>{4, 5}, 0, 0, 10, std::nullopt, false);
+  my_ext::Options child = my_ext::Options::New(6, "child", ffi::Array<int64_t>{}, 0, 0, 20,
+                                               parent.object(), true);
+  const ffi::Array<int64_t>& tags = parent.tags();
+  return {p.x(),         p.y(),           p.label(), tags[0] + tags[1], child.verbose(),
+          child.parent().value().same_as(parent.object()), child.object()};
+}
+
 }  // namespace
 
 TVM_FFI_STATIC_INIT_BLOCK() {
@@ -51,5 +64,6 @@ TVM_FFI_STATIC_INIT_BLOCK() {
       .def("header_reader.interval", Interval)
       .def("header_reader.options", Options)
       .def("header_reader.cxx_child", CxxChild)
-      .def("header_reader.is_point", IsPoint);
+      .def("header_reader.is_point", IsPoint)
+      .def("header_reader.made", Made);
 }

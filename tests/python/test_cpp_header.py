@@ -1,6 +1,7 @@
 """C++ headers for Rust types (`template/build_backend/tvm_ffi_cpp_header.py`): the header
 generated from a library's reflection compiles with `-Wall -Wextra -Werror` (its
-`static_assert`s hold), a C++ pass reads a Rust IR's nodes in place (`examples/ir/cpp/pass.cc`),
+`static_assert`s hold), a C++ pass builds a Rust IR's nodes with the typed `New(...)` and reads
+them in place (`examples/ir/cpp/pass.cc`),
 every kind of field of `examples/point` reads back in C++ as Python sees it (`Rw` fields through
 their getter), a wrong type is a TypeError, and a header that no longer matches the library is a
 RuntimeError naming the field."""
@@ -99,6 +100,16 @@ assert got[:2] + got[3:8] == expected[:2] + expected[3:8], (got, expected)
 assert list(got[2]) == [7, 8] and got[8].same_as(parent)
 assert reader("options")(parent)[8] is None
 assert list(reader("cxx_child")(CxxChild(5, 6, note="hi"))) == [5, 6, "hi"]
+""")
+
+
+def test_cpp_builds_rust_nodes_with_the_typed_constructors(reader_lib):
+    run_in_fresh_python(PRELUDE.format(lib=str(reader_lib)) + """
+x, y, label, tag_sum, verbose, same_parent, child = reader("made")()
+assert (x, y, label, tag_sum, verbose, same_parent) == (1, 2, "made in C++", 9, True, True)
+# A Rust object, as Python reads it.
+assert isinstance(child, Options) and child.id == 6 and child.parent.title == "parent"
+assert child.timeout == 20 and list(child.parent.tags) == [4, 5]
 """)
 
 

@@ -22,14 +22,6 @@ namespace refl = tvm::ffi::reflection;
 
 namespace {
 
-ffi::Function Node(const std::string& name) {
-  std::string key = "ir_example." + name;
-  int32_t index;
-  TVMFFIByteArray bytes{key.data(), key.size()};
-  TVM_FFI_CHECK_SAFE_CALL(TVMFFITypeKeyToIndex(&bytes, &index));
-  return refl::TypeAttrColumn("__ffi_init__")[index].cast<ffi::Function>();
-}
-
 struct Evaluator {
   std::map<std::string, int64_t> env;
   int nodes = 0;
@@ -38,8 +30,8 @@ struct Evaluator {
     ++nodes;
     if (ir_example::Const::Is(e)) return ir_example::Const(e).value();
     if (ir_example::Var::Is(e)) {
-      // A 16-byte `Any` field holding the name (a Rust `tvm_ffi::String`).
-      std::string name = ir_example::Var(e).name().cast<ffi::String>();
+      // A 16-byte `Any` field holding the name (a Rust `tvm_ffi::String`), read as a String.
+      std::string name = ir_example::Var(e).name();
       return env.at(name);
     }
     if (ir_example::Add::Is(e)) {
@@ -52,7 +44,7 @@ struct Evaluator {
     }
     if (ir_example::Let::Is(e)) {
       ir_example::Let let(e);
-      std::string name = ir_example::Var(let.var()).name().cast<ffi::String>();
+      std::string name = ir_example::Var(let.var()).name();
       int64_t value = Eval(let.value());
       ++nodes;  // the bound variable
       auto saved = env;
@@ -73,13 +65,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    ffi::Function var = Node("Var"), constant = Node("Const"), add = Node("Add"), mul = Node("Mul"),
-                  let = Node("Let");
-    ffi::ObjectRef x = var("x").cast<ffi::ObjectRef>();
-    ffi::ObjectRef y = var("y").cast<ffi::ObjectRef>();
+    // Built with the header's typed constructors (each calls the type's `__ffi_init__`).
+    using namespace ir_example;
+    ffi::ObjectRef x = Var::New("x").object(), y = Var::New("y").object();
+    auto c = [](int64_t v) { return Const::New(v).object(); };
     // let x = 4 in x + 2 * y
     ffi::ObjectRef e =
-        let(x, constant(4), add(x, mul(constant(2), y))).cast<ffi::ObjectRef>();
+        Let::New(x, c(4), Add::New(x, Mul::New(c(2), y).object()).object()).object();
     Evaluator eval;
     eval.env["y"] = 5;
     std::cout << "eval: " << eval.Eval(e) << ", nodes: " << eval.nodes << "\n";
