@@ -19,20 +19,19 @@ mod binding;
 pub(crate) mod cache;
 mod closure;
 pub(crate) mod export;
-mod forwarding;
 pub(crate) mod metadata;
+mod moved;
 pub(crate) mod panic_guard;
 pub(crate) mod params;
 mod repr;
-mod rvalue_ref;
 mod safe_builtins;
 pub(crate) mod signature;
 
 pub(crate) use args::{impl_into_arg_borrowed, object_view};
 pub use args::{IntoArg, IntoArgs};
-pub use params::check as defaults;
 pub(crate) use cache::GlobalCache;
-pub use rvalue_ref::{MovedArg, RValueRef};
+pub use moved::{MovedArg, RValueRef};
+pub use params::check as defaults;
 pub(crate) use signature::{FnSignature, TypedClosure};
 
 /// A reference-counted function callable from any language (`ffi.Function`).
@@ -155,7 +154,7 @@ impl Function {
         {
             return Err(safe_builtins::kept_view_error());
         }
-        forwarding::forwarding_moves(args, |args| {
+        moved::forwarding_moves(args, |args| {
             // SAFETY: AnyView is repr(transparent) over TVMFFIAny; the callee only reads them
             // (a moved value's slot is this call's).
             unsafe { self.call_raw(args.as_ptr() as *const TVMFFIAny, args.len()) }

@@ -2,16 +2,20 @@
 //! the callee (it holds its own reference while it keeps the value); a moved argument hands the
 //! caller's reference over, so a callee that declares the parameter `RValueRef<T>` holds the
 //! only reference and can change the object in place (copy-on-write without the copy).
+//!
+//! A callee that passes its moved argument (an `RValueRef` view) on to another function lends
+//! the move through a slot of that call, taken from the forwarded slot atomically and put back
+//! unless the next callee took it (`forwarding_moves`). Foreign code moves with a plain read and
+//! clear, and views are `Copy + Send`: without this, two threads forwarding one view could both
+//! move the object. The slot itself is `base::value::moved`, which `Any` needs.
 use std::ptr::NonNull;
-use std::sync::atomic::AtomicPtr;
+use std::sync::atomic::{AtomicPtr, Ordering};
 
-use super::args::{IntoArg, Sealed};
-use super::forwarding::slot_of;
 use crate::abi::sys::{type_index as ti, TVMFFIAny, TVMFFIObject};
-use crate::base::error::Result;
+use crate::base::error::{Error, Result};
 use crate::base::object::header::dec_ref;
-use crate::base::value::moved::{moved_value, object_value};
-use crate::base::value::{Any, AnyView, FromAny, IntoAny, TypeSchema};
+use crate::base::value::moved::{moved_slot, moved_value, object_value, MovedSlot};
+use crate::base::value::{Any, AnyView, FromAny, TypeSchema};
 
 /// A value passed by move (C++ `RValueRef<T>`): as an argument, the caller's reference goes to
 /// the callee; as a parameter, the callee takes the reference a caller moved in.
@@ -91,13 +95,11 @@ impl Drop for MovedArg {
     }
 }
 
-// SAFETY: this crate's own view of the value.
-unsafe impl<T: IntoAny> Sealed for RValueRef<T> {}
-impl<T: IntoAny> IntoArg for RValueRef<T> {
-    type Holder = MovedArg;
-    fn into_holder(self) -> Result<MovedArg> {
-        let any = self.0.into_any();
-        Ok(if any.type_index() >= ti::kTVMFFIStaticObjectBegin {
+impl MovedArg {
+    /// The holder of `any` passed by move: an object's reference goes into the slot; a value
+    /// that is no object is passed as it is.
+    pub(crate) fn new(any: Any) -> MovedArg {
+        if any.type_index() >= ti::kTVMFFIStaticObjectBegin {
             // SAFETY: an object value: its payload is the object pointer, whose reference
             // moves into the slot (the `Any` is consumed).
             let object = unsafe { any.into_raw().value.v_obj };
@@ -110,14 +112,16 @@ impl<T: IntoAny> IntoArg for RValueRef<T> {
                 slot: AtomicPtr::new(std::ptr::null_mut()),
                 plain: Some(any),
             }
-        })
+        }
     }
-    fn view(holder: &MovedArg) -> AnyView<'_> {
-        if let Some(plain) = &holder.plain {
+
+    /// The argument: a moved value whose slot the callee may empty, or the plain value.
+    pub(crate) fn view(&self) -> AnyView<'_> {
+        if let Some(plain) = &self.plain {
             return *plain.as_view();
         }
         // SAFETY: the slot lives in the holder, which the view borrows.
-        unsafe { AnyView::from_raw(moved_value(&holder.slot)) }
+        unsafe { AnyView::from_raw(moved_value(&self.slot)) }
     }
 }
 
@@ -183,6 +187,58 @@ impl<'a, T: for<'b> FromAny<'b>> FromAny<'a> for RValueRef<T> {
                 .inspect(|object| unsafe { with_view(object, |view| T::converts(view)) })
                 .unwrap_or(false),
             None => T::converts(view),
+        }
+    }
+}
+
+/// The slot of `view` if it is a moved value.
+pub(crate) fn slot_of<'v>(view: &AnyView<'v>) -> Option<MovedSlot<'v>> {
+    // SAFETY: a view's value: a moved value's slot lives as long as the view.
+    unsafe { moved_slot(view.as_raw()) }
+}
+
+/// Runs `call` with `args`, each moved value taken from the slot it was forwarded in into a
+/// slot of this call (atomically: views are `Copy + Send`, and a foreign callee moves with a
+/// plain read and clear), and put back afterwards unless the callee took it. A moved value
+/// whose slot is empty (taken, or being forwarded by another thread) is an error.
+pub(crate) fn forwarding_moves(
+    args: &[AnyView<'_>],
+    call: impl FnOnce(&[AnyView<'_>]) -> Result<Any>,
+) -> Result<Any> {
+    let moved = args.iter().filter_map(slot_of).count();
+    if moved == 0 {
+        return call(args);
+    }
+    // This call's slots: allocated once, never moved while the call runs.
+    let slots: Vec<AtomicPtr<TVMFFIObject>> = (0..moved)
+        .map(|_| AtomicPtr::new(std::ptr::null_mut()))
+        .collect();
+    // The forwarded slot of `slots[k]` is `origins[k]`.
+    let mut origins: Vec<MovedSlot<'_>> = Vec::with_capacity(moved);
+    let mut local: Vec<AnyView<'_>> = args.to_vec();
+    for (arg, out) in args.iter().zip(local.iter_mut()) {
+        let Some(origin) = slot_of(arg) else { continue };
+        let Some(object) = origin.take() else {
+            put_back(&slots, &origins);
+            return Err(Error::value_error("RValueRef already moved"));
+        };
+        let slot = &slots[origins.len()];
+        slot.store(object.as_ptr(), Ordering::Relaxed);
+        origins.push(origin);
+        // SAFETY: the slot lives in `slots`, alive until after the call.
+        *out = unsafe { AnyView::from_raw(moved_value(slot)) };
+    }
+    let result = call(&local);
+    put_back(&slots, &origins);
+    result
+}
+
+/// Returns each object a callee left in this call's slots to the slot it was forwarded in.
+fn put_back(slots: &[AtomicPtr<TVMFFIObject>], origins: &[MovedSlot<'_>]) {
+    for (origin, slot) in origins.iter().zip(slots) {
+        let left = slot.swap(std::ptr::null_mut(), Ordering::Acquire);
+        if let Some(object) = NonNull::new(left) {
+            origin.put_back(object);
         }
     }
 }
