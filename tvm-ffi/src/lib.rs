@@ -97,6 +97,9 @@ mod abi;
 mod base;
 mod call;
 mod data;
+// Traversal sits below `reflect`, whose public `structural` module re-exports it.
+mod traverse;
+
 mod reflect;
 pub mod registry;
 
@@ -234,10 +237,10 @@ pub mod __private {
     pub mod matching {
         pub use crate::reflect::matching::{settled, ArmTable, MatchSource};
     }
-    pub use crate::reflect::mutate::{try_map_link, try_mutate_link};
-    pub use crate::reflect::mutate_callbacks::mutate_with_policy;
-    pub use crate::reflect::visit::{try_visit_link, try_visitor_link, visit_outcome_as_walk};
-    pub use crate::reflect::visit_policy::{
+    pub use crate::traverse::mutate::{try_map_link, try_mutate_link};
+    pub use crate::traverse::mutate_callbacks::mutate_with_policy;
+    pub use crate::traverse::visit::{try_visit_link, try_visitor_link, visit_outcome_as_walk};
+    pub use crate::traverse::visit_policy::{
         default_visit_with_policy, enter_policy_visit, PolicyVisitRegion,
     };
     pub use tvm_ffi_macros::match_any_impl;

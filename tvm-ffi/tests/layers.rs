@@ -41,7 +41,8 @@ const RUNTIME: CrateLayers = CrateLayers {
         &["base"],     // object, error, value, lock
         &["call"],     // function, env, python
         &["data"],     // container, tensor, module
-        &["reflect"],  // reflection, enums, structural (visit, mutate), serialization
+        &["traverse"], // structural walk, visit, map and mutate in Rust
+        &["reflect"],  // reflection, enums, structural (re-exports traverse), serialization
         &["registry"], // load-time registration
     ],
     root_macros: &["bail", "ensure"],

@@ -17,28 +17,28 @@
 //! let mismatch = structural::first_mismatch(&a, &c).unwrap().unwrap();
 //! assert_eq!(mismatch.lhs_path, "<root>[2]");
 //! ```
-pub use super::mutate::{
-    map, mutate_shapes, InplaceMode, InplaceValue, IntoMapResult, IntoMapper, MapDispatch, MapLink,
-    MapValue, MutateValue, Mutator, Unchanged, UnchangedOr, VarRemap,
-};
-pub use super::mutate_callbacks::{
-    mutate, mutator_shapes, DefaultMutContextPolicy, IntoMutator, MutContextPolicy,
-    MutateCallbackLink, MutateCallbacks, MutateContext,
-};
-pub use super::mutate_policy::MapWithContextPolicy;
-pub use super::visit::{
-    shapes, walk, DefRegionKind, IntoVisitOutcome, IntoWalkResult, IntoWalker, VisitDispatch,
-    VisitInterrupt, VisitValue, Visitor, WalkLink, WalkOrder, WalkResult,
-};
-pub use super::visit_callbacks::{
-    visit, visitor_shapes, ContextPolicy, DefaultContextPolicy, IntoVisitor, VisitCallbackLink,
-    VisitCallbacks, VisitContext,
-};
-pub use super::visit_policy::WalkWithContextPolicy;
 use crate::base::error::Result;
 use crate::base::object::{ObjectRef, ObjectType};
 use crate::base::value::Any;
 use crate::call::function::{GlobalCache, IntoArg};
+pub use crate::traverse::mutate::{
+    map, mutate_shapes, InplaceMode, InplaceValue, IntoMapResult, IntoMapper, MapDispatch, MapLink,
+    MapValue, MutateValue, Mutator, Unchanged, UnchangedOr, VarRemap,
+};
+pub use crate::traverse::mutate_callbacks::{
+    mutate, mutator_shapes, DefaultMutContextPolicy, IntoMutator, MutContextPolicy,
+    MutateCallbackLink, MutateCallbacks, MutateContext,
+};
+pub use crate::traverse::mutate_policy::MapWithContextPolicy;
+pub use crate::traverse::visit::{
+    shapes, walk, DefRegionKind, IntoVisitOutcome, IntoWalkResult, IntoWalker, VisitDispatch,
+    VisitInterrupt, VisitValue, Visitor, WalkLink, WalkOrder, WalkResult,
+};
+pub use crate::traverse::visit_callbacks::{
+    visit, visitor_shapes, ContextPolicy, DefaultContextPolicy, IntoVisitor, VisitCallbackLink,
+    VisitCallbacks, VisitContext,
+};
+pub use crate::traverse::visit_policy::WalkWithContextPolicy;
 
 static EQUAL: GlobalCache = GlobalCache::new("ffi.StructuralEqual");
 static HASH: GlobalCache = GlobalCache::new("ffi.StructuralHash");

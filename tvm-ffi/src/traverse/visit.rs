@@ -29,7 +29,7 @@ use crate::base::value::{Any, AnyView, FromAny, IntoAny};
 use crate::call::function::IntoArg;
 use crate::data::container::{Dict, List, Map};
 
-use super::visit_error_context::with_visit_node;
+use super::error_context::with_visit_node;
 use super::visit_hook::{call_visit_hook, ChildOutcome};
 
 const VISIT_ATTR: &str = "__s_visit__";
@@ -873,7 +873,7 @@ fn halt_frame(halt: Halt, frame: impl FnOnce() -> String) -> Halt {
 }
 
 /// The frame naming the object an error passed through (plain values add none): in the
-/// error's backtrace, and in its `ffi.VisitErrorContext` (see `visit_error_context`).
+/// error's backtrace, and in its `ffi.VisitErrorContext` (see `error_context.rs`).
 #[cold]
 pub(crate) fn with_value_frame(error: Error, value: &AnyView<'_>) -> Error {
     let type_index = value.as_raw().type_index;
