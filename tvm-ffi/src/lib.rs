@@ -237,9 +237,10 @@ pub mod __private {
     pub mod matching {
         pub use crate::reflect::matching::{settled, ArmTable, MatchSource};
     }
-    pub use crate::traverse::mutate::{try_map_link, try_mutate_link};
+    pub use crate::traverse::dispatch::{
+        try_map_link, try_mutate_link, try_visit_link, try_visitor_link, visit_outcome_as_walk,
+    };
     pub use crate::traverse::mutate_callbacks::mutate_with_policy;
-    pub use crate::traverse::visit::{try_visit_link, try_visitor_link, visit_outcome_as_walk};
     pub use crate::traverse::visit_policy::{
         default_visit_with_policy, enter_policy_visit, PolicyVisitRegion,
     };

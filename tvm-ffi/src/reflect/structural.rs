@@ -21,15 +21,16 @@ use crate::base::error::Result;
 use crate::base::object::{ObjectRef, ObjectType};
 use crate::base::value::Any;
 use crate::call::function::{GlobalCache, IntoArg};
-pub use crate::traverse::mutate::{
-    map, mutate_shapes, InplaceMode, InplaceValue, IntoMapResult, IntoMapper, MapDispatch, MapLink,
-    MapValue, MutateValue, Mutator, Unchanged, UnchangedOr, VarRemap,
-};
+pub use crate::traverse::mutate::{map, mutate_shapes, IntoMapper, MapDispatch, MapLink, Mutator};
 pub use crate::traverse::mutate_callbacks::{
     mutate, mutator_shapes, DefaultMutContextPolicy, IntoMutator, MutContextPolicy,
     MutateCallbackLink, MutateCallbacks, MutateContext,
 };
 pub use crate::traverse::mutate_policy::MapWithContextPolicy;
+pub use crate::traverse::mutate_value::{
+    InplaceMode, InplaceValue, IntoMapResult, MapValue, MutateValue, Unchanged, UnchangedOr,
+    VarRemap,
+};
 pub use crate::traverse::visit::{
     shapes, walk, DefRegionKind, IntoVisitOutcome, IntoWalkResult, IntoWalker, VisitDispatch,
     VisitInterrupt, VisitValue, Visitor, WalkLink, WalkOrder, WalkResult,

@@ -10,9 +10,9 @@
 use std::marker::PhantomData;
 
 use super::mutate::mutate_shapes::Handle;
-use super::mutate::{
-    engine_default, mode_of, owned, unchanged_or, user_default, user_dispatch, InplaceMode,
-    InplaceValue, IntoMapResult, MapValue, MutateValue, Mutator, Permit, UnchangedOr,
+use super::mutate::{engine_default, owned, unchanged_or, user_default, user_dispatch, Mutator};
+use super::mutate_value::{
+    mode_of, InplaceMode, InplaceValue, IntoMapResult, MapValue, MutateValue, Permit, UnchangedOr,
 };
 use super::visit::shapes::{CatchAll, Chain, Node, Owned};
 use super::visit::DefRegionKind;

@@ -4,10 +4,9 @@
 use std::borrow::BorrowMut;
 use std::marker::PhantomData;
 
-use super::mutate::{
-    mode_of, InplaceMode, IntoMapper, MapDescent, MapDispatch, Mapper, MutateValue, Permit,
-};
+use super::mutate::{IntoMapper, MapDescent, MapDispatch, Mapper};
 use super::mutate_callbacks::{run_policy, MutContextPolicy, MutateDriver};
+use super::mutate_value::{mode_of, InplaceMode, MutateValue, Permit};
 use super::visit::{DefRegionKind, WalkOrder};
 use crate::base::error::Result;
 use crate::base::value::{Any, AnyView};

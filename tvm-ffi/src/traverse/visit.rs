@@ -1504,17 +1504,6 @@ impl<V: Visitor + ?Sized> Visitor for &mut V {
     }
 }
 
-/// What `#[dispatch(walk)]` expands to (`tvm_ffi::__private`; no semver guarantee).
-#[doc(hidden)]
-#[inline(always)]
-pub fn try_visit_link<M, L: WalkLink<M>>(
-    mut link: L,
-    value: &VisitValue,
-    def_region_kind: DefRegionKind,
-) -> Option<Result<WalkResult>> {
-    link.try_visit(value, def_region_kind)
-}
-
 /// What a `#[dispatch(visit)]` handler may return: `()` (visited, go on), an
 /// `Option<VisitInterrupt>` (`Some` stops the visit with its payload), or a `Result` of either.
 ///
@@ -1556,32 +1545,4 @@ impl<T: IntoVisitOutcome> IntoVisitOutcome for Result<T> {
     fn into_visit_outcome(self) -> Result<Option<VisitInterrupt>> {
         self.and_then(IntoVisitOutcome::into_visit_outcome)
     }
-}
-
-/// What `#[dispatch(visit)]` expands to (`tvm_ffi::__private`; no semver guarantee): a visitor
-/// handler's outcome as the walk result a link carries.
-#[doc(hidden)]
-#[inline(always)]
-pub fn visit_outcome_as_walk<O: IntoVisitOutcome>(outcome: O) -> Result<WalkResult> {
-    Ok(match outcome.into_visit_outcome()? {
-        None => WalkResult::Advance,
-        Some(interrupt) => WalkResult::InterruptWith(interrupt.value),
-    })
-}
-
-/// What `#[dispatch(visit)]` expands to (`tvm_ffi::__private`; no semver guarantee): runs a
-/// visitor handler's link, its walk result back as the visitor's outcome.
-#[doc(hidden)]
-#[inline(always)]
-pub fn try_visitor_link<M, L: WalkLink<M>>(
-    mut link: L,
-    value: &VisitValue,
-    def_region_kind: DefRegionKind,
-) -> Option<Result<Option<VisitInterrupt>>> {
-    link.try_visit(value, def_region_kind)
-        .map(|result| match result? {
-            WalkResult::Advance | WalkResult::Skip => Ok(None),
-            WalkResult::Interrupt => Ok(Some(VisitInterrupt { value: Any::none() })),
-            WalkResult::InterruptWith(value) => Ok(Some(VisitInterrupt { value })),
-        })
 }
