@@ -21,7 +21,8 @@ use crate::base::error::Result;
 use crate::base::object::{ObjectRef, ObjectType};
 use crate::base::value::Any;
 use crate::call::function::{GlobalCache, IntoArg};
-pub use crate::traverse::mutate::{map, mutate_shapes, IntoMapper, MapDispatch, MapLink, Mutator};
+pub use crate::traverse::link::{mutate_shapes, shapes};
+pub use crate::traverse::mutate::{map, IntoMapper, MapDispatch, MapLink, Mutator};
 pub use crate::traverse::mutate_callbacks::{
     mutate, mutator_shapes, DefaultMutContextPolicy, IntoMutator, MutContextPolicy,
     MutateCallbackLink, MutateCallbacks, MutateContext,
@@ -32,7 +33,7 @@ pub use crate::traverse::mutate_value::{
     VarRemap,
 };
 pub use crate::traverse::visit::{
-    shapes, walk, DefRegionKind, IntoVisitOutcome, IntoWalkResult, IntoWalker, VisitDispatch,
+    walk, DefRegionKind, IntoVisitOutcome, IntoWalkResult, IntoWalker, VisitDispatch,
     VisitInterrupt, VisitValue, Visitor, WalkLink, WalkOrder, WalkResult,
 };
 pub use crate::traverse::visit_callbacks::{

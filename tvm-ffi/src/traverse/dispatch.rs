@@ -2,10 +2,10 @@
 //! semver guarantee): each handler method of the block runs as one link of its mode, tried in
 //! source order; a mutate handler taking a [`MutateValue`] also receives the in-place
 //! permission the engine granted ([`MutateLink`]).
-use super::mutate::mutate_shapes::{Handle, HandleKind};
+use super::link::mutate_shapes::{Handle, HandleKind};
+use super::link::shapes::{CatchAll, CatchAllKind, Node, NodeKind, Owned, OwnedKind};
 use super::mutate::MapLink;
 use super::mutate_value::{InplaceMode, IntoMapResult, MapValue, MutateValue};
-use super::visit::shapes::{CatchAll, CatchAllKind, Node, NodeKind, Owned, OwnedKind};
 use super::visit::{
     DefRegionKind, IntoVisitOutcome, VisitInterrupt, VisitValue, WalkLink, WalkResult,
 };

@@ -1,12 +1,14 @@
 //! Layer 4, the structural traversal of value graphs in Rust: walk and visit (`visit`), map
 //! and mutate with copy-on-write (`mutate`) and the values a mutation hands out and takes back
 //! (`mutate_value`), the callback forms of visitors and mutators (`*_callbacks`) and their
-//! context policies (`*_policy`), what `#[dispatch(..)]` expands to (`dispatch`), the foreign
+//! context policies (`*_policy`), how callbacks and tuples of them become handlers (`link`,
+//! shared by every traversal), what `#[dispatch(..)]` expands to (`dispatch`), the foreign
 //! `__s_visit__` hooks a traversal calls (`visit_hook`) and the access paths of its errors
 //! (`error_context`). It reads values, containers and the type registry's field tables only
 //! through the layers below; users reach it through `tvm_ffi::structural`, which re-exports it.
 pub(crate) mod dispatch;
 pub(crate) mod error_context;
+pub(crate) mod link;
 pub(crate) mod mutate;
 pub(crate) mod mutate_callbacks;
 pub(crate) mod mutate_policy;

@@ -15,27 +15,26 @@
 //! An object of a `"dag-node"` or `"free-var"` type (identity matters) is mapped once per map,
 //! every occurrence receiving the same result; it is never updated in place.
 use std::collections::HashMap;
-use std::marker::PhantomData;
 use std::ops::ControlFlow;
 use std::ptr::NonNull;
 
+use super::link::link_handlers;
 use super::mutate_value::{
     is_unique, mode_of, InplaceMode, InplaceValue, IntoMapResult, MapValue, MutateValue, Permit,
     UnchangedOr,
 };
 use super::visit::{
     field_name, field_region, for_each_field, object_fields_region, object_type_info,
-    owned_from_raw, read_field, shapes, structural_kind, with_frame, with_value_frame, AttrColumn,
+    owned_from_raw, read_field, structural_kind, with_frame, with_value_frame, AttrColumn,
     DefRegionKind, VisitValue, WalkOrder,
 };
 use crate::abi::sys::{self, field_flags, type_index as ti};
 use crate::base::error::{Error, Result};
 use crate::base::object::builtin::{AnyObject, ArrayObj, DictObj, ListObj, MapObj};
-use crate::base::object::{ObjectRef, ObjectType};
+use crate::base::object::ObjectRef;
 use crate::base::value::{Any, AnyView, FromAny, IntoAny};
 use crate::call::function::IntoArg;
 use crate::data::container::{Array, Dict, List, Map};
-use shapes::{CatchAll, CatchAllKind, Chain, Dispatch, Node, NodeKind, Owned, OwnedKind};
 
 /// `result`, or `keep()` when it is the [`Unchanged`] marker.
 #[inline(always)]
@@ -81,9 +80,9 @@ impl<V: MapDispatch + ?Sized> MapDispatch for &mut V {
     }
 }
 
-/// One link of a mapper: a callback of one of the [`shapes`], or `&mut` a `#[dispatch(map)]`
-/// type. `None` when the link does not take the value. The shapes are those of a walk (see
-/// [`shapes`]), returning an `Any`.
+/// One link of a mapper: a callback of one of the [`shapes`](super::link::shapes), or `&mut` a
+/// `#[dispatch(map)]` type. `None` when the link does not take the value. The shapes are those of a
+/// walk (see [`shapes`](super::link::shapes)), returning an `Any`.
 ///
 /// ```
 /// use tvm_ffi::structural::{self, WalkOrder};
@@ -107,88 +106,9 @@ pub trait MapLink<M> {
     fn try_map(&mut self, value: &MapValue, def_region_kind: DefRegionKind) -> Option<Result<Any>>;
 }
 
-impl<F, T, O> MapLink<Owned<T>> for F
-where
-    F: FnMut(T) -> O,
-    T: for<'a> FromAny<'a>,
-    O: IntoMapResult,
-{
-    #[inline(always)]
-    fn try_map(&mut self, value: &MapValue, _: DefRegionKind) -> Option<Result<Any>> {
-        value.cast::<T>().map(|v| self(v).into_map_result())
-    }
-}
-
-impl<F, T, O> MapLink<OwnedKind<T>> for F
-where
-    F: FnMut(T, DefRegionKind) -> O,
-    T: for<'a> FromAny<'a>,
-    O: IntoMapResult,
-{
-    #[inline(always)]
-    fn try_map(&mut self, value: &MapValue, kind: DefRegionKind) -> Option<Result<Any>> {
-        value.cast::<T>().map(|v| self(v, kind).into_map_result())
-    }
-}
-
-impl<F, T, O> MapLink<Node<T>> for F
-where
-    F: FnMut(&T) -> O,
-    T: ObjectType,
-    O: IntoMapResult,
-{
-    #[inline(always)]
-    fn try_map(&mut self, value: &MapValue, _: DefRegionKind) -> Option<Result<Any>> {
-        value.as_node::<T>().map(|v| self(v).into_map_result())
-    }
-}
-
-impl<F, T, O> MapLink<NodeKind<T>> for F
-where
-    F: FnMut(&T, DefRegionKind) -> O,
-    T: ObjectType,
-    O: IntoMapResult,
-{
-    #[inline(always)]
-    fn try_map(&mut self, value: &MapValue, kind: DefRegionKind) -> Option<Result<Any>> {
-        value
-            .as_node::<T>()
-            .map(|v| self(v, kind).into_map_result())
-    }
-}
-
-impl<F, O> MapLink<CatchAll> for F
-where
-    F: FnMut(&MapValue) -> O,
-    O: IntoMapResult,
-{
-    #[inline(always)]
-    fn try_map(&mut self, value: &MapValue, _: DefRegionKind) -> Option<Result<Any>> {
-        Some(self(value).into_map_result())
-    }
-}
-
-impl<F, O> MapLink<CatchAllKind> for F
-where
-    F: FnMut(&MapValue, DefRegionKind) -> O,
-    O: IntoMapResult,
-{
-    #[inline(always)]
-    fn try_map(&mut self, value: &MapValue, kind: DefRegionKind) -> Option<Result<Any>> {
-        Some(self(value, kind).into_map_result())
-    }
-}
-
-impl<V: MapDispatch> MapLink<Dispatch> for &mut V {
-    #[inline(always)]
-    fn try_map(&mut self, value: &MapValue, kind: DefRegionKind) -> Option<Result<Any>> {
-        (**self).dispatch_map(value, kind)
-    }
-}
-
-/// What [`map`] accepts as its mapper: `&mut` a `#[dispatch(map)]` type, one callback of any
-/// of the [`shapes`], or a tuple of up to 12 of them tried in order (a tuple is itself a link,
-/// so chains nest).
+/// What [`map`] accepts as its mapper: `&mut` a `#[dispatch(map)]` type, one callback of any of the
+/// [`shapes`](super::link::shapes), or a tuple of up to 12 of them tried in order (a tuple is
+/// itself a link, so chains nest).
 ///
 /// ```
 /// use tvm_ffi::structural::{self, IntoMapper, WalkOrder};
@@ -221,186 +141,15 @@ pub trait IntoMapper<M> {
     }
 }
 
-impl<'v, V: MapDispatch> IntoMapper<Dispatch> for &'v mut V {
-    type Mapper = &'v mut V;
-    #[inline(always)]
-    fn into_mapper(self) -> &'v mut V {
-        self
-    }
+link_handlers! {
+    link: MapLink::try_map,
+    value: MapValue,
+    region: DefRegionKind,
+    output: Any,
+    returns: IntoMapResult::into_map_result,
+    dispatch: MapDispatch::dispatch_map,
+    handler: IntoMapper::into_mapper -> Mapper,
 }
-
-/// One bare callback as a mapper.
-#[doc(hidden)]
-pub struct SingleMapLink<F, M> {
-    link: F,
-    _shape: PhantomData<fn(M)>,
-}
-
-impl<F: MapLink<M>, M> MapDispatch for SingleMapLink<F, M> {
-    #[inline(always)]
-    fn dispatch_map(&mut self, value: &MapValue, kind: DefRegionKind) -> Option<Result<Any>> {
-        self.link.try_map(value, kind)
-    }
-}
-
-macro_rules! bare_map_link {
-    ($($shape:ty => [$($param:ident),*]),*) => {$(
-        impl<F $(, $param)*> IntoMapper<$shape> for F
-        where
-            F: MapLink<$shape>,
-        {
-            type Mapper = SingleMapLink<F, $shape>;
-            #[inline(always)]
-            fn into_mapper(self) -> Self::Mapper {
-                SingleMapLink { link: self, _shape: PhantomData }
-            }
-        }
-    )*};
-}
-bare_map_link!(
-    Owned<T> => [T],
-    OwnedKind<T> => [T],
-    Node<T> => [T],
-    NodeKind<T> => [T],
-    CatchAll => [],
-    CatchAllKind => []
-);
-
-/// A chain of map links: the first link that takes a value runs.
-#[doc(hidden)]
-pub struct MapLinkChain<L, M> {
-    links: L,
-    _shapes: PhantomData<fn(M)>,
-}
-
-macro_rules! chain_mapper {
-    ($(($link:ident, $shape:ident, $index:tt)),+) => {
-        impl<$($link: MapLink<$shape>, $shape),+> MapDispatch
-            for MapLinkChain<($($link,)+), ($($shape,)+)>
-        {
-            #[inline(always)]
-            fn dispatch_map(&mut self, value: &MapValue, kind: DefRegionKind) -> Option<Result<Any>> {
-                $(
-                    if let Some(result) = self.links.$index.try_map(value, kind) {
-                        return Some(result);
-                    }
-                )+
-                None
-            }
-        }
-        // A tuple is a link too: chains nest (past 12 links, or to group them).
-        impl<$($link: MapLink<$shape>, $shape),+> MapLink<Chain<($($shape,)+)>>
-            for ($($link,)+)
-        {
-            #[inline(always)]
-            fn try_map(&mut self, value: &MapValue, kind: DefRegionKind) -> Option<Result<Any>> {
-                $(
-                    if let Some(result) = self.$index.try_map(value, kind) {
-                        return Some(result);
-                    }
-                )+
-                None
-            }
-        }
-        impl<$($link: MapLink<$shape>, $shape),+> IntoMapper<Chain<($($shape,)+)>>
-            for ($($link,)+)
-        {
-            type Mapper = MapLinkChain<($($link,)+), ($($shape,)+)>;
-            #[inline(always)]
-            fn into_mapper(self) -> Self::Mapper {
-                MapLinkChain { links: self, _shapes: PhantomData }
-            }
-        }
-    };
-}
-chain_mapper!((L0, M0, 0));
-chain_mapper!((L0, M0, 0), (L1, M1, 1));
-chain_mapper!((L0, M0, 0), (L1, M1, 1), (L2, M2, 2));
-chain_mapper!((L0, M0, 0), (L1, M1, 1), (L2, M2, 2), (L3, M3, 3));
-chain_mapper!(
-    (L0, M0, 0),
-    (L1, M1, 1),
-    (L2, M2, 2),
-    (L3, M3, 3),
-    (L4, M4, 4)
-);
-chain_mapper!(
-    (L0, M0, 0),
-    (L1, M1, 1),
-    (L2, M2, 2),
-    (L3, M3, 3),
-    (L4, M4, 4),
-    (L5, M5, 5)
-);
-chain_mapper!(
-    (L0, M0, 0),
-    (L1, M1, 1),
-    (L2, M2, 2),
-    (L3, M3, 3),
-    (L4, M4, 4),
-    (L5, M5, 5),
-    (L6, M6, 6)
-);
-chain_mapper!(
-    (L0, M0, 0),
-    (L1, M1, 1),
-    (L2, M2, 2),
-    (L3, M3, 3),
-    (L4, M4, 4),
-    (L5, M5, 5),
-    (L6, M6, 6),
-    (L7, M7, 7)
-);
-chain_mapper!(
-    (L0, M0, 0),
-    (L1, M1, 1),
-    (L2, M2, 2),
-    (L3, M3, 3),
-    (L4, M4, 4),
-    (L5, M5, 5),
-    (L6, M6, 6),
-    (L7, M7, 7),
-    (L8, M8, 8)
-);
-chain_mapper!(
-    (L0, M0, 0),
-    (L1, M1, 1),
-    (L2, M2, 2),
-    (L3, M3, 3),
-    (L4, M4, 4),
-    (L5, M5, 5),
-    (L6, M6, 6),
-    (L7, M7, 7),
-    (L8, M8, 8),
-    (L9, M9, 9)
-);
-chain_mapper!(
-    (L0, M0, 0),
-    (L1, M1, 1),
-    (L2, M2, 2),
-    (L3, M3, 3),
-    (L4, M4, 4),
-    (L5, M5, 5),
-    (L6, M6, 6),
-    (L7, M7, 7),
-    (L8, M8, 8),
-    (L9, M9, 9),
-    (L10, M10, 10)
-);
-chain_mapper!(
-    (L0, M0, 0),
-    (L1, M1, 1),
-    (L2, M2, 2),
-    (L3, M3, 3),
-    (L4, M4, 4),
-    (L5, M5, 5),
-    (L6, M6, 6),
-    (L7, M7, 7),
-    (L8, M8, 8),
-    (L9, M9, 9),
-    (L10, M10, 10),
-    (L11, M11, 11)
-);
 
 /// A user-driven rewrite (C++ `StructuralMutatorObj`): [`Mutator::mutate`] runs for the root
 /// and decides where to recurse: [`Mutator::default_mutate`] maps the default children of a
@@ -1390,43 +1139,4 @@ pub(crate) fn unchanged_or(before: &AnyView<'_>, mutated: Any) -> UnchangedOr<An
     } else {
         UnchangedOr::Changed(mutated)
     }
-}
-
-/// The marker types of the mutate callbacks and `#[dispatch(mutate)]` handlers that take a
-/// [`MutateValue`] (they only tell the impls of the link traits apart).
-#[doc(hidden)] // machinery the compiler picks; users never name it
-pub mod mutate_shapes {
-    use std::marker::PhantomData;
-
-    /// A callback taking `MutateValue<'_, T>` (and, for a callback mutator, its context).
-    ///
-    /// ```
-    /// use tvm_ffi::structural::{self, MutateContext, MutateValue};
-    /// let out = structural::mutate(2i64, |value: MutateValue<'_, i64>, _: &mut MutateContext<'_>| {
-    ///     value.cast::<i64>().unwrap() * 2
-    /// })
-    /// .unwrap();
-    /// assert_eq!(out.cast::<i64>().unwrap(), 4);
-    /// ```
-    pub struct Handle<T>(PhantomData<fn(T)>);
-
-    /// A `#[dispatch(mutate)]` handler taking `MutateValue<'_, T>` and a trailing
-    /// [`DefRegionKind`](crate::structural::DefRegionKind).
-    ///
-    /// ```
-    /// use tvm_ffi::structural::{self, DefRegionKind, MutateValue};
-    /// use tvm_ffi::dispatch;
-    /// struct Kinds(Vec<DefRegionKind>);
-    /// #[dispatch(mutate)]
-    /// impl Kinds {
-    ///     fn mutate_int(&mut self, value: MutateValue<'_, i64>, kind: DefRegionKind) -> i64 {
-    ///         self.0.push(kind);
-    ///         value.cast::<i64>().unwrap()
-    ///     }
-    /// }
-    /// let mut kinds = Kinds(Vec::new());
-    /// structural::mutate(1i64, &mut kinds).unwrap();
-    /// assert_eq!(kinds.0, [DefRegionKind::None]);
-    /// ```
-    pub struct HandleKind<T>(PhantomData<fn(T)>);
 }

@@ -9,15 +9,14 @@
 //! share lives in the [`MutateCallbacks`] and is reached through the context.
 use std::marker::PhantomData;
 
-use super::mutate::mutate_shapes::Handle;
+use super::link::context_links;
+use super::link::mutate_shapes::Handle;
 use super::mutate::{engine_default, owned, unchanged_or, user_default, user_dispatch, Mutator};
 use super::mutate_value::{
     mode_of, InplaceMode, InplaceValue, IntoMapResult, MapValue, MutateValue, Permit, UnchangedOr,
 };
-use super::visit::shapes::{CatchAll, Chain, Node, Owned};
 use super::visit::DefRegionKind;
 use crate::base::error::Result;
-use crate::base::object::ObjectType;
 use crate::base::value::{Any, AnyView, FromAny, IntoAny};
 use crate::call::function::IntoArg;
 
@@ -660,7 +659,7 @@ pub fn mutate_with_policy<U: Mutator, P: MutContextPolicy<U>>(
 }
 
 /// One link of a callback mutator over state `S`: a callback of one of the
-/// [`shapes`](super::visit::shapes) followed by `&mut MutateContext<'_, S>` and returning the
+/// [`shapes`](super::link::shapes) followed by `&mut MutateContext<'_, S>` and returning the
 /// replacement (anything a map callback returns), or a tuple of up to 12 links (tried in
 /// order; tuples nest). `None` when the link does not take the value.
 ///
@@ -691,55 +690,12 @@ pub trait MutateCallbackLink<S, M> {
     ) -> Option<Result<Any>>;
 }
 
-impl<S, F, T, O> MutateCallbackLink<S, Owned<T>> for F
-where
-    F: Fn(T, &mut MutateContext<'_, S>) -> O,
-    T: for<'a> FromAny<'a>,
-    O: IntoMapResult,
-{
-    #[inline(always)]
-    fn try_mutate_with(
-        &self,
-        value: &MapValue,
-        context: &mut MutateContext<'_, S>,
-    ) -> Option<Result<Any>> {
-        value
-            .cast::<T>()
-            .map(|v| self(v, context).into_map_result())
-    }
-}
-
-impl<S, F, T, O> MutateCallbackLink<S, Node<T>> for F
-where
-    F: Fn(&T, &mut MutateContext<'_, S>) -> O,
-    T: ObjectType,
-    O: IntoMapResult,
-{
-    #[inline(always)]
-    fn try_mutate_with(
-        &self,
-        value: &MapValue,
-        context: &mut MutateContext<'_, S>,
-    ) -> Option<Result<Any>> {
-        value
-            .as_node::<T>()
-            .map(|v| self(v, context).into_map_result())
-    }
-}
-
-impl<S, F, O> MutateCallbackLink<S, CatchAll> for F
-where
-    F: Fn(&MapValue, &mut MutateContext<'_, S>) -> O,
-    O: IntoMapResult,
-{
-    #[inline(always)]
-    fn try_mutate_with(
-        &self,
-        value: &MapValue,
-        context: &mut MutateContext<'_, S>,
-    ) -> Option<Result<Any>> {
-        Some(self(value, context).into_map_result())
-    }
+context_links! {
+    link: MutateCallbackLink::try_mutate_with,
+    value: MapValue,
+    context: MutateContext,
+    output: Any,
+    returns: IntoMapResult::into_map_result,
 }
 
 impl<S, F, T, O> MutateCallbackLink<S, Handle<T>> for F
@@ -761,116 +717,6 @@ where
         Some(self(handle, context).into_map_result())
     }
 }
-
-macro_rules! chain_mutate_link {
-    ($(($link:ident, $shape:ident, $index:tt)),+) => {
-        impl<S, $($link: MutateCallbackLink<S, $shape>, $shape),+>
-            MutateCallbackLink<S, Chain<($($shape,)+)>> for ($($link,)+)
-        {
-            #[inline(always)]
-            fn try_mutate_with(
-                &self,
-                value: &MapValue,
-                context: &mut MutateContext<'_, S>,
-            ) -> Option<Result<Any>> {
-                $(
-                    if let Some(result) = self.$index.try_mutate_with(value, context) {
-                        return Some(result);
-                    }
-                )+
-                None
-            }
-        }
-    };
-}
-chain_mutate_link!((L0, M0, 0));
-chain_mutate_link!((L0, M0, 0), (L1, M1, 1));
-chain_mutate_link!((L0, M0, 0), (L1, M1, 1), (L2, M2, 2));
-chain_mutate_link!((L0, M0, 0), (L1, M1, 1), (L2, M2, 2), (L3, M3, 3));
-chain_mutate_link!(
-    (L0, M0, 0),
-    (L1, M1, 1),
-    (L2, M2, 2),
-    (L3, M3, 3),
-    (L4, M4, 4)
-);
-chain_mutate_link!(
-    (L0, M0, 0),
-    (L1, M1, 1),
-    (L2, M2, 2),
-    (L3, M3, 3),
-    (L4, M4, 4),
-    (L5, M5, 5)
-);
-chain_mutate_link!(
-    (L0, M0, 0),
-    (L1, M1, 1),
-    (L2, M2, 2),
-    (L3, M3, 3),
-    (L4, M4, 4),
-    (L5, M5, 5),
-    (L6, M6, 6)
-);
-chain_mutate_link!(
-    (L0, M0, 0),
-    (L1, M1, 1),
-    (L2, M2, 2),
-    (L3, M3, 3),
-    (L4, M4, 4),
-    (L5, M5, 5),
-    (L6, M6, 6),
-    (L7, M7, 7)
-);
-chain_mutate_link!(
-    (L0, M0, 0),
-    (L1, M1, 1),
-    (L2, M2, 2),
-    (L3, M3, 3),
-    (L4, M4, 4),
-    (L5, M5, 5),
-    (L6, M6, 6),
-    (L7, M7, 7),
-    (L8, M8, 8)
-);
-chain_mutate_link!(
-    (L0, M0, 0),
-    (L1, M1, 1),
-    (L2, M2, 2),
-    (L3, M3, 3),
-    (L4, M4, 4),
-    (L5, M5, 5),
-    (L6, M6, 6),
-    (L7, M7, 7),
-    (L8, M8, 8),
-    (L9, M9, 9)
-);
-chain_mutate_link!(
-    (L0, M0, 0),
-    (L1, M1, 1),
-    (L2, M2, 2),
-    (L3, M3, 3),
-    (L4, M4, 4),
-    (L5, M5, 5),
-    (L6, M6, 6),
-    (L7, M7, 7),
-    (L8, M8, 8),
-    (L9, M9, 9),
-    (L10, M10, 10)
-);
-chain_mutate_link!(
-    (L0, M0, 0),
-    (L1, M1, 1),
-    (L2, M2, 2),
-    (L3, M3, 3),
-    (L4, M4, 4),
-    (L5, M5, 5),
-    (L6, M6, 6),
-    (L7, M7, 7),
-    (L8, M8, 8),
-    (L9, M9, 9),
-    (L10, M10, 10),
-    (L11, M11, 11)
-);
 
 /// A [`Mutator`] made of mutate callbacks (a [`MutateCallbackLink`]: one callback or a tuple of
 /// them, tried in order) and the user state `S` they share through their [`MutateContext`].

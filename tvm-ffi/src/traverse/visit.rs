@@ -2,13 +2,12 @@
 //! reflection describes (container contents, then the structural fields of objects), with the
 //! definition region each value sits in. Reached through [`crate::structural`].
 //!
-//! Two layers, as in C++:
-//! - the walk ([`walk`]): the engine recurses on its own; one handler (a closure, a chain of
-//!   typed closures, or a `#[dispatch(walk)]` type) runs per value, before or after its
-//!   children ([`WalkOrder`]), and steers with a [`WalkResult`];
-//! - the visitor ([`Visitor`], [`visit`](crate::structural::visit)): `visit` runs for each value it is handed and chooses
-//!   itself which children to descend into and in which region
-//!   ([`Visitor::default_visit_children`], [`Visitor::visit_child`]).
+//! Two layers, as in C++: - the walk ([`walk`]): the engine recurses on its own; one handler (a
+//! closure, a chain of   typed closures, or a `#[dispatch(walk)]` type) runs per value, before or
+//! after its   children ([`WalkOrder`]), and steers with a [`WalkResult`]; - the visitor
+//! ([`Visitor`], [`visit`](crate::structural::visit)): `visit` runs for each value it is handed and
+//! chooses   itself which children to descend into and in which region
+//! ([`Visitor::default_visit_children`], [`Visitor::visit_child`]).
 //!
 //! `List` and `Dict` contents are copied before the first callback runs, so a callback that
 //! mutates the container it was reached through sees the old contents and cannot invalidate
@@ -17,7 +16,6 @@
 //! `StructuralVisitor` does: the hook gets a visitor object (`ffi.StructuralVisitor`) whose
 //! visits of children come back to this traversal, in the region the hook sets
 //! (`visit_hook.rs`).
-use std::marker::PhantomData;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicPtr, Ordering};
 
@@ -30,6 +28,7 @@ use crate::call::function::IntoArg;
 use crate::data::container::{Dict, List, Map};
 
 use super::error_context::with_visit_node;
+use super::link::link_handlers;
 use super::visit_hook::{call_visit_hook, ChildOutcome};
 
 const VISIT_ATTR: &str = "__s_visit__";
@@ -444,69 +443,9 @@ impl<V: VisitDispatch + ?Sized> VisitDispatch for &mut V {
     }
 }
 
-/// The shapes of callback a walk or map accepts, as marker types: they only tell the trait
-/// impls apart, so that a closure's own argument types choose how it is called. Every shape in
-/// one chain:
-///
-/// ```
-/// use tvm_ffi::builtin::AnyObject;
-/// use tvm_ffi::structural::{self, DefRegionKind, VisitValue, WalkOrder, WalkResult};
-/// use tvm_ffi::{dispatch, Any, Array, ObjectRef};
-/// struct Strings(usize);
-/// #[dispatch(walk)]
-/// impl Strings {
-///     fn walk_string(&mut self, _: tvm_ffi::String) -> WalkResult {
-///         self.0 += 1;
-///         WalkResult::Advance
-///     }
-/// }
-/// let root = Array::new([Any::new(1i64), Any::new(2.5), Any::new("s"), Any::new(true)]).unwrap();
-/// let mut strings = Strings(0);
-/// let (mut ints, mut floats, mut arrays, mut objects, mut bools, mut rest) = (0, 0, 0, 0, 0, 0);
-/// structural::walk(
-///     &root,
-///     (
-///         |_: i64| { ints += 1; WalkResult::Advance },                              // Owned
-///         |_: f64, _: DefRegionKind| { floats += 1; WalkResult::Advance },          // OwnedKind
-///         &mut strings,                                                             // Dispatch
-///         |_: &tvm_ffi::builtin::ArrayObj| { arrays += 1; WalkResult::Advance },    // Node
-///         |_: &AnyObject, _: DefRegionKind| { objects += 1; WalkResult::Advance },  // NodeKind
-///         |_: bool| { bools += 1; WalkResult::Advance },                            // Owned
-///         |_: &VisitValue| { rest += 1; WalkResult::Advance },                      // CatchAll
-///     ), // a tuple: Chain
-///     WalkOrder::PreOrder,
-/// )
-/// .unwrap();
-/// assert_eq!((ints, floats, strings.0, arrays, objects, bools, rest), (1, 1, 1, 1, 0, 1, 0));
-/// ```
-#[doc(hidden)] // machinery the compiler picks; users never name it
-pub mod shapes {
-    use std::marker::PhantomData;
-
-    /// `|value: T|`, any `T` a value can be cast to ([`super::VisitValue::cast`]). An example
-    /// is in the [module docs](self).
-    pub struct Owned<T>(PhantomData<fn(T)>);
-    /// `|value: T, kind: DefRegionKind|`. An example is in the [module docs](self).
-    pub struct OwnedKind<T>(PhantomData<fn(T)>);
-    /// `|node: &T|`, the payload of an object of type `T` or a subtype. An example is in the
-    /// [module docs](self).
-    pub struct Node<T>(PhantomData<fn(&T)>);
-    /// `|node: &T, kind: DefRegionKind|`. An example is in the [module docs](self).
-    pub struct NodeKind<T>(PhantomData<fn(&T)>);
-    /// `|value: &VisitValue|`: every value. An example is in the [module docs](self).
-    pub struct CatchAll;
-    /// `|value: &VisitValue, kind: DefRegionKind|`. An example is in the [module docs](self).
-    pub struct CatchAllKind;
-    /// `&mut V` of a `#[dispatch(..)]` type. An example is in the [module docs](self).
-    pub struct Dispatch;
-    /// A tuple of links, tried in order. An example is in the [module docs](self).
-    pub struct Chain<M>(PhantomData<M>);
-}
-use shapes::{CatchAll, CatchAllKind, Chain, Dispatch, Node, NodeKind, Owned, OwnedKind};
-
-/// One link of a walk handler: a callback of one of the [`shapes`], or `&mut` a
-/// `#[dispatch(walk)]` type. `None` when the link does not take the value. Examples of every
-/// shape are in the [`shapes`] docs.
+/// One link of a walk handler: a callback of one of the [`shapes`](super::link::shapes), or `&mut`
+/// a `#[dispatch(walk)]` type. `None` when the link does not take the value. Examples of every
+/// shape are in the [`shapes`](super::link::shapes) docs.
 ///
 /// ```
 /// use std::marker::PhantomData;
@@ -543,96 +482,10 @@ pub trait WalkLink<M> {
     ) -> Option<Result<WalkResult>>;
 }
 
-impl<F, T, O> WalkLink<Owned<T>> for F
-where
-    F: FnMut(T) -> O,
-    T: for<'a> FromAny<'a>,
-    O: IntoWalkResult,
-{
-    #[inline(always)]
-    fn try_visit(&mut self, value: &VisitValue, _: DefRegionKind) -> Option<Result<WalkResult>> {
-        value.cast::<T>().map(|v| self(v).into_walk_result())
-    }
-}
-
-impl<F, T, O> WalkLink<OwnedKind<T>> for F
-where
-    F: FnMut(T, DefRegionKind) -> O,
-    T: for<'a> FromAny<'a>,
-    O: IntoWalkResult,
-{
-    #[inline(always)]
-    fn try_visit(&mut self, value: &VisitValue, kind: DefRegionKind) -> Option<Result<WalkResult>> {
-        value.cast::<T>().map(|v| self(v, kind).into_walk_result())
-    }
-}
-
-impl<F, T, O> WalkLink<Node<T>> for F
-where
-    F: FnMut(&T) -> O,
-    T: ObjectType,
-    O: IntoWalkResult,
-{
-    #[inline(always)]
-    fn try_visit(&mut self, value: &VisitValue, _: DefRegionKind) -> Option<Result<WalkResult>> {
-        value.as_node::<T>().map(|v| self(v).into_walk_result())
-    }
-}
-
-impl<F, T, O> WalkLink<NodeKind<T>> for F
-where
-    F: FnMut(&T, DefRegionKind) -> O,
-    T: ObjectType,
-    O: IntoWalkResult,
-{
-    #[inline(always)]
-    fn try_visit(&mut self, value: &VisitValue, kind: DefRegionKind) -> Option<Result<WalkResult>> {
-        value
-            .as_node::<T>()
-            .map(|v| self(v, kind).into_walk_result())
-    }
-}
-
-impl<F, O> WalkLink<CatchAll> for F
-where
-    F: FnMut(&VisitValue) -> O,
-    O: IntoWalkResult,
-{
-    #[inline(always)]
-    fn try_visit(&mut self, value: &VisitValue, _: DefRegionKind) -> Option<Result<WalkResult>> {
-        Some(self(value).into_walk_result())
-    }
-}
-
-impl<F, O> WalkLink<CatchAllKind> for F
-where
-    F: FnMut(&VisitValue, DefRegionKind) -> O,
-    O: IntoWalkResult,
-{
-    #[inline(always)]
-    fn try_visit(&mut self, value: &VisitValue, kind: DefRegionKind) -> Option<Result<WalkResult>> {
-        Some(self(value, kind).into_walk_result())
-    }
-}
-
-impl<V: VisitDispatch> WalkLink<Dispatch> for &mut V {
-    #[inline(always)]
-    fn try_visit(&mut self, value: &VisitValue, kind: DefRegionKind) -> Option<Result<WalkResult>> {
-        (**self).dispatch_visit(value, kind)
-    }
-}
-
-/// A chain of links as one handler: the first link that takes a value runs.
-#[doc(hidden)]
-pub struct LinkChain<L, M> {
-    links: L,
-    _shapes: PhantomData<fn(M)>,
-}
-
-/// What [`walk`] accepts as its handler: `&mut` a `#[dispatch(walk)]` type, one callback of
-/// any of the [`shapes`], or a tuple of up to 12 of them (links, tried in order: the first
-/// whose argument type matches the value runs, later ones do not); a tuple is itself a link, so
-/// chains nest.
+/// What [`walk`] accepts as its handler: `&mut` a `#[dispatch(walk)]` type, one callback of any of
+/// the [`shapes`](super::link::shapes), or a tuple of up to 12 of them (links, tried in order: the
+/// first whose argument type matches the value runs, later ones do not); a tuple is itself a link,
+/// so chains nest.
 ///
 /// ```
 /// use tvm_ffi::structural::{self, IntoWalker, WalkOrder, WalkResult};
@@ -656,191 +509,15 @@ pub trait IntoWalker<M> {
     fn into_walker(self) -> Self::Walker;
 }
 
-impl<'v, V: VisitDispatch> IntoWalker<Dispatch> for &'v mut V {
-    type Walker = &'v mut V;
-    #[inline(always)]
-    fn into_walker(self) -> &'v mut V {
-        self
-    }
+link_handlers! {
+    link: WalkLink::try_visit,
+    value: VisitValue,
+    region: DefRegionKind,
+    output: WalkResult,
+    returns: IntoWalkResult::into_walk_result,
+    dispatch: VisitDispatch::dispatch_visit,
+    handler: IntoWalker::into_walker -> Walker,
 }
-
-/// One bare callback.
-#[doc(hidden)]
-pub struct SingleLink<F, M> {
-    link: F,
-    _shape: PhantomData<fn(M)>,
-}
-
-impl<F: WalkLink<M>, M> VisitDispatch for SingleLink<F, M> {
-    #[inline(always)]
-    fn dispatch_visit(
-        &mut self,
-        value: &VisitValue,
-        kind: DefRegionKind,
-    ) -> Option<Result<WalkResult>> {
-        self.link.try_visit(value, kind)
-    }
-}
-
-macro_rules! bare_link_walker {
-    ($($shape:ty => [$($param:ident),*]),*) => {$(
-        impl<F $(, $param)*> IntoWalker<$shape> for F
-        where
-            F: WalkLink<$shape>,
-        {
-            type Walker = SingleLink<F, $shape>;
-            #[inline(always)]
-            fn into_walker(self) -> Self::Walker {
-                SingleLink { link: self, _shape: PhantomData }
-            }
-        }
-    )*};
-}
-bare_link_walker!(
-    Owned<T> => [T],
-    OwnedKind<T> => [T],
-    Node<T> => [T],
-    NodeKind<T> => [T],
-    CatchAll => [],
-    CatchAllKind => []
-);
-
-macro_rules! chain_walker {
-    ($(($link:ident, $shape:ident, $index:tt)),+) => {
-        impl<$($link: WalkLink<$shape>, $shape),+> VisitDispatch
-            for LinkChain<($($link,)+), ($($shape,)+)>
-        {
-            #[inline(always)]
-            fn dispatch_visit(
-                &mut self,
-                value: &VisitValue,
-                kind: DefRegionKind,
-            ) -> Option<Result<WalkResult>> {
-                $(
-                    if let Some(result) = self.links.$index.try_visit(value, kind) {
-                        return Some(result);
-                    }
-                )+
-                None
-            }
-        }
-        // A tuple is a link too: chains nest (past 12 links, or to group them).
-        impl<$($link: WalkLink<$shape>, $shape),+> WalkLink<Chain<($($shape,)+)>>
-            for ($($link,)+)
-        {
-            #[inline(always)]
-            fn try_visit(
-                &mut self,
-                value: &VisitValue,
-                kind: DefRegionKind,
-            ) -> Option<Result<WalkResult>> {
-                $(
-                    if let Some(result) = self.$index.try_visit(value, kind) {
-                        return Some(result);
-                    }
-                )+
-                None
-            }
-        }
-        impl<$($link: WalkLink<$shape>, $shape),+> IntoWalker<Chain<($($shape,)+)>>
-            for ($($link,)+)
-        {
-            type Walker = LinkChain<($($link,)+), ($($shape,)+)>;
-            #[inline(always)]
-            fn into_walker(self) -> Self::Walker {
-                LinkChain { links: self, _shapes: PhantomData }
-            }
-        }
-    };
-}
-chain_walker!((L0, M0, 0));
-chain_walker!((L0, M0, 0), (L1, M1, 1));
-chain_walker!((L0, M0, 0), (L1, M1, 1), (L2, M2, 2));
-chain_walker!((L0, M0, 0), (L1, M1, 1), (L2, M2, 2), (L3, M3, 3));
-chain_walker!(
-    (L0, M0, 0),
-    (L1, M1, 1),
-    (L2, M2, 2),
-    (L3, M3, 3),
-    (L4, M4, 4)
-);
-chain_walker!(
-    (L0, M0, 0),
-    (L1, M1, 1),
-    (L2, M2, 2),
-    (L3, M3, 3),
-    (L4, M4, 4),
-    (L5, M5, 5)
-);
-chain_walker!(
-    (L0, M0, 0),
-    (L1, M1, 1),
-    (L2, M2, 2),
-    (L3, M3, 3),
-    (L4, M4, 4),
-    (L5, M5, 5),
-    (L6, M6, 6)
-);
-chain_walker!(
-    (L0, M0, 0),
-    (L1, M1, 1),
-    (L2, M2, 2),
-    (L3, M3, 3),
-    (L4, M4, 4),
-    (L5, M5, 5),
-    (L6, M6, 6),
-    (L7, M7, 7)
-);
-chain_walker!(
-    (L0, M0, 0),
-    (L1, M1, 1),
-    (L2, M2, 2),
-    (L3, M3, 3),
-    (L4, M4, 4),
-    (L5, M5, 5),
-    (L6, M6, 6),
-    (L7, M7, 7),
-    (L8, M8, 8)
-);
-chain_walker!(
-    (L0, M0, 0),
-    (L1, M1, 1),
-    (L2, M2, 2),
-    (L3, M3, 3),
-    (L4, M4, 4),
-    (L5, M5, 5),
-    (L6, M6, 6),
-    (L7, M7, 7),
-    (L8, M8, 8),
-    (L9, M9, 9)
-);
-chain_walker!(
-    (L0, M0, 0),
-    (L1, M1, 1),
-    (L2, M2, 2),
-    (L3, M3, 3),
-    (L4, M4, 4),
-    (L5, M5, 5),
-    (L6, M6, 6),
-    (L7, M7, 7),
-    (L8, M8, 8),
-    (L9, M9, 9),
-    (L10, M10, 10)
-);
-chain_walker!(
-    (L0, M0, 0),
-    (L1, M1, 1),
-    (L2, M2, 2),
-    (L3, M3, 3),
-    (L4, M4, 4),
-    (L5, M5, 5),
-    (L6, M6, 6),
-    (L7, M7, 7),
-    (L8, M8, 8),
-    (L9, M9, 9),
-    (L10, M10, 10),
-    (L11, M11, 11)
-);
 
 /// Why a traversal stopped early.
 pub(crate) enum Halt {

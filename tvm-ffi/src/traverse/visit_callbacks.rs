@@ -14,13 +14,11 @@
 //! `visit_policy.rs`.
 use std::marker::PhantomData;
 
-use super::visit::shapes::{CatchAll, Chain, Node, Owned};
+use super::link::context_links;
 use super::visit::{
     nested_region, DefRegionKind, IntoVisitOutcome, VisitInterrupt, VisitValue, Visitor,
 };
 use crate::base::error::Result;
-use crate::base::object::ObjectType;
-use crate::base::value::FromAny;
 use crate::call::function::IntoArg;
 
 /// What a running traversal offers a [`VisitContext`]: its state and its recursion. A
@@ -246,7 +244,7 @@ impl<S> VisitContext<'_, S> {
 }
 
 /// One link of a callback visitor over state `S`: a callback of one of the
-/// [`shapes`](super::visit::shapes) followed by `&mut VisitContext<'_, S>`, or a tuple of up to
+/// [`shapes`](super::link::shapes) followed by `&mut VisitContext<'_, S>`, or a tuple of up to
 /// 12 links (tried in order; tuples nest). `None` when the link does not take the value.
 ///
 /// ```
@@ -273,166 +271,13 @@ pub trait VisitCallbackLink<S, M> {
     ) -> Option<Result<Option<VisitInterrupt>>>;
 }
 
-impl<S, F, T, O> VisitCallbackLink<S, Owned<T>> for F
-where
-    F: Fn(T, &mut VisitContext<'_, S>) -> O,
-    T: for<'a> FromAny<'a>,
-    O: IntoVisitOutcome,
-{
-    #[inline(always)]
-    fn try_visit_with(
-        &self,
-        value: &VisitValue,
-        context: &mut VisitContext<'_, S>,
-    ) -> Option<Result<Option<VisitInterrupt>>> {
-        value
-            .cast::<T>()
-            .map(|v| self(v, context).into_visit_outcome())
-    }
+context_links! {
+    link: VisitCallbackLink::try_visit_with,
+    value: VisitValue,
+    context: VisitContext,
+    output: Option<VisitInterrupt>,
+    returns: IntoVisitOutcome::into_visit_outcome,
 }
-
-impl<S, F, T, O> VisitCallbackLink<S, Node<T>> for F
-where
-    F: Fn(&T, &mut VisitContext<'_, S>) -> O,
-    T: ObjectType,
-    O: IntoVisitOutcome,
-{
-    #[inline(always)]
-    fn try_visit_with(
-        &self,
-        value: &VisitValue,
-        context: &mut VisitContext<'_, S>,
-    ) -> Option<Result<Option<VisitInterrupt>>> {
-        value
-            .as_node::<T>()
-            .map(|v| self(v, context).into_visit_outcome())
-    }
-}
-
-impl<S, F, O> VisitCallbackLink<S, CatchAll> for F
-where
-    F: Fn(&VisitValue, &mut VisitContext<'_, S>) -> O,
-    O: IntoVisitOutcome,
-{
-    #[inline(always)]
-    fn try_visit_with(
-        &self,
-        value: &VisitValue,
-        context: &mut VisitContext<'_, S>,
-    ) -> Option<Result<Option<VisitInterrupt>>> {
-        Some(self(value, context).into_visit_outcome())
-    }
-}
-
-macro_rules! chain_visit_link {
-    ($(($link:ident, $shape:ident, $index:tt)),+) => {
-        impl<S, $($link: VisitCallbackLink<S, $shape>, $shape),+>
-            VisitCallbackLink<S, Chain<($($shape,)+)>> for ($($link,)+)
-        {
-            #[inline(always)]
-            fn try_visit_with(
-                &self,
-                value: &VisitValue,
-                context: &mut VisitContext<'_, S>,
-            ) -> Option<Result<Option<VisitInterrupt>>> {
-                $(
-                    if let Some(result) = self.$index.try_visit_with(value, context) {
-                        return Some(result);
-                    }
-                )+
-                None
-            }
-        }
-    };
-}
-chain_visit_link!((L0, M0, 0));
-chain_visit_link!((L0, M0, 0), (L1, M1, 1));
-chain_visit_link!((L0, M0, 0), (L1, M1, 1), (L2, M2, 2));
-chain_visit_link!((L0, M0, 0), (L1, M1, 1), (L2, M2, 2), (L3, M3, 3));
-chain_visit_link!(
-    (L0, M0, 0),
-    (L1, M1, 1),
-    (L2, M2, 2),
-    (L3, M3, 3),
-    (L4, M4, 4)
-);
-chain_visit_link!(
-    (L0, M0, 0),
-    (L1, M1, 1),
-    (L2, M2, 2),
-    (L3, M3, 3),
-    (L4, M4, 4),
-    (L5, M5, 5)
-);
-chain_visit_link!(
-    (L0, M0, 0),
-    (L1, M1, 1),
-    (L2, M2, 2),
-    (L3, M3, 3),
-    (L4, M4, 4),
-    (L5, M5, 5),
-    (L6, M6, 6)
-);
-chain_visit_link!(
-    (L0, M0, 0),
-    (L1, M1, 1),
-    (L2, M2, 2),
-    (L3, M3, 3),
-    (L4, M4, 4),
-    (L5, M5, 5),
-    (L6, M6, 6),
-    (L7, M7, 7)
-);
-chain_visit_link!(
-    (L0, M0, 0),
-    (L1, M1, 1),
-    (L2, M2, 2),
-    (L3, M3, 3),
-    (L4, M4, 4),
-    (L5, M5, 5),
-    (L6, M6, 6),
-    (L7, M7, 7),
-    (L8, M8, 8)
-);
-chain_visit_link!(
-    (L0, M0, 0),
-    (L1, M1, 1),
-    (L2, M2, 2),
-    (L3, M3, 3),
-    (L4, M4, 4),
-    (L5, M5, 5),
-    (L6, M6, 6),
-    (L7, M7, 7),
-    (L8, M8, 8),
-    (L9, M9, 9)
-);
-chain_visit_link!(
-    (L0, M0, 0),
-    (L1, M1, 1),
-    (L2, M2, 2),
-    (L3, M3, 3),
-    (L4, M4, 4),
-    (L5, M5, 5),
-    (L6, M6, 6),
-    (L7, M7, 7),
-    (L8, M8, 8),
-    (L9, M9, 9),
-    (L10, M10, 10)
-);
-chain_visit_link!(
-    (L0, M0, 0),
-    (L1, M1, 1),
-    (L2, M2, 2),
-    (L3, M3, 3),
-    (L4, M4, 4),
-    (L5, M5, 5),
-    (L6, M6, 6),
-    (L7, M7, 7),
-    (L8, M8, 8),
-    (L9, M9, 9),
-    (L10, M10, 10),
-    (L11, M11, 11)
-);
 
 /// A [`Visitor`] made of visit callbacks (a [`VisitCallbackLink`]: one callback or a tuple of
 /// them, tried in order) and the user state `S` they share through their [`VisitContext`].
