@@ -71,7 +71,11 @@ pub(super) fn layout_mismatch(
                     field.name, f.offset, f.size, field.offset, field.size
                 ))
             }
-            Some(f) if f.field_static_type_index != field.static_type_index => {
+            Some(f)
+                if f.field_static_type_index != field.static_type_index
+                    && !(entry.origin == TypeOrigin::External
+                        && is_optional_object_pointer(f, field)) =>
+            {
                 return Some(format!(
                     "field `{}` stores type index {}, the Rust field {}",
                     field.name, f.field_static_type_index, field.static_type_index
@@ -198,6 +202,22 @@ fn external_field_mismatch(
     Some(format!(
         "field `{name}` has type_schema `{expected}`, the Rust field `{declared}`"
     ))
+}
+
+/// Whether a registered field is a C++ `Optional` of an object reference (one nullable object
+/// pointer, which C++ reports under the static type index -1, "any") declared in Rust as an
+/// 8-byte nullable object pointer (`Option<ObjectRef<T>>`, reported as an object): the same
+/// storage. The field's `type_schema` (`Optional[..]`, which only an `Option` declares) is then
+/// checked by [`external_field_mismatch`].
+fn is_optional_object_pointer(
+    registered: &sys::TVMFFIFieldInfo,
+    field: &super::entry::FieldEntry,
+) -> bool {
+    let pointer = std::mem::size_of::<*const ()>();
+    registered.field_static_type_index == sys::type_index::kTVMFFIAny
+        && registered.size as usize == pointer
+        && field.size == pointer
+        && field.static_type_index >= sys::type_index::kTVMFFIStaticObjectBegin
 }
 
 /// The `"type"` of a schema: `ffi.Array` of `{"type":"ffi.Array","args":[..]}`.
