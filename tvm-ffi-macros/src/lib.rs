@@ -107,7 +107,9 @@ pub fn ffi_func(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// `Rw<T>`), `type_attr(..)`, `child_slots = N` (type indices reserved for subtypes, as C++'s
 /// `_type_child_slots`), `external` (declares a type
 /// defined elsewhere, checked against the runtime's reflection at load; requires
-/// `unsafe impl tvm_ffi::ExternalType` for it). Field options
+/// `unsafe impl tvm_ffi::ExternalType` for it), `opaque` (with `external`: a typed handle
+/// that declares only its `#[ffi(base)]` parent, not the type's own fields, for a type whose
+/// layout Rust cannot mirror; only the parent is checked at load). Field options
 /// (`#[ffi(..)]`): `base`, `skip`, `rw`, `name`, `default`, `default_factory`, `kw_only`,
 /// `init = false`, `repr = false`, `compare = false`, `hash = false`, `structural`,
 /// `metadata(..)`.

@@ -17,6 +17,9 @@ pub struct ObjectModel {
     pub doc: String,
     pub is_final: bool,
     pub external: bool,
+    /// `opaque`: an `external` declaration of the parent only (the type's own fields are not
+    /// declared, nor checked; its total size is not).
+    pub opaque: Option<Span>,
     /// The structural kind: a constant of the runtime's `structural` module.
     pub structural: Option<syn::Ident>,
     /// The `#[ffi(base)]` field: the parent payload.
@@ -217,6 +220,7 @@ pub fn object(
         doc: crate::attr::docs::collect(&item.attrs),
         is_final: attrs.is_final.is_set(),
         external: attrs.external.is_set(),
+        opaque: attrs.opaque.get().copied(),
         structural: attrs.structural.into_inner(),
         base,
         base_options,

@@ -8,7 +8,7 @@ use syn::spanned::Spanned;
 use crate::attr::{self, Attr};
 use crate::ctxt::Ctxt;
 
-const TYPE_OPTIONS: &str = "`key = \"pkg.Name\"`, `final`, `structural = \"tree\"|\"dag\"|\"const-tree\"|\"free-var\"|\"unique\"`, `init = false`, `creator = false`, `convert`, `eq`, `hash`, `ord`, `str`, `frozen`, `child_slots = <count>`, `type_attr(name = <literal>, ..)`, `external`, `crate = \"path\"`";
+const TYPE_OPTIONS: &str = "`key = \"pkg.Name\"`, `final`, `structural = \"tree\"|\"dag\"|\"const-tree\"|\"free-var\"|\"unique\"`, `init = false`, `creator = false`, `convert`, `eq`, `hash`, `ord`, `str`, `frozen`, `child_slots = <count>`, `type_attr(name = <literal>, ..)`, `external`, `opaque`, `crate = \"path\"`";
 const FIELD_OPTIONS: &str = "`base`, `skip`, `rw`, `name = \"..\"`, `default = <expr>`, `default_factory = <path>`, `kw_only`, `init = false`, `repr = false`, `compare = false`, `hash = false`, `structural = \"ignore\"|\"def\"`, `metadata(key = <literal>, ..)`";
 
 /// The options of `#[ffi_type(..)]`.
@@ -17,6 +17,8 @@ pub struct TypeAttrs {
     pub key: Attr<syn::LitStr>,
     pub is_final: Attr<()>,
     pub external: Attr<()>,
+    /// `opaque` (with `external`): a typed handle whose own fields are not declared.
+    pub opaque: Attr<Span>,
     /// The `structural` kind, as the name of a constant of the runtime's `structural` module.
     pub structural: Attr<syn::Ident>,
     /// `init = false`: no constructor (`__ffi_init__`), the creator stays.
@@ -101,6 +103,7 @@ pub fn type_attrs(item: &syn::DeriveInput, cx: &Ctxt) -> TypeAttrs {
     let attrs = &item.attrs;
     let mut is_final = Attr::none("final");
     let mut external = Attr::none("external");
+    let mut opaque = Attr::none("opaque");
     let mut structural = Attr::none("structural");
     let mut init_off = Attr::none("init");
     let mut creator_off = Attr::none("creator");
@@ -119,6 +122,9 @@ pub fn type_attrs(item: &syn::DeriveInput, cx: &Ctxt) -> TypeAttrs {
         } else if meta.path.is_ident("external") {
             attr::flag(meta, "external", cx)?;
             external.set(meta, (), cx);
+        } else if meta.path.is_ident("opaque") {
+            attr::flag(meta, "opaque", cx)?;
+            opaque.set(meta, meta.path.span(), cx);
         } else if meta.path.is_ident("structural") {
             let lit: syn::LitStr = meta.value()?.parse()?;
             let kind = match lit.value().as_str() {
@@ -181,6 +187,7 @@ pub fn type_attrs(item: &syn::DeriveInput, cx: &Ctxt) -> TypeAttrs {
         key: common.key,
         is_final,
         external,
+        opaque,
         structural,
         init_off,
         creator_off,

@@ -98,6 +98,13 @@ fn object(model: &ObjectModel, cx: &Ctxt) {
             "an `external` declaration mirrors a type defined elsewhere field by field: `#[ffi(skip)]` fields have no place in it",
         );
     }
+    if let Some(span) = model.opaque {
+        if !model.external {
+            cx.push(syn::Error::new(span, "`opaque` declares a type defined elsewhere without its own fields: it needs `external` too"));
+        } else if let Some(field) = model.fields.first() {
+            cx.push(syn::Error::new(field.ident.span(), format!("an `opaque` declaration has no fields of its own (only its `#[ffi(base)]` parent): remove field `{}`, or declare every field and remove `opaque`", field.name)));
+        }
+    }
     if model.external && !model.creator {
         cx.error(&model.ident, "an `external` declaration has no creator of its own (the defining library's is used): remove `creator = false`");
     }

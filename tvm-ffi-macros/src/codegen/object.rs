@@ -37,7 +37,9 @@ pub fn generate(model: &ObjectModel) -> TokenStream {
             }
         }
     });
-    let origin = if model.external {
+    let origin = if model.opaque.is_some() {
+        quote!(#krate::__private::TypeOrigin::ExternalOpaque)
+    } else if model.external {
         quote!(#krate::__private::TypeOrigin::External)
     } else {
         quote!(#krate::__private::TypeOrigin::Defined)

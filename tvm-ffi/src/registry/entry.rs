@@ -111,6 +111,9 @@ pub enum TypeOrigin {
     Defined,
     /// Defined elsewhere (C++, another library): its layout is checked at load.
     External,
+    /// Defined elsewhere, declared without its own fields (`external, opaque`): a typed handle
+    /// whose parent is checked at load; its own fields and size are not declared.
+    ExternalOpaque,
 }
 
 /// The statement that a descriptor tells the truth about the type it describes (its layout,

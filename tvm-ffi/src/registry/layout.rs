@@ -43,6 +43,11 @@ pub(super) fn layout_mismatch(
             entry.parent_key
         ));
     }
+    if entry.origin == TypeOrigin::ExternalOpaque {
+        // A handle: Rust reads only the parent's payload (checked when the parent loaded),
+        // never the type's own bytes, and declares no field (the derive refuses one).
+        return None;
+    }
     // SAFETY: metadata is null or points into the registry.
     if let Some(metadata) = unsafe { info.metadata.as_ref() } {
         if metadata.total_size as usize != entry.total_size {

@@ -268,7 +268,7 @@ fn register_types() {
             Some(TypeState::Shared(_))
                 if TYPES
                     .iter()
-                    .any(|e| e.key == method.type_key() && e.origin == TypeOrigin::External) =>
+                    .any(|e| e.key == method.type_key() && e.origin != TypeOrigin::Defined) =>
             {
                 report(format!(
                     "cannot register method `{}.{}`: the type is declared `external` (defined elsewhere); add methods to a Rust subtype or register a global function instead",
@@ -332,7 +332,9 @@ fn prepare_type(
     let outcome = crate::base::error::panic::guard_quiet(entry.key, || match parent {
         Err(why) => Err(Error::runtime_error(why)),
         Ok(parent) => match entry.origin {
-            TypeOrigin::External => check_external(entry, parent).map(TypeState::Shared),
+            TypeOrigin::External | TypeOrigin::ExternalOpaque => {
+                check_external(entry, parent).map(TypeState::Shared)
+            }
             TypeOrigin::Defined => define_type(entry, parent),
         },
     });

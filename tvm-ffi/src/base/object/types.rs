@@ -219,8 +219,11 @@ where
 ///
 /// At load, the declaration is checked against the runtime's reflection: the parent, the total
 /// size, every field's name, offset, size, static type index and `type_schema` (a nullable C++
-/// reference must be declared `Option<..>`). A mismatch is a load error naming the type, the
-/// field and both types. What the runtime does not record cannot be checked, and is what this
+/// reference, or a C++ `Optional` of an object, must be declared `Option<..>`). A mismatch is a
+/// load error naming the type, the field and both types. An `opaque` declaration
+/// (`#[ffi_type(key = "..", external, opaque)]`) declares only its `#[ffi(base)]` parent, for a
+/// type whose own memory Rust does not mirror: only its parent is checked, and Rust reads no
+/// byte of its own. What the runtime does not record cannot be checked, and is what this
 /// `unsafe impl` promises; `#[derive(Object)]` requires it of every `external` declaration.
 ///
 /// # Safety
