@@ -4,19 +4,31 @@ tvm-ffi Rust SDK.
 
     python tvm_ffi_rust_mirror.py --import tvm_ffi.testing --prefix ffi. --prefix testing. \\
         --out src/testing.rs
-    python tvm_ffi_rust_mirror.py --load libmy_cxx.so --prefix my_cxx. --out src/my_cxx.rs
+    python tvm_ffi_rust_mirror.py --load libmy_cxx.so --prefix my_cxx. --out src/my_cxx.rs \\
+        --report coverage.md
 
-Each type under the prefix becomes an ``external`` declaration (``#[derive(Object)]``,
-``#[ffi_type(key = "..", external)]``, its parent as ``#[ffi(base)]``, every reflected field as
-``Rw<T>`` of the type its schema names) with the ``unsafe impl ExternalType`` the SDK requires,
-and typed wrappers of its instance methods (and of ``__ffi_init__`` as ``new``). The SDK checks
-every declaration against the runtime's reflection when the library that contains it loads
-(parent, size, each field's name, offset, size, storage and schema): a generated file that no
-longer matches is a load error naming the type and the field, never a misread.
+Every type under the prefixes, and every type they reach (parents, types named by field
+schemas), ends in one of three outcomes, which ``--report`` lists one line per type key:
 
-A type whose fields or parent cannot be expressed (a ``Variant`` field, a parent left out) is
-listed in a comment with the reason, and so are the types the SDK provides itself (``ffi.Array``
-is ``tvm_ffi::Array``, ...). Standard library and ``tvm_ffi`` only.
+- *complete*: an ``external`` declaration (``#[derive(Object)]``, its parent as
+  ``#[ffi(base)]``, every reflected field as ``Rw<T>`` of the type its schema names) with the
+  ``unsafe impl ExternalType`` the SDK requires, a typed accessor per field (a required object
+  field read as a value, a C++ ``Optional`` as an ``Option``), and typed wrappers of its instance
+  methods (and of ``__ffi_init__`` as ``new``). The generator checks the layout, and the SDK
+  checks every declaration against the runtime's reflection when the library that contains it
+  loads (parent, size, each field's name, offset, size, storage and schema): a generated file
+  that no longer matches is a load error naming the type and the field, never a misread.
+- *opaque*: ``#[ffi_type(key = "..", external, opaque)]``, a typed handle declaring only its
+  parent, with the blocker named (bytes the runtime does not reflect, such as a C++ vtable or
+  STL storage; a field of a type Rust cannot express; an opaque parent).
+- *refused*: not declared, the reason listed at the end of the file (a refused parent, a parent
+  the SDK provides, unreadable reflection). The types the SDK provides itself (``ffi.Array`` is
+  ``tvm_ffi::Array``, ...) are listed there too.
+
+Names: a type is named after the last part of its key (its whole key in CamelCase where two keys
+end alike or the name is in Rust's prelude); the parent field is ``base`` (``base_`` where the
+type has a field of that name); a method wrapper whose name an accessor has is ``call_<name>``.
+Standard library and ``tvm_ffi`` only.
 """
 from __future__ import annotations
 
@@ -83,8 +95,12 @@ class TypeDesc:
     layout: list[tuple[str, int, int, int, int]] = field(default_factory=list)
     # ^ (name, offset, size, alignment, static type index) of each own field
     rust_name: str = ""
-    skipped: str | None = None  # why it is not declared
-    lines: list[str] = field(default_factory=list)
+    # The outcome: "complete", "opaque", "refused" or "sdk" (a type the SDK declares itself).
+    outcome: str = "complete"
+    reason: str = ""  # an opaque type's blocker, a refused one's reason, the SDK's type
+    reached_from: str | None = None  # None: under a prefix; else the type that reaches it
+    base_ident: str = "base"  # the Rust name of the `#[ffi(base)]` field
+    defaults: set[str] = field(default_factory=set)  # own fields with a registered default
 
 
 def _schema(metadata: dict | None) -> dict | None:
@@ -92,37 +108,69 @@ def _schema(metadata: dict | None) -> dict | None:
     return json.loads(text) if text else None
 
 
-def read_types(prefixes: list[str]) -> dict[str, TypeDesc]:
-    """Every registered type under one of `prefixes` (the libraries are loaded already), by
-    key."""
-    import tvm_ffi
+def _schema_keys(schema: dict):
+    """Every type named in a schema (its origin and its arguments')."""
+    yield schema.get("type", "Any")
+    for arg in schema.get("args", []):
+        yield from _schema_keys(arg)
+
+
+def _describe(key: str) -> TypeDesc:
     from tvm_ffi import core
 
-    types = {}
-    for key in sorted(str(k) for k in tvm_ffi.get_global_func("ffi.GetRegisteredTypeKeys")()):
-        if not key.startswith(tuple(prefixes)):
-            continue
-        if key in _BUILTIN:
-            types[key] = TypeDesc(key, None, 0, [], [], skipped=f"the SDK declares it (`{_BUILTIN[key]}`)")
-            continue
-        try:
-            info = core._lookup_or_register_type_info_from_type_key(key)
-            total_size = info.total_size
-        except (ValueError, RuntimeError) as err:  # e.g. a parent Python cannot resolve
-            types[key] = TypeDesc(key, None, 0, [], [], skipped=f"its reflection is unreadable ({err})")
-            continue
-        own = sorted(info.fields, key=lambda f: f.offset)
-        fields = [(f.name, f.size, _schema(f.metadata) or {}) for f in own]
-        layout = [(f.name, f.offset, f.size, f.alignment, f.field_static_type_index) for f in own]
-        methods = []
-        for m in info.methods:
-            schema = _schema(m.metadata)
-            if schema and "named_args" in schema:
-                named = schema["named_args"]
-                methods.append(Method(m.name, m.is_static, named.get("params", []), named.get("return", [{}])[0]))
-        parent = info.parent_type_info.type_key if info.parent_type_info else None
-        types[key] = TypeDesc(key, parent, total_size, fields, methods, layout)
-    return types
+    if key in _BUILTIN:
+        return TypeDesc(key, None, 0, [], [], outcome="sdk", reason=f"the SDK declares it (`{_BUILTIN[key]}`)")
+    try:
+        info = core._lookup_or_register_type_info_from_type_key(key)
+        total_size = info.total_size
+    except (ValueError, RuntimeError) as err:  # e.g. a parent Python cannot resolve
+        return TypeDesc(key, None, 0, [], [], outcome="refused", reason=f"its reflection is unreadable ({err})")
+    own = sorted(info.fields, key=lambda f: f.offset)
+    fields = [(f.name, f.size, _schema(f.metadata) or {}) for f in own]
+    layout = [(f.name, f.offset, f.size, f.alignment, f.field_static_type_index) for f in own]
+    methods = []
+    for m in info.methods:
+        schema = _schema(m.metadata)
+        if schema and "named_args" in schema:
+            named = schema["named_args"]
+            methods.append(Method(m.name, m.is_static, named.get("params", []), named.get("return", [{}])[0]))
+    parent = info.parent_type_info.type_key if info.parent_type_info else None
+    defaults = {f.name for f in own if getattr(f, "c_has_default", False)}
+    return TypeDesc(key, parent, total_size, fields, methods, layout, defaults=defaults)
+
+
+def _is_object_type(key: str) -> bool:
+    """Whether `key` names an object type (not one of the runtime's value types, below
+    `ffi.Object`'s index 64)."""
+    from tvm_ffi import core
+
+    try:
+        return core._lookup_or_register_type_info_from_type_key(key).type_index >= 64
+    except (ValueError, RuntimeError):
+        return key not in ("None", "int", "bool", "float", "void*", "DataType", "Device",
+                           "DLTensor*", "const char*", "TVMFFIByteArray*", "ffi.SmallStr",
+                           "ffi.SmallBytes")
+
+
+def read_types(prefixes: list[str]) -> dict[str, TypeDesc]:
+    """Every registered type under one of `prefixes` (the libraries are loaded already), and
+    every registered type those reach (parents, types named by field schemas), by key."""
+    import tvm_ffi
+
+    registered = sorted(str(k) for k in tvm_ffi.get_global_func("ffi.GetRegisteredTypeKeys")())
+    # Object types only (a schema's `int`, `DataType`, .. are registered value types).
+    known = {key for key in registered if _is_object_type(key)}
+    types = {key: _describe(key) for key in registered if key.startswith(tuple(prefixes))}
+    pending = sorted(types)
+    while pending:
+        t = types[pending.pop(0)]
+        reached = ([t.parent] if t.parent else []) + [k for _, _, s in t.fields for k in _schema_keys(s)]
+        for key in reached:
+            if key in known and key not in types and key != "ffi.Object":
+                types[key] = _describe(key)
+                types[key].reached_from = t.key
+                pending.append(key)
+    return dict(sorted(types.items()))
 
 
 def _ident(name: str) -> str:
@@ -133,10 +181,18 @@ def _ident(name: str) -> str:
         ident + "_" if ident in ("self", "Self", "crate", "super") else ident)
 
 
+# Names of Rust's prelude (and of the traits the generated code derives) that a generated type
+# must not shadow.
+_RESERVED_TYPE_NAMES = frozenset(
+    "Option Some None Result Ok Err Box Vec String ToString ToOwned Clone Copy Send Sync Sized "
+    "Unpin Drop Fn FnMut FnOnce Default Eq PartialEq Ord PartialOrd Iterator IntoIterator "
+    "Extend Into From TryFrom TryInto AsRef AsMut Debug Object".split())
+
+
 def _type_name(key: str, taken: set[str]) -> str:
     last = key.split(".")[-1]
     name = re.sub(r"\W", "_", last[:1].upper() + last[1:])
-    if name in taken:  # two keys ending alike: the whole key, CamelCased
+    if name in taken or name in _RESERVED_TYPE_NAMES:  # the whole key, CamelCased
         name = "".join(part[:1].upper() + part[1:] for part in re.split(r"\W", key) if part)
     taken.add(name)
     return name
@@ -148,18 +204,38 @@ class _Renderer:
         taken: set[str] = set()
         for t in types.values():
             t.rust_name = _type_name(t.key, taken)
+            # The parent field is `base`, or `base_` (`base__`, ..) where the type has a field
+            # of that Rust name (`prim.Ramp.base`).
+            own = {_ident(name) for name, _, _ in t.fields}
+            while t.base_ident in own:
+                t.base_ident += "_"
 
     def field_type(self, schema: dict, size: int, static_index: int) -> str:
-        """The Rust type of a field: a C++ object reference (8 bytes, an object type other
-        than the containers C++ never holds null) may be null, so it is an `Option`."""
+        """The Rust storage of a field: a C++ object reference (8 bytes, an object type other
+        than the containers C++ never holds null) may be null, so it is stored as an `Option`
+        (its accessor returns it unwrapped where the schema does not say `Optional`). A C++
+        `Optional` of an object is one pointer too, which C++ reports under the type index -1."""
         if size == 8 and static_index == -1:
-            raise Unsupported("stored in 8 bytes under type index -1 (a C++ `Optional` of an "
-                              "object), which no Rust field type reports")
+            if schema.get("type") != "Optional" or not schema.get("args"):
+                raise Unsupported("stored in 8 bytes under type index -1 without an `Optional` schema")
+            inner = self.rust_type(schema["args"][0], 8)
+            if not self.is_pointer(schema["args"][0]):
+                raise Unsupported(f"`Optional` of `{schema['args'][0].get('type')}` in 8 bytes")
+            return f"Option<{inner}>"
+        if size == 16 and schema.get("type") == "Optional" and schema.get("args"):
+            # An `Optional` of a value (an integer, a string, ..) is a 16-byte `Any`.
+            return f"tvm_ffi::Optional<{self.rust_type(schema['args'][0])}>"
         rust = self.rust_type(schema, size)
         if (size == 8 and static_index >= 64 and schema.get("type") != "Optional"
                 and schema.get("type") not in _NON_NULLABLE):
             return f"Option<{rust}>"
         return rust
+
+    def is_pointer(self, schema: dict) -> bool:
+        """Whether a value of `schema` is stored as one object pointer."""
+        origin = schema.get("type")
+        return origin in self.types and self.types[origin].outcome in ("complete", "opaque") or (
+            origin in _BUILTIN and origin not in ("ffi.String", "ffi.Bytes", "ffi.SmallStr", "ffi.SmallBytes"))
 
     def hidden_bytes(self, t: TypeDesc) -> str | None:
         """Why a `#[repr(C)]` struct of the declared fields would not have the type's layout:
@@ -170,13 +246,14 @@ class _Renderer:
         for name, offset, size, alignment, _ in t.layout:
             natural = -(-cursor // max(alignment, 1)) * max(alignment, 1)
             if offset != natural:
-                return (f"field `{name}` is at offset {offset} where a `#[repr(C)]` struct puts it at "
-                        f"{natural} (memory the runtime does not reflect, or shared with another field)")
+                return (f"unreflected bytes: field `{name}` is at offset {offset} where a `#[repr(C)]` "
+                        f"struct puts it at {natural} (memory the runtime does not reflect, or shared "
+                        f"with another field)")
             cursor = offset + size
         end = -(-cursor // 8) * 8
         if end != t.total_size:
-            return (f"its size is {t.total_size} bytes, its reflected fields cover {end} (memory the "
-                    f"runtime does not reflect: a C++ vtable or an unreflected field)")
+            return (f"unreflected bytes: its size is {t.total_size} bytes, its reflected fields cover "
+                    f"{end} (a C++ vtable or an unreflected field, such as STL storage)")
         return None
 
     def rust_type(self, schema: dict, size: int | None = None) -> str:
@@ -206,68 +283,116 @@ class _Renderer:
             return f"{_BUILTIN[origin]}<{k}, {v}>"
         if origin in _BUILTIN:
             return _BUILTIN[origin]
+        if origin == "Variant":
+            raise Unsupported("`Variant`, which the generated declarations do not express")
         target = self.types.get(origin)
-        if target is not None and target.skipped is None:
+        if target is not None and target.outcome in ("complete", "opaque"):
             return f"tvm_ffi::ObjectRef<{target.rust_name}>"
-        raise Unsupported(f"`{origin}`" + ("" if target is None else " is not declared here"))
+        if target is None:
+            raise Unsupported(f"`{origin}`, which is not a registered type")
+        raise Unsupported(f"`{origin}`, which is refused")
 
     def decide(self) -> None:
-        """Which types can be declared: a skipped parent or field type skips the type, to a
-        fixed point."""
+        """Each type's outcome, to a fixed point (outcomes only ever fall: complete, then
+        opaque, then refused). A refused parent refuses the type; an opaque parent, bytes the
+        runtime does not reflect, or a field no Rust type expresses make it opaque (a typed
+        handle, its parent's fields readable)."""
         changed = True
         while changed:
             changed = False
             for t in self.types.values():
-                if t.skipped is not None:
+                if t.outcome in ("refused", "sdk"):
                     continue
-                reason = None
+                outcome, reason = "complete", ""
                 if t.parent not in (None, "ffi.Object"):
                     parent = self.types.get(t.parent)
-                    if parent is None:
-                        reason = f"its parent `{t.parent}` is outside the prefix"
-                    elif parent.skipped is not None:
-                        reason = f"its parent `{t.parent}` is not declared"
-                for (name, size, schema), (_, _, _, _, index) in zip(t.fields, t.layout):
-                    if reason:
-                        break
-                    try:
-                        self.field_type(schema, size, index)
-                    except Unsupported as err:
-                        reason = f"field `{name}` has the type {err}"
-                reason = reason or self.hidden_bytes(t)
-                if reason:
-                    t.skipped, changed = reason, True
+                    if parent is None or parent.outcome == "sdk":
+                        outcome, reason = "refused", f"its parent `{t.parent}` is a type of the SDK, which a declaration cannot extend"
+                    elif parent.outcome == "refused":
+                        outcome, reason = "refused", f"its parent `{t.parent}` is refused"
+                    elif parent.outcome == "opaque":
+                        outcome, reason = "opaque", f"its parent `{t.parent}` is opaque"
+                if outcome == "complete":
+                    for (name, size, schema), (_, _, _, _, index) in zip(t.fields, t.layout):
+                        try:
+                            self.field_type(schema, size, index)
+                        except Unsupported as err:
+                            outcome, reason = "opaque", f"field `{name}` has the type {err}"
+                            break
+                if outcome == "complete":
+                    hidden = self.hidden_bytes(t)
+                    if hidden:
+                        outcome, reason = "opaque", hidden
+                if outcome != t.outcome:
+                    t.outcome, t.reason, changed = outcome, reason, True
 
     def declaration(self, t: TypeDesc) -> list[str]:
+        opaque = t.outcome == "opaque"
+        doc = (f"/// The type `{t.key}` ({t.total_size} bytes), declared from the runtime's reflection"
+               + (f": opaque ({t.reason}), its own fields are not declared." if opaque else "."))
         lines = [
-            f"/// The type `{t.key}` ({t.total_size} bytes), declared from the runtime's reflection.",
-            "#[derive(Object)]",
-            f'#[ffi_type(key = "{t.key}", external)]',
+            doc,
+            "#[derive(tvm_ffi::Object)]",
+            f'#[ffi_type(key = "{t.key}", external{", opaque" if opaque else ""})]',
             "#[repr(C)]",
             f"pub struct {t.rust_name} {{",
         ]
         if t.parent not in (None, "ffi.Object"):
             lines += [f"    /// The parent, `{t.parent}`.", "    #[ffi(base)]",
-                      f"    pub base: {self.types[t.parent].rust_name},"]
-        for (name, size, schema), (_, _, _, _, index) in zip(t.fields, t.layout):
+                      f"    pub {t.base_ident}: {self.types[t.parent].rust_name},"]
+        accessors = []
+        for (name, size, schema), (_, _, _, _, index) in ([] if opaque else zip(t.fields, t.layout)):
             ident = _ident(name)
-            rename = f'    #[ffi(name = "{name}")]\n' if ident != name else ""
+            storage = self.field_type(schema, size, index)
             lines.append(f"    /// Field `{name}`: `{json.dumps(schema, separators=(',', ':'))}`.")
-            if rename:
-                lines.append(rename.rstrip("\n"))
-            lines.append(f"    pub {ident}: tvm_ffi::Rw<{self.field_type(schema, size, index)}>,")
+            if ident != name:
+                lines.append(f'    #[ffi(name = "{name}")]')
+            lines.append(f"    pub {ident}: tvm_ffi::Rw<{storage}>,")
+            # Required: a nullable storage whose schema is not `Optional` and that has no
+            # registered default (a default, such as a null `Span`, makes it optional).
+            required = (storage.startswith("Option<") and schema.get("type") != "Optional"
+                        and name not in t.defaults)
+            if storage.startswith("tvm_ffi::Optional<"):
+                accessors += [
+                    "",
+                    f"    /// Field `{name}`.",
+                    f"    pub fn {ident}(&self) -> Option<{storage[len('tvm_ffi::Optional<'):-1]}> {{",
+                    f"        self.{ident}.get().get()",
+                    "    }",
+                ]
+            elif required:
+                value = storage[len("Option<"):-1]
+                accessors += [
+                    "",
+                    f"    /// Field `{name}` (required: C++ declares it without `Optional`; panics if C++",
+                    "    /// left it null).",
+                    f"    pub fn {ident}(&self) -> {value} {{",
+                    f"        self.{ident}.get().expect(\"the required field `{name}` of `{t.key}` is null\")",
+                    "    }",
+                ]
+            else:
+                accessors += [
+                    "",
+                    f"    /// Field `{name}`.",
+                    f"    pub fn {ident}(&self) -> {storage} {{",
+                    f"        self.{ident}.get()",
+                    "    }",
+                ]
         lines += [
             "}",
             "",
             "// SAFETY: as the file's header says.",
             f"unsafe impl tvm_ffi::ExternalType for {t.rust_name} {{}}",
         ]
-        methods = self.methods(t)
-        if methods:
-            lines += ["", f"impl {t.rust_name} {{"] + methods + ["}"]
+        taken = {_ident(name) for name, _, _ in t.fields} if not opaque else set()
+        body = accessors + self.methods(t, taken)
+        if body:
+            lines += ["", f"impl {t.rust_name} {{"] + body[1:] + ["}"]
         return lines
 
-    def methods(self, t: TypeDesc) -> list[str]:
+    def methods(self, t: TypeDesc, taken: set[str]) -> list[str]:
+        """Wrappers of the type's instance methods and constructor; a name an accessor has
+        already is prefixed `call_` (`new_` for the constructor)."""
         out = []
         for m in t.methods:
             try:
@@ -288,10 +413,14 @@ class _Renderer:
             call_args = "".join(f"arg{i}, " for i in range(len(params)))
             signature = ", ".join(([receiver] if receiver else []) + args)
             if receiver is None:
+                name = "new"
+                while name in taken:
+                    name += "_"
+                taken.add(name)
                 out += [
                     "",
                     f"    /// A new `{t.key}` through its registered constructor (`__ffi_init__`).",
-                    f"    pub fn new({signature}) -> tvm_ffi::Result<{ret}> {{",
+                    f"    pub fn {name}({signature}) -> tvm_ffi::Result<{ret}> {{",
                     f"        tvm_ffi::reflection::type_attr(<Self as tvm_ffi::ObjectType>::type_index(), \"__ffi_init__\")",
                     f"            .ok_or_else(|| tvm_ffi::Error::runtime_error(\"`{t.key}` has no constructor\"))?",
                     "            .cast::<tvm_ffi::Function>()?",
@@ -299,10 +428,14 @@ class _Renderer:
                     "    }",
                 ]
             else:
+                name = _ident(m.name)
+                while name in taken:
+                    name = "call_" + name.removeprefix("r#")
+                taken.add(name)
                 out += [
                     "",
                     f"    /// The method `{m.name}` of `{t.key}`.",
-                    f"    pub fn {_ident(m.name)}({signature}) -> tvm_ffi::Result<{ret}> {{",
+                    f"    pub fn {name}({signature}) -> tvm_ffi::Result<{ret}> {{",
                     f'        this.call_method("{m.name}", ({call_args}))',
                     "    }",
                 ]
@@ -315,18 +448,17 @@ def render(types: dict[str, TypeDesc], prefixes: list[str], source: str) -> str:
     under = ", ".join(f'"{p}"' for p in prefixes)
     out = [
         f"// Generated by tvm_ffi_rust_mirror.py from the runtime's reflection ({source}; the types",
-        f"// under {under}): do not edit; regenerate after the declaring library changes.",
+        f"// under {under}, and those they reach): do not edit; regenerate after the declaring",
+        "// library changes.",
         "//",
         "// SAFETY (of each `unsafe impl ExternalType` below): the declarations are the runtime's",
         "// reflection of the types, and the SDK checks each against it when this library loads",
-        "// (parent, size, every field's name, offset, size, storage and schema). What it cannot",
-        "// see is trusted: the defining code keeps each field a valid value of its declared type",
-        "// and stores null only in fields declared `Option`.",
+        "// (parent, size, every field's name, offset, size, storage and schema; an opaque one's",
+        "// parent). What it cannot see is trusted: the defining code keeps each field a valid value",
+        "// of its declared type and stores null only in fields declared `Option`.",
         "#![allow(missing_docs, clippy::all)]",
-        "",
-        "use tvm_ffi::Object;",
     ]
-    declared = [t for t in types.values() if t.skipped is None]
+    declared = [t for t in types.values() if t.outcome in ("complete", "opaque")]
     # Parents first: a reader sees each base declared before its use.
     ordered: list[TypeDesc] = []
     seen: set[str] = set()
@@ -335,7 +467,7 @@ def render(types: dict[str, TypeDesc], prefixes: list[str], source: str) -> str:
         if t.key in seen:
             return
         seen.add(t.key)
-        if t.parent in types and types[t.parent].skipped is None:
+        if t.parent in types and types[t.parent].outcome in ("complete", "opaque"):
             visit(types[t.parent])
         ordered.append(t)
 
@@ -344,10 +476,35 @@ def render(types: dict[str, TypeDesc], prefixes: list[str], source: str) -> str:
     for t in ordered:
         out.append("")
         out += renderer.declaration(t)
-    skipped = [t for t in types.values() if t.skipped is not None]
+    skipped = [t for t in types.values() if t.outcome in ("refused", "sdk")]
     if skipped:
         out += ["", "// Not declared:"]
-        out += [f"// - `{t.key}`: {t.skipped}" for t in skipped]
+        out += [f"// - `{t.key}`: {t.reason}" for t in skipped]
+    return "\n".join(out) + "\n"
+
+
+def coverage(types: dict[str, TypeDesc], prefixes: list[str], source: str) -> str:
+    """The coverage report: one line per type key with its outcome and reason (after
+    `render`, which decides them)."""
+    counts = {o: sum(1 for t in types.values() if t.outcome == o) for o in ("complete", "opaque", "refused", "sdk")}
+    under = ", ".join(f"`{p}`" for p in prefixes)
+    out = [
+        "# Coverage of the generated declarations",
+        "",
+        f"Generated by `tvm_ffi_rust_mirror.py` ({source}) for the types under {under} and those they",
+        "reach (parents, types of fields). *complete*: parent, size and every field declared and checked",
+        "at load; *opaque*: a typed handle whose parent is declared, its own fields not (the blocker",
+        "named); *refused*: not declared (the reason named); *sdk*: a type the SDK declares itself.",
+        "",
+        "| outcome | types |",
+        "| --- | --- |",
+    ]
+    out += [f"| {o} | {n} |" for o, n in counts.items()]
+    out += ["", "| type key | outcome | listed as | reason |", "| --- | --- | --- | --- |"]
+    for t in types.values():
+        listed = "prefix" if t.reached_from is None else f"reached from `{t.reached_from}`"
+        reason = t.reason.replace("|", "\\|") if t.outcome != "complete" else ""
+        out.append(f"| `{t.key}` | {t.outcome} | {listed} | {reason} |")
     return "\n".join(out) + "\n"
 
 
@@ -359,6 +516,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--prefix", required=True, action="append",
                         help="type keys starting with this (repeatable)")
     parser.add_argument("--out", required=True, help="the Rust file to write")
+    parser.add_argument("--report", help="also write the coverage report (Markdown: one line per type "
+                        "key with its outcome, complete, opaque or refused, and the reason)")
     args = parser.parse_args(argv)
     import tvm_ffi
 
@@ -374,6 +533,9 @@ def main(argv: list[str] | None = None) -> int:
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     out = Path(args.out)
     out.write_text(render(types, args.prefix, source))
+    if args.report:
+        Path(args.report).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.report).write_text(coverage(types, args.prefix, source))
     # Formatted as `cargo fmt` would, where rustfmt is at hand (the file is checked in).
     if shutil.which("rustfmt"):
         subprocess.run(["rustfmt", "--edition", "2021", str(out)], check=True)
