@@ -11,6 +11,7 @@ if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv
 fi
 if ! .venv/bin/python -m pip freeze 2>/dev/null | grep -qx "apache-tvm-ffi==0.1.15.post2" \
+   || ! .venv/bin/python -m pip freeze 2>/dev/null | grep -qx "apache-tvm==0.27.0.post1" \
    || ! .venv/bin/python -c "import pytest, numpy, hypothesis, mypy, pyright, importlib.util as u; assert u.find_spec('jax_tvm_ffi')" 2>/dev/null; then
   echo "==> installing python-requirements.txt into .venv"
   .venv/bin/python -m pip install --disable-pip-version-check -q -r python-requirements.txt

@@ -1,0 +1,92 @@
+//! Rust declarations of Apache TVM's IR (`ir.*`, `prim.*`, `tirx.*`, `relax.*` and the types they
+//! reach), generated from the runtime's reflection by
+//! `template/build_backend/tvm_ffi_rust_mirror.py` (`generated.rs`, with its coverage report
+//! `../coverage.md`, both kept current by `tests/python/test_tvm_bindings.py`), and functions
+//! that read real TVM nodes through them. Loaded from Python after `import tvm` (which registers
+//! the types): the SDK checks every declaration against the runtime's reflection when this
+//! library loads.
+#![deny(unsafe_code)]
+// The generated declarations carry the one `unsafe impl` each that an `external` type needs.
+#[allow(unsafe_code)]
+pub mod generated;
+
+use generated::{Add, Expr, For, IntImm, Op, PrimFunc, Ramp, SeqStmt, Stmt};
+use tvm_ffi::{ffi_func, Any, Array, ObjectRef, Result, String};
+
+/// The load errors of this library (none when every generated declaration matched).
+#[ffi_func(name = "tvm_bindings.load_errors")]
+pub fn load_errors() -> Array<String> {
+    Array::new(
+        tvm_ffi::registry::load_errors()
+            .into_iter()
+            .map(|e| String::from(e.as_str())),
+    )
+    .expect("a small array")
+}
+
+/// `[loop_var, loop_var.name, min, extent, kind, step, body]` of a `tirx.For`: required fields
+/// as values, the C++ `Optional` `step` as an `Option` (`None` when unset).
+#[ffi_func(name = "tvm_bindings.read_for")]
+pub fn read_for(node: ObjectRef<For>) -> Result<Array<Any>> {
+    Array::new([
+        Any::new(node.loop_var()),
+        Any::new(node.loop_var().name()),
+        Any::new(node.min()),
+        Any::new(node.extent()),
+        Any::new(i64::from(node.kind())),
+        Any::new(node.step()),
+        Any::new(node.body()),
+    ])
+}
+
+/// The value of an integer constant, `None` for another expression.
+fn int_value(expr: &ObjectRef<Expr>) -> Option<i64> {
+    expr.downcast::<IntImm>()
+        .and_then(|imm| imm.value().to_i64())
+}
+
+/// `[name of each parameter, the extents of the `tirx.For` loops of the body, outermost first
+/// (through `tirx.SeqStmt`s), the body's type key]` of a `tirx.PrimFunc`.
+#[ffi_func(name = "tvm_bindings.read_prim_func")]
+pub fn read_prim_func(func: ObjectRef<PrimFunc>) -> Result<Array<Any>> {
+    let params = Array::new(func.params().iter().map(|p| p.name()))?;
+    let mut extents = Vec::new();
+    let mut pending: Vec<ObjectRef<Stmt>> = vec![func.body()];
+    while let Some(stmt) = pending.pop() {
+        if let Some(loop_) = stmt.downcast::<For>() {
+            extents.push(int_value(&loop_.extent()).unwrap_or(-1));
+            pending.push(loop_.body());
+        } else if let Some(seq) = stmt.downcast::<SeqStmt>() {
+            pending.extend(seq.seq().iter().rev());
+        }
+    }
+    Array::new([
+        Any::new(params),
+        Any::new(Array::new(extents)?),
+        Any::new(String::from(func.body().type_key())),
+    ])
+}
+
+/// `[base, stride, lanes]` of a `prim.Ramp` (whose C++ field `base` sits beside the generated
+/// parent field, `base_`), each an integer constant's value or -1.
+#[ffi_func(name = "tvm_bindings.read_ramp")]
+pub fn read_ramp(ramp: ObjectRef<Ramp>) -> Result<Array<i64>> {
+    let _parent: &Expr = &ramp.base_;
+    Array::new([ramp.base(), ramp.stride(), ramp.lanes()].map(|e| int_value(&e).unwrap_or(-1)))
+}
+
+/// `[a, b]` of a `prim.Add`'s operands as integer constants (-1 for another expression).
+#[ffi_func(name = "tvm_bindings.read_add")]
+pub fn read_add(add: ObjectRef<Add>) -> Result<Array<i64>> {
+    Array::new([add.a(), add.b()].map(|e| int_value(&e).unwrap_or(-1)))
+}
+
+/// The type key of an opaque `ir.Op`, read through its typed handle, and its parent's field
+/// (`ir.Expr.span` is `None` for a registered operator).
+#[ffi_func(name = "tvm_bindings.op_handle")]
+pub fn op_handle(op: ObjectRef<Op>) -> Result<Array<Any>> {
+    Array::new([
+        Any::new(String::from(op.type_key())),
+        Any::new(op.base.span()),
+    ])
+}
