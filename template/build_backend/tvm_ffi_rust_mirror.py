@@ -13,14 +13,15 @@ schemas), ends in one of three outcomes, which ``--report`` lists one line per t
 - *complete*: an ``external`` declaration (``#[derive(Object)]``, its parent as
   ``#[ffi(base)]``, every reflected field as ``Rw<T>`` of the type its schema names) with the
   ``unsafe impl ExternalType`` the SDK requires, a typed accessor per field (a required object
-  field read as a value, a C++ ``Optional`` as an ``Option``), and typed wrappers of its instance
-  methods (and of ``__ffi_init__`` as ``new``). The generator checks the layout, and the SDK
+  field read as a value, a C++ ``Optional`` as an ``Option``), and typed wrappers of its
+  instance methods (and of ``__ffi_init__`` as ``new``). The generator checks the layout, and the SDK
   checks every declaration against the runtime's reflection when the library that contains it
   loads (parent, size, each field's name, offset, size, storage and schema): a generated file
   that no longer matches is a load error naming the type and the field, never a misread.
 - *opaque*: ``#[ffi_type(key = "..", external, opaque)]``, a typed handle declaring only its
   parent, with the blocker named (bytes the runtime does not reflect, such as a C++ vtable or
-  STL storage; a field of a type Rust cannot express; an opaque parent).
+  STL storage; a field of a type Rust cannot express; an opaque parent); its own fields are
+  read through the getters its library registered.
 - *refused*: not declared, the reason listed at the end of the file (a refused parent, a parent
   the SDK provides, unreadable reflection). The types the SDK provides itself (``ffi.Array`` is
   ``tvm_ffi::Array``, ...) are listed there too.
@@ -101,6 +102,15 @@ class TypeDesc:
     reached_from: str | None = None  # None: under a prefix; else the type that reaches it
     base_ident: str = "base"  # the Rust name of the `#[ffi(base)]` field
     defaults: set[str] = field(default_factory=set)  # own fields with a registered default
+    metadata_only: set[str] = field(default_factory=set)  # own fields structural equality ignores
+
+    def required(self, name: str, schema: dict) -> bool:
+        """Whether an object field is required (read as a value, never null): its schema is
+        not `Optional`, it has no registered default (a default, such as a null `Span`, makes
+        it optional), and structural equality does not ignore it (a field outside the node's
+        value, such as a source span, may be absent)."""
+        return (schema.get("type") != "Optional" and name not in self.defaults
+                and name not in self.metadata_only)
 
 
 def _schema(metadata: dict | None) -> dict | None:
@@ -136,7 +146,9 @@ def _describe(key: str) -> TypeDesc:
             methods.append(Method(m.name, m.is_static, named.get("params", []), named.get("return", [{}])[0]))
     parent = info.parent_type_info.type_key if info.parent_type_info else None
     defaults = {f.name for f in own if getattr(f, "c_has_default", False)}
-    return TypeDesc(key, parent, total_size, fields, methods, layout, defaults=defaults)
+    metadata_only = {f.name for f in own if getattr(f, "c_structural_eq", None) == "ignore"}
+    return TypeDesc(key, parent, total_size, fields, methods, layout, defaults=defaults,
+                    metadata_only=metadata_only)
 
 
 def _is_object_type(key: str) -> bool:
@@ -348,10 +360,7 @@ class _Renderer:
             if ident != name:
                 lines.append(f'    #[ffi(name = "{name}")]')
             lines.append(f"    pub {ident}: tvm_ffi::Rw<{storage}>,")
-            # Required: a nullable storage whose schema is not `Optional` and that has no
-            # registered default (a default, such as a null `Span`, makes it optional).
-            required = (storage.startswith("Option<") and schema.get("type") != "Optional"
-                        and name not in t.defaults)
+            required = storage.startswith("Option<") and t.required(name, schema)
             if storage.startswith("tvm_ffi::Optional<"):
                 accessors += [
                     "",
@@ -364,8 +373,8 @@ class _Renderer:
                 value = storage[len("Option<"):-1]
                 accessors += [
                     "",
-                    f"    /// Field `{name}` (required: C++ declares it without `Optional`; panics if C++",
-                    "    /// left it null).",
+                    f"    /// Field `{name}` (required: not `Optional`, no default, part of the node's",
+                    "    /// structural value; panics if C++ left it null).",
                     f"    pub fn {ident}(&self) -> {value} {{",
                     f"        self.{ident}.get().expect(\"the required field `{name}` of `{t.key}` is null\")",
                     "    }",
@@ -384,11 +393,37 @@ class _Renderer:
             "// SAFETY: as the file's header says.",
             f"unsafe impl tvm_ffi::ExternalType for {t.rust_name} {{}}",
         ]
-        taken = {_ident(name) for name, _, _ in t.fields} if not opaque else set()
+        if opaque:
+            accessors = self.getter_accessors(t)
+        taken = {_ident(name) for name, _, _ in t.fields}
         body = accessors + self.methods(t, taken)
         if body:
             lines += ["", f"impl {t.rust_name} {{"] + body[1:] + ["}"]
         return lines
+
+    def getter_accessors(self, t: TypeDesc) -> list[str]:
+        """Accessors of an opaque type's own fields, read through the getters its library
+        registered (not in place: Rust does not declare the type's memory); a field whose type
+        Rust cannot express is read as an `Any`."""
+        out = []
+        for name, _, schema in t.fields:
+            ident = _ident(name)
+            try:
+                value = self.rust_type(schema)
+                if (schema.get("type") != "Optional" and not t.required(name, schema)
+                        and self.is_pointer(schema) and schema.get("type") not in _NON_NULLABLE):
+                    value = f"Option<{value}>"
+            except Unsupported:
+                value = None
+            out += [
+                "",
+                f"    /// Field `{name}` (`{json.dumps(schema, separators=(',', ':'))}`), read through its "
+                "registered getter.",
+                f"    pub fn {ident}(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<{value or 'tvm_ffi::Any'}> {{",
+                f'        this.get_field{"" if value else "_any"}("{name}")',
+                "    }",
+            ]
+        return out
 
     def methods(self, t: TypeDesc, taken: set[str]) -> list[str]:
         """Wrappers of the type's instance methods and constructor; a name an accessor has

@@ -98,8 +98,10 @@ def test_the_declarations_say_what_cpp_says():
         # `prim.Ramp`'s C++ field `base` keeps its name; the generated parent field is `base_`.
         "    pub base_: Expr,",
         "    pub base: tvm_ffi::Rw<Option<tvm_ffi::ObjectRef<Expr>>>,",
-        # An opaque type: a typed handle declaring only its parent.
+        # An opaque type: a typed handle declaring only its parent, its fields read through
+        # the getters C++ registered.
         '#[ffi_type(key = "ir.Op", external, opaque)]',
+        "    pub fn name(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<tvm_ffi::String> {",
     ]:
         assert line in text, line
 
@@ -138,8 +140,8 @@ params, extents, body_key = f("read_prim_func")(func)
 assert list(params) == ["A", "B"] and list(extents) == [8, 4] and body_key == "tirx.For"
 assert list(f("read_ramp")(tirx.Ramp(tirx.const(3, "int32"), tirx.const(2, "int32"), 4))) == [3, 2, 4]
 assert list(f("read_add")(tirx.Add(tirx.const(1, "int32"), tirx.const(2, "int32")))) == [1, 2]
-key, span = f("op_handle")(tvm.ir.Op.get("tirx.exp"))
-assert key == "ir.Op" and span is None
+key, span, name = f("op_handle")(tvm.ir.Op.get("tirx.exp"))
+assert key == "ir.Op" and span is None and name == "tirx.exp"
 try:
     f("read_for")(body)
 except TypeError as err:
@@ -147,3 +149,4 @@ except TypeError as err:
 else:
     raise AssertionError("a tirx.Evaluate passed as a tirx.For")
 """)
+

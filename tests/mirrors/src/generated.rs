@@ -102,6 +102,13 @@ pub struct IntEnum {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for IntEnum {}
 
+impl IntEnum {
+    /// Field `value` (`{"type":"int"}`), read through its registered getter.
+    pub fn value(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<i64> {
+        this.get_field("value")
+    }
+}
+
 /// The type `ffi.OpaquePyObject` (24 bytes), declared from the runtime's reflection.
 #[derive(tvm_ffi::Object)]
 #[ffi_type(key = "ffi.OpaquePyObject", external)]
@@ -123,6 +130,13 @@ pub struct StrEnum {
 
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for StrEnum {}
+
+impl StrEnum {
+    /// Field `value` (`{"type":"ffi.String"}`), read through its registered getter.
+    pub fn value(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<tvm_ffi::String> {
+        this.get_field("value")
+    }
+}
 
 /// The type `ffi.StructuralKey` (48 bytes), declared from the runtime's reflection.
 #[derive(tvm_ffi::Object)]
@@ -372,6 +386,87 @@ pub struct SchemaAllTypes {}
 unsafe impl tvm_ffi::ExternalType for SchemaAllTypes {}
 
 impl SchemaAllTypes {
+    /// Field `v_bool` (`{"type":"bool"}`), read through its registered getter.
+    pub fn v_bool(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<bool> {
+        this.get_field("v_bool")
+    }
+
+    /// Field `v_int` (`{"type":"int"}`), read through its registered getter.
+    pub fn v_int(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<i64> {
+        this.get_field("v_int")
+    }
+
+    /// Field `v_float` (`{"type":"float"}`), read through its registered getter.
+    pub fn v_float(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<f64> {
+        this.get_field("v_float")
+    }
+
+    /// Field `v_device` (`{"type":"Device"}`), read through its registered getter.
+    pub fn v_device(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<tvm_ffi::Device> {
+        this.get_field("v_device")
+    }
+
+    /// Field `v_dtype` (`{"type":"DataType"}`), read through its registered getter.
+    pub fn v_dtype(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<tvm_ffi::DataType> {
+        this.get_field("v_dtype")
+    }
+
+    /// Field `v_string` (`{"type":"ffi.String"}`), read through its registered getter.
+    pub fn v_string(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<tvm_ffi::String> {
+        this.get_field("v_string")
+    }
+
+    /// Field `v_bytes` (`{"type":"ffi.Bytes"}`), read through its registered getter.
+    pub fn v_bytes(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<tvm_ffi::Bytes> {
+        this.get_field("v_bytes")
+    }
+
+    /// Field `v_opt_int` (`{"type":"Optional","args":[{"type":"int"}]}`), read through its registered getter.
+    pub fn v_opt_int(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<Option<i64>> {
+        this.get_field("v_opt_int")
+    }
+
+    /// Field `v_opt_str` (`{"type":"Optional","args":[{"type":"ffi.String"}]}`), read through its registered getter.
+    pub fn v_opt_str(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<Option<tvm_ffi::String>> {
+        this.get_field("v_opt_str")
+    }
+
+    /// Field `v_arr_int` (`{"type":"ffi.Array","args":[{"type":"int"}]}`), read through its registered getter.
+    pub fn v_arr_int(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<tvm_ffi::Array<i64>> {
+        this.get_field("v_arr_int")
+    }
+
+    /// Field `v_arr_str` (`{"type":"ffi.Array","args":[{"type":"ffi.String"}]}`), read through its registered getter.
+    pub fn v_arr_str(
+        this: &tvm_ffi::ObjectRef<Self>,
+    ) -> tvm_ffi::Result<tvm_ffi::Array<tvm_ffi::String>> {
+        this.get_field("v_arr_str")
+    }
+
+    /// Field `v_map_str_int` (`{"type":"ffi.Map","args":[{"type":"ffi.String"},{"type":"int"}]}`), read through its registered getter.
+    pub fn v_map_str_int(
+        this: &tvm_ffi::ObjectRef<Self>,
+    ) -> tvm_ffi::Result<tvm_ffi::Map<tvm_ffi::String, i64>> {
+        this.get_field("v_map_str_int")
+    }
+
+    /// Field `v_map_str_arr_int` (`{"type":"ffi.Map","args":[{"type":"ffi.String"},{"type":"ffi.Array","args":[{"type":"int"}]}]}`), read through its registered getter.
+    pub fn v_map_str_arr_int(
+        this: &tvm_ffi::ObjectRef<Self>,
+    ) -> tvm_ffi::Result<tvm_ffi::Map<tvm_ffi::String, tvm_ffi::Array<i64>>> {
+        this.get_field("v_map_str_arr_int")
+    }
+
+    /// Field `v_variant` (`{"type":"Variant","args":[{"type":"ffi.String"},{"type":"ffi.Array","args":[{"type":"int"}]},{"type":"ffi.Map","args":[{"type":"ffi.String"},{"type":"int"}]}]}`), read through its registered getter.
+    pub fn v_variant(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<tvm_ffi::Any> {
+        this.get_field_any("v_variant")
+    }
+
+    /// Field `v_opt_arr_variant` (`{"type":"Optional","args":[{"type":"ffi.Array","args":[{"type":"Variant","args":[{"type":"int"},{"type":"ffi.String"}]}]}]}`), read through its registered getter.
+    pub fn v_opt_arr_variant(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<tvm_ffi::Any> {
+        this.get_field_any("v_opt_arr_variant")
+    }
+
     /// The method `add_int` of `testing.SchemaAllTypes`.
     pub fn add_int(this: &tvm_ffi::ObjectRef<Self>, arg0: i64) -> tvm_ffi::Result<i64> {
         this.call_method("add_int", (arg0,))
@@ -824,6 +919,18 @@ pub struct TestCxxClassHiddenField {}
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TestCxxClassHiddenField {}
 
+impl TestCxxClassHiddenField {
+    /// Field `v_i64` (`{"type":"int"}`), read through its registered getter.
+    pub fn v_i64(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<i64> {
+        this.get_field("v_i64")
+    }
+
+    /// Field `v_i32` (`{"type":"int"}`), read through its registered getter.
+    pub fn v_i32(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<i64> {
+        this.get_field("v_i32")
+    }
+}
+
 /// The type `testing.TestCxxClassPolymorphic` (40 bytes), declared from the runtime's reflection: opaque (unreflected bytes: its size is 40 bytes, its reflected fields cover 32 (a C++ vtable or an unreflected field, such as STL storage)), its own fields are not declared.
 #[derive(tvm_ffi::Object)]
 #[ffi_type(key = "testing.TestCxxClassPolymorphic", external, opaque)]
@@ -832,6 +939,13 @@ pub struct TestCxxClassPolymorphic {}
 
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TestCxxClassPolymorphic {}
+
+impl TestCxxClassPolymorphic {
+    /// Field `v_i64` (`{"type":"int"}`), read through its registered getter.
+    pub fn v_i64(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<i64> {
+        this.get_field("v_i64")
+    }
+}
 
 /// The type `testing.TestCxxEnumHolder` (40 bytes), declared from the runtime's reflection.
 #[derive(tvm_ffi::Object)]
@@ -848,16 +962,16 @@ pub struct TestCxxEnumHolder {
 unsafe impl tvm_ffi::ExternalType for TestCxxEnumHolder {}
 
 impl TestCxxEnumHolder {
-    /// Field `priority` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `priority` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn priority(&self) -> tvm_ffi::ObjectRef<TestCxxIntEnum> {
         self.priority
             .get()
             .expect("the required field `priority` of `testing.TestCxxEnumHolder` is null")
     }
 
-    /// Field `opcode` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `opcode` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn opcode(&self) -> tvm_ffi::ObjectRef<TestCxxStrEnum> {
         self.opcode
             .get()
@@ -1010,8 +1124,8 @@ impl TestDeepCopyEdges {
         self.v_any.get()
     }
 
-    /// Field `v_obj` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `v_obj` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn v_obj(&self) -> tvm_ffi::ObjectRef<tvm_ffi::builtin::AnyObject> {
         self.v_obj
             .get()
@@ -1277,8 +1391,8 @@ pub struct TestObjectPtrHolder {
 unsafe impl tvm_ffi::ExternalType for TestObjectPtrHolder {}
 
 impl TestObjectPtrHolder {
-    /// Field `value` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `value` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn value(&self) -> tvm_ffi::ObjectRef<TestObjectBase> {
         self.value
             .get()
@@ -1380,8 +1494,8 @@ pub struct TestVisitHook {
 unsafe impl tvm_ffi::ExternalType for TestVisitHook {}
 
 impl TestVisitHook {
-    /// Field `child` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `child` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn child(&self) -> tvm_ffi::ObjectRef<tvm_ffi::builtin::AnyObject> {
         self.child
             .get()

@@ -93,8 +93,8 @@ pub struct BaseFunc {
 unsafe impl tvm_ffi::ExternalType for BaseFunc {}
 
 impl BaseFunc {
-    /// Field `attrs` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `attrs` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn attrs(&self) -> tvm_ffi::ObjectRef<DictAttrs> {
         self.attrs
             .get()
@@ -124,8 +124,8 @@ pub struct Call {
 unsafe impl tvm_ffi::ExternalType for Call {}
 
 impl Call {
-    /// Field `op` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `op` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn op(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.op
             .get()
@@ -137,8 +137,8 @@ impl Call {
         self.args.get()
     }
 
-    /// Field `attrs` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `attrs` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn attrs(&self) -> tvm_ffi::ObjectRef<Attrs> {
         self.attrs
             .get()
@@ -206,12 +206,9 @@ impl EnvFunc {
         self.name.get()
     }
 
-    /// Field `func` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
-    pub fn func(&self) -> tvm_ffi::Function {
-        self.func
-            .get()
-            .expect("the required field `func` of `ir.EnvFunc` is null")
+    /// Field `func`.
+    pub fn func(&self) -> Option<tvm_ffi::Function> {
+        self.func.get()
     }
 }
 
@@ -279,8 +276,8 @@ impl FuncType {
         self.arg_types.get()
     }
 
-    /// Field `ret_type` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `ret_type` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn ret_type(&self) -> tvm_ffi::ObjectRef<Type> {
         self.ret_type
             .get()
@@ -371,16 +368,16 @@ impl IRModule {
         self.functions.get()
     }
 
-    /// Field `source_map` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `source_map` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn source_map(&self) -> tvm_ffi::ObjectRef<SourceMap> {
         self.source_map
             .get()
             .expect("the required field `source_map` of `ir.IRModule` is null")
     }
 
-    /// Field `attrs` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `attrs` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn attrs(&self) -> tvm_ffi::ObjectRef<DictAttrs> {
         self.attrs
             .get()
@@ -444,6 +441,40 @@ pub struct Op {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Op {}
 
+impl Op {
+    /// Field `name` (`{"type":"ffi.String"}`), read through its registered getter.
+    pub fn name(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<tvm_ffi::String> {
+        this.get_field("name")
+    }
+
+    /// Field `description` (`{"type":"ffi.String"}`), read through its registered getter.
+    pub fn description(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<tvm_ffi::String> {
+        this.get_field("description")
+    }
+
+    /// Field `arguments` (`{"type":"ffi.Array","args":[{"type":"ir.ArgumentInfo"}]}`), read through its registered getter.
+    pub fn arguments(
+        this: &tvm_ffi::ObjectRef<Self>,
+    ) -> tvm_ffi::Result<tvm_ffi::Array<tvm_ffi::ObjectRef<ArgumentInfo>>> {
+        this.get_field("arguments")
+    }
+
+    /// Field `attrs_type_key` (`{"type":"ffi.String"}`), read through its registered getter.
+    pub fn attrs_type_key(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<tvm_ffi::String> {
+        this.get_field("attrs_type_key")
+    }
+
+    /// Field `num_inputs` (`{"type":"int"}`), read through its registered getter.
+    pub fn num_inputs(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<i64> {
+        this.get_field("num_inputs")
+    }
+
+    /// Field `support_level` (`{"type":"int"}`), read through its registered getter.
+    pub fn support_level(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<i64> {
+        this.get_field("support_level")
+    }
+}
+
 /// The type `ir.OpaqueExpr` (40 bytes), declared from the runtime's reflection.
 #[derive(tvm_ffi::Object)]
 #[ffi_type(key = "ir.OpaqueExpr", external)]
@@ -488,8 +519,8 @@ pub struct PointerType {
 unsafe impl tvm_ffi::ExternalType for PointerType {}
 
 impl PointerType {
-    /// Field `element_type` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `element_type` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn element_type(&self) -> tvm_ffi::ObjectRef<Type> {
         self.element_type
             .get()
@@ -550,28 +581,25 @@ pub struct Range {
 unsafe impl tvm_ffi::ExternalType for Range {}
 
 impl Range {
-    /// Field `min` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `min` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn min(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.min
             .get()
             .expect("the required field `min` of `ir.Range` is null")
     }
 
-    /// Field `extent` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `extent` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn extent(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.extent
             .get()
             .expect("the required field `extent` of `ir.Range` is null")
     }
 
-    /// Field `span` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
-    pub fn span(&self) -> tvm_ffi::ObjectRef<Span> {
-        self.span
-            .get()
-            .expect("the required field `span` of `ir.Range` is null")
+    /// Field `span`.
+    pub fn span(&self) -> Option<tvm_ffi::ObjectRef<Span>> {
+        self.span.get()
     }
 }
 
@@ -596,8 +624,8 @@ pub struct Span {
 unsafe impl tvm_ffi::ExternalType for Span {}
 
 impl Span {
-    /// Field `source_name` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `source_name` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn source_name(&self) -> tvm_ffi::ObjectRef<SourceName> {
         self.source_name
             .get()
@@ -655,6 +683,20 @@ pub struct Source {}
 
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Source {}
+
+impl Source {
+    /// Field `source_name` (`{"type":"ir.SourceName"}`), read through its registered getter.
+    pub fn source_name(
+        this: &tvm_ffi::ObjectRef<Self>,
+    ) -> tvm_ffi::Result<tvm_ffi::ObjectRef<SourceName>> {
+        this.get_field("source_name")
+    }
+
+    /// Field `source` (`{"type":"ffi.String"}`), read through its registered getter.
+    pub fn source(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<tvm_ffi::String> {
+        this.get_field("source")
+    }
+}
 
 /// The type `ir.SourceMap` (32 bytes), declared from the runtime's reflection.
 #[derive(tvm_ffi::Object)]
@@ -750,8 +792,8 @@ pub struct TensorLoad {
 unsafe impl tvm_ffi::ExternalType for TensorLoad {}
 
 impl TensorLoad {
-    /// Field `source` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `source` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn source(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.source
             .get()
@@ -782,8 +824,8 @@ pub struct TensorRegion {
 unsafe impl tvm_ffi::ExternalType for TensorRegion {}
 
 impl TensorRegion {
-    /// Field `source` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `source` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn source(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.source
             .get()
@@ -836,8 +878,8 @@ pub struct TupleGetItem {
 unsafe impl tvm_ffi::ExternalType for TupleGetItem {}
 
 impl TupleGetItem {
-    /// Field `tuple_value` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `tuple_value` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn tuple_value(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.tuple_value
             .get()
@@ -921,16 +963,16 @@ pub struct Add {
 unsafe impl tvm_ffi::ExternalType for Add {}
 
 impl Add {
-    /// Field `a` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `a` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.a
             .get()
             .expect("the required field `a` of `prim.Add` is null")
     }
 
-    /// Field `b` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `b` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn b(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.b
             .get()
@@ -956,16 +998,16 @@ pub struct And {
 unsafe impl tvm_ffi::ExternalType for And {}
 
 impl And {
-    /// Field `a` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `a` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.a
             .get()
             .expect("the required field `a` of `prim.And` is null")
     }
 
-    /// Field `b` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `b` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn b(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.b
             .get()
@@ -991,16 +1033,16 @@ pub struct BitwiseAnd {
 unsafe impl tvm_ffi::ExternalType for BitwiseAnd {}
 
 impl BitwiseAnd {
-    /// Field `a` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `a` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.a
             .get()
             .expect("the required field `a` of `prim.BitwiseAnd` is null")
     }
 
-    /// Field `b` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `b` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn b(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.b
             .get()
@@ -1024,8 +1066,8 @@ pub struct BitwiseNot {
 unsafe impl tvm_ffi::ExternalType for BitwiseNot {}
 
 impl BitwiseNot {
-    /// Field `a` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `a` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.a
             .get()
@@ -1051,16 +1093,16 @@ pub struct BitwiseOr {
 unsafe impl tvm_ffi::ExternalType for BitwiseOr {}
 
 impl BitwiseOr {
-    /// Field `a` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `a` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.a
             .get()
             .expect("the required field `a` of `prim.BitwiseOr` is null")
     }
 
-    /// Field `b` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `b` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn b(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.b
             .get()
@@ -1086,16 +1128,16 @@ pub struct BitwiseXor {
 unsafe impl tvm_ffi::ExternalType for BitwiseXor {}
 
 impl BitwiseXor {
-    /// Field `a` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `a` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.a
             .get()
             .expect("the required field `a` of `prim.BitwiseXor` is null")
     }
 
-    /// Field `b` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `b` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn b(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.b
             .get()
@@ -1121,16 +1163,16 @@ pub struct Broadcast {
 unsafe impl tvm_ffi::ExternalType for Broadcast {}
 
 impl Broadcast {
-    /// Field `value` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `value` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn value(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.value
             .get()
             .expect("the required field `value` of `prim.Broadcast` is null")
     }
 
-    /// Field `lanes` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `lanes` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn lanes(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.lanes
             .get()
@@ -1154,8 +1196,8 @@ pub struct Cast {
 unsafe impl tvm_ffi::ExternalType for Cast {}
 
 impl Cast {
-    /// Field `value` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `value` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn value(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.value
             .get()
@@ -1181,16 +1223,16 @@ pub struct Div {
 unsafe impl tvm_ffi::ExternalType for Div {}
 
 impl Div {
-    /// Field `a` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `a` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.a
             .get()
             .expect("the required field `a` of `prim.Div` is null")
     }
 
-    /// Field `b` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `b` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn b(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.b
             .get()
@@ -1216,16 +1258,16 @@ pub struct EQ {
 unsafe impl tvm_ffi::ExternalType for EQ {}
 
 impl EQ {
-    /// Field `a` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `a` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.a
             .get()
             .expect("the required field `a` of `prim.EQ` is null")
     }
 
-    /// Field `b` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `b` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn b(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.b
             .get()
@@ -1251,16 +1293,16 @@ pub struct FloorDiv {
 unsafe impl tvm_ffi::ExternalType for FloorDiv {}
 
 impl FloorDiv {
-    /// Field `a` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `a` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.a
             .get()
             .expect("the required field `a` of `prim.FloorDiv` is null")
     }
 
-    /// Field `b` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `b` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn b(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.b
             .get()
@@ -1286,16 +1328,16 @@ pub struct FloorMod {
 unsafe impl tvm_ffi::ExternalType for FloorMod {}
 
 impl FloorMod {
-    /// Field `a` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `a` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.a
             .get()
             .expect("the required field `a` of `prim.FloorMod` is null")
     }
 
-    /// Field `b` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `b` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn b(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.b
             .get()
@@ -1321,16 +1363,16 @@ pub struct GE {
 unsafe impl tvm_ffi::ExternalType for GE {}
 
 impl GE {
-    /// Field `a` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `a` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.a
             .get()
             .expect("the required field `a` of `prim.GE` is null")
     }
 
-    /// Field `b` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `b` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn b(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.b
             .get()
@@ -1356,16 +1398,16 @@ pub struct GT {
 unsafe impl tvm_ffi::ExternalType for GT {}
 
 impl GT {
-    /// Field `a` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `a` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.a
             .get()
             .expect("the required field `a` of `prim.GT` is null")
     }
 
-    /// Field `b` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `b` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn b(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.b
             .get()
@@ -1391,16 +1433,16 @@ pub struct LE {
 unsafe impl tvm_ffi::ExternalType for LE {}
 
 impl LE {
-    /// Field `a` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `a` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.a
             .get()
             .expect("the required field `a` of `prim.LE` is null")
     }
 
-    /// Field `b` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `b` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn b(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.b
             .get()
@@ -1426,16 +1468,16 @@ pub struct LShift {
 unsafe impl tvm_ffi::ExternalType for LShift {}
 
 impl LShift {
-    /// Field `a` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `a` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.a
             .get()
             .expect("the required field `a` of `prim.LShift` is null")
     }
 
-    /// Field `b` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `b` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn b(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.b
             .get()
@@ -1461,16 +1503,16 @@ pub struct LT {
 unsafe impl tvm_ffi::ExternalType for LT {}
 
 impl LT {
-    /// Field `a` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `a` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.a
             .get()
             .expect("the required field `a` of `prim.LT` is null")
     }
 
-    /// Field `b` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `b` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn b(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.b
             .get()
@@ -1498,24 +1540,24 @@ pub struct Let {
 unsafe impl tvm_ffi::ExternalType for Let {}
 
 impl Let {
-    /// Field `var` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `var` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn var(&self) -> tvm_ffi::ObjectRef<Var> {
         self.var
             .get()
             .expect("the required field `var` of `prim.Let` is null")
     }
 
-    /// Field `value` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `value` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn value(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.value
             .get()
             .expect("the required field `value` of `prim.Let` is null")
     }
 
-    /// Field `body` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `body` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn body(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.body
             .get()
@@ -1541,16 +1583,16 @@ pub struct Max {
 unsafe impl tvm_ffi::ExternalType for Max {}
 
 impl Max {
-    /// Field `a` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `a` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.a
             .get()
             .expect("the required field `a` of `prim.Max` is null")
     }
 
-    /// Field `b` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `b` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn b(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.b
             .get()
@@ -1576,16 +1618,16 @@ pub struct Min {
 unsafe impl tvm_ffi::ExternalType for Min {}
 
 impl Min {
-    /// Field `a` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `a` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.a
             .get()
             .expect("the required field `a` of `prim.Min` is null")
     }
 
-    /// Field `b` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `b` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn b(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.b
             .get()
@@ -1611,16 +1653,16 @@ pub struct Mod {
 unsafe impl tvm_ffi::ExternalType for Mod {}
 
 impl Mod {
-    /// Field `a` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `a` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.a
             .get()
             .expect("the required field `a` of `prim.Mod` is null")
     }
 
-    /// Field `b` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `b` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn b(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.b
             .get()
@@ -1646,16 +1688,16 @@ pub struct Mul {
 unsafe impl tvm_ffi::ExternalType for Mul {}
 
 impl Mul {
-    /// Field `a` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `a` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.a
             .get()
             .expect("the required field `a` of `prim.Mul` is null")
     }
 
-    /// Field `b` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `b` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn b(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.b
             .get()
@@ -1681,16 +1723,16 @@ pub struct NE {
 unsafe impl tvm_ffi::ExternalType for NE {}
 
 impl NE {
-    /// Field `a` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `a` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.a
             .get()
             .expect("the required field `a` of `prim.NE` is null")
     }
 
-    /// Field `b` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `b` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn b(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.b
             .get()
@@ -1714,8 +1756,8 @@ pub struct Not {
 unsafe impl tvm_ffi::ExternalType for Not {}
 
 impl Not {
-    /// Field `a` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `a` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.a
             .get()
@@ -1741,16 +1783,16 @@ pub struct Or {
 unsafe impl tvm_ffi::ExternalType for Or {}
 
 impl Or {
-    /// Field `a` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `a` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.a
             .get()
             .expect("the required field `a` of `prim.Or` is null")
     }
 
-    /// Field `b` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `b` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn b(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.b
             .get()
@@ -1776,16 +1818,16 @@ pub struct RShift {
 unsafe impl tvm_ffi::ExternalType for RShift {}
 
 impl RShift {
-    /// Field `a` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `a` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.a
             .get()
             .expect("the required field `a` of `prim.RShift` is null")
     }
 
-    /// Field `b` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `b` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn b(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.b
             .get()
@@ -1813,24 +1855,24 @@ pub struct Ramp {
 unsafe impl tvm_ffi::ExternalType for Ramp {}
 
 impl Ramp {
-    /// Field `base` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `base` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn base(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.base
             .get()
             .expect("the required field `base` of `prim.Ramp` is null")
     }
 
-    /// Field `stride` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `stride` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn stride(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.stride
             .get()
             .expect("the required field `stride` of `prim.Ramp` is null")
     }
 
-    /// Field `lanes` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `lanes` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn lanes(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.lanes
             .get()
@@ -1858,24 +1900,24 @@ pub struct Select {
 unsafe impl tvm_ffi::ExternalType for Select {}
 
 impl Select {
-    /// Field `condition` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `condition` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn condition(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.condition
             .get()
             .expect("the required field `condition` of `prim.Select` is null")
     }
 
-    /// Field `true_value` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `true_value` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn true_value(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.true_value
             .get()
             .expect("the required field `true_value` of `prim.Select` is null")
     }
 
-    /// Field `false_value` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `false_value` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn false_value(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.false_value
             .get()
@@ -1930,16 +1972,16 @@ pub struct Sub {
 unsafe impl tvm_ffi::ExternalType for Sub {}
 
 impl Sub {
-    /// Field `a` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `a` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.a
             .get()
             .expect("the required field `a` of `prim.Sub` is null")
     }
 
-    /// Field `b` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `b` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn b(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.b
             .get()
@@ -1989,24 +2031,24 @@ pub struct DTensorType {
 unsafe impl tvm_ffi::ExternalType for DTensorType {}
 
 impl DTensorType {
-    /// Field `tensor_ty` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `tensor_ty` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn tensor_ty(&self) -> tvm_ffi::ObjectRef<TensorType> {
         self.tensor_ty
             .get()
             .expect("the required field `tensor_ty` of `relax.DTensorType` is null")
     }
 
-    /// Field `device_mesh` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `device_mesh` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn device_mesh(&self) -> tvm_ffi::ObjectRef<DeviceMesh> {
         self.device_mesh
             .get()
             .expect("the required field `device_mesh` of `relax.DTensorType` is null")
     }
 
-    /// Field `placement` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `placement` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn placement(&self) -> tvm_ffi::ObjectRef<Placement> {
         self.placement
             .get()
@@ -2036,6 +2078,15 @@ pub struct DataflowBlockPass {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for DataflowBlockPass {}
 
+impl DataflowBlockPass {
+    /// Field `pass_info` (`{"type":"transform.PassInfo"}`), read through its registered getter.
+    pub fn pass_info(
+        this: &tvm_ffi::ObjectRef<Self>,
+    ) -> tvm_ffi::Result<tvm_ffi::ObjectRef<PassInfo>> {
+        this.get_field("pass_info")
+    }
+}
+
 /// The type `relax.DataflowBlockRewrite` (72 bytes), declared from the runtime's reflection: opaque (unreflected bytes: its size is 72 bytes, its reflected fields cover 40 (a C++ vtable or an unreflected field, such as STL storage)), its own fields are not declared.
 #[derive(tvm_ffi::Object)]
 #[ffi_type(key = "relax.DataflowBlockRewrite", external, opaque)]
@@ -2044,6 +2095,22 @@ pub struct DataflowBlockRewrite {}
 
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for DataflowBlockRewrite {}
+
+impl DataflowBlockRewrite {
+    /// Field `dfb` (`{"type":"relax.expr.DataflowBlock"}`), read through its registered getter.
+    pub fn dfb(
+        this: &tvm_ffi::ObjectRef<Self>,
+    ) -> tvm_ffi::Result<tvm_ffi::ObjectRef<DataflowBlock>> {
+        this.get_field("dfb")
+    }
+
+    /// Field `root_fn` (`{"type":"Optional","args":[{"type":"relax.expr.Function"}]}`), read through its registered getter.
+    pub fn root_fn(
+        this: &tvm_ffi::ObjectRef<Self>,
+    ) -> tvm_ffi::Result<Option<tvm_ffi::ObjectRef<RelaxExprFunction>>> {
+        this.get_field("root_fn")
+    }
+}
 
 /// The type `relax.DummyGlobalInfo` (24 bytes), declared from the runtime's reflection.
 #[derive(tvm_ffi::Object)]
@@ -2094,8 +2161,8 @@ impl RelaxFuncType {
         self.params.get()
     }
 
-    /// Field `ret` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `ret` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn ret(&self) -> tvm_ffi::ObjectRef<Type> {
         self.ret
             .get()
@@ -2126,6 +2193,15 @@ pub struct FunctionPass {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for FunctionPass {}
 
+impl FunctionPass {
+    /// Field `pass_info` (`{"type":"transform.PassInfo"}`), read through its registered getter.
+    pub fn pass_info(
+        this: &tvm_ffi::ObjectRef<Self>,
+    ) -> tvm_ffi::Result<tvm_ffi::ObjectRef<PassInfo>> {
+        this.get_field("pass_info")
+    }
+}
+
 /// The type `relax.MatchResult` (48 bytes), declared from the runtime's reflection.
 #[derive(tvm_ffi::Object)]
 #[ffi_type(key = "relax.MatchResult", external)]
@@ -2143,8 +2219,8 @@ pub struct MatchResult {
 unsafe impl tvm_ffi::ExternalType for MatchResult {}
 
 impl MatchResult {
-    /// Field `pattern` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `pattern` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn pattern(&self) -> tvm_ffi::ObjectRef<PrimFunc> {
         self.pattern
             .get()
@@ -2213,6 +2289,25 @@ pub struct Operation {}
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Operation {}
 
+impl Operation {
+    /// Field `name` (`{"type":"std::string"}`), read through its registered getter.
+    pub fn name(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<tvm_ffi::Any> {
+        this.get_field_any("name")
+    }
+
+    /// Field `tag` (`{"type":"std::string"}`), read through its registered getter.
+    pub fn tag(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<tvm_ffi::Any> {
+        this.get_field_any("tag")
+    }
+
+    /// Field `attrs` (`{"type":"ffi.Map","args":[{"type":"ffi.String"},{"type":"Any"}]}`), read through its registered getter.
+    pub fn attrs(
+        this: &tvm_ffi::ObjectRef<Self>,
+    ) -> tvm_ffi::Result<tvm_ffi::Map<tvm_ffi::String, tvm_ffi::Any>> {
+        this.get_field("attrs")
+    }
+}
+
 /// The type `te.PlaceholderOp` (120 bytes), declared from the runtime's reflection: opaque (its parent `te.Operation` is opaque), its own fields are not declared.
 #[derive(tvm_ffi::Object)]
 #[ffi_type(key = "te.PlaceholderOp", external, opaque)]
@@ -2226,6 +2321,20 @@ pub struct PlaceholderOp {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for PlaceholderOp {}
 
+impl PlaceholderOp {
+    /// Field `shape` (`{"type":"ffi.Array","args":[{"type":"ir.Expr"}]}`), read through its registered getter.
+    pub fn shape(
+        this: &tvm_ffi::ObjectRef<Self>,
+    ) -> tvm_ffi::Result<tvm_ffi::Array<tvm_ffi::ObjectRef<Expr>>> {
+        this.get_field("shape")
+    }
+
+    /// Field `dtype` (`{"type":"ir.PrimType"}`), read through its registered getter.
+    pub fn dtype(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<tvm_ffi::ObjectRef<PrimType>> {
+        this.get_field("dtype")
+    }
+}
+
 /// The type `relax.TEPlaceholderOp` (128 bytes), declared from the runtime's reflection: opaque (unreflected bytes: field `value` is at offset 112 where a `#[repr(C)]` struct puts it at 120 (memory the runtime does not reflect, or shared with another field)), its own fields are not declared.
 #[derive(tvm_ffi::Object)]
 #[ffi_type(key = "relax.TEPlaceholderOp", external, opaque)]
@@ -2238,6 +2347,13 @@ pub struct TEPlaceholderOp {
 
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TEPlaceholderOp {}
+
+impl TEPlaceholderOp {
+    /// Field `value` (`{"type":"ir.Expr"}`), read through its registered getter.
+    pub fn value(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<tvm_ffi::ObjectRef<Expr>> {
+        this.get_field("value")
+    }
+}
 
 /// The type `relax.TensorType` (64 bytes), declared from the runtime's reflection.
 #[derive(tvm_ffi::Object)]
@@ -2302,8 +2418,8 @@ pub struct VDevice {
 unsafe impl tvm_ffi::ExternalType for VDevice {}
 
 impl VDevice {
-    /// Field `target` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `target` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn target(&self) -> tvm_ffi::ObjectRef<Target> {
         self.target
             .get()
@@ -3300,16 +3416,16 @@ pub struct DistributionAttrs {
 unsafe impl tvm_ffi::ExternalType for DistributionAttrs {}
 
 impl DistributionAttrs {
-    /// Field `device_mesh` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `device_mesh` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn device_mesh(&self) -> tvm_ffi::ObjectRef<DeviceMesh> {
         self.device_mesh
             .get()
             .expect("the required field `device_mesh` of `relax.attrs.DistributionAttrs` is null")
     }
 
-    /// Field `placement` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `placement` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn placement(&self) -> tvm_ffi::ObjectRef<Placement> {
         self.placement
             .get()
@@ -3776,8 +3892,8 @@ pub struct LayoutTransformAttrs {
 unsafe impl tvm_ffi::ExternalType for LayoutTransformAttrs {}
 
 impl LayoutTransformAttrs {
-    /// Field `index_map` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `index_map` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn index_map(&self) -> tvm_ffi::ObjectRef<IndexMap> {
         self.index_map
             .get()
@@ -4994,8 +5110,8 @@ pub struct SplitAttrs {
 unsafe impl tvm_ffi::ExternalType for SplitAttrs {}
 
 impl SplitAttrs {
-    /// Field `indices_or_sections` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `indices_or_sections` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn indices_or_sections(&self) -> tvm_ffi::ObjectRef<tvm_ffi::builtin::AnyObject> {
         self.indices_or_sections
             .get()
@@ -5170,8 +5286,8 @@ pub struct ToVDeviceAttrs {
 unsafe impl tvm_ffi::ExternalType for ToVDeviceAttrs {}
 
 impl ToVDeviceAttrs {
-    /// Field `dst_vdevice` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `dst_vdevice` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn dst_vdevice(&self) -> tvm_ffi::ObjectRef<VDevice> {
         self.dst_vdevice
             .get()
@@ -5394,16 +5510,16 @@ pub struct AndPattern {
 unsafe impl tvm_ffi::ExternalType for AndPattern {}
 
 impl AndPattern {
-    /// Field `left` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `left` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn left(&self) -> tvm_ffi::ObjectRef<DFPattern> {
         self.left
             .get()
             .expect("the required field `left` of `relax.dpl.AndPattern` is null")
     }
 
-    /// Field `right` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `right` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn right(&self) -> tvm_ffi::ObjectRef<DFPattern> {
         self.right
             .get()
@@ -5429,16 +5545,16 @@ pub struct AttrPattern {
 unsafe impl tvm_ffi::ExternalType for AttrPattern {}
 
 impl AttrPattern {
-    /// Field `pattern` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `pattern` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn pattern(&self) -> tvm_ffi::ObjectRef<DFPattern> {
         self.pattern
             .get()
             .expect("the required field `pattern` of `relax.dpl.AttrPattern` is null")
     }
 
-    /// Field `attrs` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `attrs` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn attrs(&self) -> tvm_ffi::ObjectRef<DictAttrs> {
         self.attrs
             .get()
@@ -5458,6 +5574,20 @@ pub struct CallPattern {
 
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for CallPattern {}
+
+impl CallPattern {
+    /// Field `op` (`{"type":"relax.dpl.DFPattern"}`), read through its registered getter.
+    pub fn op(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<tvm_ffi::ObjectRef<DFPattern>> {
+        this.get_field("op")
+    }
+
+    /// Field `args` (`{"type":"ffi.Array","args":[{"type":"relax.dpl.DFPattern"}]}`), read through its registered getter.
+    pub fn args(
+        this: &tvm_ffi::ObjectRef<Self>,
+    ) -> tvm_ffi::Result<tvm_ffi::Array<tvm_ffi::ObjectRef<DFPattern>>> {
+        this.get_field("args")
+    }
+}
 
 /// The type `relax.dpl.ConstantPattern` (24 bytes), declared from the runtime's reflection.
 #[derive(tvm_ffi::Object)]
@@ -5499,8 +5629,8 @@ pub struct DataTypePattern {
 unsafe impl tvm_ffi::ExternalType for DataTypePattern {}
 
 impl DataTypePattern {
-    /// Field `pattern` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `pattern` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn pattern(&self) -> tvm_ffi::ObjectRef<DFPattern> {
         self.pattern
             .get()
@@ -5564,8 +5694,8 @@ pub struct ExprPattern {
 unsafe impl tvm_ffi::ExternalType for ExprPattern {}
 
 impl ExprPattern {
-    /// Field `expr` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `expr` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn expr(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.expr
             .get()
@@ -5598,6 +5728,20 @@ pub struct ExprPatternRewriter {
 
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for ExprPatternRewriter {}
+
+impl ExprPatternRewriter {
+    /// Field `pattern` (`{"type":"relax.dpl.DFPattern"}`), read through its registered getter.
+    pub fn pattern(
+        this: &tvm_ffi::ObjectRef<Self>,
+    ) -> tvm_ffi::Result<tvm_ffi::ObjectRef<DFPattern>> {
+        this.get_field("pattern")
+    }
+
+    /// Field `func` (`{"type":"ffi.Function","args":[{"type":"Optional","args":[{"type":"ir.Expr"}]},{"type":"ir.Expr"},{"type":"ffi.Map","args":[{"type":"relax.dpl.DFPattern"},{"type":"ir.Expr"}]}]}`), read through its registered getter.
+    pub fn func(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<tvm_ffi::Function> {
+        this.get_field("func")
+    }
+}
 
 /// The type `relax.dpl.ExternFuncPattern` (40 bytes), declared from the runtime's reflection.
 #[derive(tvm_ffi::Object)]
@@ -5644,8 +5788,8 @@ impl FunctionPattern {
         self.params.get()
     }
 
-    /// Field `body` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `body` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn body(&self) -> tvm_ffi::ObjectRef<DFPattern> {
         self.body
             .get()
@@ -5682,8 +5826,8 @@ pub struct NotPattern {
 unsafe impl tvm_ffi::ExternalType for NotPattern {}
 
 impl NotPattern {
-    /// Field `reject` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `reject` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn reject(&self) -> tvm_ffi::ObjectRef<DFPattern> {
         self.reject
             .get()
@@ -5709,16 +5853,16 @@ pub struct OrPattern {
 unsafe impl tvm_ffi::ExternalType for OrPattern {}
 
 impl OrPattern {
-    /// Field `left` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `left` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn left(&self) -> tvm_ffi::ObjectRef<DFPattern> {
         self.left
             .get()
             .expect("the required field `left` of `relax.dpl.OrPattern` is null")
     }
 
-    /// Field `right` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `right` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn right(&self) -> tvm_ffi::ObjectRef<DFPattern> {
         self.right
             .get()
@@ -5738,6 +5882,22 @@ pub struct OrRewriter {
 
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for OrRewriter {}
+
+impl OrRewriter {
+    /// Field `lhs` (`{"type":"relax.dpl.PatternMatchingRewriter"}`), read through its registered getter.
+    pub fn lhs(
+        this: &tvm_ffi::ObjectRef<Self>,
+    ) -> tvm_ffi::Result<tvm_ffi::ObjectRef<PatternMatchingRewriter>> {
+        this.get_field("lhs")
+    }
+
+    /// Field `rhs` (`{"type":"relax.dpl.PatternMatchingRewriter"}`), read through its registered getter.
+    pub fn rhs(
+        this: &tvm_ffi::ObjectRef<Self>,
+    ) -> tvm_ffi::Result<tvm_ffi::ObjectRef<PatternMatchingRewriter>> {
+        this.get_field("rhs")
+    }
+}
 
 /// The type `relax.dpl.PatternContext` (24 bytes), declared from the runtime's reflection.
 #[derive(tvm_ffi::Object)]
@@ -5761,6 +5921,20 @@ pub struct PatternContextRewriter {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for PatternContextRewriter {}
 
+impl PatternContextRewriter {
+    /// Field `pattern` (`{"type":"ffi.Object"}`), read through its registered getter.
+    pub fn pattern(
+        this: &tvm_ffi::ObjectRef<Self>,
+    ) -> tvm_ffi::Result<tvm_ffi::ObjectRef<tvm_ffi::builtin::AnyObject>> {
+        this.get_field("pattern")
+    }
+
+    /// Field `rewriter_func` (`{"type":"ffi.Function","args":[{"type":"ffi.Map","args":[{"type":"ir.Var"},{"type":"ir.Expr"}]},{"type":"ffi.Map","args":[{"type":"relax.dpl.DFPattern"},{"type":"ir.Var"}]},{"type":"ffi.Map","args":[{"type":"ir.Var"},{"type":"ir.Expr"}]}]}`), read through its registered getter.
+    pub fn rewriter_func(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<tvm_ffi::Function> {
+        this.get_field("rewriter_func")
+    }
+}
+
 /// The type `relax.dpl.PatternSeq` (56 bytes), declared from the runtime's reflection: opaque (unreflected bytes: its size is 56 bytes, its reflected fields cover 32 (a C++ vtable or an unreflected field, such as STL storage)), its own fields are not declared.
 #[derive(tvm_ffi::Object)]
 #[ffi_type(key = "relax.dpl.PatternSeq", external, opaque)]
@@ -5769,6 +5943,15 @@ pub struct PatternSeq {}
 
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for PatternSeq {}
+
+impl PatternSeq {
+    /// Field `patterns` (`{"type":"ffi.Array","args":[{"type":"relax.dpl.DFPattern"}]}`), read through its registered getter.
+    pub fn patterns(
+        this: &tvm_ffi::ObjectRef<Self>,
+    ) -> tvm_ffi::Result<tvm_ffi::Array<tvm_ffi::ObjectRef<DFPattern>>> {
+        this.get_field("patterns")
+    }
+}
 
 /// The type `relax.dpl.PrimArrPattern` (32 bytes), declared from the runtime's reflection.
 #[derive(tvm_ffi::Object)]
@@ -5805,6 +5988,15 @@ pub struct SameShapeConstraint {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for SameShapeConstraint {}
 
+impl SameShapeConstraint {
+    /// Field `args` (`{"type":"ffi.Array","args":[{"type":"relax.dpl.DFPattern"}]}`), read through its registered getter.
+    pub fn args(
+        this: &tvm_ffi::ObjectRef<Self>,
+    ) -> tvm_ffi::Result<tvm_ffi::Array<tvm_ffi::ObjectRef<DFPattern>>> {
+        this.get_field("args")
+    }
+}
+
 /// The type `relax.dpl.ShapePattern` (40 bytes), declared from the runtime's reflection.
 #[derive(tvm_ffi::Object)]
 #[ffi_type(key = "relax.dpl.ShapePattern", external)]
@@ -5823,8 +6015,8 @@ pub struct ShapePattern {
 unsafe impl tvm_ffi::ExternalType for ShapePattern {}
 
 impl ShapePattern {
-    /// Field `pattern` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `pattern` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn pattern(&self) -> tvm_ffi::ObjectRef<DFPattern> {
         self.pattern
             .get()
@@ -5855,8 +6047,8 @@ pub struct TupleGetItemPattern {
 unsafe impl tvm_ffi::ExternalType for TupleGetItemPattern {}
 
 impl TupleGetItemPattern {
-    /// Field `tuple` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `tuple` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn tuple(&self) -> tvm_ffi::ObjectRef<DFPattern> {
         self.tuple
             .get()
@@ -5904,6 +6096,20 @@ pub struct TupleRewriter {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TupleRewriter {}
 
+impl TupleRewriter {
+    /// Field `patterns` (`{"type":"ffi.Array","args":[{"type":"relax.dpl.DFPattern"}]}`), read through its registered getter.
+    pub fn patterns(
+        this: &tvm_ffi::ObjectRef<Self>,
+    ) -> tvm_ffi::Result<tvm_ffi::Array<tvm_ffi::ObjectRef<DFPattern>>> {
+        this.get_field("patterns")
+    }
+
+    /// Field `func` (`{"type":"ffi.Function","args":[{"type":"Optional","args":[{"type":"ir.Expr"}]},{"type":"ir.Expr"},{"type":"ffi.Map","args":[{"type":"relax.dpl.DFPattern"},{"type":"ir.Expr"}]}]}`), read through its registered getter.
+    pub fn func(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<tvm_ffi::Function> {
+        this.get_field("func")
+    }
+}
+
 /// The type `relax.dpl.TypePattern` (40 bytes), declared from the runtime's reflection.
 #[derive(tvm_ffi::Object)]
 #[ffi_type(key = "relax.dpl.TypePattern", external)]
@@ -5922,16 +6128,16 @@ pub struct TypePattern {
 unsafe impl tvm_ffi::ExternalType for TypePattern {}
 
 impl TypePattern {
-    /// Field `pattern` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `pattern` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn pattern(&self) -> tvm_ffi::ObjectRef<DFPattern> {
         self.pattern
             .get()
             .expect("the required field `pattern` of `relax.dpl.TypePattern` is null")
     }
 
-    /// Field `ty` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `ty` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn ty(&self) -> tvm_ffi::ObjectRef<Type> {
         self.ty
             .get()
@@ -5989,16 +6195,13 @@ pub struct Binding {
 unsafe impl tvm_ffi::ExternalType for Binding {}
 
 impl Binding {
-    /// Field `span` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
-    pub fn span(&self) -> tvm_ffi::ObjectRef<Span> {
-        self.span
-            .get()
-            .expect("the required field `span` of `relax.expr.Binding` is null")
+    /// Field `span`.
+    pub fn span(&self) -> Option<tvm_ffi::ObjectRef<Span>> {
+        self.span.get()
     }
 
-    /// Field `var` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `var` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn var(&self) -> tvm_ffi::ObjectRef<Var> {
         self.var
             .get()
@@ -6107,16 +6310,16 @@ impl RelaxExprFunction {
         self.params.get()
     }
 
-    /// Field `body` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `body` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn body(&self) -> tvm_ffi::ObjectRef<SeqExpr> {
         self.body
             .get()
             .expect("the required field `body` of `relax.expr.Function` is null")
     }
 
-    /// Field `ret_ty` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `ret_ty` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn ret_ty(&self) -> tvm_ffi::ObjectRef<Type> {
         self.ret_ty
             .get()
@@ -6149,24 +6352,24 @@ pub struct If {
 unsafe impl tvm_ffi::ExternalType for If {}
 
 impl If {
-    /// Field `cond` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `cond` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn cond(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.cond
             .get()
             .expect("the required field `cond` of `relax.expr.If` is null")
     }
 
-    /// Field `true_branch` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `true_branch` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn true_branch(&self) -> tvm_ffi::ObjectRef<SeqExpr> {
         self.true_branch
             .get()
             .expect("the required field `true_branch` of `relax.expr.If` is null")
     }
 
-    /// Field `false_branch` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `false_branch` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn false_branch(&self) -> tvm_ffi::ObjectRef<SeqExpr> {
         self.false_branch
             .get()
@@ -6192,16 +6395,16 @@ pub struct MatchCast {
 unsafe impl tvm_ffi::ExternalType for MatchCast {}
 
 impl MatchCast {
-    /// Field `value` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `value` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn value(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.value
             .get()
             .expect("the required field `value` of `relax.expr.MatchCast` is null")
     }
 
-    /// Field `ty` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `ty` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn ty(&self) -> tvm_ffi::ObjectRef<Type> {
         self.ty
             .get()
@@ -6232,8 +6435,8 @@ impl SeqExpr {
         self.blocks.get()
     }
 
-    /// Field `body` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `body` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn body(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.body
             .get()
@@ -6279,8 +6482,8 @@ pub struct VarBinding {
 unsafe impl tvm_ffi::ExternalType for VarBinding {}
 
 impl VarBinding {
-    /// Field `value` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `value` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn value(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.value
             .get()
@@ -6315,8 +6518,8 @@ impl FusionPattern {
         self.name.get()
     }
 
-    /// Field `pattern` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `pattern` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn pattern(&self) -> tvm_ffi::ObjectRef<DFPattern> {
         self.pattern
             .get()
@@ -6349,6 +6552,32 @@ pub struct InferLayoutOutput {}
 
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for InferLayoutOutput {}
+
+impl InferLayoutOutput {
+    /// Field `input_layouts` (`{"type":"ffi.Array","args":[{"type":"NestedMsg","args":[{"type":"relax.transform.LayoutDecision"}]}]}`), read through its registered getter.
+    pub fn input_layouts(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<tvm_ffi::Any> {
+        this.get_field_any("input_layouts")
+    }
+
+    /// Field `output_layouts` (`{"type":"ffi.Array","args":[{"type":"NestedMsg","args":[{"type":"relax.transform.LayoutDecision"}]}]}`), read through its registered getter.
+    pub fn output_layouts(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<tvm_ffi::Any> {
+        this.get_field_any("output_layouts")
+    }
+
+    /// Field `new_attrs` (`{"type":"ir.Attrs"}`), read through its registered getter.
+    pub fn new_attrs(
+        this: &tvm_ffi::ObjectRef<Self>,
+    ) -> tvm_ffi::Result<tvm_ffi::ObjectRef<Attrs>> {
+        this.get_field("new_attrs")
+    }
+
+    /// Field `new_args` (`{"type":"ffi.Map","args":[{"type":"ir.IntImm"},{"type":"ir.Expr"}]}`), read through its registered getter.
+    pub fn new_args(
+        this: &tvm_ffi::ObjectRef<Self>,
+    ) -> tvm_ffi::Result<tvm_ffi::Map<tvm_ffi::ObjectRef<IntImm>, tvm_ffi::ObjectRef<Expr>>> {
+        this.get_field("new_args")
+    }
+}
 
 /// The type `relax.transform.InplaceOpportunity` (40 bytes), declared from the runtime's reflection.
 #[derive(tvm_ffi::Object)]
@@ -6391,8 +6620,8 @@ pub struct LayoutDecision {
 unsafe impl tvm_ffi::ExternalType for LayoutDecision {}
 
 impl LayoutDecision {
-    /// Field `layout` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `layout` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn layout(&self) -> tvm_ffi::ObjectRef<SLayout> {
         self.layout
             .get()
@@ -6429,8 +6658,8 @@ pub struct PatternCheckContext {
 unsafe impl tvm_ffi::ExternalType for PatternCheckContext {}
 
 impl PatternCheckContext {
-    /// Field `matched_expr` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `matched_expr` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn matched_expr(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.matched_expr.get().expect(
             "the required field `matched_expr` of `relax.transform.PatternCheckContext` is null",
@@ -6587,6 +6816,41 @@ pub struct Target {}
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Target {}
 
+impl Target {
+    /// Field `kind` (`{"type":"target.TargetKind"}`), read through its registered getter.
+    pub fn kind(
+        this: &tvm_ffi::ObjectRef<Self>,
+    ) -> tvm_ffi::Result<tvm_ffi::ObjectRef<TargetKind>> {
+        this.get_field("kind")
+    }
+
+    /// Field `host` (`{"type":"Optional","args":[{"type":"ffi.Object"}]}`), read through its registered getter.
+    pub fn host(
+        this: &tvm_ffi::ObjectRef<Self>,
+    ) -> tvm_ffi::Result<Option<tvm_ffi::ObjectRef<tvm_ffi::builtin::AnyObject>>> {
+        this.get_field("host")
+    }
+
+    /// Field `tag` (`{"type":"ffi.String"}`), read through its registered getter.
+    pub fn tag(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<tvm_ffi::String> {
+        this.get_field("tag")
+    }
+
+    /// Field `keys` (`{"type":"ffi.Array","args":[{"type":"ffi.String"}]}`), read through its registered getter.
+    pub fn keys(
+        this: &tvm_ffi::ObjectRef<Self>,
+    ) -> tvm_ffi::Result<tvm_ffi::Array<tvm_ffi::String>> {
+        this.get_field("keys")
+    }
+
+    /// Field `attrs` (`{"type":"ffi.Map","args":[{"type":"ffi.String"},{"type":"Any"}]}`), read through its registered getter.
+    pub fn attrs(
+        this: &tvm_ffi::ObjectRef<Self>,
+    ) -> tvm_ffi::Result<tvm_ffi::Map<tvm_ffi::String, tvm_ffi::Any>> {
+        this.get_field("attrs")
+    }
+}
+
 /// The type `target.TargetKind` (168 bytes), declared from the runtime's reflection: opaque (unreflected bytes: its size is 168 bytes, its reflected fields cover 56 (a C++ vtable or an unreflected field, such as STL storage)), its own fields are not declared.
 #[derive(tvm_ffi::Object)]
 #[ffi_type(key = "target.TargetKind", external, opaque)]
@@ -6595,6 +6859,25 @@ pub struct TargetKind {}
 
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TargetKind {}
+
+impl TargetKind {
+    /// Field `name` (`{"type":"ffi.String"}`), read through its registered getter.
+    pub fn name(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<tvm_ffi::String> {
+        this.get_field("name")
+    }
+
+    /// Field `default_device_type` (`{"type":"int"}`), read through its registered getter.
+    pub fn default_device_type(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<i64> {
+        this.get_field("default_device_type")
+    }
+
+    /// Field `default_keys` (`{"type":"ffi.Array","args":[{"type":"ffi.String"}]}`), read through its registered getter.
+    pub fn default_keys(
+        this: &tvm_ffi::ObjectRef<Self>,
+    ) -> tvm_ffi::Result<tvm_ffi::Array<tvm_ffi::String>> {
+        this.get_field("default_keys")
+    }
+}
 
 /// The type `tirx.Stmt` (32 bytes), declared from the runtime's reflection.
 #[derive(tvm_ffi::Object)]
@@ -6609,12 +6892,9 @@ pub struct Stmt {
 unsafe impl tvm_ffi::ExternalType for Stmt {}
 
 impl Stmt {
-    /// Field `span` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
-    pub fn span(&self) -> tvm_ffi::ObjectRef<Span> {
-        self.span
-            .get()
-            .expect("the required field `span` of `tirx.Stmt` is null")
+    /// Field `span`.
+    pub fn span(&self) -> Option<tvm_ffi::ObjectRef<Span>> {
+        self.span.get()
     }
 }
 
@@ -6636,8 +6916,8 @@ pub struct AllocBuffer {
 unsafe impl tvm_ffi::ExternalType for AllocBuffer {}
 
 impl AllocBuffer {
-    /// Field `buffer` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `buffer` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn buffer(&self) -> tvm_ffi::ObjectRef<Var> {
         self.buffer
             .get()
@@ -6670,16 +6950,16 @@ pub struct AssertStmt {
 unsafe impl tvm_ffi::ExternalType for AssertStmt {}
 
 impl AssertStmt {
-    /// Field `condition` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `condition` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn condition(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.condition
             .get()
             .expect("the required field `condition` of `tirx.AssertStmt` is null")
     }
 
-    /// Field `error_kind` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `error_kind` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn error_kind(&self) -> tvm_ffi::ObjectRef<StringImm> {
         self.error_kind
             .get()
@@ -6724,16 +7004,16 @@ impl AttrStmt {
         self.attr_key.get()
     }
 
-    /// Field `value` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `value` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn value(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.value
             .get()
             .expect("the required field `value` of `tirx.AttrStmt` is null")
     }
 
-    /// Field `body` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `body` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn body(&self) -> tvm_ffi::ObjectRef<Stmt> {
         self.body
             .get()
@@ -6749,6 +7029,13 @@ pub struct Axis {}
 
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Axis {}
+
+impl Axis {
+    /// Field `name` (`{"type":"ffi.String"}`), read through its registered getter.
+    pub fn name(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<tvm_ffi::String> {
+        this.get_field("name")
+    }
+}
 
 /// The type `tirx.Bind` (48 bytes), declared from the runtime's reflection.
 #[derive(tvm_ffi::Object)]
@@ -6768,16 +7055,16 @@ pub struct Bind {
 unsafe impl tvm_ffi::ExternalType for Bind {}
 
 impl Bind {
-    /// Field `var` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `var` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn var(&self) -> tvm_ffi::ObjectRef<Var> {
         self.var
             .get()
             .expect("the required field `var` of `tirx.Bind` is null")
     }
 
-    /// Field `value` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `value` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn value(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.value
             .get()
@@ -6831,16 +7118,16 @@ pub struct BufferStore {
 unsafe impl tvm_ffi::ExternalType for BufferStore {}
 
 impl BufferStore {
-    /// Field `buffer` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `buffer` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn buffer(&self) -> tvm_ffi::ObjectRef<Var> {
         self.buffer
             .get()
             .expect("the required field `buffer` of `tirx.BufferStore` is null")
     }
 
-    /// Field `value` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `value` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn value(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.value
             .get()
@@ -6885,8 +7172,8 @@ pub struct BufferType {
 unsafe impl tvm_ffi::ExternalType for BufferType {}
 
 impl BufferType {
-    /// Field `dtype` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `dtype` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn dtype(&self) -> tvm_ffi::ObjectRef<PrimType> {
         self.dtype
             .get()
@@ -6908,8 +7195,8 @@ impl BufferType {
         self.strides.get()
     }
 
-    /// Field `elem_offset` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `elem_offset` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn elem_offset(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.elem_offset
             .get()
@@ -6981,6 +7268,45 @@ pub struct ComposeLayout {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for ComposeLayout {}
 
+impl ComposeLayout {
+    /// Field `per_element` (`{"type":"int"}`), read through its registered getter.
+    pub fn per_element(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<i64> {
+        this.get_field("per_element")
+    }
+
+    /// Field `swizzle_len` (`{"type":"int"}`), read through its registered getter.
+    pub fn swizzle_len(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<i64> {
+        this.get_field("swizzle_len")
+    }
+
+    /// Field `atom_len` (`{"type":"int"}`), read through its registered getter.
+    pub fn atom_len(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<i64> {
+        this.get_field("atom_len")
+    }
+
+    /// Field `swizzle_inner` (`{"type":"bool"}`), read through its registered getter.
+    pub fn swizzle_inner(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<bool> {
+        this.get_field("swizzle_inner")
+    }
+
+    /// Field `tile_layout` (`{"type":"tirx.TileLayout"}`), read through its registered getter.
+    pub fn tile_layout(
+        this: &tvm_ffi::ObjectRef<Self>,
+    ) -> tvm_ffi::Result<tvm_ffi::ObjectRef<TileLayout>> {
+        this.get_field("tile_layout")
+    }
+
+    /// Field `inner_mask` (`{"type":"int"}`), read through its registered getter.
+    pub fn inner_mask(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<i64> {
+        this.get_field("inner_mask")
+    }
+
+    /// Field `outer_mask` (`{"type":"int"}`), read through its registered getter.
+    pub fn outer_mask(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<i64> {
+        this.get_field("outer_mask")
+    }
+}
+
 /// The type `tirx.Continue` (32 bytes), declared from the runtime's reflection.
 #[derive(tvm_ffi::Object)]
 #[ffi_type(key = "tirx.Continue", external)]
@@ -7012,16 +7338,16 @@ pub struct DeclBuffer {
 unsafe impl tvm_ffi::ExternalType for DeclBuffer {}
 
 impl DeclBuffer {
-    /// Field `buffer` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `buffer` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn buffer(&self) -> tvm_ffi::ObjectRef<Var> {
         self.buffer
             .get()
             .expect("the required field `buffer` of `tirx.DeclBuffer` is null")
     }
 
-    /// Field `data` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `data` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn data(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.data
             .get()
@@ -7063,16 +7389,16 @@ pub struct DispatchContext {
 unsafe impl tvm_ffi::ExternalType for DispatchContext {}
 
 impl DispatchContext {
-    /// Field `target` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `target` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn target(&self) -> tvm_ffi::ObjectRef<Target> {
         self.target
             .get()
             .expect("the required field `target` of `tirx.DispatchContext` is null")
     }
 
-    /// Field `exec_scope` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `exec_scope` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn exec_scope(&self) -> tvm_ffi::ObjectRef<ExecScope> {
         self.exec_scope
             .get()
@@ -7142,8 +7468,8 @@ pub struct Evaluate {
 unsafe impl tvm_ffi::ExternalType for Evaluate {}
 
 impl Evaluate {
-    /// Field `value` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `value` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn value(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.value
             .get()
@@ -7200,24 +7526,24 @@ pub struct For {
 unsafe impl tvm_ffi::ExternalType for For {}
 
 impl For {
-    /// Field `loop_var` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `loop_var` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn loop_var(&self) -> tvm_ffi::ObjectRef<Var> {
         self.loop_var
             .get()
             .expect("the required field `loop_var` of `tirx.For` is null")
     }
 
-    /// Field `min` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `min` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn min(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.min
             .get()
             .expect("the required field `min` of `tirx.For` is null")
     }
 
-    /// Field `extent` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `extent` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn extent(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.extent
             .get()
@@ -7229,8 +7555,8 @@ impl For {
         self.kind.get()
     }
 
-    /// Field `body` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `body` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn body(&self) -> tvm_ffi::ObjectRef<Stmt> {
         self.body
             .get()
@@ -7273,16 +7599,16 @@ pub struct IfThenElse {
 unsafe impl tvm_ffi::ExternalType for IfThenElse {}
 
 impl IfThenElse {
-    /// Field `condition` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `condition` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn condition(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.condition
             .get()
             .expect("the required field `condition` of `tirx.IfThenElse` is null")
     }
 
-    /// Field `then_case` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `then_case` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn then_case(&self) -> tvm_ffi::ObjectRef<Stmt> {
         self.then_case
             .get()
@@ -7345,24 +7671,24 @@ pub struct Iter {
 unsafe impl tvm_ffi::ExternalType for Iter {}
 
 impl Iter {
-    /// Field `extent` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `extent` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn extent(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.extent
             .get()
             .expect("the required field `extent` of `tirx.Iter` is null")
     }
 
-    /// Field `stride` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `stride` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn stride(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.stride
             .get()
             .expect("the required field `stride` of `tirx.Iter` is null")
     }
 
-    /// Field `axis` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `axis` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn axis(&self) -> tvm_ffi::ObjectRef<Axis> {
         self.axis
             .get()
@@ -7382,6 +7708,35 @@ pub struct IterVar {
 
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for IterVar {}
+
+impl IterVar {
+    /// Field `dom` (`{"type":"ir.Range"}`), read through its registered getter.
+    pub fn dom(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<tvm_ffi::ObjectRef<Range>> {
+        this.get_field("dom")
+    }
+
+    /// Field `var` (`{"type":"ir.Var"}`), read through its registered getter.
+    pub fn var(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<tvm_ffi::ObjectRef<Var>> {
+        this.get_field("var")
+    }
+
+    /// Field `iter_type` (`{"type":"int"}`), read through its registered getter.
+    pub fn iter_type(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<i64> {
+        this.get_field("iter_type")
+    }
+
+    /// Field `thread_tag` (`{"type":"ffi.String"}`), read through its registered getter.
+    pub fn thread_tag(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<tvm_ffi::String> {
+        this.get_field("thread_tag")
+    }
+
+    /// Field `span` (`{"type":"ir.Span"}`), read through its registered getter.
+    pub fn span(
+        this: &tvm_ffi::ObjectRef<Self>,
+    ) -> tvm_ffi::Result<Option<tvm_ffi::ObjectRef<Span>>> {
+        this.get_field("span")
+    }
+}
 
 /// The type `tirx.LambdaExpr` (40 bytes), declared from the runtime's reflection.
 #[derive(tvm_ffi::Object)]
@@ -7403,8 +7758,8 @@ impl LambdaExpr {
         self.vars.get()
     }
 
-    /// Field `pred` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `pred` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn pred(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.pred
             .get()
@@ -7437,16 +7792,16 @@ impl PrimFunc {
         self.params.get()
     }
 
-    /// Field `ret_type` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `ret_type` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn ret_type(&self) -> tvm_ffi::ObjectRef<Type> {
         self.ret_type
             .get()
             .expect("the required field `ret_type` of `tirx.PrimFunc` is null")
     }
 
-    /// Field `body` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `body` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn body(&self) -> tvm_ffi::ObjectRef<Stmt> {
         self.body
             .get()
@@ -7467,6 +7822,15 @@ pub struct PrimFuncPass {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for PrimFuncPass {}
 
+impl PrimFuncPass {
+    /// Field `pass_info` (`{"type":"transform.PassInfo"}`), read through its registered getter.
+    pub fn pass_info(
+        this: &tvm_ffi::ObjectRef<Self>,
+    ) -> tvm_ffi::Result<tvm_ffi::ObjectRef<PassInfo>> {
+        this.get_field("pass_info")
+    }
+}
+
 /// The type `tirx.Return` (40 bytes), declared from the runtime's reflection.
 #[derive(tvm_ffi::Object)]
 #[ffi_type(key = "tirx.Return", external)]
@@ -7483,8 +7847,8 @@ pub struct Return {
 unsafe impl tvm_ffi::ExternalType for Return {}
 
 impl Return {
-    /// Field `value` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `value` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn value(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.value
             .get()
@@ -7548,8 +7912,8 @@ pub struct ScopeIdDefStmt {
 unsafe impl tvm_ffi::ExternalType for ScopeIdDefStmt {}
 
 impl ScopeIdDefStmt {
-    /// Field `def` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `def` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn def(&self) -> tvm_ffi::ObjectRef<ScopeIdDef> {
         self.def
             .get()
@@ -7669,6 +8033,29 @@ pub struct TileLayout {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TileLayout {}
 
+impl TileLayout {
+    /// Field `shard` (`{"type":"ffi.Array","args":[{"type":"tirx.Iter"}]}`), read through its registered getter.
+    pub fn shard(
+        this: &tvm_ffi::ObjectRef<Self>,
+    ) -> tvm_ffi::Result<tvm_ffi::Array<tvm_ffi::ObjectRef<Iter>>> {
+        this.get_field("shard")
+    }
+
+    /// Field `replica` (`{"type":"ffi.Array","args":[{"type":"tirx.Iter"}]}`), read through its registered getter.
+    pub fn replica(
+        this: &tvm_ffi::ObjectRef<Self>,
+    ) -> tvm_ffi::Result<tvm_ffi::Array<tvm_ffi::ObjectRef<Iter>>> {
+        this.get_field("replica")
+    }
+
+    /// Field `offset` (`{"type":"ffi.Map","args":[{"type":"tirx.Axis"},{"type":"ir.Expr"}]}`), read through its registered getter.
+    pub fn offset(
+        this: &tvm_ffi::ObjectRef<Self>,
+    ) -> tvm_ffi::Result<tvm_ffi::Map<tvm_ffi::ObjectRef<Axis>, tvm_ffi::ObjectRef<Expr>>> {
+        this.get_field("offset")
+    }
+}
+
 /// The type `tirx.TilePrimitiveCall` (88 bytes), declared from the runtime's reflection.
 #[derive(tvm_ffi::Object)]
 #[ffi_type(key = "tirx.TilePrimitiveCall", external)]
@@ -7695,8 +8082,8 @@ pub struct TilePrimitiveCall {
 unsafe impl tvm_ffi::ExternalType for TilePrimitiveCall {}
 
 impl TilePrimitiveCall {
-    /// Field `op` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `op` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn op(&self) -> tvm_ffi::ObjectRef<Op> {
         self.op
             .get()
@@ -7723,8 +8110,8 @@ impl TilePrimitiveCall {
         self.dispatch.get().get()
     }
 
-    /// Field `scope` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `scope` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn scope(&self) -> tvm_ffi::ObjectRef<ExecScope> {
         self.scope
             .get()
@@ -7750,16 +8137,16 @@ pub struct While {
 unsafe impl tvm_ffi::ExternalType for While {}
 
 impl While {
-    /// Field `condition` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `condition` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn condition(&self) -> tvm_ffi::ObjectRef<Expr> {
         self.condition
             .get()
             .expect("the required field `condition` of `tirx.While` is null")
     }
 
-    /// Field `body` (required: C++ declares it without `Optional`; panics if C++
-    /// left it null).
+    /// Field `body` (required: not `Optional`, no default, part of the node's
+    /// structural value; panics if C++ left it null).
     pub fn body(&self) -> tvm_ffi::ObjectRef<Stmt> {
         self.body
             .get()

@@ -81,12 +81,15 @@ pub fn read_add(add: ObjectRef<Add>) -> Result<Array<i64>> {
     Array::new([add.a(), add.b()].map(|e| int_value(&e).unwrap_or(-1)))
 }
 
-/// The type key of an opaque `ir.Op`, read through its typed handle, and its parent's field
-/// (`ir.Expr.span` is `None` for a registered operator).
+/// The type key of an opaque `ir.Op`, read through its typed handle, its parent's field
+/// (`ir.Expr.span` is `None` for a registered operator, read in place) and its own `name`
+/// (read through the getter C++ registered).
 #[ffi_func(name = "tvm_bindings.op_handle")]
 pub fn op_handle(op: ObjectRef<Op>) -> Result<Array<Any>> {
     Array::new([
         Any::new(String::from(op.type_key())),
         Any::new(op.base.span()),
+        Any::new(Op::name(&op)?),
     ])
 }
+
