@@ -13,8 +13,10 @@ schemas), ends in one of three outcomes, which ``--report`` lists one line per t
 - *complete*: an ``external`` declaration (``#[derive(Object)]``, its parent as
   ``#[ffi(base)]``, every reflected field as ``Rw<T>`` of the type its schema names) with the
   ``unsafe impl ExternalType`` the SDK requires, a typed accessor per field (a required object
-  field read as a value, a C++ ``Optional`` as an ``Option``), and typed wrappers of its
-  instance methods (and of ``__ffi_init__`` as ``new``). The generator checks the layout, and the SDK
+  field read as a value, a C++ ``Optional`` as an ``Option``), ``from_fields`` (the node
+  allocated by Rust from every field's value, where the runtime allocates the type itself:
+  ``__ffi_new__``), and typed wrappers of its instance methods (and of ``__ffi_init__`` as
+  ``new``). The generator checks the layout, and the SDK
   checks every declaration against the runtime's reflection when the library that contains it
   loads (parent, size, each field's name, offset, size, storage and schema): a generated file
   that no longer matches is a load error naming the type and the field, never a misread.
@@ -102,6 +104,7 @@ class TypeDesc:
     reached_from: str | None = None  # None: under a prefix; else the type that reaches it
     base_ident: str = "base"  # the Rust name of the `#[ffi(base)]` field
     defaults: set[str] = field(default_factory=set)  # own fields with a registered default
+    allocatable: bool = False  # whether the runtime allocates it itself (`__ffi_new__`)
     metadata_only: set[str] = field(default_factory=set)  # own fields structural equality ignores
 
     def required(self, name: str, schema: dict) -> bool:
@@ -146,9 +149,10 @@ def _describe(key: str) -> TypeDesc:
             methods.append(Method(m.name, m.is_static, named.get("params", []), named.get("return", [{}])[0]))
     parent = info.parent_type_info.type_key if info.parent_type_info else None
     defaults = {f.name for f in own if getattr(f, "c_has_default", False)}
+    allocatable = core._lookup_type_attr(info.type_index, "__ffi_new__") is not None
     metadata_only = {f.name for f in own if getattr(f, "c_structural_eq", None) == "ignore"}
     return TypeDesc(key, parent, total_size, fields, methods, layout, defaults=defaults,
-                    metadata_only=metadata_only)
+                    allocatable=allocatable, metadata_only=metadata_only)
 
 
 def _is_object_type(key: str) -> bool:
@@ -396,10 +400,67 @@ class _Renderer:
         if opaque:
             accessors = self.getter_accessors(t)
         taken = {_ident(name) for name, _, _ in t.fields}
+        if not opaque and t.allocatable:
+            lines += [
+                "",
+                f"// SAFETY: every byte of `{t.key}` is a declared field (checked at load), so the Rust",
+                "// deleter, which drops each field, destroys it as its C++ destructor does; the runtime",
+                "// allocates it itself (`__ffi_new__`), so it is a type objects are made of.",
+                f"unsafe impl tvm_ffi::object::RustObject for {t.rust_name} {{}}",
+            ]
+            accessors = self.constructor(t, taken) + accessors
         body = accessors + self.methods(t, taken)
         if body:
             lines += ["", f"impl {t.rust_name} {{"] + body[1:] + ["}"]
         return lines
+
+    def chain(self, t: TypeDesc) -> list[TypeDesc]:
+        """`t` and its declared ancestors, the root first."""
+        chain = [t]
+        while chain[0].parent not in (None, "ffi.Object") and chain[0].parent in self.types:
+            chain.insert(0, self.types[chain[0].parent])
+        return chain
+
+    def constructor(self, t: TypeDesc, taken: set[str]) -> list[str]:
+        """`from_fields`: the object allocated by Rust from the value of every field, the
+        parents' first, each of the exact type its storage holds (a required object as a value,
+        a C++ `Optional` as an `Option`)."""
+        params, names = [], set()
+        values: dict[str, str] = {}  # (type key, field name) -> the expression of its storage
+        for part in self.chain(t):
+            for (name, size, schema), (_, _, _, _, index) in zip(part.fields, part.layout):
+                storage = self.field_type(schema, size, index)
+                param = _ident(name)
+                while param in names:
+                    param += "_"
+                names.add(param)
+                required = storage.startswith("Option<") and part.required(name, schema)
+                if required:
+                    params.append(f"{param}: {storage[len('Option<'):-1]}")
+                    values[(part.key, name)] = f"tvm_ffi::Rw::new(Some({param}))"
+                else:
+                    params.append(f"{param}: {storage}")
+                    values[(part.key, name)] = f"tvm_ffi::Rw::new({param})"
+
+        def literal(part: TypeDesc) -> str:
+            inits = []
+            if part.parent not in (None, "ffi.Object") and part.parent in self.types:
+                inits.append(f"{part.base_ident}: {literal(self.types[part.parent])}")
+            inits += [f"{_ident(name)}: {values[(part.key, name)]}" for name, _, _ in part.fields]
+            return f"{part.rust_name} {{ {', '.join(inits)} }}"
+
+        name = "from_fields"
+        while name in taken:
+            name += "_"
+        taken.add(name)
+        return [
+            "",
+            f"    /// A new `{t.key}` allocated by Rust, from the value of every field (the parents'",
+            "    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.",
+            f"    pub fn {name}({', '.join(params)}) -> tvm_ffi::ObjectRef<Self> {{",
+            f"        tvm_ffi::ObjectRef::new({literal(t)})",
+            "    }",
+        ]
 
     def getter_accessors(self, t: TypeDesc) -> list[str]:
         """Accessors of an opaque type's own fields, read through the getters its library

@@ -23,7 +23,21 @@ pub struct Enum {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Enum {}
 
+// SAFETY: every byte of `ffi.Enum` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Enum {}
+
 impl Enum {
+    /// A new `ffi.Enum` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(_int_index: i64, _str_index: tvm_ffi::String) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Enum {
+            _int_index: tvm_ffi::Rw::new(_int_index),
+            _str_index: tvm_ffi::Rw::new(_str_index),
+        })
+    }
+
     /// Field `_int_index`.
     pub fn _int_index(&self) -> i64 {
         self._int_index.get()
@@ -57,7 +71,29 @@ pub struct EnumState {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for EnumState {}
 
+// SAFETY: every byte of `ffi.EnumState` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for EnumState {}
+
 impl EnumState {
+    /// A new `ffi.EnumState` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        entries: tvm_ffi::List<tvm_ffi::ObjectRef<tvm_ffi::builtin::AnyObject>>,
+        indexes: tvm_ffi::Dict<tvm_ffi::Any, tvm_ffi::ObjectRef<tvm_ffi::builtin::AnyObject>>,
+        attrs: tvm_ffi::Dict<
+            tvm_ffi::String,
+            tvm_ffi::Dict<tvm_ffi::ObjectRef<tvm_ffi::builtin::AnyObject>, tvm_ffi::Any>,
+        >,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(EnumState {
+            entries: tvm_ffi::Rw::new(entries),
+            indexes: tvm_ffi::Rw::new(indexes),
+            attrs: tvm_ffi::Rw::new(attrs),
+        })
+    }
+
     /// Field `entries`.
     pub fn entries(&self) -> tvm_ffi::List<tvm_ffi::ObjectRef<tvm_ffi::builtin::AnyObject>> {
         self.entries.get()
@@ -152,7 +188,21 @@ pub struct StructuralKey {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for StructuralKey {}
 
+// SAFETY: every byte of `ffi.StructuralKey` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for StructuralKey {}
+
 impl StructuralKey {
+    /// A new `ffi.StructuralKey` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(key: tvm_ffi::Any, hash_i64: i64) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(StructuralKey {
+            key: tvm_ffi::Rw::new(key),
+            hash_i64: tvm_ffi::Rw::new(hash_i64),
+        })
+    }
+
     /// Field `key`.
     pub fn key(&self) -> tvm_ffi::Any {
         self.key.get()
@@ -205,7 +255,24 @@ pub struct VisitErrorContext {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for VisitErrorContext {}
 
+// SAFETY: every byte of `ffi.VisitErrorContext` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for VisitErrorContext {}
+
 impl VisitErrorContext {
+    /// A new `ffi.VisitErrorContext` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        reverse_visit_pattern: tvm_ffi::List<tvm_ffi::ObjectRef<tvm_ffi::builtin::AnyObject>>,
+        prev_error_context: Option<tvm_ffi::ObjectRef<tvm_ffi::builtin::AnyObject>>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(VisitErrorContext {
+            reverse_visit_pattern: tvm_ffi::Rw::new(reverse_visit_pattern),
+            prev_error_context: tvm_ffi::Rw::new(prev_error_context),
+        })
+    }
+
     /// Field `reverse_visit_pattern`.
     pub fn reverse_visit_pattern(
         &self,
@@ -231,7 +298,20 @@ pub struct VisitInterrupt {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for VisitInterrupt {}
 
+// SAFETY: every byte of `ffi.VisitInterrupt` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for VisitInterrupt {}
+
 impl VisitInterrupt {
+    /// A new `ffi.VisitInterrupt` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(value: tvm_ffi::Any) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(VisitInterrupt {
+            value: tvm_ffi::Rw::new(value),
+        })
+    }
+
     /// Field `value`.
     pub fn value(&self) -> tvm_ffi::Any {
         self.value.get()
@@ -254,7 +334,26 @@ pub struct AccessPath {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for AccessPath {}
 
+// SAFETY: every byte of `ffi.reflection.AccessPath` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for AccessPath {}
+
 impl AccessPath {
+    /// A new `ffi.reflection.AccessPath` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        parent: Option<tvm_ffi::ObjectRef<tvm_ffi::builtin::AnyObject>>,
+        step: Option<tvm_ffi::ObjectRef<AccessStep>>,
+        depth: i32,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(AccessPath {
+            parent: tvm_ffi::Rw::new(parent),
+            step: tvm_ffi::Rw::new(step),
+            depth: tvm_ffi::Rw::new(depth),
+        })
+    }
+
     /// Field `parent`.
     pub fn parent(&self) -> Option<tvm_ffi::ObjectRef<tvm_ffi::builtin::AnyObject>> {
         self.parent.get()
@@ -364,7 +463,21 @@ pub struct AccessStep {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for AccessStep {}
 
+// SAFETY: every byte of `ffi.reflection.AccessStep` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for AccessStep {}
+
 impl AccessStep {
+    /// A new `ffi.reflection.AccessStep` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(kind: i32, key: tvm_ffi::Any) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(AccessStep {
+            kind: tvm_ffi::Rw::new(kind),
+            key: tvm_ffi::Rw::new(key),
+        })
+    }
+
     /// Field `kind`.
     pub fn kind(&self) -> i32 {
         self.kind.get()
@@ -516,7 +629,26 @@ pub struct TestCompare {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TestCompare {}
 
+// SAFETY: every byte of `testing.TestCompare` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TestCompare {}
+
 impl TestCompare {
+    /// A new `testing.TestCompare` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        key: i64,
+        name: tvm_ffi::String,
+        ignored_field: i64,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TestCompare {
+            key: tvm_ffi::Rw::new(key),
+            name: tvm_ffi::Rw::new(name),
+            ignored_field: tvm_ffi::Rw::new(ignored_field),
+        })
+    }
+
     /// Field `key`.
     pub fn key(&self) -> i64 {
         self.key.get()
@@ -561,7 +693,21 @@ pub struct TestCustomCompare {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TestCustomCompare {}
 
+// SAFETY: every byte of `testing.TestCustomCompare` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TestCustomCompare {}
+
 impl TestCustomCompare {
+    /// A new `testing.TestCustomCompare` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(key: i64, label: tvm_ffi::String) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TestCustomCompare {
+            key: tvm_ffi::Rw::new(key),
+            label: tvm_ffi::Rw::new(label),
+        })
+    }
+
     /// Field `key`.
     pub fn key(&self) -> i64 {
         self.key.get()
@@ -600,7 +746,21 @@ pub struct TestCustomHash {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TestCustomHash {}
 
+// SAFETY: every byte of `testing.TestCustomHash` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TestCustomHash {}
+
 impl TestCustomHash {
+    /// A new `testing.TestCustomHash` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(key: i64, label: tvm_ffi::String) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TestCustomHash {
+            key: tvm_ffi::Rw::new(key),
+            label: tvm_ffi::Rw::new(label),
+        })
+    }
+
     /// Field `key`.
     pub fn key(&self) -> i64 {
         self.key.get()
@@ -643,7 +803,23 @@ pub struct TestCxxAutoInit {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TestCxxAutoInit {}
 
+// SAFETY: every byte of `testing.TestCxxAutoInit` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TestCxxAutoInit {}
+
 impl TestCxxAutoInit {
+    /// A new `testing.TestCxxAutoInit` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(a: i64, b: i64, c: i64, d: i64) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TestCxxAutoInit {
+            a: tvm_ffi::Rw::new(a),
+            b: tvm_ffi::Rw::new(b),
+            c: tvm_ffi::Rw::new(c),
+            d: tvm_ffi::Rw::new(d),
+        })
+    }
+
     /// Field `a`.
     pub fn a(&self) -> i64 {
         self.a.get()
@@ -681,7 +857,22 @@ pub struct TestCxxAutoInitAllInitOff {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TestCxxAutoInitAllInitOff {}
 
+// SAFETY: every byte of `testing.TestCxxAutoInitAllInitOff` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TestCxxAutoInitAllInitOff {}
+
 impl TestCxxAutoInitAllInitOff {
+    /// A new `testing.TestCxxAutoInitAllInitOff` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(x: i64, y: i64, z: i64) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TestCxxAutoInitAllInitOff {
+            x: tvm_ffi::Rw::new(x),
+            y: tvm_ffi::Rw::new(y),
+            z: tvm_ffi::Rw::new(z),
+        })
+    }
+
     /// Field `x`.
     pub fn x(&self) -> i64 {
         self.x.get()
@@ -712,7 +903,21 @@ pub struct TestCxxAutoInitParent {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TestCxxAutoInitParent {}
 
+// SAFETY: every byte of `testing.TestCxxAutoInitParent` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TestCxxAutoInitParent {}
+
 impl TestCxxAutoInitParent {
+    /// A new `testing.TestCxxAutoInitParent` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(parent_required: i64, parent_default: i64) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TestCxxAutoInitParent {
+            parent_required: tvm_ffi::Rw::new(parent_required),
+            parent_default: tvm_ffi::Rw::new(parent_default),
+        })
+    }
+
     /// Field `parent_required`.
     pub fn parent_required(&self) -> i64 {
         self.parent_required.get()
@@ -741,7 +946,30 @@ pub struct TestCxxAutoInitChild {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TestCxxAutoInitChild {}
 
+// SAFETY: every byte of `testing.TestCxxAutoInitChild` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TestCxxAutoInitChild {}
+
 impl TestCxxAutoInitChild {
+    /// A new `testing.TestCxxAutoInitChild` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        parent_required: i64,
+        parent_default: i64,
+        child_required: i64,
+        child_kw_only: i64,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TestCxxAutoInitChild {
+            base: TestCxxAutoInitParent {
+                parent_required: tvm_ffi::Rw::new(parent_required),
+                parent_default: tvm_ffi::Rw::new(parent_default),
+            },
+            child_required: tvm_ffi::Rw::new(child_required),
+            child_kw_only: tvm_ffi::Rw::new(child_kw_only),
+        })
+    }
+
     /// Field `child_required`.
     pub fn child_required(&self) -> i64 {
         self.child_required.get()
@@ -773,7 +1001,30 @@ pub struct TestCxxAutoInitKwOnlyDefaults {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TestCxxAutoInitKwOnlyDefaults {}
 
+// SAFETY: every byte of `testing.TestCxxAutoInitKwOnlyDefaults` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TestCxxAutoInitKwOnlyDefaults {}
+
 impl TestCxxAutoInitKwOnlyDefaults {
+    /// A new `testing.TestCxxAutoInitKwOnlyDefaults` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        p_required: i64,
+        p_default: i64,
+        k_required: i64,
+        k_default: i64,
+        hidden: i64,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TestCxxAutoInitKwOnlyDefaults {
+            p_required: tvm_ffi::Rw::new(p_required),
+            p_default: tvm_ffi::Rw::new(p_default),
+            k_required: tvm_ffi::Rw::new(k_required),
+            k_default: tvm_ffi::Rw::new(k_default),
+            hidden: tvm_ffi::Rw::new(hidden),
+        })
+    }
+
     /// Field `p_required`.
     pub fn p_required(&self) -> i64 {
         self.p_required.get()
@@ -814,7 +1065,21 @@ pub struct TestCxxAutoInitSimple {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TestCxxAutoInitSimple {}
 
+// SAFETY: every byte of `testing.TestCxxAutoInitSimple` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TestCxxAutoInitSimple {}
+
 impl TestCxxAutoInitSimple {
+    /// A new `testing.TestCxxAutoInitSimple` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(x: i64, y: i64) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TestCxxAutoInitSimple {
+            x: tvm_ffi::Rw::new(x),
+            y: tvm_ffi::Rw::new(y),
+        })
+    }
+
     /// Field `x`.
     pub fn x(&self) -> i64 {
         self.x.get()
@@ -840,7 +1105,21 @@ pub struct TestCxxClassBase {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TestCxxClassBase {}
 
+// SAFETY: every byte of `testing.TestCxxClassBase` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TestCxxClassBase {}
+
 impl TestCxxClassBase {
+    /// A new `testing.TestCxxClassBase` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(v_i64: i64, v_i32: i32) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TestCxxClassBase {
+            v_i64: tvm_ffi::Rw::new(v_i64),
+            v_i32: tvm_ffi::Rw::new(v_i32),
+        })
+    }
+
     /// Field `v_i64`.
     pub fn v_i64(&self) -> i64 {
         self.v_i64.get()
@@ -869,7 +1148,25 @@ pub struct TestCxxClassDerived {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TestCxxClassDerived {}
 
+// SAFETY: every byte of `testing.TestCxxClassDerived` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TestCxxClassDerived {}
+
 impl TestCxxClassDerived {
+    /// A new `testing.TestCxxClassDerived` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(v_i64: i64, v_i32: i32, v_f64: f64, v_f32: f32) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TestCxxClassDerived {
+            base: TestCxxClassBase {
+                v_i64: tvm_ffi::Rw::new(v_i64),
+                v_i32: tvm_ffi::Rw::new(v_i32),
+            },
+            v_f64: tvm_ffi::Rw::new(v_f64),
+            v_f32: tvm_ffi::Rw::new(v_f32),
+        })
+    }
+
     /// Field `v_f64`.
     pub fn v_f64(&self) -> f64 {
         self.v_f64.get()
@@ -898,7 +1195,36 @@ pub struct TestCxxClassDerivedDerived {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TestCxxClassDerivedDerived {}
 
+// SAFETY: every byte of `testing.TestCxxClassDerivedDerived` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TestCxxClassDerivedDerived {}
+
 impl TestCxxClassDerivedDerived {
+    /// A new `testing.TestCxxClassDerivedDerived` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        v_i64: i64,
+        v_i32: i32,
+        v_f64: f64,
+        v_f32: f32,
+        v_str: tvm_ffi::String,
+        v_bool: bool,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TestCxxClassDerivedDerived {
+            base: TestCxxClassDerived {
+                base: TestCxxClassBase {
+                    v_i64: tvm_ffi::Rw::new(v_i64),
+                    v_i32: tvm_ffi::Rw::new(v_i32),
+                },
+                v_f64: tvm_ffi::Rw::new(v_f64),
+                v_f32: tvm_ffi::Rw::new(v_f32),
+            },
+            v_str: tvm_ffi::Rw::new(v_str),
+            v_bool: tvm_ffi::Rw::new(v_bool),
+        })
+    }
+
     /// Field `v_str`.
     pub fn v_str(&self) -> tvm_ffi::String {
         self.v_str.get()
@@ -961,7 +1287,24 @@ pub struct TestCxxEnumHolder {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TestCxxEnumHolder {}
 
+// SAFETY: every byte of `testing.TestCxxEnumHolder` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TestCxxEnumHolder {}
+
 impl TestCxxEnumHolder {
+    /// A new `testing.TestCxxEnumHolder` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        priority: tvm_ffi::ObjectRef<TestCxxIntEnum>,
+        opcode: tvm_ffi::ObjectRef<TestCxxStrEnum>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TestCxxEnumHolder {
+            priority: tvm_ffi::Rw::new(Some(priority)),
+            opcode: tvm_ffi::Rw::new(Some(opcode)),
+        })
+    }
+
     /// Field `priority` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn priority(&self) -> tvm_ffi::ObjectRef<TestCxxIntEnum> {
@@ -995,7 +1338,26 @@ pub struct TestCxxInitSubset {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TestCxxInitSubset {}
 
+// SAFETY: every byte of `testing.TestCxxInitSubset` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TestCxxInitSubset {}
+
 impl TestCxxInitSubset {
+    /// A new `testing.TestCxxInitSubset` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        required_field: i64,
+        optional_field: i64,
+        note: tvm_ffi::String,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TestCxxInitSubset {
+            required_field: tvm_ffi::Rw::new(required_field),
+            optional_field: tvm_ffi::Rw::new(optional_field),
+            note: tvm_ffi::Rw::new(note),
+        })
+    }
+
     /// Field `required_field`.
     pub fn required_field(&self) -> i64 {
         self.required_field.get()
@@ -1043,7 +1405,23 @@ pub struct TestCxxKwOnly {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TestCxxKwOnly {}
 
+// SAFETY: every byte of `testing.TestCxxKwOnly` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TestCxxKwOnly {}
+
 impl TestCxxKwOnly {
+    /// A new `testing.TestCxxKwOnly` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(x: i64, y: i64, z: i64, w: i64) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TestCxxKwOnly {
+            x: tvm_ffi::Rw::new(x),
+            y: tvm_ffi::Rw::new(y),
+            z: tvm_ffi::Rw::new(z),
+            w: tvm_ffi::Rw::new(w),
+        })
+    }
+
     /// Field `x`.
     pub fn x(&self) -> i64 {
         self.x.get()
@@ -1079,7 +1457,21 @@ pub struct TestCxxNoAutoInit {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TestCxxNoAutoInit {}
 
+// SAFETY: every byte of `testing.TestCxxNoAutoInit` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TestCxxNoAutoInit {}
+
 impl TestCxxNoAutoInit {
+    /// A new `testing.TestCxxNoAutoInit` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(x: i64, y: i64) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TestCxxNoAutoInit {
+            x: tvm_ffi::Rw::new(x),
+            y: tvm_ffi::Rw::new(y),
+        })
+    }
+
     /// Field `x`.
     pub fn x(&self) -> i64 {
         self.x.get()
@@ -1118,7 +1510,24 @@ pub struct TestDeepCopyEdges {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TestDeepCopyEdges {}
 
+// SAFETY: every byte of `testing.TestDeepCopyEdges` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TestDeepCopyEdges {}
+
 impl TestDeepCopyEdges {
+    /// A new `testing.TestDeepCopyEdges` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        v_any: tvm_ffi::Any,
+        v_obj: tvm_ffi::ObjectRef<tvm_ffi::builtin::AnyObject>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TestDeepCopyEdges {
+            v_any: tvm_ffi::Rw::new(v_any),
+            v_obj: tvm_ffi::Rw::new(Some(v_obj)),
+        })
+    }
+
     /// Field `v_any`.
     pub fn v_any(&self) -> tvm_ffi::Any {
         self.v_any.get()
@@ -1146,6 +1555,24 @@ pub struct TestEnumVariant {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TestEnumVariant {}
 
+// SAFETY: every byte of `testing.TestEnumVariant` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TestEnumVariant {}
+
+impl TestEnumVariant {
+    /// A new `testing.TestEnumVariant` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(_int_index: i64, _str_index: tvm_ffi::String) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TestEnumVariant {
+            base: Enum {
+                _int_index: tvm_ffi::Rw::new(_int_index),
+                _str_index: tvm_ffi::Rw::new(_str_index),
+            },
+        })
+    }
+}
+
 /// The type `testing.TestEqWithoutHash` (48 bytes), declared from the runtime's reflection.
 #[derive(tvm_ffi::Object)]
 #[ffi_type(key = "testing.TestEqWithoutHash", external)]
@@ -1160,7 +1587,21 @@ pub struct TestEqWithoutHash {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TestEqWithoutHash {}
 
+// SAFETY: every byte of `testing.TestEqWithoutHash` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TestEqWithoutHash {}
+
 impl TestEqWithoutHash {
+    /// A new `testing.TestEqWithoutHash` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(key: i64, label: tvm_ffi::String) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TestEqWithoutHash {
+            key: tvm_ffi::Rw::new(key),
+            label: tvm_ffi::Rw::new(label),
+        })
+    }
+
     /// Field `key`.
     pub fn key(&self) -> i64 {
         self.key.get()
@@ -1210,7 +1651,26 @@ pub struct TestHash {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TestHash {}
 
+// SAFETY: every byte of `testing.TestHash` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TestHash {}
+
 impl TestHash {
+    /// A new `testing.TestHash` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        key: i64,
+        name: tvm_ffi::String,
+        hash_ignored: i64,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TestHash {
+            key: tvm_ffi::Rw::new(key),
+            name: tvm_ffi::Rw::new(name),
+            hash_ignored: tvm_ffi::Rw::new(hash_ignored),
+        })
+    }
+
     /// Field `key`.
     pub fn key(&self) -> i64 {
         self.key.get()
@@ -1253,7 +1713,21 @@ pub struct TestIntPair {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TestIntPair {}
 
+// SAFETY: every byte of `testing.TestIntPair` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TestIntPair {}
+
 impl TestIntPair {
+    /// A new `testing.TestIntPair` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(a: i64, b: i64) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TestIntPair {
+            a: tvm_ffi::Rw::new(a),
+            b: tvm_ffi::Rw::new(b),
+        })
+    }
+
     /// Field `a`.
     pub fn a(&self) -> i64 {
         self.a.get()
@@ -1325,7 +1799,22 @@ pub struct TestObjectBase {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TestObjectBase {}
 
+// SAFETY: every byte of `testing.TestObjectBase` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TestObjectBase {}
+
 impl TestObjectBase {
+    /// A new `testing.TestObjectBase` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(v_i64: i64, v_f64: f64, v_str: tvm_ffi::String) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TestObjectBase {
+            v_i64: tvm_ffi::Rw::new(v_i64),
+            v_f64: tvm_ffi::Rw::new(v_f64),
+            v_str: tvm_ffi::Rw::new(v_str),
+        })
+    }
+
     /// Field `v_i64`.
     pub fn v_i64(&self) -> i64 {
         self.v_i64.get()
@@ -1364,7 +1853,32 @@ pub struct TestObjectDerived {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TestObjectDerived {}
 
+// SAFETY: every byte of `testing.TestObjectDerived` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TestObjectDerived {}
+
 impl TestObjectDerived {
+    /// A new `testing.TestObjectDerived` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        v_i64: i64,
+        v_f64: f64,
+        v_str: tvm_ffi::String,
+        v_map: tvm_ffi::Map<tvm_ffi::Any, tvm_ffi::Any>,
+        v_array: tvm_ffi::Array<tvm_ffi::Any>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TestObjectDerived {
+            base: TestObjectBase {
+                v_i64: tvm_ffi::Rw::new(v_i64),
+                v_f64: tvm_ffi::Rw::new(v_f64),
+                v_str: tvm_ffi::Rw::new(v_str),
+            },
+            v_map: tvm_ffi::Rw::new(v_map),
+            v_array: tvm_ffi::Rw::new(v_array),
+        })
+    }
+
     /// Field `v_map`.
     pub fn v_map(&self) -> tvm_ffi::Map<tvm_ffi::Any, tvm_ffi::Any> {
         self.v_map.get()
@@ -1390,7 +1904,24 @@ pub struct TestObjectPtrHolder {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TestObjectPtrHolder {}
 
+// SAFETY: every byte of `testing.TestObjectPtrHolder` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TestObjectPtrHolder {}
+
 impl TestObjectPtrHolder {
+    /// A new `testing.TestObjectPtrHolder` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        value: tvm_ffi::ObjectRef<TestObjectBase>,
+        optional_value: Option<tvm_ffi::ObjectRef<TestObjectBase>>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TestObjectPtrHolder {
+            value: tvm_ffi::Rw::new(Some(value)),
+            optional_value: tvm_ffi::Rw::new(optional_value),
+        })
+    }
+
     /// Field `value` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn value(&self) -> tvm_ffi::ObjectRef<TestObjectBase> {
@@ -1519,7 +2050,22 @@ pub struct TestVisitRegions {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TestVisitRegions {}
 
+// SAFETY: every byte of `testing.TestVisitRegions` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TestVisitRegions {}
+
 impl TestVisitRegions {
+    /// A new `testing.TestVisitRegions` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(simple: i64, pattern: i64, ordinary: i64) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TestVisitRegions {
+            simple: tvm_ffi::Rw::new(simple),
+            pattern: tvm_ffi::Rw::new(pattern),
+            ordinary: tvm_ffi::Rw::new(ordinary),
+        })
+    }
+
     /// Field `simple`.
     pub fn simple(&self) -> i64 {
         self.simple.get()

@@ -25,7 +25,26 @@ pub struct ArgumentInfo {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for ArgumentInfo {}
 
+// SAFETY: every byte of `ir.ArgumentInfo` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for ArgumentInfo {}
+
 impl ArgumentInfo {
+    /// A new `ir.ArgumentInfo` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        name: tvm_ffi::String,
+        type_info: tvm_ffi::String,
+        description: tvm_ffi::String,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(ArgumentInfo {
+            name: tvm_ffi::Rw::new(name),
+            type_info: tvm_ffi::Rw::new(type_info),
+            description: tvm_ffi::Rw::new(description),
+        })
+    }
+
     /// Field `name`.
     pub fn name(&self) -> tvm_ffi::String {
         self.name.get()
@@ -51,6 +70,19 @@ pub struct Attrs {}
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Attrs {}
 
+// SAFETY: every byte of `ir.Attrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Attrs {}
+
+impl Attrs {
+    /// A new `ir.Attrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields() -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Attrs {})
+    }
+}
+
 /// The type `ir.Expr` (40 bytes), declared from the runtime's reflection.
 #[derive(tvm_ffi::Object)]
 #[ffi_type(key = "ir.Expr", external)]
@@ -65,7 +97,24 @@ pub struct Expr {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Expr {}
 
+// SAFETY: every byte of `ir.Expr` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Expr {}
+
 impl Expr {
+    /// A new `ir.Expr` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Expr {
+            span: tvm_ffi::Rw::new(span),
+            ty: tvm_ffi::Rw::new(ty),
+        })
+    }
+
     /// Field `span`.
     pub fn span(&self) -> Option<tvm_ffi::ObjectRef<Span>> {
         self.span.get()
@@ -92,7 +141,28 @@ pub struct BaseFunc {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for BaseFunc {}
 
+// SAFETY: every byte of `ir.BaseFunc` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for BaseFunc {}
+
 impl BaseFunc {
+    /// A new `ir.BaseFunc` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        attrs: tvm_ffi::ObjectRef<DictAttrs>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(BaseFunc {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            attrs: tvm_ffi::Rw::new(Some(attrs)),
+        })
+    }
+
     /// Field `attrs` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn attrs(&self) -> tvm_ffi::ObjectRef<DictAttrs> {
@@ -123,7 +193,34 @@ pub struct Call {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Call {}
 
+// SAFETY: every byte of `ir.Call` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Call {}
+
 impl Call {
+    /// A new `ir.Call` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        op: tvm_ffi::ObjectRef<Expr>,
+        args: tvm_ffi::Array<tvm_ffi::ObjectRef<Expr>>,
+        attrs: tvm_ffi::ObjectRef<Attrs>,
+        ty_args: tvm_ffi::Array<tvm_ffi::ObjectRef<Type>>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Call {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            op: tvm_ffi::Rw::new(Some(op)),
+            args: tvm_ffi::Rw::new(args),
+            attrs: tvm_ffi::Rw::new(Some(attrs)),
+            ty_args: tvm_ffi::Rw::new(ty_args),
+        })
+    }
+
     /// Field `op` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn op(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -164,6 +261,27 @@ pub struct Constant {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Constant {}
 
+// SAFETY: every byte of `ir.Constant` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Constant {}
+
+impl Constant {
+    /// A new `ir.Constant` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Constant {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+        })
+    }
+}
+
 /// The type `ir.DictAttrs` (32 bytes), declared from the runtime's reflection.
 #[derive(tvm_ffi::Object)]
 #[ffi_type(key = "ir.DictAttrs", external)]
@@ -179,7 +297,23 @@ pub struct DictAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for DictAttrs {}
 
+// SAFETY: every byte of `ir.DictAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for DictAttrs {}
+
 impl DictAttrs {
+    /// A new `ir.DictAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        __dict__: tvm_ffi::Map<tvm_ffi::String, tvm_ffi::Any>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(DictAttrs {
+            base: Attrs {},
+            __dict__: tvm_ffi::Rw::new(__dict__),
+        })
+    }
+
     /// Field `__dict__`.
     pub fn __dict__(&self) -> tvm_ffi::Map<tvm_ffi::String, tvm_ffi::Any> {
         self.__dict__.get()
@@ -200,7 +334,24 @@ pub struct EnvFunc {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for EnvFunc {}
 
+// SAFETY: every byte of `ir.EnvFunc` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for EnvFunc {}
+
 impl EnvFunc {
+    /// A new `ir.EnvFunc` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        name: tvm_ffi::String,
+        func: Option<tvm_ffi::Function>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(EnvFunc {
+            name: tvm_ffi::Rw::new(name),
+            func: tvm_ffi::Rw::new(func),
+        })
+    }
+
     /// Field `name`.
     pub fn name(&self) -> tvm_ffi::String {
         self.name.get()
@@ -227,7 +378,30 @@ pub struct FloatImm {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for FloatImm {}
 
+// SAFETY: every byte of `ir.FloatImm` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for FloatImm {}
+
 impl FloatImm {
+    /// A new `ir.FloatImm` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        value: f64,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(FloatImm {
+            base: Constant {
+                base: Expr {
+                    span: tvm_ffi::Rw::new(span),
+                    ty: tvm_ffi::Rw::new(ty),
+                },
+            },
+            value: tvm_ffi::Rw::new(value),
+        })
+    }
+
     /// Field `value`.
     pub fn value(&self) -> f64 {
         self.value.get()
@@ -246,7 +420,20 @@ pub struct Type {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Type {}
 
+// SAFETY: every byte of `ir.Type` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Type {}
+
 impl Type {
+    /// A new `ir.Type` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(span: Option<tvm_ffi::ObjectRef<Span>>) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Type {
+            span: tvm_ffi::Rw::new(span),
+        })
+    }
+
     /// Field `span`.
     pub fn span(&self) -> Option<tvm_ffi::ObjectRef<Span>> {
         self.span.get()
@@ -270,7 +457,28 @@ pub struct FuncType {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for FuncType {}
 
+// SAFETY: every byte of `ir.FuncType` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for FuncType {}
+
 impl FuncType {
+    /// A new `ir.FuncType` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        arg_types: tvm_ffi::Array<tvm_ffi::ObjectRef<Type>>,
+        ret_type: tvm_ffi::ObjectRef<Type>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(FuncType {
+            base: Type {
+                span: tvm_ffi::Rw::new(span),
+            },
+            arg_types: tvm_ffi::Rw::new(arg_types),
+            ret_type: tvm_ffi::Rw::new(Some(ret_type)),
+        })
+    }
+
     /// Field `arg_types`.
     pub fn arg_types(&self) -> tvm_ffi::Array<tvm_ffi::ObjectRef<Type>> {
         self.arg_types.get()
@@ -300,7 +508,30 @@ pub struct GenericConst {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for GenericConst {}
 
+// SAFETY: every byte of `ir.GenericConst` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for GenericConst {}
+
 impl GenericConst {
+    /// A new `ir.GenericConst` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        value: tvm_ffi::Any,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(GenericConst {
+            base: Constant {
+                base: Expr {
+                    span: tvm_ffi::Rw::new(span),
+                    ty: tvm_ffi::Rw::new(ty),
+                },
+            },
+            value: tvm_ffi::Rw::new(value),
+        })
+    }
+
     /// Field `value`.
     pub fn value(&self) -> tvm_ffi::Any {
         self.value.get()
@@ -331,7 +562,28 @@ pub struct GlobalVar {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for GlobalVar {}
 
+// SAFETY: every byte of `ir.GlobalVar` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for GlobalVar {}
+
 impl GlobalVar {
+    /// A new `ir.GlobalVar` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        name_hint: tvm_ffi::String,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(GlobalVar {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            name_hint: tvm_ffi::Rw::new(name_hint),
+        })
+    }
+
     /// Field `name_hint`.
     pub fn name_hint(&self) -> tvm_ffi::String {
         self.name_hint.get()
@@ -360,7 +612,30 @@ pub struct IRModule {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for IRModule {}
 
+// SAFETY: every byte of `ir.IRModule` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for IRModule {}
+
 impl IRModule {
+    /// A new `ir.IRModule` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        functions: tvm_ffi::Map<tvm_ffi::ObjectRef<GlobalVar>, tvm_ffi::ObjectRef<BaseFunc>>,
+        source_map: tvm_ffi::ObjectRef<SourceMap>,
+        attrs: tvm_ffi::ObjectRef<DictAttrs>,
+        global_infos: tvm_ffi::Map<tvm_ffi::String, tvm_ffi::Array<tvm_ffi::ObjectRef<GlobalInfo>>>,
+        global_var_map_: tvm_ffi::Map<tvm_ffi::String, tvm_ffi::ObjectRef<GlobalVar>>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(IRModule {
+            functions: tvm_ffi::Rw::new(functions),
+            source_map: tvm_ffi::Rw::new(Some(source_map)),
+            attrs: tvm_ffi::Rw::new(Some(attrs)),
+            global_infos: tvm_ffi::Rw::new(global_infos),
+            global_var_map_: tvm_ffi::Rw::new(global_var_map_),
+        })
+    }
+
     /// Field `functions`.
     pub fn functions(
         &self,
@@ -412,7 +687,30 @@ pub struct IntImm {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for IntImm {}
 
+// SAFETY: every byte of `ir.IntImm` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for IntImm {}
+
 impl IntImm {
+    /// A new `ir.IntImm` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        value: tvm_ffi::BigInt,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(IntImm {
+            base: Constant {
+                base: Expr {
+                    span: tvm_ffi::Rw::new(span),
+                    ty: tvm_ffi::Rw::new(ty),
+                },
+            },
+            value: tvm_ffi::Rw::new(value),
+        })
+    }
+
     /// Field `value`.
     pub fn value(&self) -> tvm_ffi::BigInt {
         self.value.get()
@@ -488,6 +786,27 @@ pub struct OpaqueExpr {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for OpaqueExpr {}
 
+// SAFETY: every byte of `ir.OpaqueExpr` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for OpaqueExpr {}
+
+impl OpaqueExpr {
+    /// A new `ir.OpaqueExpr` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(OpaqueExpr {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+        })
+    }
+}
+
 /// The type `ir.OpaqueType` (32 bytes), declared from the runtime's reflection.
 #[derive(tvm_ffi::Object)]
 #[ffi_type(key = "ir.OpaqueType", external)]
@@ -500,6 +819,23 @@ pub struct OpaqueType {
 
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for OpaqueType {}
+
+// SAFETY: every byte of `ir.OpaqueType` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for OpaqueType {}
+
+impl OpaqueType {
+    /// A new `ir.OpaqueType` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(span: Option<tvm_ffi::ObjectRef<Span>>) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(OpaqueType {
+            base: Type {
+                span: tvm_ffi::Rw::new(span),
+            },
+        })
+    }
+}
 
 /// The type `ir.PointerType` (56 bytes), declared from the runtime's reflection.
 #[derive(tvm_ffi::Object)]
@@ -518,7 +854,28 @@ pub struct PointerType {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for PointerType {}
 
+// SAFETY: every byte of `ir.PointerType` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for PointerType {}
+
 impl PointerType {
+    /// A new `ir.PointerType` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        element_type: tvm_ffi::ObjectRef<Type>,
+        storage_scope: tvm_ffi::String,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(PointerType {
+            base: Type {
+                span: tvm_ffi::Rw::new(span),
+            },
+            element_type: tvm_ffi::Rw::new(Some(element_type)),
+            storage_scope: tvm_ffi::Rw::new(storage_scope),
+        })
+    }
+
     /// Field `element_type` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn element_type(&self) -> tvm_ffi::ObjectRef<Type> {
@@ -557,7 +914,26 @@ pub struct PrimType {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for PrimType {}
 
+// SAFETY: every byte of `ir.PrimType` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for PrimType {}
+
 impl PrimType {
+    /// A new `ir.PrimType` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        dtype: tvm_ffi::DataType,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(PrimType {
+            base: Type {
+                span: tvm_ffi::Rw::new(span),
+            },
+            dtype: tvm_ffi::Rw::new(dtype),
+        })
+    }
+
     /// Field `dtype`.
     pub fn dtype(&self) -> tvm_ffi::DataType {
         self.dtype.get()
@@ -580,7 +956,26 @@ pub struct Range {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Range {}
 
+// SAFETY: every byte of `ir.Range` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Range {}
+
 impl Range {
+    /// A new `ir.Range` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        min: tvm_ffi::ObjectRef<Expr>,
+        extent: tvm_ffi::ObjectRef<Expr>,
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Range {
+            min: tvm_ffi::Rw::new(Some(min)),
+            extent: tvm_ffi::Rw::new(Some(extent)),
+            span: tvm_ffi::Rw::new(span),
+        })
+    }
+
     /// Field `min` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn min(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -623,7 +1018,30 @@ pub struct Span {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Span {}
 
+// SAFETY: every byte of `ir.Span` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Span {}
+
 impl Span {
+    /// A new `ir.Span` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        source_name: tvm_ffi::ObjectRef<SourceName>,
+        line: i32,
+        column: i32,
+        end_line: i32,
+        end_column: i32,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Span {
+            source_name: tvm_ffi::Rw::new(Some(source_name)),
+            line: tvm_ffi::Rw::new(line),
+            column: tvm_ffi::Rw::new(column),
+            end_line: tvm_ffi::Rw::new(end_line),
+            end_column: tvm_ffi::Rw::new(end_column),
+        })
+    }
+
     /// Field `source_name` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn source_name(&self) -> tvm_ffi::ObjectRef<SourceName> {
@@ -668,7 +1086,34 @@ pub struct SequentialSpan {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for SequentialSpan {}
 
+// SAFETY: every byte of `ir.SequentialSpan` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for SequentialSpan {}
+
 impl SequentialSpan {
+    /// A new `ir.SequentialSpan` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        source_name: tvm_ffi::ObjectRef<SourceName>,
+        line: i32,
+        column: i32,
+        end_line: i32,
+        end_column: i32,
+        spans: tvm_ffi::Array<tvm_ffi::ObjectRef<Span>>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(SequentialSpan {
+            base: Span {
+                source_name: tvm_ffi::Rw::new(Some(source_name)),
+                line: tvm_ffi::Rw::new(line),
+                column: tvm_ffi::Rw::new(column),
+                end_line: tvm_ffi::Rw::new(end_line),
+                end_column: tvm_ffi::Rw::new(end_column),
+            },
+            spans: tvm_ffi::Rw::new(spans),
+        })
+    }
+
     /// Field `spans`.
     pub fn spans(&self) -> tvm_ffi::Array<tvm_ffi::ObjectRef<Span>> {
         self.spans.get()
@@ -711,7 +1156,22 @@ pub struct SourceMap {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for SourceMap {}
 
+// SAFETY: every byte of `ir.SourceMap` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for SourceMap {}
+
 impl SourceMap {
+    /// A new `ir.SourceMap` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        source_map: tvm_ffi::Map<tvm_ffi::ObjectRef<SourceName>, tvm_ffi::ObjectRef<Source>>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(SourceMap {
+            source_map: tvm_ffi::Rw::new(source_map),
+        })
+    }
+
     /// Field `source_map`.
     pub fn source_map(
         &self,
@@ -732,7 +1192,20 @@ pub struct SourceName {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for SourceName {}
 
+// SAFETY: every byte of `ir.SourceName` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for SourceName {}
+
 impl SourceName {
+    /// A new `ir.SourceName` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(name: tvm_ffi::String) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(SourceName {
+            name: tvm_ffi::Rw::new(name),
+        })
+    }
+
     /// Field `name`.
     pub fn name(&self) -> tvm_ffi::String {
         self.name.get()
@@ -754,7 +1227,30 @@ pub struct StringImm {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for StringImm {}
 
+// SAFETY: every byte of `ir.StringImm` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for StringImm {}
+
 impl StringImm {
+    /// A new `ir.StringImm` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        value: tvm_ffi::String,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(StringImm {
+            base: Constant {
+                base: Expr {
+                    span: tvm_ffi::Rw::new(span),
+                    ty: tvm_ffi::Rw::new(ty),
+                },
+            },
+            value: tvm_ffi::Rw::new(value),
+        })
+    }
+
     /// Field `value`.
     pub fn value(&self) -> tvm_ffi::String {
         self.value.get()
@@ -774,6 +1270,23 @@ pub struct StringType {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for StringType {}
 
+// SAFETY: every byte of `ir.StringType` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for StringType {}
+
+impl StringType {
+    /// A new `ir.StringType` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(span: Option<tvm_ffi::ObjectRef<Span>>) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(StringType {
+            base: Type {
+                span: tvm_ffi::Rw::new(span),
+            },
+        })
+    }
+}
+
 /// The type `ir.TensorLoad` (56 bytes), declared from the runtime's reflection.
 #[derive(tvm_ffi::Object)]
 #[ffi_type(key = "ir.TensorLoad", external)]
@@ -791,7 +1304,30 @@ pub struct TensorLoad {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TensorLoad {}
 
+// SAFETY: every byte of `ir.TensorLoad` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TensorLoad {}
+
 impl TensorLoad {
+    /// A new `ir.TensorLoad` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        source: tvm_ffi::ObjectRef<Expr>,
+        indices: tvm_ffi::Array<tvm_ffi::ObjectRef<Expr>>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TensorLoad {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            source: tvm_ffi::Rw::new(Some(source)),
+            indices: tvm_ffi::Rw::new(indices),
+        })
+    }
+
     /// Field `source` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn source(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -823,7 +1359,30 @@ pub struct TensorRegion {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TensorRegion {}
 
+// SAFETY: every byte of `ir.TensorRegion` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TensorRegion {}
+
 impl TensorRegion {
+    /// A new `ir.TensorRegion` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        source: tvm_ffi::ObjectRef<Expr>,
+        region: tvm_ffi::Array<tvm_ffi::ObjectRef<Range>>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TensorRegion {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            source: tvm_ffi::Rw::new(Some(source)),
+            region: tvm_ffi::Rw::new(region),
+        })
+    }
+
     /// Field `source` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn source(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -853,7 +1412,28 @@ pub struct Tuple {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Tuple {}
 
+// SAFETY: every byte of `ir.Tuple` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Tuple {}
+
 impl Tuple {
+    /// A new `ir.Tuple` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        fields: tvm_ffi::Array<tvm_ffi::ObjectRef<Expr>>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Tuple {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            fields: tvm_ffi::Rw::new(fields),
+        })
+    }
+
     /// Field `fields`.
     pub fn fields(&self) -> tvm_ffi::Array<tvm_ffi::ObjectRef<Expr>> {
         self.fields.get()
@@ -877,7 +1457,30 @@ pub struct TupleGetItem {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TupleGetItem {}
 
+// SAFETY: every byte of `ir.TupleGetItem` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TupleGetItem {}
+
 impl TupleGetItem {
+    /// A new `ir.TupleGetItem` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        tuple_value: tvm_ffi::ObjectRef<Expr>,
+        index: i32,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TupleGetItem {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            tuple_value: tvm_ffi::Rw::new(Some(tuple_value)),
+            index: tvm_ffi::Rw::new(index),
+        })
+    }
+
     /// Field `tuple_value` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn tuple_value(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -907,7 +1510,26 @@ pub struct TupleType {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TupleType {}
 
+// SAFETY: every byte of `ir.TupleType` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TupleType {}
+
 impl TupleType {
+    /// A new `ir.TupleType` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        fields: tvm_ffi::Array<tvm_ffi::ObjectRef<Type>>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TupleType {
+            base: Type {
+                span: tvm_ffi::Rw::new(span),
+            },
+            fields: tvm_ffi::Rw::new(fields),
+        })
+    }
+
     /// Field `fields`.
     pub fn fields(&self) -> tvm_ffi::Array<tvm_ffi::ObjectRef<Type>> {
         self.fields.get()
@@ -938,7 +1560,28 @@ pub struct Var {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Var {}
 
+// SAFETY: every byte of `ir.Var` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Var {}
+
 impl Var {
+    /// A new `ir.Var` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        name: tvm_ffi::String,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Var {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            name: tvm_ffi::Rw::new(name),
+        })
+    }
+
     /// Field `name`.
     pub fn name(&self) -> tvm_ffi::String {
         self.name.get()
@@ -962,7 +1605,30 @@ pub struct Add {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Add {}
 
+// SAFETY: every byte of `prim.Add` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Add {}
+
 impl Add {
+    /// A new `prim.Add` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        a: tvm_ffi::ObjectRef<Expr>,
+        b: tvm_ffi::ObjectRef<Expr>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Add {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            a: tvm_ffi::Rw::new(Some(a)),
+            b: tvm_ffi::Rw::new(Some(b)),
+        })
+    }
+
     /// Field `a` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -997,7 +1663,30 @@ pub struct And {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for And {}
 
+// SAFETY: every byte of `prim.And` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for And {}
+
 impl And {
+    /// A new `prim.And` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        a: tvm_ffi::ObjectRef<Expr>,
+        b: tvm_ffi::ObjectRef<Expr>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(And {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            a: tvm_ffi::Rw::new(Some(a)),
+            b: tvm_ffi::Rw::new(Some(b)),
+        })
+    }
+
     /// Field `a` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -1032,7 +1721,30 @@ pub struct BitwiseAnd {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for BitwiseAnd {}
 
+// SAFETY: every byte of `prim.BitwiseAnd` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for BitwiseAnd {}
+
 impl BitwiseAnd {
+    /// A new `prim.BitwiseAnd` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        a: tvm_ffi::ObjectRef<Expr>,
+        b: tvm_ffi::ObjectRef<Expr>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(BitwiseAnd {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            a: tvm_ffi::Rw::new(Some(a)),
+            b: tvm_ffi::Rw::new(Some(b)),
+        })
+    }
+
     /// Field `a` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -1065,7 +1777,28 @@ pub struct BitwiseNot {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for BitwiseNot {}
 
+// SAFETY: every byte of `prim.BitwiseNot` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for BitwiseNot {}
+
 impl BitwiseNot {
+    /// A new `prim.BitwiseNot` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        a: tvm_ffi::ObjectRef<Expr>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(BitwiseNot {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            a: tvm_ffi::Rw::new(Some(a)),
+        })
+    }
+
     /// Field `a` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -1092,7 +1825,30 @@ pub struct BitwiseOr {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for BitwiseOr {}
 
+// SAFETY: every byte of `prim.BitwiseOr` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for BitwiseOr {}
+
 impl BitwiseOr {
+    /// A new `prim.BitwiseOr` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        a: tvm_ffi::ObjectRef<Expr>,
+        b: tvm_ffi::ObjectRef<Expr>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(BitwiseOr {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            a: tvm_ffi::Rw::new(Some(a)),
+            b: tvm_ffi::Rw::new(Some(b)),
+        })
+    }
+
     /// Field `a` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -1127,7 +1883,30 @@ pub struct BitwiseXor {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for BitwiseXor {}
 
+// SAFETY: every byte of `prim.BitwiseXor` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for BitwiseXor {}
+
 impl BitwiseXor {
+    /// A new `prim.BitwiseXor` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        a: tvm_ffi::ObjectRef<Expr>,
+        b: tvm_ffi::ObjectRef<Expr>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(BitwiseXor {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            a: tvm_ffi::Rw::new(Some(a)),
+            b: tvm_ffi::Rw::new(Some(b)),
+        })
+    }
+
     /// Field `a` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -1162,7 +1941,30 @@ pub struct Broadcast {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Broadcast {}
 
+// SAFETY: every byte of `prim.Broadcast` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Broadcast {}
+
 impl Broadcast {
+    /// A new `prim.Broadcast` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        value: tvm_ffi::ObjectRef<Expr>,
+        lanes: tvm_ffi::ObjectRef<Expr>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Broadcast {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            value: tvm_ffi::Rw::new(Some(value)),
+            lanes: tvm_ffi::Rw::new(Some(lanes)),
+        })
+    }
+
     /// Field `value` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn value(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -1195,7 +1997,28 @@ pub struct Cast {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Cast {}
 
+// SAFETY: every byte of `prim.Cast` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Cast {}
+
 impl Cast {
+    /// A new `prim.Cast` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        value: tvm_ffi::ObjectRef<Expr>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Cast {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            value: tvm_ffi::Rw::new(Some(value)),
+        })
+    }
+
     /// Field `value` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn value(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -1222,7 +2045,30 @@ pub struct Div {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Div {}
 
+// SAFETY: every byte of `prim.Div` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Div {}
+
 impl Div {
+    /// A new `prim.Div` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        a: tvm_ffi::ObjectRef<Expr>,
+        b: tvm_ffi::ObjectRef<Expr>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Div {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            a: tvm_ffi::Rw::new(Some(a)),
+            b: tvm_ffi::Rw::new(Some(b)),
+        })
+    }
+
     /// Field `a` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -1257,7 +2103,30 @@ pub struct EQ {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for EQ {}
 
+// SAFETY: every byte of `prim.EQ` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for EQ {}
+
 impl EQ {
+    /// A new `prim.EQ` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        a: tvm_ffi::ObjectRef<Expr>,
+        b: tvm_ffi::ObjectRef<Expr>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(EQ {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            a: tvm_ffi::Rw::new(Some(a)),
+            b: tvm_ffi::Rw::new(Some(b)),
+        })
+    }
+
     /// Field `a` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -1292,7 +2161,30 @@ pub struct FloorDiv {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for FloorDiv {}
 
+// SAFETY: every byte of `prim.FloorDiv` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for FloorDiv {}
+
 impl FloorDiv {
+    /// A new `prim.FloorDiv` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        a: tvm_ffi::ObjectRef<Expr>,
+        b: tvm_ffi::ObjectRef<Expr>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(FloorDiv {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            a: tvm_ffi::Rw::new(Some(a)),
+            b: tvm_ffi::Rw::new(Some(b)),
+        })
+    }
+
     /// Field `a` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -1327,7 +2219,30 @@ pub struct FloorMod {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for FloorMod {}
 
+// SAFETY: every byte of `prim.FloorMod` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for FloorMod {}
+
 impl FloorMod {
+    /// A new `prim.FloorMod` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        a: tvm_ffi::ObjectRef<Expr>,
+        b: tvm_ffi::ObjectRef<Expr>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(FloorMod {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            a: tvm_ffi::Rw::new(Some(a)),
+            b: tvm_ffi::Rw::new(Some(b)),
+        })
+    }
+
     /// Field `a` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -1362,7 +2277,30 @@ pub struct GE {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for GE {}
 
+// SAFETY: every byte of `prim.GE` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for GE {}
+
 impl GE {
+    /// A new `prim.GE` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        a: tvm_ffi::ObjectRef<Expr>,
+        b: tvm_ffi::ObjectRef<Expr>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(GE {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            a: tvm_ffi::Rw::new(Some(a)),
+            b: tvm_ffi::Rw::new(Some(b)),
+        })
+    }
+
     /// Field `a` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -1397,7 +2335,30 @@ pub struct GT {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for GT {}
 
+// SAFETY: every byte of `prim.GT` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for GT {}
+
 impl GT {
+    /// A new `prim.GT` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        a: tvm_ffi::ObjectRef<Expr>,
+        b: tvm_ffi::ObjectRef<Expr>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(GT {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            a: tvm_ffi::Rw::new(Some(a)),
+            b: tvm_ffi::Rw::new(Some(b)),
+        })
+    }
+
     /// Field `a` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -1432,7 +2393,30 @@ pub struct LE {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for LE {}
 
+// SAFETY: every byte of `prim.LE` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for LE {}
+
 impl LE {
+    /// A new `prim.LE` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        a: tvm_ffi::ObjectRef<Expr>,
+        b: tvm_ffi::ObjectRef<Expr>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(LE {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            a: tvm_ffi::Rw::new(Some(a)),
+            b: tvm_ffi::Rw::new(Some(b)),
+        })
+    }
+
     /// Field `a` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -1467,7 +2451,30 @@ pub struct LShift {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for LShift {}
 
+// SAFETY: every byte of `prim.LShift` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for LShift {}
+
 impl LShift {
+    /// A new `prim.LShift` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        a: tvm_ffi::ObjectRef<Expr>,
+        b: tvm_ffi::ObjectRef<Expr>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(LShift {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            a: tvm_ffi::Rw::new(Some(a)),
+            b: tvm_ffi::Rw::new(Some(b)),
+        })
+    }
+
     /// Field `a` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -1502,7 +2509,30 @@ pub struct LT {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for LT {}
 
+// SAFETY: every byte of `prim.LT` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for LT {}
+
 impl LT {
+    /// A new `prim.LT` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        a: tvm_ffi::ObjectRef<Expr>,
+        b: tvm_ffi::ObjectRef<Expr>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(LT {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            a: tvm_ffi::Rw::new(Some(a)),
+            b: tvm_ffi::Rw::new(Some(b)),
+        })
+    }
+
     /// Field `a` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -1539,7 +2569,32 @@ pub struct Let {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Let {}
 
+// SAFETY: every byte of `prim.Let` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Let {}
+
 impl Let {
+    /// A new `prim.Let` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        var: tvm_ffi::ObjectRef<Var>,
+        value: tvm_ffi::ObjectRef<Expr>,
+        body: tvm_ffi::ObjectRef<Expr>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Let {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            var: tvm_ffi::Rw::new(Some(var)),
+            value: tvm_ffi::Rw::new(Some(value)),
+            body: tvm_ffi::Rw::new(Some(body)),
+        })
+    }
+
     /// Field `var` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn var(&self) -> tvm_ffi::ObjectRef<Var> {
@@ -1582,7 +2637,30 @@ pub struct Max {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Max {}
 
+// SAFETY: every byte of `prim.Max` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Max {}
+
 impl Max {
+    /// A new `prim.Max` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        a: tvm_ffi::ObjectRef<Expr>,
+        b: tvm_ffi::ObjectRef<Expr>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Max {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            a: tvm_ffi::Rw::new(Some(a)),
+            b: tvm_ffi::Rw::new(Some(b)),
+        })
+    }
+
     /// Field `a` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -1617,7 +2695,30 @@ pub struct Min {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Min {}
 
+// SAFETY: every byte of `prim.Min` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Min {}
+
 impl Min {
+    /// A new `prim.Min` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        a: tvm_ffi::ObjectRef<Expr>,
+        b: tvm_ffi::ObjectRef<Expr>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Min {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            a: tvm_ffi::Rw::new(Some(a)),
+            b: tvm_ffi::Rw::new(Some(b)),
+        })
+    }
+
     /// Field `a` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -1652,7 +2753,30 @@ pub struct Mod {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Mod {}
 
+// SAFETY: every byte of `prim.Mod` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Mod {}
+
 impl Mod {
+    /// A new `prim.Mod` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        a: tvm_ffi::ObjectRef<Expr>,
+        b: tvm_ffi::ObjectRef<Expr>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Mod {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            a: tvm_ffi::Rw::new(Some(a)),
+            b: tvm_ffi::Rw::new(Some(b)),
+        })
+    }
+
     /// Field `a` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -1687,7 +2811,30 @@ pub struct Mul {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Mul {}
 
+// SAFETY: every byte of `prim.Mul` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Mul {}
+
 impl Mul {
+    /// A new `prim.Mul` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        a: tvm_ffi::ObjectRef<Expr>,
+        b: tvm_ffi::ObjectRef<Expr>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Mul {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            a: tvm_ffi::Rw::new(Some(a)),
+            b: tvm_ffi::Rw::new(Some(b)),
+        })
+    }
+
     /// Field `a` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -1722,7 +2869,30 @@ pub struct NE {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for NE {}
 
+// SAFETY: every byte of `prim.NE` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for NE {}
+
 impl NE {
+    /// A new `prim.NE` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        a: tvm_ffi::ObjectRef<Expr>,
+        b: tvm_ffi::ObjectRef<Expr>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(NE {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            a: tvm_ffi::Rw::new(Some(a)),
+            b: tvm_ffi::Rw::new(Some(b)),
+        })
+    }
+
     /// Field `a` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -1755,7 +2925,28 @@ pub struct Not {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Not {}
 
+// SAFETY: every byte of `prim.Not` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Not {}
+
 impl Not {
+    /// A new `prim.Not` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        a: tvm_ffi::ObjectRef<Expr>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Not {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            a: tvm_ffi::Rw::new(Some(a)),
+        })
+    }
+
     /// Field `a` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -1782,7 +2973,30 @@ pub struct Or {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Or {}
 
+// SAFETY: every byte of `prim.Or` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Or {}
+
 impl Or {
+    /// A new `prim.Or` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        a: tvm_ffi::ObjectRef<Expr>,
+        b: tvm_ffi::ObjectRef<Expr>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Or {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            a: tvm_ffi::Rw::new(Some(a)),
+            b: tvm_ffi::Rw::new(Some(b)),
+        })
+    }
+
     /// Field `a` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -1817,7 +3031,30 @@ pub struct RShift {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for RShift {}
 
+// SAFETY: every byte of `prim.RShift` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for RShift {}
+
 impl RShift {
+    /// A new `prim.RShift` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        a: tvm_ffi::ObjectRef<Expr>,
+        b: tvm_ffi::ObjectRef<Expr>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(RShift {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            a: tvm_ffi::Rw::new(Some(a)),
+            b: tvm_ffi::Rw::new(Some(b)),
+        })
+    }
+
     /// Field `a` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -1854,7 +3091,32 @@ pub struct Ramp {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Ramp {}
 
+// SAFETY: every byte of `prim.Ramp` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Ramp {}
+
 impl Ramp {
+    /// A new `prim.Ramp` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        base: tvm_ffi::ObjectRef<Expr>,
+        stride: tvm_ffi::ObjectRef<Expr>,
+        lanes: tvm_ffi::ObjectRef<Expr>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Ramp {
+            base_: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            base: tvm_ffi::Rw::new(Some(base)),
+            stride: tvm_ffi::Rw::new(Some(stride)),
+            lanes: tvm_ffi::Rw::new(Some(lanes)),
+        })
+    }
+
     /// Field `base` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn base(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -1899,7 +3161,32 @@ pub struct Select {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Select {}
 
+// SAFETY: every byte of `prim.Select` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Select {}
+
 impl Select {
+    /// A new `prim.Select` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        condition: tvm_ffi::ObjectRef<Expr>,
+        true_value: tvm_ffi::ObjectRef<Expr>,
+        false_value: tvm_ffi::ObjectRef<Expr>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Select {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            condition: tvm_ffi::Rw::new(Some(condition)),
+            true_value: tvm_ffi::Rw::new(Some(true_value)),
+            false_value: tvm_ffi::Rw::new(Some(false_value)),
+        })
+    }
+
     /// Field `condition` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn condition(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -1942,7 +3229,30 @@ pub struct Shuffle {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Shuffle {}
 
+// SAFETY: every byte of `prim.Shuffle` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Shuffle {}
+
 impl Shuffle {
+    /// A new `prim.Shuffle` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        vectors: tvm_ffi::Array<tvm_ffi::ObjectRef<Expr>>,
+        indices: tvm_ffi::Array<tvm_ffi::ObjectRef<Expr>>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Shuffle {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            vectors: tvm_ffi::Rw::new(vectors),
+            indices: tvm_ffi::Rw::new(indices),
+        })
+    }
+
     /// Field `vectors`.
     pub fn vectors(&self) -> tvm_ffi::Array<tvm_ffi::ObjectRef<Expr>> {
         self.vectors.get()
@@ -1971,7 +3281,30 @@ pub struct Sub {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Sub {}
 
+// SAFETY: every byte of `prim.Sub` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Sub {}
+
 impl Sub {
+    /// A new `prim.Sub` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        a: tvm_ffi::ObjectRef<Expr>,
+        b: tvm_ffi::ObjectRef<Expr>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Sub {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            a: tvm_ffi::Rw::new(Some(a)),
+            b: tvm_ffi::Rw::new(Some(b)),
+        })
+    }
+
     /// Field `a` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn a(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -2002,6 +3335,23 @@ pub struct AnyType {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for AnyType {}
 
+// SAFETY: every byte of `relax.AnyType` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for AnyType {}
+
+impl AnyType {
+    /// A new `relax.AnyType` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(span: Option<tvm_ffi::ObjectRef<Span>>) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(AnyType {
+            base: Type {
+                span: tvm_ffi::Rw::new(span),
+            },
+        })
+    }
+}
+
 /// The type `relax.BlockBuilder` (32 bytes), declared from the runtime's reflection: opaque (unreflected bytes: its size is 32 bytes, its reflected fields cover 24 (a C++ vtable or an unreflected field, such as STL storage)), its own fields are not declared.
 #[derive(tvm_ffi::Object)]
 #[ffi_type(key = "relax.BlockBuilder", external, opaque)]
@@ -2030,7 +3380,30 @@ pub struct DTensorType {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for DTensorType {}
 
+// SAFETY: every byte of `relax.DTensorType` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for DTensorType {}
+
 impl DTensorType {
+    /// A new `relax.DTensorType` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        tensor_ty: tvm_ffi::ObjectRef<TensorType>,
+        device_mesh: tvm_ffi::ObjectRef<DeviceMesh>,
+        placement: tvm_ffi::ObjectRef<Placement>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(DTensorType {
+            base: Type {
+                span: tvm_ffi::Rw::new(span),
+            },
+            tensor_ty: tvm_ffi::Rw::new(Some(tensor_ty)),
+            device_mesh: tvm_ffi::Rw::new(Some(device_mesh)),
+            placement: tvm_ffi::Rw::new(Some(placement)),
+        })
+    }
+
     /// Field `tensor_ty` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn tensor_ty(&self) -> tvm_ffi::ObjectRef<TensorType> {
@@ -2125,6 +3498,21 @@ pub struct DummyGlobalInfo {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for DummyGlobalInfo {}
 
+// SAFETY: every byte of `relax.DummyGlobalInfo` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for DummyGlobalInfo {}
+
+impl DummyGlobalInfo {
+    /// A new `relax.DummyGlobalInfo` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields() -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(DummyGlobalInfo {
+            base: GlobalInfo {},
+        })
+    }
+}
+
 /// The type `relax.ExecBuilder` (88 bytes), declared from the runtime's reflection: opaque (unreflected bytes: its size is 88 bytes, its reflected fields cover 24 (a C++ vtable or an unreflected field, such as STL storage)), its own fields are not declared.
 #[derive(tvm_ffi::Object)]
 #[ffi_type(key = "relax.ExecBuilder", external, opaque)]
@@ -2155,7 +3543,32 @@ pub struct RelaxFuncType {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for RelaxFuncType {}
 
+// SAFETY: every byte of `relax.FuncType` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for RelaxFuncType {}
+
 impl RelaxFuncType {
+    /// A new `relax.FuncType` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        params: Option<tvm_ffi::Array<tvm_ffi::ObjectRef<Type>>>,
+        ret: tvm_ffi::ObjectRef<Type>,
+        derive_func: Option<tvm_ffi::ObjectRef<EnvFunc>>,
+        purity: bool,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(RelaxFuncType {
+            base: Type {
+                span: tvm_ffi::Rw::new(span),
+            },
+            params: tvm_ffi::Rw::new(params),
+            ret: tvm_ffi::Rw::new(Some(ret)),
+            derive_func: tvm_ffi::Rw::new(derive_func),
+            purity: tvm_ffi::Rw::new(purity),
+        })
+    }
+
     /// Field `params`.
     pub fn params(&self) -> Option<tvm_ffi::Array<tvm_ffi::ObjectRef<Type>>> {
         self.params.get()
@@ -2218,7 +3631,26 @@ pub struct MatchResult {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for MatchResult {}
 
+// SAFETY: every byte of `relax.MatchResult` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for MatchResult {}
+
 impl MatchResult {
+    /// A new `relax.MatchResult` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        pattern: tvm_ffi::ObjectRef<PrimFunc>,
+        symbol_values: tvm_ffi::Array<tvm_ffi::ObjectRef<Expr>>,
+        matched_buffers: tvm_ffi::Array<tvm_ffi::ObjectRef<Var>>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(MatchResult {
+            pattern: tvm_ffi::Rw::new(Some(pattern)),
+            symbol_values: tvm_ffi::Rw::new(symbol_values),
+            matched_buffers: tvm_ffi::Rw::new(matched_buffers),
+        })
+    }
+
     /// Field `pattern` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn pattern(&self) -> tvm_ffi::ObjectRef<PrimFunc> {
@@ -2251,6 +3683,23 @@ pub struct PackedFuncType {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for PackedFuncType {}
 
+// SAFETY: every byte of `relax.PackedFuncType` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for PackedFuncType {}
+
+impl PackedFuncType {
+    /// A new `relax.PackedFuncType` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(span: Option<tvm_ffi::ObjectRef<Span>>) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(PackedFuncType {
+            base: Type {
+                span: tvm_ffi::Rw::new(span),
+            },
+        })
+    }
+}
+
 /// The type `relax.ShapeType` (48 bytes), declared from the runtime's reflection.
 #[derive(tvm_ffi::Object)]
 #[ffi_type(key = "relax.ShapeType", external)]
@@ -2268,7 +3717,28 @@ pub struct ShapeType {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for ShapeType {}
 
+// SAFETY: every byte of `relax.ShapeType` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for ShapeType {}
+
 impl ShapeType {
+    /// A new `relax.ShapeType` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        values: Option<tvm_ffi::Array<tvm_ffi::ObjectRef<Expr>>>,
+        ndim: i32,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(ShapeType {
+            base: Type {
+                span: tvm_ffi::Rw::new(span),
+            },
+            values: tvm_ffi::Rw::new(values),
+            ndim: tvm_ffi::Rw::new(ndim),
+        })
+    }
+
     /// Field `values`.
     pub fn values(&self) -> Option<tvm_ffi::Array<tvm_ffi::ObjectRef<Expr>>> {
         self.values.get()
@@ -2376,7 +3846,32 @@ pub struct TensorType {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TensorType {}
 
+// SAFETY: every byte of `relax.TensorType` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TensorType {}
+
 impl TensorType {
+    /// A new `relax.TensorType` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        shape: Option<tvm_ffi::ObjectRef<Expr>>,
+        vdevice: Option<tvm_ffi::ObjectRef<VDevice>>,
+        dtype: Option<tvm_ffi::ObjectRef<PrimType>>,
+        ndim: i32,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TensorType {
+            base: Type {
+                span: tvm_ffi::Rw::new(span),
+            },
+            shape: tvm_ffi::Rw::new(shape),
+            vdevice: tvm_ffi::Rw::new(vdevice),
+            dtype: tvm_ffi::Rw::new(dtype),
+            ndim: tvm_ffi::Rw::new(ndim),
+        })
+    }
+
     /// Field `shape`.
     pub fn shape(&self) -> Option<tvm_ffi::ObjectRef<Expr>> {
         self.shape.get()
@@ -2417,7 +3912,27 @@ pub struct VDevice {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for VDevice {}
 
+// SAFETY: every byte of `relax.VDevice` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for VDevice {}
+
 impl VDevice {
+    /// A new `relax.VDevice` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        target: tvm_ffi::ObjectRef<Target>,
+        vdevice_id: i32,
+        memory_scope: tvm_ffi::String,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(VDevice {
+            base: GlobalInfo {},
+            target: tvm_ffi::Rw::new(Some(target)),
+            vdevice_id: tvm_ffi::Rw::new(vdevice_id),
+            memory_scope: tvm_ffi::Rw::new(memory_scope),
+        })
+    }
+
     /// Field `target` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn target(&self) -> tvm_ffi::ObjectRef<Target> {
@@ -2456,7 +3971,27 @@ pub struct AdaptivePool1DAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for AdaptivePool1DAttrs {}
 
+// SAFETY: every byte of `relax.attrs.AdaptivePool1DAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for AdaptivePool1DAttrs {}
+
 impl AdaptivePool1DAttrs {
+    /// A new `relax.attrs.AdaptivePool1DAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        output_size: Option<tvm_ffi::Array<i64>>,
+        layout: tvm_ffi::String,
+        out_layout: tvm_ffi::String,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(AdaptivePool1DAttrs {
+            base: Attrs {},
+            output_size: tvm_ffi::Rw::new(output_size),
+            layout: tvm_ffi::Rw::new(layout),
+            out_layout: tvm_ffi::Rw::new(out_layout),
+        })
+    }
+
     /// Field `output_size`.
     pub fn output_size(&self) -> Option<tvm_ffi::Array<i64>> {
         self.output_size.get()
@@ -2492,7 +4027,27 @@ pub struct AdaptivePool2DAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for AdaptivePool2DAttrs {}
 
+// SAFETY: every byte of `relax.attrs.AdaptivePool2DAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for AdaptivePool2DAttrs {}
+
 impl AdaptivePool2DAttrs {
+    /// A new `relax.attrs.AdaptivePool2DAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        output_size: Option<tvm_ffi::Array<i64>>,
+        layout: tvm_ffi::String,
+        out_layout: tvm_ffi::String,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(AdaptivePool2DAttrs {
+            base: Attrs {},
+            output_size: tvm_ffi::Rw::new(output_size),
+            layout: tvm_ffi::Rw::new(layout),
+            out_layout: tvm_ffi::Rw::new(out_layout),
+        })
+    }
+
     /// Field `output_size`.
     pub fn output_size(&self) -> Option<tvm_ffi::Array<i64>> {
         self.output_size.get()
@@ -2528,7 +4083,27 @@ pub struct AdaptivePool3DAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for AdaptivePool3DAttrs {}
 
+// SAFETY: every byte of `relax.attrs.AdaptivePool3DAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for AdaptivePool3DAttrs {}
+
 impl AdaptivePool3DAttrs {
+    /// A new `relax.attrs.AdaptivePool3DAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        output_size: Option<tvm_ffi::Array<i64>>,
+        layout: tvm_ffi::String,
+        out_layout: tvm_ffi::String,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(AdaptivePool3DAttrs {
+            base: Attrs {},
+            output_size: tvm_ffi::Rw::new(output_size),
+            layout: tvm_ffi::Rw::new(layout),
+            out_layout: tvm_ffi::Rw::new(out_layout),
+        })
+    }
+
     /// Field `output_size`.
     pub fn output_size(&self) -> Option<tvm_ffi::Array<i64>> {
         self.output_size.get()
@@ -2560,7 +4135,21 @@ pub struct AffineGridAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for AffineGridAttrs {}
 
+// SAFETY: every byte of `relax.attrs.AffineGridAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for AffineGridAttrs {}
+
 impl AffineGridAttrs {
+    /// A new `relax.attrs.AffineGridAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(align_corners: bool) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(AffineGridAttrs {
+            base: Attrs {},
+            align_corners: tvm_ffi::Rw::new(align_corners),
+        })
+    }
+
     /// Field `align_corners`.
     pub fn align_corners(&self) -> bool {
         self.align_corners.get()
@@ -2582,7 +4171,21 @@ pub struct AllClassNonMaximumSuppressionAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for AllClassNonMaximumSuppressionAttrs {}
 
+// SAFETY: every byte of `relax.attrs.AllClassNonMaximumSuppressionAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for AllClassNonMaximumSuppressionAttrs {}
+
 impl AllClassNonMaximumSuppressionAttrs {
+    /// A new `relax.attrs.AllClassNonMaximumSuppressionAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(output_format: tvm_ffi::String) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(AllClassNonMaximumSuppressionAttrs {
+            base: Attrs {},
+            output_format: tvm_ffi::Rw::new(output_format),
+        })
+    }
+
     /// Field `output_format`.
     pub fn output_format(&self) -> tvm_ffi::String {
         self.output_format.get()
@@ -2606,7 +4209,22 @@ pub struct AllGatherAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for AllGatherAttrs {}
 
+// SAFETY: every byte of `relax.attrs.AllGatherAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for AllGatherAttrs {}
+
 impl AllGatherAttrs {
+    /// A new `relax.attrs.AllGatherAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(num_workers: i32, in_group: bool) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(AllGatherAttrs {
+            base: Attrs {},
+            num_workers: tvm_ffi::Rw::new(num_workers),
+            in_group: tvm_ffi::Rw::new(in_group),
+        })
+    }
+
     /// Field `num_workers`.
     pub fn num_workers(&self) -> i32 {
         self.num_workers.get()
@@ -2635,7 +4253,22 @@ pub struct AllReduceAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for AllReduceAttrs {}
 
+// SAFETY: every byte of `relax.attrs.AllReduceAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for AllReduceAttrs {}
+
 impl AllReduceAttrs {
+    /// A new `relax.attrs.AllReduceAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(op_type: tvm_ffi::String, in_group: bool) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(AllReduceAttrs {
+            base: Attrs {},
+            op_type: tvm_ffi::Rw::new(op_type),
+            in_group: tvm_ffi::Rw::new(in_group),
+        })
+    }
+
     /// Field `op_type`.
     pub fn op_type(&self) -> tvm_ffi::String {
         self.op_type.get()
@@ -2664,7 +4297,22 @@ pub struct ArgmaxArgminAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for ArgmaxArgminAttrs {}
 
+// SAFETY: every byte of `relax.attrs.ArgmaxArgminAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for ArgmaxArgminAttrs {}
+
 impl ArgmaxArgminAttrs {
+    /// A new `relax.attrs.ArgmaxArgminAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(axis: tvm_ffi::Optional<i64>, keepdims: bool) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(ArgmaxArgminAttrs {
+            base: Attrs {},
+            axis: tvm_ffi::Rw::new(axis),
+            keepdims: tvm_ffi::Rw::new(keepdims),
+        })
+    }
+
     /// Field `axis`.
     pub fn axis(&self) -> Option<i64> {
         self.axis.get().get()
@@ -2695,7 +4343,27 @@ pub struct ArgsortAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for ArgsortAttrs {}
 
+// SAFETY: every byte of `relax.attrs.ArgsortAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for ArgsortAttrs {}
+
 impl ArgsortAttrs {
+    /// A new `relax.attrs.ArgsortAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        axis: i32,
+        descending: bool,
+        dtype: tvm_ffi::Optional<tvm_ffi::DataType>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(ArgsortAttrs {
+            base: Attrs {},
+            axis: tvm_ffi::Rw::new(axis),
+            descending: tvm_ffi::Rw::new(descending),
+            dtype: tvm_ffi::Rw::new(dtype),
+        })
+    }
+
     /// Field `axis`.
     pub fn axis(&self) -> i32 {
         self.axis.get()
@@ -2727,7 +4395,21 @@ pub struct AstypeAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for AstypeAttrs {}
 
+// SAFETY: every byte of `relax.attrs.AstypeAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for AstypeAttrs {}
+
 impl AstypeAttrs {
+    /// A new `relax.attrs.AstypeAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(dtype: tvm_ffi::DataType) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(AstypeAttrs {
+            base: Attrs {},
+            dtype: tvm_ffi::Rw::new(dtype),
+        })
+    }
+
     /// Field `dtype`.
     pub fn dtype(&self) -> tvm_ffi::DataType {
         self.dtype.get()
@@ -2753,7 +4435,27 @@ pub struct AttentionAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for AttentionAttrs {}
 
+// SAFETY: every byte of `relax.attrs.AttentionAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for AttentionAttrs {}
+
 impl AttentionAttrs {
+    /// A new `relax.attrs.AttentionAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        scale: Option<tvm_ffi::ObjectRef<FloatImm>>,
+        causal_mask: tvm_ffi::Optional<tvm_ffi::String>,
+        window_size: Option<tvm_ffi::ObjectRef<IntImm>>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(AttentionAttrs {
+            base: Attrs {},
+            scale: tvm_ffi::Rw::new(scale),
+            causal_mask: tvm_ffi::Rw::new(causal_mask),
+            window_size: tvm_ffi::Rw::new(window_size),
+        })
+    }
+
     /// Field `scale`.
     pub fn scale(&self) -> Option<tvm_ffi::ObjectRef<FloatImm>> {
         self.scale.get()
@@ -2795,7 +4497,33 @@ pub struct BatchNormAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for BatchNormAttrs {}
 
+// SAFETY: every byte of `relax.attrs.BatchNormAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for BatchNormAttrs {}
+
 impl BatchNormAttrs {
+    /// A new `relax.attrs.BatchNormAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        axis: i32,
+        epsilon: f64,
+        center: bool,
+        scale: bool,
+        momentum: f64,
+        training: bool,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(BatchNormAttrs {
+            base: Attrs {},
+            axis: tvm_ffi::Rw::new(axis),
+            epsilon: tvm_ffi::Rw::new(epsilon),
+            center: tvm_ffi::Rw::new(center),
+            scale: tvm_ffi::Rw::new(scale),
+            momentum: tvm_ffi::Rw::new(momentum),
+            training: tvm_ffi::Rw::new(training),
+        })
+    }
+
     /// Field `axis`.
     pub fn axis(&self) -> i32 {
         self.axis.get()
@@ -2844,7 +4572,22 @@ pub struct BucketizeAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for BucketizeAttrs {}
 
+// SAFETY: every byte of `relax.attrs.BucketizeAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for BucketizeAttrs {}
+
 impl BucketizeAttrs {
+    /// A new `relax.attrs.BucketizeAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(out_int32: bool, right: bool) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(BucketizeAttrs {
+            base: Attrs {},
+            out_int32: tvm_ffi::Rw::new(out_int32),
+            right: tvm_ffi::Rw::new(right),
+        })
+    }
+
     /// Field `out_int32`.
     pub fn out_int32(&self) -> bool {
         self.out_int32.get()
@@ -2871,7 +4614,21 @@ pub struct CallInplacePackedAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for CallInplacePackedAttrs {}
 
+// SAFETY: every byte of `relax.attrs.CallInplacePackedAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for CallInplacePackedAttrs {}
+
 impl CallInplacePackedAttrs {
+    /// A new `relax.attrs.CallInplacePackedAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(inplace_indices: tvm_ffi::Array<i64>) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(CallInplacePackedAttrs {
+            base: Attrs {},
+            inplace_indices: tvm_ffi::Rw::new(inplace_indices),
+        })
+    }
+
     /// Field `inplace_indices`.
     pub fn inplace_indices(&self) -> tvm_ffi::Array<i64> {
         self.inplace_indices.get()
@@ -2893,7 +4650,21 @@ pub struct CallTIRInplaceAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for CallTIRInplaceAttrs {}
 
+// SAFETY: every byte of `relax.attrs.CallTIRInplaceAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for CallTIRInplaceAttrs {}
+
 impl CallTIRInplaceAttrs {
+    /// A new `relax.attrs.CallTIRInplaceAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(inplace_indices: tvm_ffi::Array<i64>) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(CallTIRInplaceAttrs {
+            base: Attrs {},
+            inplace_indices: tvm_ffi::Rw::new(inplace_indices),
+        })
+    }
+
     /// Field `inplace_indices`.
     pub fn inplace_indices(&self) -> tvm_ffi::Array<i64> {
         self.inplace_indices.get()
@@ -2917,7 +4688,25 @@ pub struct CallTIRWithGradAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for CallTIRWithGradAttrs {}
 
+// SAFETY: every byte of `relax.attrs.CallTIRWithGradAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for CallTIRWithGradAttrs {}
+
 impl CallTIRWithGradAttrs {
+    /// A new `relax.attrs.CallTIRWithGradAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        te_grad_name: tvm_ffi::String,
+        te_grad_kwargs: tvm_ffi::Map<tvm_ffi::String, tvm_ffi::Any>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(CallTIRWithGradAttrs {
+            base: Attrs {},
+            te_grad_name: tvm_ffi::Rw::new(te_grad_name),
+            te_grad_kwargs: tvm_ffi::Rw::new(te_grad_kwargs),
+        })
+    }
+
     /// Field `te_grad_name`.
     pub fn te_grad_name(&self) -> tvm_ffi::String {
         self.te_grad_name.get()
@@ -2944,7 +4733,21 @@ pub struct ConcatAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for ConcatAttrs {}
 
+// SAFETY: every byte of `relax.attrs.ConcatAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for ConcatAttrs {}
+
 impl ConcatAttrs {
+    /// A new `relax.attrs.ConcatAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(axis: tvm_ffi::Optional<i64>) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(ConcatAttrs {
+            base: Attrs {},
+            axis: tvm_ffi::Rw::new(axis),
+        })
+    }
+
     /// Field `axis`.
     pub fn axis(&self) -> Option<i64> {
         self.axis.get().get()
@@ -2980,7 +4783,37 @@ pub struct Conv1DAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Conv1DAttrs {}
 
+// SAFETY: every byte of `relax.attrs.Conv1DAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Conv1DAttrs {}
+
 impl Conv1DAttrs {
+    /// A new `relax.attrs.Conv1DAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        strides: tvm_ffi::Array<i64>,
+        padding: tvm_ffi::Array<i64>,
+        dilation: tvm_ffi::Array<i64>,
+        groups: i32,
+        data_layout: tvm_ffi::String,
+        kernel_layout: tvm_ffi::String,
+        out_layout: tvm_ffi::String,
+        out_dtype: tvm_ffi::Optional<tvm_ffi::DataType>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Conv1DAttrs {
+            base: Attrs {},
+            strides: tvm_ffi::Rw::new(strides),
+            padding: tvm_ffi::Rw::new(padding),
+            dilation: tvm_ffi::Rw::new(dilation),
+            groups: tvm_ffi::Rw::new(groups),
+            data_layout: tvm_ffi::Rw::new(data_layout),
+            kernel_layout: tvm_ffi::Rw::new(kernel_layout),
+            out_layout: tvm_ffi::Rw::new(out_layout),
+            out_dtype: tvm_ffi::Rw::new(out_dtype),
+        })
+    }
+
     /// Field `strides`.
     pub fn strides(&self) -> tvm_ffi::Array<i64> {
         self.strides.get()
@@ -3053,7 +4886,39 @@ pub struct Conv1DTransposeAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Conv1DTransposeAttrs {}
 
+// SAFETY: every byte of `relax.attrs.Conv1DTransposeAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Conv1DTransposeAttrs {}
+
 impl Conv1DTransposeAttrs {
+    /// A new `relax.attrs.Conv1DTransposeAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        strides: tvm_ffi::Array<i64>,
+        padding: tvm_ffi::Array<i64>,
+        output_padding: tvm_ffi::Array<i64>,
+        dilation: tvm_ffi::Array<i64>,
+        groups: i32,
+        data_layout: tvm_ffi::String,
+        kernel_layout: tvm_ffi::String,
+        out_layout: tvm_ffi::String,
+        out_dtype: tvm_ffi::Optional<tvm_ffi::DataType>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Conv1DTransposeAttrs {
+            base: Attrs {},
+            strides: tvm_ffi::Rw::new(strides),
+            padding: tvm_ffi::Rw::new(padding),
+            output_padding: tvm_ffi::Rw::new(output_padding),
+            dilation: tvm_ffi::Rw::new(dilation),
+            groups: tvm_ffi::Rw::new(groups),
+            data_layout: tvm_ffi::Rw::new(data_layout),
+            kernel_layout: tvm_ffi::Rw::new(kernel_layout),
+            out_layout: tvm_ffi::Rw::new(out_layout),
+            out_dtype: tvm_ffi::Rw::new(out_dtype),
+        })
+    }
+
     /// Field `strides`.
     pub fn strides(&self) -> tvm_ffi::Array<i64> {
         self.strides.get()
@@ -3129,7 +4994,37 @@ pub struct Conv2DAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Conv2DAttrs {}
 
+// SAFETY: every byte of `relax.attrs.Conv2DAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Conv2DAttrs {}
+
 impl Conv2DAttrs {
+    /// A new `relax.attrs.Conv2DAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        strides: tvm_ffi::Array<i64>,
+        padding: tvm_ffi::Array<i64>,
+        dilation: tvm_ffi::Array<i64>,
+        groups: i32,
+        data_layout: tvm_ffi::String,
+        kernel_layout: tvm_ffi::String,
+        out_layout: tvm_ffi::String,
+        out_dtype: tvm_ffi::Optional<tvm_ffi::DataType>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Conv2DAttrs {
+            base: Attrs {},
+            strides: tvm_ffi::Rw::new(strides),
+            padding: tvm_ffi::Rw::new(padding),
+            dilation: tvm_ffi::Rw::new(dilation),
+            groups: tvm_ffi::Rw::new(groups),
+            data_layout: tvm_ffi::Rw::new(data_layout),
+            kernel_layout: tvm_ffi::Rw::new(kernel_layout),
+            out_layout: tvm_ffi::Rw::new(out_layout),
+            out_dtype: tvm_ffi::Rw::new(out_dtype),
+        })
+    }
+
     /// Field `strides`.
     pub fn strides(&self) -> tvm_ffi::Array<i64> {
         self.strides.get()
@@ -3202,7 +5097,39 @@ pub struct Conv2DTransposeAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Conv2DTransposeAttrs {}
 
+// SAFETY: every byte of `relax.attrs.Conv2DTransposeAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Conv2DTransposeAttrs {}
+
 impl Conv2DTransposeAttrs {
+    /// A new `relax.attrs.Conv2DTransposeAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        strides: tvm_ffi::Array<i64>,
+        padding: tvm_ffi::Array<i64>,
+        output_padding: tvm_ffi::Array<i64>,
+        dilation: tvm_ffi::Array<i64>,
+        groups: i32,
+        data_layout: tvm_ffi::String,
+        kernel_layout: tvm_ffi::String,
+        out_layout: tvm_ffi::String,
+        out_dtype: tvm_ffi::Optional<tvm_ffi::DataType>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Conv2DTransposeAttrs {
+            base: Attrs {},
+            strides: tvm_ffi::Rw::new(strides),
+            padding: tvm_ffi::Rw::new(padding),
+            output_padding: tvm_ffi::Rw::new(output_padding),
+            dilation: tvm_ffi::Rw::new(dilation),
+            groups: tvm_ffi::Rw::new(groups),
+            data_layout: tvm_ffi::Rw::new(data_layout),
+            kernel_layout: tvm_ffi::Rw::new(kernel_layout),
+            out_layout: tvm_ffi::Rw::new(out_layout),
+            out_dtype: tvm_ffi::Rw::new(out_dtype),
+        })
+    }
+
     /// Field `strides`.
     pub fn strides(&self) -> tvm_ffi::Array<i64> {
         self.strides.get()
@@ -3278,7 +5205,37 @@ pub struct Conv3DAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Conv3DAttrs {}
 
+// SAFETY: every byte of `relax.attrs.Conv3DAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Conv3DAttrs {}
+
 impl Conv3DAttrs {
+    /// A new `relax.attrs.Conv3DAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        strides: tvm_ffi::Array<i64>,
+        padding: tvm_ffi::Array<i64>,
+        dilation: tvm_ffi::Array<i64>,
+        groups: i32,
+        data_layout: tvm_ffi::String,
+        kernel_layout: tvm_ffi::String,
+        out_layout: tvm_ffi::String,
+        out_dtype: tvm_ffi::Optional<tvm_ffi::DataType>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Conv3DAttrs {
+            base: Attrs {},
+            strides: tvm_ffi::Rw::new(strides),
+            padding: tvm_ffi::Rw::new(padding),
+            dilation: tvm_ffi::Rw::new(dilation),
+            groups: tvm_ffi::Rw::new(groups),
+            data_layout: tvm_ffi::Rw::new(data_layout),
+            kernel_layout: tvm_ffi::Rw::new(kernel_layout),
+            out_layout: tvm_ffi::Rw::new(out_layout),
+            out_dtype: tvm_ffi::Rw::new(out_dtype),
+        })
+    }
+
     /// Field `strides`.
     pub fn strides(&self) -> tvm_ffi::Array<i64> {
         self.strides.get()
@@ -3351,7 +5308,39 @@ pub struct Conv3DTransposeAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Conv3DTransposeAttrs {}
 
+// SAFETY: every byte of `relax.attrs.Conv3DTransposeAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Conv3DTransposeAttrs {}
+
 impl Conv3DTransposeAttrs {
+    /// A new `relax.attrs.Conv3DTransposeAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        strides: tvm_ffi::Array<i64>,
+        padding: tvm_ffi::Array<i64>,
+        output_padding: tvm_ffi::Array<i64>,
+        dilation: tvm_ffi::Array<i64>,
+        groups: i32,
+        data_layout: tvm_ffi::String,
+        kernel_layout: tvm_ffi::String,
+        out_layout: tvm_ffi::String,
+        out_dtype: tvm_ffi::Optional<tvm_ffi::DataType>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Conv3DTransposeAttrs {
+            base: Attrs {},
+            strides: tvm_ffi::Rw::new(strides),
+            padding: tvm_ffi::Rw::new(padding),
+            output_padding: tvm_ffi::Rw::new(output_padding),
+            dilation: tvm_ffi::Rw::new(dilation),
+            groups: tvm_ffi::Rw::new(groups),
+            data_layout: tvm_ffi::Rw::new(data_layout),
+            kernel_layout: tvm_ffi::Rw::new(kernel_layout),
+            out_layout: tvm_ffi::Rw::new(out_layout),
+            out_dtype: tvm_ffi::Rw::new(out_dtype),
+        })
+    }
+
     /// Field `strides`.
     pub fn strides(&self) -> tvm_ffi::Array<i64> {
         self.strides.get()
@@ -3415,7 +5404,25 @@ pub struct DistributionAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for DistributionAttrs {}
 
+// SAFETY: every byte of `relax.attrs.DistributionAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for DistributionAttrs {}
+
 impl DistributionAttrs {
+    /// A new `relax.attrs.DistributionAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        device_mesh: tvm_ffi::ObjectRef<DeviceMesh>,
+        placement: tvm_ffi::ObjectRef<Placement>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(DistributionAttrs {
+            base: Attrs {},
+            device_mesh: tvm_ffi::Rw::new(Some(device_mesh)),
+            placement: tvm_ffi::Rw::new(Some(placement)),
+        })
+    }
+
     /// Field `device_mesh` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn device_mesh(&self) -> tvm_ffi::ObjectRef<DeviceMesh> {
@@ -3448,7 +5455,21 @@ pub struct DropoutAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for DropoutAttrs {}
 
+// SAFETY: every byte of `relax.attrs.DropoutAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for DropoutAttrs {}
+
 impl DropoutAttrs {
+    /// A new `relax.attrs.DropoutAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(rate: f64) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(DropoutAttrs {
+            base: Attrs {},
+            rate: tvm_ffi::Rw::new(rate),
+        })
+    }
+
     /// Field `rate`.
     pub fn rate(&self) -> f64 {
         self.rate.get()
@@ -3470,7 +5491,21 @@ pub struct EinsumAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for EinsumAttrs {}
 
+// SAFETY: every byte of `relax.attrs.EinsumAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for EinsumAttrs {}
+
 impl EinsumAttrs {
+    /// A new `relax.attrs.EinsumAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(subscripts: tvm_ffi::String) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(EinsumAttrs {
+            base: Attrs {},
+            subscripts: tvm_ffi::Rw::new(subscripts),
+        })
+    }
+
     /// Field `subscripts`.
     pub fn subscripts(&self) -> tvm_ffi::String {
         self.subscripts.get()
@@ -3492,7 +5527,21 @@ pub struct ExpandDimsAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for ExpandDimsAttrs {}
 
+// SAFETY: every byte of `relax.attrs.ExpandDimsAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for ExpandDimsAttrs {}
+
 impl ExpandDimsAttrs {
+    /// A new `relax.attrs.ExpandDimsAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(axis: tvm_ffi::Array<i64>) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(ExpandDimsAttrs {
+            base: Attrs {},
+            axis: tvm_ffi::Rw::new(axis),
+        })
+    }
+
     /// Field `axis`.
     pub fn axis(&self) -> tvm_ffi::Array<i64> {
         self.axis.get()
@@ -3514,7 +5563,21 @@ pub struct FlipAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for FlipAttrs {}
 
+// SAFETY: every byte of `relax.attrs.FlipAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for FlipAttrs {}
+
 impl FlipAttrs {
+    /// A new `relax.attrs.FlipAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(axis: i64) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(FlipAttrs {
+            base: Attrs {},
+            axis: tvm_ffi::Rw::new(axis),
+        })
+    }
+
     /// Field `axis`.
     pub fn axis(&self) -> i64 {
         self.axis.get()
@@ -3536,7 +5599,21 @@ pub struct GatherElementsAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for GatherElementsAttrs {}
 
+// SAFETY: every byte of `relax.attrs.GatherElementsAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for GatherElementsAttrs {}
+
 impl GatherElementsAttrs {
+    /// A new `relax.attrs.GatherElementsAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(axis: i64) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(GatherElementsAttrs {
+            base: Attrs {},
+            axis: tvm_ffi::Rw::new(axis),
+        })
+    }
+
     /// Field `axis`.
     pub fn axis(&self) -> i64 {
         self.axis.get()
@@ -3558,7 +5635,21 @@ pub struct GatherNDAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for GatherNDAttrs {}
 
+// SAFETY: every byte of `relax.attrs.GatherNDAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for GatherNDAttrs {}
+
 impl GatherNDAttrs {
+    /// A new `relax.attrs.GatherNDAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(batch_dims: i64) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(GatherNDAttrs {
+            base: Attrs {},
+            batch_dims: tvm_ffi::Rw::new(batch_dims),
+        })
+    }
+
     /// Field `batch_dims`.
     pub fn batch_dims(&self) -> i64 {
         self.batch_dims.get()
@@ -3584,7 +5675,27 @@ pub struct GetValidCountsAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for GetValidCountsAttrs {}
 
+// SAFETY: every byte of `relax.attrs.GetValidCountsAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for GetValidCountsAttrs {}
+
 impl GetValidCountsAttrs {
+    /// A new `relax.attrs.GetValidCountsAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        score_threshold: f64,
+        id_index: i32,
+        score_index: i32,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(GetValidCountsAttrs {
+            base: Attrs {},
+            score_threshold: tvm_ffi::Rw::new(score_threshold),
+            id_index: tvm_ffi::Rw::new(id_index),
+            score_index: tvm_ffi::Rw::new(score_index),
+        })
+    }
+
     /// Field `score_threshold`.
     pub fn score_threshold(&self) -> f64 {
         self.score_threshold.get()
@@ -3622,7 +5733,29 @@ pub struct GridSampleAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for GridSampleAttrs {}
 
+// SAFETY: every byte of `relax.attrs.GridSampleAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for GridSampleAttrs {}
+
 impl GridSampleAttrs {
+    /// A new `relax.attrs.GridSampleAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        method: tvm_ffi::String,
+        layout: tvm_ffi::String,
+        padding_mode: tvm_ffi::String,
+        align_corners: bool,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(GridSampleAttrs {
+            base: Attrs {},
+            method: tvm_ffi::Rw::new(method),
+            layout: tvm_ffi::Rw::new(layout),
+            padding_mode: tvm_ffi::Rw::new(padding_mode),
+            align_corners: tvm_ffi::Rw::new(align_corners),
+        })
+    }
+
     /// Field `method`.
     pub fn method(&self) -> tvm_ffi::String {
         self.method.get()
@@ -3669,7 +5802,33 @@ pub struct GroupNormAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for GroupNormAttrs {}
 
+// SAFETY: every byte of `relax.attrs.GroupNormAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for GroupNormAttrs {}
+
 impl GroupNormAttrs {
+    /// A new `relax.attrs.GroupNormAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        num_groups: i32,
+        channel_axis: i32,
+        axes: tvm_ffi::Array<i64>,
+        epsilon: f64,
+        center: bool,
+        scale: bool,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(GroupNormAttrs {
+            base: Attrs {},
+            num_groups: tvm_ffi::Rw::new(num_groups),
+            channel_axis: tvm_ffi::Rw::new(channel_axis),
+            axes: tvm_ffi::Rw::new(axes),
+            epsilon: tvm_ffi::Rw::new(epsilon),
+            center: tvm_ffi::Rw::new(center),
+            scale: tvm_ffi::Rw::new(scale),
+        })
+    }
+
     /// Field `num_groups`.
     pub fn num_groups(&self) -> i32 {
         self.num_groups.get()
@@ -3720,7 +5879,27 @@ pub struct HintOnDeviceAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for HintOnDeviceAttrs {}
 
+// SAFETY: every byte of `relax.attrs.HintOnDeviceAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for HintOnDeviceAttrs {}
+
 impl HintOnDeviceAttrs {
+    /// A new `relax.attrs.HintOnDeviceAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        device_type: i32,
+        index: i32,
+        memory_scope: tvm_ffi::String,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(HintOnDeviceAttrs {
+            base: Attrs {},
+            device_type: tvm_ffi::Rw::new(device_type),
+            index: tvm_ffi::Rw::new(index),
+            memory_scope: tvm_ffi::Rw::new(memory_scope),
+        })
+    }
+
     /// Field `device_type`.
     pub fn device_type(&self) -> i32 {
         self.device_type.get()
@@ -3752,7 +5931,21 @@ pub struct IndexPutAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for IndexPutAttrs {}
 
+// SAFETY: every byte of `relax.attrs.IndexPutAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for IndexPutAttrs {}
+
 impl IndexPutAttrs {
+    /// A new `relax.attrs.IndexPutAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(accumulate: bool) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(IndexPutAttrs {
+            base: Attrs {},
+            accumulate: tvm_ffi::Rw::new(accumulate),
+        })
+    }
+
     /// Field `accumulate`.
     pub fn accumulate(&self) -> bool {
         self.accumulate.get()
@@ -3774,7 +5967,21 @@ pub struct InitAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for InitAttrs {}
 
+// SAFETY: every byte of `relax.attrs.InitAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for InitAttrs {}
+
 impl InitAttrs {
+    /// A new `relax.attrs.InitAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(dtype: tvm_ffi::Optional<tvm_ffi::DataType>) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(InitAttrs {
+            base: Attrs {},
+            dtype: tvm_ffi::Rw::new(dtype),
+        })
+    }
+
     /// Field `dtype`.
     pub fn dtype(&self) -> Option<tvm_ffi::DataType> {
         self.dtype.get().get()
@@ -3804,7 +6011,31 @@ pub struct InstanceNormAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for InstanceNormAttrs {}
 
+// SAFETY: every byte of `relax.attrs.InstanceNormAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for InstanceNormAttrs {}
+
 impl InstanceNormAttrs {
+    /// A new `relax.attrs.InstanceNormAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        channel_axis: i32,
+        axes: tvm_ffi::Array<i64>,
+        epsilon: f64,
+        center: bool,
+        scale: bool,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(InstanceNormAttrs {
+            base: Attrs {},
+            channel_axis: tvm_ffi::Rw::new(channel_axis),
+            axes: tvm_ffi::Rw::new(axes),
+            epsilon: tvm_ffi::Rw::new(epsilon),
+            center: tvm_ffi::Rw::new(center),
+            scale: tvm_ffi::Rw::new(scale),
+        })
+    }
+
     /// Field `channel_axis`.
     pub fn channel_axis(&self) -> i32 {
         self.channel_axis.get()
@@ -3852,7 +6083,29 @@ pub struct LayerNormAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for LayerNormAttrs {}
 
+// SAFETY: every byte of `relax.attrs.LayerNormAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for LayerNormAttrs {}
+
 impl LayerNormAttrs {
+    /// A new `relax.attrs.LayerNormAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        axes: tvm_ffi::Array<i64>,
+        epsilon: f64,
+        center: bool,
+        scale: bool,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(LayerNormAttrs {
+            base: Attrs {},
+            axes: tvm_ffi::Rw::new(axes),
+            epsilon: tvm_ffi::Rw::new(epsilon),
+            center: tvm_ffi::Rw::new(center),
+            scale: tvm_ffi::Rw::new(scale),
+        })
+    }
+
     /// Field `axes`.
     pub fn axes(&self) -> tvm_ffi::Array<i64> {
         self.axes.get()
@@ -3891,7 +6144,25 @@ pub struct LayoutTransformAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for LayoutTransformAttrs {}
 
+// SAFETY: every byte of `relax.attrs.LayoutTransformAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for LayoutTransformAttrs {}
+
 impl LayoutTransformAttrs {
+    /// A new `relax.attrs.LayoutTransformAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        index_map: tvm_ffi::ObjectRef<IndexMap>,
+        pad_value: Option<tvm_ffi::ObjectRef<Expr>>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(LayoutTransformAttrs {
+            base: Attrs {},
+            index_map: tvm_ffi::Rw::new(Some(index_map)),
+            pad_value: tvm_ffi::Rw::new(pad_value),
+        })
+    }
+
     /// Field `index_map` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn index_map(&self) -> tvm_ffi::ObjectRef<IndexMap> {
@@ -3921,7 +6192,21 @@ pub struct LeakyReluAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for LeakyReluAttrs {}
 
+// SAFETY: every byte of `relax.attrs.LeakyReluAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for LeakyReluAttrs {}
+
 impl LeakyReluAttrs {
+    /// A new `relax.attrs.LeakyReluAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(alpha: f64) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(LeakyReluAttrs {
+            base: Attrs {},
+            alpha: tvm_ffi::Rw::new(alpha),
+        })
+    }
+
     /// Field `alpha`.
     pub fn alpha(&self) -> f64 {
         self.alpha.get()
@@ -3943,7 +6228,23 @@ pub struct MatmulAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for MatmulAttrs {}
 
+// SAFETY: every byte of `relax.attrs.MatmulAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for MatmulAttrs {}
+
 impl MatmulAttrs {
+    /// A new `relax.attrs.MatmulAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        out_dtype: tvm_ffi::Optional<tvm_ffi::DataType>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(MatmulAttrs {
+            base: Attrs {},
+            out_dtype: tvm_ffi::Rw::new(out_dtype),
+        })
+    }
+
     /// Field `out_dtype`.
     pub fn out_dtype(&self) -> Option<tvm_ffi::DataType> {
         self.out_dtype.get().get()
@@ -3965,7 +6266,21 @@ pub struct MeshgridAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for MeshgridAttrs {}
 
+// SAFETY: every byte of `relax.attrs.MeshgridAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for MeshgridAttrs {}
+
 impl MeshgridAttrs {
+    /// A new `relax.attrs.MeshgridAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(indexing: tvm_ffi::Optional<tvm_ffi::String>) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(MeshgridAttrs {
+            base: Attrs {},
+            indexing: tvm_ffi::Rw::new(indexing),
+        })
+    }
+
     /// Field `indexing`.
     pub fn indexing(&self) -> Option<tvm_ffi::String> {
         self.indexing.get().get()
@@ -3995,7 +6310,31 @@ pub struct MultiboxTransformLocAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for MultiboxTransformLocAttrs {}
 
+// SAFETY: every byte of `relax.attrs.MultiboxTransformLocAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for MultiboxTransformLocAttrs {}
+
 impl MultiboxTransformLocAttrs {
+    /// A new `relax.attrs.MultiboxTransformLocAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        clip: bool,
+        threshold: f64,
+        variances: tvm_ffi::Array<f64>,
+        keep_background: bool,
+        apply_softmax: bool,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(MultiboxTransformLocAttrs {
+            base: Attrs {},
+            clip: tvm_ffi::Rw::new(clip),
+            threshold: tvm_ffi::Rw::new(threshold),
+            variances: tvm_ffi::Rw::new(variances),
+            keep_background: tvm_ffi::Rw::new(keep_background),
+            apply_softmax: tvm_ffi::Rw::new(apply_softmax),
+        })
+    }
+
     /// Field `clip`.
     pub fn clip(&self) -> bool {
         self.clip.get()
@@ -4037,7 +6376,21 @@ pub struct MultinomialFromUniformAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for MultinomialFromUniformAttrs {}
 
+// SAFETY: every byte of `relax.attrs.MultinomialFromUniformAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for MultinomialFromUniformAttrs {}
+
 impl MultinomialFromUniformAttrs {
+    /// A new `relax.attrs.MultinomialFromUniformAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(dtype: tvm_ffi::DataType) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(MultinomialFromUniformAttrs {
+            base: Attrs {},
+            dtype: tvm_ffi::Rw::new(dtype),
+        })
+    }
+
     /// Field `dtype`.
     pub fn dtype(&self) -> tvm_ffi::DataType {
         self.dtype.get()
@@ -4061,7 +6414,22 @@ pub struct NLLLossAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for NLLLossAttrs {}
 
+// SAFETY: every byte of `relax.attrs.NLLLossAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for NLLLossAttrs {}
+
 impl NLLLossAttrs {
+    /// A new `relax.attrs.NLLLossAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(reduction: tvm_ffi::String, ignore_index: i32) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(NLLLossAttrs {
+            base: Attrs {},
+            reduction: tvm_ffi::Rw::new(reduction),
+            ignore_index: tvm_ffi::Rw::new(ignore_index),
+        })
+    }
+
     /// Field `reduction`.
     pub fn reduction(&self) -> tvm_ffi::String {
         self.reduction.get()
@@ -4108,7 +6476,43 @@ pub struct NonMaximumSuppressionAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for NonMaximumSuppressionAttrs {}
 
+// SAFETY: every byte of `relax.attrs.NonMaximumSuppressionAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for NonMaximumSuppressionAttrs {}
+
 impl NonMaximumSuppressionAttrs {
+    /// A new `relax.attrs.NonMaximumSuppressionAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        max_output_size: i32,
+        iou_threshold: f64,
+        force_suppress: bool,
+        top_k: i32,
+        coord_start: i32,
+        score_index: i32,
+        id_index: i32,
+        return_indices: bool,
+        invalid_to_bottom: bool,
+        soft_nms_sigma: f64,
+        score_threshold: f64,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(NonMaximumSuppressionAttrs {
+            base: Attrs {},
+            max_output_size: tvm_ffi::Rw::new(max_output_size),
+            iou_threshold: tvm_ffi::Rw::new(iou_threshold),
+            force_suppress: tvm_ffi::Rw::new(force_suppress),
+            top_k: tvm_ffi::Rw::new(top_k),
+            coord_start: tvm_ffi::Rw::new(coord_start),
+            score_index: tvm_ffi::Rw::new(score_index),
+            id_index: tvm_ffi::Rw::new(id_index),
+            return_indices: tvm_ffi::Rw::new(return_indices),
+            invalid_to_bottom: tvm_ffi::Rw::new(invalid_to_bottom),
+            soft_nms_sigma: tvm_ffi::Rw::new(soft_nms_sigma),
+            score_threshold: tvm_ffi::Rw::new(score_threshold),
+        })
+    }
+
     /// Field `max_output_size`.
     pub fn max_output_size(&self) -> i32 {
         self.max_output_size.get()
@@ -4182,7 +6586,22 @@ pub struct OneHotAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for OneHotAttrs {}
 
+// SAFETY: every byte of `relax.attrs.OneHotAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for OneHotAttrs {}
+
 impl OneHotAttrs {
+    /// A new `relax.attrs.OneHotAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(depth: i32, axis: i32) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(OneHotAttrs {
+            base: Attrs {},
+            depth: tvm_ffi::Rw::new(depth),
+            axis: tvm_ffi::Rw::new(axis),
+        })
+    }
+
     /// Field `depth`.
     pub fn depth(&self) -> i32 {
         self.depth.get()
@@ -4209,7 +6628,21 @@ pub struct PReluAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for PReluAttrs {}
 
+// SAFETY: every byte of `relax.attrs.PReluAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for PReluAttrs {}
+
 impl PReluAttrs {
+    /// A new `relax.attrs.PReluAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(axis: i32) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(PReluAttrs {
+            base: Attrs {},
+            axis: tvm_ffi::Rw::new(axis),
+        })
+    }
+
     /// Field `axis`.
     pub fn axis(&self) -> i32 {
         self.axis.get()
@@ -4235,7 +6668,27 @@ pub struct PadAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for PadAttrs {}
 
+// SAFETY: every byte of `relax.attrs.PadAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for PadAttrs {}
+
 impl PadAttrs {
+    /// A new `relax.attrs.PadAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        pad_width: tvm_ffi::Array<i64>,
+        pad_value: f64,
+        pad_mode: tvm_ffi::String,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(PadAttrs {
+            base: Attrs {},
+            pad_width: tvm_ffi::Rw::new(pad_width),
+            pad_value: tvm_ffi::Rw::new(pad_value),
+            pad_mode: tvm_ffi::Rw::new(pad_mode),
+        })
+    }
+
     /// Field `pad_width`.
     pub fn pad_width(&self) -> tvm_ffi::Array<i64> {
         self.pad_width.get()
@@ -4267,7 +6720,21 @@ pub struct PermuteDimsAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for PermuteDimsAttrs {}
 
+// SAFETY: every byte of `relax.attrs.PermuteDimsAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for PermuteDimsAttrs {}
+
 impl PermuteDimsAttrs {
+    /// A new `relax.attrs.PermuteDimsAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(axes: Option<tvm_ffi::Array<i64>>) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(PermuteDimsAttrs {
+            base: Attrs {},
+            axes: tvm_ffi::Rw::new(axes),
+        })
+    }
+
     /// Field `axes`.
     pub fn axes(&self) -> Option<tvm_ffi::Array<i64>> {
         self.axes.get()
@@ -4289,7 +6756,21 @@ pub struct PixelShuffleAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for PixelShuffleAttrs {}
 
+// SAFETY: every byte of `relax.attrs.PixelShuffleAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for PixelShuffleAttrs {}
+
 impl PixelShuffleAttrs {
+    /// A new `relax.attrs.PixelShuffleAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(upscale_factor: i32) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(PixelShuffleAttrs {
+            base: Attrs {},
+            upscale_factor: tvm_ffi::Rw::new(upscale_factor),
+        })
+    }
+
     /// Field `upscale_factor`.
     pub fn upscale_factor(&self) -> i32 {
         self.upscale_factor.get()
@@ -4325,7 +6806,37 @@ pub struct Pool1DAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Pool1DAttrs {}
 
+// SAFETY: every byte of `relax.attrs.Pool1DAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Pool1DAttrs {}
+
 impl Pool1DAttrs {
+    /// A new `relax.attrs.Pool1DAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        pool_size: tvm_ffi::Array<i64>,
+        strides: tvm_ffi::Array<i64>,
+        padding: tvm_ffi::Array<i64>,
+        dilation: tvm_ffi::Array<i64>,
+        ceil_mode: bool,
+        count_include_pad: bool,
+        layout: tvm_ffi::String,
+        out_layout: tvm_ffi::String,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Pool1DAttrs {
+            base: Attrs {},
+            pool_size: tvm_ffi::Rw::new(pool_size),
+            strides: tvm_ffi::Rw::new(strides),
+            padding: tvm_ffi::Rw::new(padding),
+            dilation: tvm_ffi::Rw::new(dilation),
+            ceil_mode: tvm_ffi::Rw::new(ceil_mode),
+            count_include_pad: tvm_ffi::Rw::new(count_include_pad),
+            layout: tvm_ffi::Rw::new(layout),
+            out_layout: tvm_ffi::Rw::new(out_layout),
+        })
+    }
+
     /// Field `pool_size`.
     pub fn pool_size(&self) -> tvm_ffi::Array<i64> {
         self.pool_size.get()
@@ -4396,7 +6907,37 @@ pub struct Pool2DAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Pool2DAttrs {}
 
+// SAFETY: every byte of `relax.attrs.Pool2DAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Pool2DAttrs {}
+
 impl Pool2DAttrs {
+    /// A new `relax.attrs.Pool2DAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        pool_size: tvm_ffi::Array<i64>,
+        strides: tvm_ffi::Array<i64>,
+        padding: tvm_ffi::Array<i64>,
+        dilation: tvm_ffi::Array<i64>,
+        ceil_mode: bool,
+        count_include_pad: bool,
+        layout: tvm_ffi::String,
+        out_layout: tvm_ffi::String,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Pool2DAttrs {
+            base: Attrs {},
+            pool_size: tvm_ffi::Rw::new(pool_size),
+            strides: tvm_ffi::Rw::new(strides),
+            padding: tvm_ffi::Rw::new(padding),
+            dilation: tvm_ffi::Rw::new(dilation),
+            ceil_mode: tvm_ffi::Rw::new(ceil_mode),
+            count_include_pad: tvm_ffi::Rw::new(count_include_pad),
+            layout: tvm_ffi::Rw::new(layout),
+            out_layout: tvm_ffi::Rw::new(out_layout),
+        })
+    }
+
     /// Field `pool_size`.
     pub fn pool_size(&self) -> tvm_ffi::Array<i64> {
         self.pool_size.get()
@@ -4467,7 +7008,37 @@ pub struct Pool3DAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Pool3DAttrs {}
 
+// SAFETY: every byte of `relax.attrs.Pool3DAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Pool3DAttrs {}
+
 impl Pool3DAttrs {
+    /// A new `relax.attrs.Pool3DAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        pool_size: tvm_ffi::Array<i64>,
+        strides: tvm_ffi::Array<i64>,
+        padding: tvm_ffi::Array<i64>,
+        dilation: tvm_ffi::Array<i64>,
+        ceil_mode: bool,
+        count_include_pad: bool,
+        layout: tvm_ffi::String,
+        out_layout: tvm_ffi::String,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Pool3DAttrs {
+            base: Attrs {},
+            pool_size: tvm_ffi::Rw::new(pool_size),
+            strides: tvm_ffi::Rw::new(strides),
+            padding: tvm_ffi::Rw::new(padding),
+            dilation: tvm_ffi::Rw::new(dilation),
+            ceil_mode: tvm_ffi::Rw::new(ceil_mode),
+            count_include_pad: tvm_ffi::Rw::new(count_include_pad),
+            layout: tvm_ffi::Rw::new(layout),
+            out_layout: tvm_ffi::Rw::new(out_layout),
+        })
+    }
+
     /// Field `pool_size`.
     pub fn pool_size(&self) -> tvm_ffi::Array<i64> {
         self.pool_size.get()
@@ -4526,7 +7097,22 @@ pub struct QuantizeAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for QuantizeAttrs {}
 
+// SAFETY: every byte of `relax.attrs.QuantizeAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for QuantizeAttrs {}
+
 impl QuantizeAttrs {
+    /// A new `relax.attrs.QuantizeAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(out_dtype: tvm_ffi::DataType, axis: i32) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(QuantizeAttrs {
+            base: Attrs {},
+            out_dtype: tvm_ffi::Rw::new(out_dtype),
+            axis: tvm_ffi::Rw::new(axis),
+        })
+    }
+
     /// Field `out_dtype`.
     pub fn out_dtype(&self) -> tvm_ffi::DataType {
         self.out_dtype.get()
@@ -4555,7 +7141,22 @@ pub struct RMSNormAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for RMSNormAttrs {}
 
+// SAFETY: every byte of `relax.attrs.RMSNormAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for RMSNormAttrs {}
+
 impl RMSNormAttrs {
+    /// A new `relax.attrs.RMSNormAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(axes: tvm_ffi::Array<i64>, epsilon: f64) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(RMSNormAttrs {
+            base: Attrs {},
+            axes: tvm_ffi::Rw::new(axes),
+            epsilon: tvm_ffi::Rw::new(epsilon),
+        })
+    }
+
     /// Field `axes`.
     pub fn axes(&self) -> tvm_ffi::Array<i64> {
         self.axes.get()
@@ -4592,7 +7193,33 @@ pub struct ROIAlignAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for ROIAlignAttrs {}
 
+// SAFETY: every byte of `relax.attrs.ROIAlignAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for ROIAlignAttrs {}
+
 impl ROIAlignAttrs {
+    /// A new `relax.attrs.ROIAlignAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        pooled_size: tvm_ffi::Array<i64>,
+        spatial_scale: f64,
+        sample_ratio: i32,
+        aligned: bool,
+        layout: tvm_ffi::String,
+        mode: tvm_ffi::String,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(ROIAlignAttrs {
+            base: Attrs {},
+            pooled_size: tvm_ffi::Rw::new(pooled_size),
+            spatial_scale: tvm_ffi::Rw::new(spatial_scale),
+            sample_ratio: tvm_ffi::Rw::new(sample_ratio),
+            aligned: tvm_ffi::Rw::new(aligned),
+            layout: tvm_ffi::Rw::new(layout),
+            mode: tvm_ffi::Rw::new(mode),
+        })
+    }
+
     /// Field `pooled_size`.
     pub fn pooled_size(&self) -> tvm_ffi::Array<i64> {
         self.pooled_size.get()
@@ -4643,7 +7270,27 @@ pub struct ROIPoolAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for ROIPoolAttrs {}
 
+// SAFETY: every byte of `relax.attrs.ROIPoolAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for ROIPoolAttrs {}
+
 impl ROIPoolAttrs {
+    /// A new `relax.attrs.ROIPoolAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        pooled_size: tvm_ffi::Array<i64>,
+        spatial_scale: f64,
+        layout: tvm_ffi::String,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(ROIPoolAttrs {
+            base: Attrs {},
+            pooled_size: tvm_ffi::Rw::new(pooled_size),
+            spatial_scale: tvm_ffi::Rw::new(spatial_scale),
+            layout: tvm_ffi::Rw::new(layout),
+        })
+    }
+
     /// Field `pooled_size`.
     pub fn pooled_size(&self) -> tvm_ffi::Array<i64> {
         self.pooled_size.get()
@@ -4677,7 +7324,22 @@ pub struct RepeatAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for RepeatAttrs {}
 
+// SAFETY: every byte of `relax.attrs.RepeatAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for RepeatAttrs {}
+
 impl RepeatAttrs {
+    /// A new `relax.attrs.RepeatAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(repeats: i32, axis: tvm_ffi::Optional<i64>) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(RepeatAttrs {
+            base: Attrs {},
+            repeats: tvm_ffi::Rw::new(repeats),
+            axis: tvm_ffi::Rw::new(axis),
+        })
+    }
+
     /// Field `repeats`.
     pub fn repeats(&self) -> i32 {
         self.repeats.get()
@@ -4720,7 +7382,39 @@ pub struct Resize2DAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Resize2DAttrs {}
 
+// SAFETY: every byte of `relax.attrs.Resize2DAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Resize2DAttrs {}
+
 impl Resize2DAttrs {
+    /// A new `relax.attrs.Resize2DAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        roi: tvm_ffi::Array<tvm_ffi::ObjectRef<FloatImm>>,
+        layout: tvm_ffi::String,
+        method: tvm_ffi::String,
+        coordinate_transformation_mode: tvm_ffi::String,
+        rounding_method: tvm_ffi::String,
+        cubic_alpha: f64,
+        cubic_exclude: i32,
+        extrapolation_value: f64,
+        out_dtype: tvm_ffi::Optional<tvm_ffi::DataType>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Resize2DAttrs {
+            base: Attrs {},
+            roi: tvm_ffi::Rw::new(roi),
+            layout: tvm_ffi::Rw::new(layout),
+            method: tvm_ffi::Rw::new(method),
+            coordinate_transformation_mode: tvm_ffi::Rw::new(coordinate_transformation_mode),
+            rounding_method: tvm_ffi::Rw::new(rounding_method),
+            cubic_alpha: tvm_ffi::Rw::new(cubic_alpha),
+            cubic_exclude: tvm_ffi::Rw::new(cubic_exclude),
+            extrapolation_value: tvm_ffi::Rw::new(extrapolation_value),
+            out_dtype: tvm_ffi::Rw::new(out_dtype),
+        })
+    }
+
     /// Field `roi`.
     pub fn roi(&self) -> tvm_ffi::Array<tvm_ffi::ObjectRef<FloatImm>> {
         self.roi.get()
@@ -4798,7 +7492,39 @@ pub struct Resize3DAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Resize3DAttrs {}
 
+// SAFETY: every byte of `relax.attrs.Resize3DAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Resize3DAttrs {}
+
 impl Resize3DAttrs {
+    /// A new `relax.attrs.Resize3DAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        roi: tvm_ffi::Array<tvm_ffi::ObjectRef<FloatImm>>,
+        layout: tvm_ffi::String,
+        method: tvm_ffi::String,
+        coordinate_transformation_mode: tvm_ffi::String,
+        rounding_method: tvm_ffi::String,
+        cubic_alpha: f64,
+        cubic_exclude: i32,
+        extrapolation_value: f64,
+        out_dtype: tvm_ffi::Optional<tvm_ffi::DataType>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Resize3DAttrs {
+            base: Attrs {},
+            roi: tvm_ffi::Rw::new(roi),
+            layout: tvm_ffi::Rw::new(layout),
+            method: tvm_ffi::Rw::new(method),
+            coordinate_transformation_mode: tvm_ffi::Rw::new(coordinate_transformation_mode),
+            rounding_method: tvm_ffi::Rw::new(rounding_method),
+            cubic_alpha: tvm_ffi::Rw::new(cubic_alpha),
+            cubic_exclude: tvm_ffi::Rw::new(cubic_exclude),
+            extrapolation_value: tvm_ffi::Rw::new(extrapolation_value),
+            out_dtype: tvm_ffi::Rw::new(out_dtype),
+        })
+    }
+
     /// Field `roi`.
     pub fn roi(&self) -> tvm_ffi::Array<tvm_ffi::ObjectRef<FloatImm>> {
         self.roi.get()
@@ -4862,7 +7588,22 @@ pub struct ReverseSequenceAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for ReverseSequenceAttrs {}
 
+// SAFETY: every byte of `relax.attrs.ReverseSequenceAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for ReverseSequenceAttrs {}
+
 impl ReverseSequenceAttrs {
+    /// A new `relax.attrs.ReverseSequenceAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(seq_axis: i64, batch_axis: i64) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(ReverseSequenceAttrs {
+            base: Attrs {},
+            seq_axis: tvm_ffi::Rw::new(seq_axis),
+            batch_axis: tvm_ffi::Rw::new(batch_axis),
+        })
+    }
+
     /// Field `seq_axis`.
     pub fn seq_axis(&self) -> i64 {
         self.seq_axis.get()
@@ -4893,7 +7634,27 @@ pub struct ScanopAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for ScanopAttrs {}
 
+// SAFETY: every byte of `relax.attrs.ScanopAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for ScanopAttrs {}
+
 impl ScanopAttrs {
+    /// A new `relax.attrs.ScanopAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        axis: tvm_ffi::Optional<i64>,
+        dtype: tvm_ffi::Optional<tvm_ffi::DataType>,
+        exclusive: bool,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(ScanopAttrs {
+            base: Attrs {},
+            axis: tvm_ffi::Rw::new(axis),
+            dtype: tvm_ffi::Rw::new(dtype),
+            exclusive: tvm_ffi::Rw::new(exclusive),
+        })
+    }
+
     /// Field `axis`.
     pub fn axis(&self) -> Option<i64> {
         self.axis.get().get()
@@ -4927,7 +7688,22 @@ pub struct ScatterCollectiveAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for ScatterCollectiveAttrs {}
 
+// SAFETY: every byte of `relax.attrs.ScatterCollectiveAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for ScatterCollectiveAttrs {}
+
 impl ScatterCollectiveAttrs {
+    /// A new `relax.attrs.ScatterCollectiveAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(num_workers: i32, axis: i32) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(ScatterCollectiveAttrs {
+            base: Attrs {},
+            num_workers: tvm_ffi::Rw::new(num_workers),
+            axis: tvm_ffi::Rw::new(axis),
+        })
+    }
+
     /// Field `num_workers`.
     pub fn num_workers(&self) -> i32 {
         self.num_workers.get()
@@ -4956,7 +7732,22 @@ pub struct ScatterElementsAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for ScatterElementsAttrs {}
 
+// SAFETY: every byte of `relax.attrs.ScatterElementsAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for ScatterElementsAttrs {}
+
 impl ScatterElementsAttrs {
+    /// A new `relax.attrs.ScatterElementsAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(axis: i64, reduction: tvm_ffi::String) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(ScatterElementsAttrs {
+            base: Attrs {},
+            axis: tvm_ffi::Rw::new(axis),
+            reduction: tvm_ffi::Rw::new(reduction),
+        })
+    }
+
     /// Field `axis`.
     pub fn axis(&self) -> i64 {
         self.axis.get()
@@ -4983,7 +7774,21 @@ pub struct ScatterNDAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for ScatterNDAttrs {}
 
+// SAFETY: every byte of `relax.attrs.ScatterNDAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for ScatterNDAttrs {}
+
 impl ScatterNDAttrs {
+    /// A new `relax.attrs.ScatterNDAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(reduction: tvm_ffi::String) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(ScatterNDAttrs {
+            base: Attrs {},
+            reduction: tvm_ffi::Rw::new(reduction),
+        })
+    }
+
     /// Field `reduction`.
     pub fn reduction(&self) -> tvm_ffi::String {
         self.reduction.get()
@@ -5005,7 +7810,21 @@ pub struct SliceScatterAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for SliceScatterAttrs {}
 
+// SAFETY: every byte of `relax.attrs.SliceScatterAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for SliceScatterAttrs {}
+
 impl SliceScatterAttrs {
+    /// A new `relax.attrs.SliceScatterAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(axis: i32) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(SliceScatterAttrs {
+            base: Attrs {},
+            axis: tvm_ffi::Rw::new(axis),
+        })
+    }
+
     /// Field `axis`.
     pub fn axis(&self) -> i32 {
         self.axis.get()
@@ -5027,7 +7846,21 @@ pub struct SoftmaxAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for SoftmaxAttrs {}
 
+// SAFETY: every byte of `relax.attrs.SoftmaxAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for SoftmaxAttrs {}
+
 impl SoftmaxAttrs {
+    /// A new `relax.attrs.SoftmaxAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(axis: i32) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(SoftmaxAttrs {
+            base: Attrs {},
+            axis: tvm_ffi::Rw::new(axis),
+        })
+    }
+
     /// Field `axis`.
     pub fn axis(&self) -> i32 {
         self.axis.get()
@@ -5051,7 +7884,22 @@ pub struct SoftplusAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for SoftplusAttrs {}
 
+// SAFETY: every byte of `relax.attrs.SoftplusAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for SoftplusAttrs {}
+
 impl SoftplusAttrs {
+    /// A new `relax.attrs.SoftplusAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(beta: f64, threshold: f64) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(SoftplusAttrs {
+            base: Attrs {},
+            beta: tvm_ffi::Rw::new(beta),
+            threshold: tvm_ffi::Rw::new(threshold),
+        })
+    }
+
     /// Field `beta`.
     pub fn beta(&self) -> f64 {
         self.beta.get()
@@ -5080,7 +7928,22 @@ pub struct SortAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for SortAttrs {}
 
+// SAFETY: every byte of `relax.attrs.SortAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for SortAttrs {}
+
 impl SortAttrs {
+    /// A new `relax.attrs.SortAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(axis: i32, descending: bool) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(SortAttrs {
+            base: Attrs {},
+            axis: tvm_ffi::Rw::new(axis),
+            descending: tvm_ffi::Rw::new(descending),
+        })
+    }
+
     /// Field `axis`.
     pub fn axis(&self) -> i32 {
         self.axis.get()
@@ -5109,7 +7972,25 @@ pub struct SplitAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for SplitAttrs {}
 
+// SAFETY: every byte of `relax.attrs.SplitAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for SplitAttrs {}
+
 impl SplitAttrs {
+    /// A new `relax.attrs.SplitAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        indices_or_sections: tvm_ffi::ObjectRef<tvm_ffi::builtin::AnyObject>,
+        axis: i32,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(SplitAttrs {
+            base: Attrs {},
+            indices_or_sections: tvm_ffi::Rw::new(Some(indices_or_sections)),
+            axis: tvm_ffi::Rw::new(axis),
+        })
+    }
+
     /// Field `indices_or_sections` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn indices_or_sections(&self) -> tvm_ffi::ObjectRef<tvm_ffi::builtin::AnyObject> {
@@ -5139,7 +8020,21 @@ pub struct SqueezeAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for SqueezeAttrs {}
 
+// SAFETY: every byte of `relax.attrs.SqueezeAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for SqueezeAttrs {}
+
 impl SqueezeAttrs {
+    /// A new `relax.attrs.SqueezeAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(axis: Option<tvm_ffi::Array<i64>>) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(SqueezeAttrs {
+            base: Attrs {},
+            axis: tvm_ffi::Rw::new(axis),
+        })
+    }
+
     /// Field `axis`.
     pub fn axis(&self) -> Option<tvm_ffi::Array<i64>> {
         self.axis.get()
@@ -5161,7 +8056,21 @@ pub struct StackAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for StackAttrs {}
 
+// SAFETY: every byte of `relax.attrs.StackAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for StackAttrs {}
+
 impl StackAttrs {
+    /// A new `relax.attrs.StackAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(axis: tvm_ffi::Optional<i64>) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(StackAttrs {
+            base: Attrs {},
+            axis: tvm_ffi::Rw::new(axis),
+        })
+    }
+
     /// Field `axis`.
     pub fn axis(&self) -> Option<i64> {
         self.axis.get().get()
@@ -5185,7 +8094,25 @@ pub struct StatisticalAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for StatisticalAttrs {}
 
+// SAFETY: every byte of `relax.attrs.StatisticalAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for StatisticalAttrs {}
+
 impl StatisticalAttrs {
+    /// A new `relax.attrs.StatisticalAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        axis: Option<tvm_ffi::Array<i64>>,
+        keepdims: bool,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(StatisticalAttrs {
+            base: Attrs {},
+            axis: tvm_ffi::Rw::new(axis),
+            keepdims: tvm_ffi::Rw::new(keepdims),
+        })
+    }
+
     /// Field `axis`.
     pub fn axis(&self) -> Option<tvm_ffi::Array<i64>> {
         self.axis.get()
@@ -5212,7 +8139,21 @@ pub struct StridedSliceAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for StridedSliceAttrs {}
 
+// SAFETY: every byte of `relax.attrs.StridedSliceAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for StridedSliceAttrs {}
+
 impl StridedSliceAttrs {
+    /// A new `relax.attrs.StridedSliceAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(assume_inbound: bool) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(StridedSliceAttrs {
+            base: Attrs {},
+            assume_inbound: tvm_ffi::Rw::new(assume_inbound),
+        })
+    }
+
     /// Field `assume_inbound`.
     pub fn assume_inbound(&self) -> bool {
         self.assume_inbound.get()
@@ -5236,7 +8177,25 @@ pub struct TakeAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TakeAttrs {}
 
+// SAFETY: every byte of `relax.attrs.TakeAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TakeAttrs {}
+
 impl TakeAttrs {
+    /// A new `relax.attrs.TakeAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        axis: tvm_ffi::Optional<i64>,
+        mode: tvm_ffi::String,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TakeAttrs {
+            base: Attrs {},
+            axis: tvm_ffi::Rw::new(axis),
+            mode: tvm_ffi::Rw::new(mode),
+        })
+    }
+
     /// Field `axis`.
     pub fn axis(&self) -> Option<i64> {
         self.axis.get().get()
@@ -5263,7 +8222,21 @@ pub struct TileAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TileAttrs {}
 
+// SAFETY: every byte of `relax.attrs.TileAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TileAttrs {}
+
 impl TileAttrs {
+    /// A new `relax.attrs.TileAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(repeats: tvm_ffi::Array<i64>) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TileAttrs {
+            base: Attrs {},
+            repeats: tvm_ffi::Rw::new(repeats),
+        })
+    }
+
     /// Field `repeats`.
     pub fn repeats(&self) -> tvm_ffi::Array<i64> {
         self.repeats.get()
@@ -5285,7 +8258,21 @@ pub struct ToVDeviceAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for ToVDeviceAttrs {}
 
+// SAFETY: every byte of `relax.attrs.ToVDeviceAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for ToVDeviceAttrs {}
+
 impl ToVDeviceAttrs {
+    /// A new `relax.attrs.ToVDeviceAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(dst_vdevice: tvm_ffi::ObjectRef<VDevice>) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(ToVDeviceAttrs {
+            base: Attrs {},
+            dst_vdevice: tvm_ffi::Rw::new(Some(dst_vdevice)),
+        })
+    }
+
     /// Field `dst_vdevice` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn dst_vdevice(&self) -> tvm_ffi::ObjectRef<VDevice> {
@@ -5318,7 +8305,31 @@ pub struct TopKAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TopKAttrs {}
 
+// SAFETY: every byte of `relax.attrs.TopKAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TopKAttrs {}
+
 impl TopKAttrs {
+    /// A new `relax.attrs.TopKAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        k: i32,
+        axis: i32,
+        largest: bool,
+        ret_type: tvm_ffi::String,
+        dtype: tvm_ffi::Optional<tvm_ffi::DataType>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TopKAttrs {
+            base: Attrs {},
+            k: tvm_ffi::Rw::new(k),
+            axis: tvm_ffi::Rw::new(axis),
+            largest: tvm_ffi::Rw::new(largest),
+            ret_type: tvm_ffi::Rw::new(ret_type),
+            dtype: tvm_ffi::Rw::new(dtype),
+        })
+    }
+
     /// Field `k`.
     pub fn k(&self) -> i32 {
         self.k.get()
@@ -5360,7 +8371,21 @@ pub struct TriluAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TriluAttrs {}
 
+// SAFETY: every byte of `relax.attrs.TriluAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TriluAttrs {}
+
 impl TriluAttrs {
+    /// A new `relax.attrs.TriluAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(k: i32) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TriluAttrs {
+            base: Attrs {},
+            k: tvm_ffi::Rw::new(k),
+        })
+    }
+
     /// Field `k`.
     pub fn k(&self) -> i32 {
         self.k.get()
@@ -5382,7 +8407,21 @@ pub struct WrapParamAttrs {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for WrapParamAttrs {}
 
+// SAFETY: every byte of `relax.attrs.WrapParamAttrs` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for WrapParamAttrs {}
+
 impl WrapParamAttrs {
+    /// A new `relax.attrs.WrapParamAttrs` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(dtype: tvm_ffi::DataType) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(WrapParamAttrs {
+            base: Attrs {},
+            dtype: tvm_ffi::Rw::new(dtype),
+        })
+    }
+
     /// Field `dtype`.
     pub fn dtype(&self) -> tvm_ffi::DataType {
         self.dtype.get()
@@ -5408,7 +8447,27 @@ pub struct DeviceMesh {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for DeviceMesh {}
 
+// SAFETY: every byte of `relax.distributed.DeviceMesh` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for DeviceMesh {}
+
 impl DeviceMesh {
+    /// A new `relax.distributed.DeviceMesh` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        shape: tvm_ffi::Shape,
+        device_ids: tvm_ffi::Array<i64>,
+        device_range: Option<tvm_ffi::ObjectRef<Range>>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(DeviceMesh {
+            base: GlobalInfo {},
+            shape: tvm_ffi::Rw::new(shape),
+            device_ids: tvm_ffi::Rw::new(device_ids),
+            device_range: tvm_ffi::Rw::new(device_range),
+        })
+    }
+
     /// Field `shape`.
     pub fn shape(&self) -> tvm_ffi::Shape {
         self.shape.get()
@@ -5437,7 +8496,22 @@ pub struct Placement {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Placement {}
 
+// SAFETY: every byte of `relax.distributed.Placement` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Placement {}
+
 impl Placement {
+    /// A new `relax.distributed.Placement` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        dim_specs: tvm_ffi::Array<tvm_ffi::ObjectRef<PlacementSpec>>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Placement {
+            dim_specs: tvm_ffi::Rw::new(dim_specs),
+        })
+    }
+
     /// Field `dim_specs`.
     pub fn dim_specs(&self) -> tvm_ffi::Array<tvm_ffi::ObjectRef<PlacementSpec>> {
         self.dim_specs.get()
@@ -5458,7 +8532,21 @@ pub struct PlacementSpec {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for PlacementSpec {}
 
+// SAFETY: every byte of `relax.distributed.PlacementSpec` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for PlacementSpec {}
+
 impl PlacementSpec {
+    /// A new `relax.distributed.PlacementSpec` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(axis: i32, kind: i32) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(PlacementSpec {
+            axis: tvm_ffi::Rw::new(axis),
+            kind: tvm_ffi::Rw::new(kind),
+        })
+    }
+
     /// Field `axis`.
     pub fn axis(&self) -> i32 {
         self.axis.get()
@@ -5509,7 +8597,25 @@ pub struct AndPattern {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for AndPattern {}
 
+// SAFETY: every byte of `relax.dpl.AndPattern` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for AndPattern {}
+
 impl AndPattern {
+    /// A new `relax.dpl.AndPattern` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        left: tvm_ffi::ObjectRef<DFPattern>,
+        right: tvm_ffi::ObjectRef<DFPattern>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(AndPattern {
+            base: DFPattern {},
+            left: tvm_ffi::Rw::new(Some(left)),
+            right: tvm_ffi::Rw::new(Some(right)),
+        })
+    }
+
     /// Field `left` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn left(&self) -> tvm_ffi::ObjectRef<DFPattern> {
@@ -5544,7 +8650,25 @@ pub struct AttrPattern {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for AttrPattern {}
 
+// SAFETY: every byte of `relax.dpl.AttrPattern` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for AttrPattern {}
+
 impl AttrPattern {
+    /// A new `relax.dpl.AttrPattern` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        pattern: tvm_ffi::ObjectRef<DFPattern>,
+        attrs: tvm_ffi::ObjectRef<DictAttrs>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(AttrPattern {
+            base: DFPattern {},
+            pattern: tvm_ffi::Rw::new(Some(pattern)),
+            attrs: tvm_ffi::Rw::new(Some(attrs)),
+        })
+    }
+
     /// Field `pattern` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn pattern(&self) -> tvm_ffi::ObjectRef<DFPattern> {
@@ -5602,6 +8726,19 @@ pub struct ConstantPattern {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for ConstantPattern {}
 
+// SAFETY: every byte of `relax.dpl.ConstantPattern` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for ConstantPattern {}
+
+impl ConstantPattern {
+    /// A new `relax.dpl.ConstantPattern` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields() -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(ConstantPattern { base: DFPattern {} })
+    }
+}
+
 /// The type `relax.dpl.DFConstraint` (24 bytes), declared from the runtime's reflection.
 #[derive(tvm_ffi::Object)]
 #[ffi_type(key = "relax.dpl.DFConstraint", external)]
@@ -5628,7 +8765,25 @@ pub struct DataTypePattern {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for DataTypePattern {}
 
+// SAFETY: every byte of `relax.dpl.DataTypePattern` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for DataTypePattern {}
+
 impl DataTypePattern {
+    /// A new `relax.dpl.DataTypePattern` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        pattern: tvm_ffi::ObjectRef<DFPattern>,
+        dtype: tvm_ffi::DataType,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(DataTypePattern {
+            base: DFPattern {},
+            pattern: tvm_ffi::Rw::new(Some(pattern)),
+            dtype: tvm_ffi::Rw::new(dtype),
+        })
+    }
+
     /// Field `pattern` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn pattern(&self) -> tvm_ffi::ObjectRef<DFPattern> {
@@ -5658,7 +8813,21 @@ pub struct VarPattern {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for VarPattern {}
 
+// SAFETY: every byte of `relax.dpl.VarPattern` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for VarPattern {}
+
 impl VarPattern {
+    /// A new `relax.dpl.VarPattern` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(name: tvm_ffi::String) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(VarPattern {
+            base: DFPattern {},
+            name: tvm_ffi::Rw::new(name),
+        })
+    }
+
     /// Field `name`.
     pub fn name(&self) -> tvm_ffi::String {
         self.name.get()
@@ -5678,6 +8847,24 @@ pub struct DataflowVarPattern {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for DataflowVarPattern {}
 
+// SAFETY: every byte of `relax.dpl.DataflowVarPattern` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for DataflowVarPattern {}
+
+impl DataflowVarPattern {
+    /// A new `relax.dpl.DataflowVarPattern` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(name: tvm_ffi::String) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(DataflowVarPattern {
+            base: VarPattern {
+                base: DFPattern {},
+                name: tvm_ffi::Rw::new(name),
+            },
+        })
+    }
+}
+
 /// The type `relax.dpl.ExprPattern` (32 bytes), declared from the runtime's reflection.
 #[derive(tvm_ffi::Object)]
 #[ffi_type(key = "relax.dpl.ExprPattern", external)]
@@ -5693,7 +8880,21 @@ pub struct ExprPattern {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for ExprPattern {}
 
+// SAFETY: every byte of `relax.dpl.ExprPattern` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for ExprPattern {}
+
 impl ExprPattern {
+    /// A new `relax.dpl.ExprPattern` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(expr: tvm_ffi::ObjectRef<Expr>) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(ExprPattern {
+            base: DFPattern {},
+            expr: tvm_ffi::Rw::new(Some(expr)),
+        })
+    }
+
     /// Field `expr` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn expr(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -5758,7 +8959,21 @@ pub struct ExternFuncPattern {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for ExternFuncPattern {}
 
+// SAFETY: every byte of `relax.dpl.ExternFuncPattern` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for ExternFuncPattern {}
+
 impl ExternFuncPattern {
+    /// A new `relax.dpl.ExternFuncPattern` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(global_symbol: tvm_ffi::String) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(ExternFuncPattern {
+            base: DFPattern {},
+            global_symbol: tvm_ffi::Rw::new(global_symbol),
+        })
+    }
+
     /// Field `global_symbol`.
     pub fn global_symbol(&self) -> tvm_ffi::String {
         self.global_symbol.get()
@@ -5782,7 +8997,25 @@ pub struct FunctionPattern {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for FunctionPattern {}
 
+// SAFETY: every byte of `relax.dpl.FunctionPattern` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for FunctionPattern {}
+
 impl FunctionPattern {
+    /// A new `relax.dpl.FunctionPattern` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        params: tvm_ffi::Array<tvm_ffi::ObjectRef<DFPattern>>,
+        body: tvm_ffi::ObjectRef<DFPattern>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(FunctionPattern {
+            base: DFPattern {},
+            params: tvm_ffi::Rw::new(params),
+            body: tvm_ffi::Rw::new(Some(body)),
+        })
+    }
+
     /// Field `params`.
     pub fn params(&self) -> tvm_ffi::Array<tvm_ffi::ObjectRef<DFPattern>> {
         self.params.get()
@@ -5825,7 +9058,21 @@ pub struct NotPattern {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for NotPattern {}
 
+// SAFETY: every byte of `relax.dpl.NotPattern` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for NotPattern {}
+
 impl NotPattern {
+    /// A new `relax.dpl.NotPattern` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(reject: tvm_ffi::ObjectRef<DFPattern>) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(NotPattern {
+            base: DFPattern {},
+            reject: tvm_ffi::Rw::new(Some(reject)),
+        })
+    }
+
     /// Field `reject` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn reject(&self) -> tvm_ffi::ObjectRef<DFPattern> {
@@ -5852,7 +9099,25 @@ pub struct OrPattern {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for OrPattern {}
 
+// SAFETY: every byte of `relax.dpl.OrPattern` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for OrPattern {}
+
 impl OrPattern {
+    /// A new `relax.dpl.OrPattern` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        left: tvm_ffi::ObjectRef<DFPattern>,
+        right: tvm_ffi::ObjectRef<DFPattern>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(OrPattern {
+            base: DFPattern {},
+            left: tvm_ffi::Rw::new(Some(left)),
+            right: tvm_ffi::Rw::new(Some(right)),
+        })
+    }
+
     /// Field `left` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn left(&self) -> tvm_ffi::ObjectRef<DFPattern> {
@@ -5968,7 +9233,23 @@ pub struct PrimArrPattern {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for PrimArrPattern {}
 
+// SAFETY: every byte of `relax.dpl.PrimArrPattern` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for PrimArrPattern {}
+
 impl PrimArrPattern {
+    /// A new `relax.dpl.PrimArrPattern` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        fields: tvm_ffi::Array<tvm_ffi::ObjectRef<Expr>>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(PrimArrPattern {
+            base: DFPattern {},
+            fields: tvm_ffi::Rw::new(fields),
+        })
+    }
+
     /// Field `fields`.
     pub fn fields(&self) -> tvm_ffi::Array<tvm_ffi::ObjectRef<Expr>> {
         self.fields.get()
@@ -6014,7 +9295,25 @@ pub struct ShapePattern {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for ShapePattern {}
 
+// SAFETY: every byte of `relax.dpl.ShapePattern` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for ShapePattern {}
+
 impl ShapePattern {
+    /// A new `relax.dpl.ShapePattern` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        pattern: tvm_ffi::ObjectRef<DFPattern>,
+        shape: tvm_ffi::Array<tvm_ffi::ObjectRef<Expr>>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(ShapePattern {
+            base: DFPattern {},
+            pattern: tvm_ffi::Rw::new(Some(pattern)),
+            shape: tvm_ffi::Rw::new(shape),
+        })
+    }
+
     /// Field `pattern` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn pattern(&self) -> tvm_ffi::ObjectRef<DFPattern> {
@@ -6046,7 +9345,25 @@ pub struct TupleGetItemPattern {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TupleGetItemPattern {}
 
+// SAFETY: every byte of `relax.dpl.TupleGetItemPattern` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TupleGetItemPattern {}
+
 impl TupleGetItemPattern {
+    /// A new `relax.dpl.TupleGetItemPattern` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        tuple: tvm_ffi::ObjectRef<DFPattern>,
+        index: i32,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TupleGetItemPattern {
+            base: DFPattern {},
+            tuple: tvm_ffi::Rw::new(Some(tuple)),
+            index: tvm_ffi::Rw::new(index),
+        })
+    }
+
     /// Field `tuple` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn tuple(&self) -> tvm_ffi::ObjectRef<DFPattern> {
@@ -6076,7 +9393,23 @@ pub struct TuplePattern {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TuplePattern {}
 
+// SAFETY: every byte of `relax.dpl.TuplePattern` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TuplePattern {}
+
 impl TuplePattern {
+    /// A new `relax.dpl.TuplePattern` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        fields: tvm_ffi::Array<tvm_ffi::ObjectRef<DFPattern>>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TuplePattern {
+            base: DFPattern {},
+            fields: tvm_ffi::Rw::new(fields),
+        })
+    }
+
     /// Field `fields`.
     pub fn fields(&self) -> tvm_ffi::Array<tvm_ffi::ObjectRef<DFPattern>> {
         self.fields.get()
@@ -6127,7 +9460,25 @@ pub struct TypePattern {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TypePattern {}
 
+// SAFETY: every byte of `relax.dpl.TypePattern` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TypePattern {}
+
 impl TypePattern {
+    /// A new `relax.dpl.TypePattern` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        pattern: tvm_ffi::ObjectRef<DFPattern>,
+        ty: tvm_ffi::ObjectRef<Type>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TypePattern {
+            base: DFPattern {},
+            pattern: tvm_ffi::Rw::new(Some(pattern)),
+            ty: tvm_ffi::Rw::new(Some(ty)),
+        })
+    }
+
     /// Field `pattern` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn pattern(&self) -> tvm_ffi::ObjectRef<DFPattern> {
@@ -6160,7 +9511,23 @@ pub struct UnorderedTuplePattern {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for UnorderedTuplePattern {}
 
+// SAFETY: every byte of `relax.dpl.UnorderedTuplePattern` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for UnorderedTuplePattern {}
+
 impl UnorderedTuplePattern {
+    /// A new `relax.dpl.UnorderedTuplePattern` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        fields: tvm_ffi::Array<tvm_ffi::ObjectRef<DFPattern>>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(UnorderedTuplePattern {
+            base: DFPattern {},
+            fields: tvm_ffi::Rw::new(fields),
+        })
+    }
+
     /// Field `fields`.
     pub fn fields(&self) -> tvm_ffi::Array<tvm_ffi::ObjectRef<DFPattern>> {
         self.fields.get()
@@ -6180,6 +9547,19 @@ pub struct WildcardPattern {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for WildcardPattern {}
 
+// SAFETY: every byte of `relax.dpl.WildcardPattern` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for WildcardPattern {}
+
+impl WildcardPattern {
+    /// A new `relax.dpl.WildcardPattern` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields() -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(WildcardPattern { base: DFPattern {} })
+    }
+}
+
 /// The type `relax.expr.Binding` (40 bytes), declared from the runtime's reflection.
 #[derive(tvm_ffi::Object)]
 #[ffi_type(key = "relax.expr.Binding", external)]
@@ -6194,7 +9574,24 @@ pub struct Binding {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Binding {}
 
+// SAFETY: every byte of `relax.expr.Binding` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Binding {}
+
 impl Binding {
+    /// A new `relax.expr.Binding` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        var: tvm_ffi::ObjectRef<Var>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Binding {
+            span: tvm_ffi::Rw::new(span),
+            var: tvm_ffi::Rw::new(Some(var)),
+        })
+    }
+
     /// Field `span`.
     pub fn span(&self) -> Option<tvm_ffi::ObjectRef<Span>> {
         self.span.get()
@@ -6223,7 +9620,24 @@ pub struct BindingBlock {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for BindingBlock {}
 
+// SAFETY: every byte of `relax.expr.BindingBlock` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for BindingBlock {}
+
 impl BindingBlock {
+    /// A new `relax.expr.BindingBlock` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        bindings: tvm_ffi::Array<tvm_ffi::ObjectRef<Binding>>,
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(BindingBlock {
+            bindings: tvm_ffi::Rw::new(bindings),
+            span: tvm_ffi::Rw::new(span),
+        })
+    }
+
     /// Field `bindings`.
     pub fn bindings(&self) -> tvm_ffi::Array<tvm_ffi::ObjectRef<Binding>> {
         self.bindings.get()
@@ -6248,6 +9662,27 @@ pub struct DataflowBlock {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for DataflowBlock {}
 
+// SAFETY: every byte of `relax.expr.DataflowBlock` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for DataflowBlock {}
+
+impl DataflowBlock {
+    /// A new `relax.expr.DataflowBlock` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        bindings: tvm_ffi::Array<tvm_ffi::ObjectRef<Binding>>,
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(DataflowBlock {
+            base: BindingBlock {
+                bindings: tvm_ffi::Rw::new(bindings),
+                span: tvm_ffi::Rw::new(span),
+            },
+        })
+    }
+}
+
 /// The type `relax.expr.DataflowVar` (56 bytes), declared from the runtime's reflection.
 #[derive(tvm_ffi::Object)]
 #[ffi_type(key = "relax.expr.DataflowVar", external)]
@@ -6260,6 +9695,31 @@ pub struct DataflowVar {
 
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for DataflowVar {}
+
+// SAFETY: every byte of `relax.expr.DataflowVar` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for DataflowVar {}
+
+impl DataflowVar {
+    /// A new `relax.expr.DataflowVar` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        name: tvm_ffi::String,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(DataflowVar {
+            base: Var {
+                base: Expr {
+                    span: tvm_ffi::Rw::new(span),
+                    ty: tvm_ffi::Rw::new(ty),
+                },
+                name: tvm_ffi::Rw::new(name),
+            },
+        })
+    }
+}
 
 /// The type `relax.expr.ExternFunc` (64 bytes), declared from the runtime's reflection.
 #[derive(tvm_ffi::Object)]
@@ -6276,7 +9736,32 @@ pub struct ExternFunc {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for ExternFunc {}
 
+// SAFETY: every byte of `relax.expr.ExternFunc` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for ExternFunc {}
+
 impl ExternFunc {
+    /// A new `relax.expr.ExternFunc` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        attrs: tvm_ffi::ObjectRef<DictAttrs>,
+        global_symbol: tvm_ffi::String,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(ExternFunc {
+            base: BaseFunc {
+                base: Expr {
+                    span: tvm_ffi::Rw::new(span),
+                    ty: tvm_ffi::Rw::new(ty),
+                },
+                attrs: tvm_ffi::Rw::new(Some(attrs)),
+            },
+            global_symbol: tvm_ffi::Rw::new(global_symbol),
+        })
+    }
+
     /// Field `global_symbol`.
     pub fn global_symbol(&self) -> tvm_ffi::String {
         self.global_symbol.get()
@@ -6304,7 +9789,38 @@ pub struct RelaxExprFunction {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for RelaxExprFunction {}
 
+// SAFETY: every byte of `relax.expr.Function` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for RelaxExprFunction {}
+
 impl RelaxExprFunction {
+    /// A new `relax.expr.Function` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        attrs: tvm_ffi::ObjectRef<DictAttrs>,
+        params: tvm_ffi::Array<tvm_ffi::ObjectRef<Var>>,
+        body: tvm_ffi::ObjectRef<SeqExpr>,
+        ret_ty: tvm_ffi::ObjectRef<Type>,
+        is_pure: bool,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(RelaxExprFunction {
+            base: BaseFunc {
+                base: Expr {
+                    span: tvm_ffi::Rw::new(span),
+                    ty: tvm_ffi::Rw::new(ty),
+                },
+                attrs: tvm_ffi::Rw::new(Some(attrs)),
+            },
+            params: tvm_ffi::Rw::new(params),
+            body: tvm_ffi::Rw::new(Some(body)),
+            ret_ty: tvm_ffi::Rw::new(Some(ret_ty)),
+            is_pure: tvm_ffi::Rw::new(is_pure),
+        })
+    }
+
     /// Field `params`.
     pub fn params(&self) -> tvm_ffi::Array<tvm_ffi::ObjectRef<Var>> {
         self.params.get()
@@ -6351,7 +9867,32 @@ pub struct If {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for If {}
 
+// SAFETY: every byte of `relax.expr.If` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for If {}
+
 impl If {
+    /// A new `relax.expr.If` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        cond: tvm_ffi::ObjectRef<Expr>,
+        true_branch: tvm_ffi::ObjectRef<SeqExpr>,
+        false_branch: tvm_ffi::ObjectRef<SeqExpr>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(If {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            cond: tvm_ffi::Rw::new(Some(cond)),
+            true_branch: tvm_ffi::Rw::new(Some(true_branch)),
+            false_branch: tvm_ffi::Rw::new(Some(false_branch)),
+        })
+    }
+
     /// Field `cond` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn cond(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -6394,7 +9935,30 @@ pub struct MatchCast {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for MatchCast {}
 
+// SAFETY: every byte of `relax.expr.MatchCast` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for MatchCast {}
+
 impl MatchCast {
+    /// A new `relax.expr.MatchCast` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        var: tvm_ffi::ObjectRef<Var>,
+        value: tvm_ffi::ObjectRef<Expr>,
+        ty: tvm_ffi::ObjectRef<Type>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(MatchCast {
+            base: Binding {
+                span: tvm_ffi::Rw::new(span),
+                var: tvm_ffi::Rw::new(Some(var)),
+            },
+            value: tvm_ffi::Rw::new(Some(value)),
+            ty: tvm_ffi::Rw::new(Some(ty)),
+        })
+    }
+
     /// Field `value` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn value(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -6429,7 +9993,30 @@ pub struct SeqExpr {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for SeqExpr {}
 
+// SAFETY: every byte of `relax.expr.SeqExpr` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for SeqExpr {}
+
 impl SeqExpr {
+    /// A new `relax.expr.SeqExpr` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        blocks: tvm_ffi::Array<tvm_ffi::ObjectRef<BindingBlock>>,
+        body: tvm_ffi::ObjectRef<Expr>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(SeqExpr {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            blocks: tvm_ffi::Rw::new(blocks),
+            body: tvm_ffi::Rw::new(Some(body)),
+        })
+    }
+
     /// Field `blocks`.
     pub fn blocks(&self) -> tvm_ffi::Array<tvm_ffi::ObjectRef<BindingBlock>> {
         self.blocks.get()
@@ -6459,7 +10046,28 @@ pub struct ShapeExpr {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for ShapeExpr {}
 
+// SAFETY: every byte of `relax.expr.ShapeExpr` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for ShapeExpr {}
+
 impl ShapeExpr {
+    /// A new `relax.expr.ShapeExpr` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        values: tvm_ffi::Array<tvm_ffi::ObjectRef<Expr>>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(ShapeExpr {
+            base: Expr {
+                span: tvm_ffi::Rw::new(span),
+                ty: tvm_ffi::Rw::new(ty),
+            },
+            values: tvm_ffi::Rw::new(values),
+        })
+    }
+
     /// Field `values`.
     pub fn values(&self) -> tvm_ffi::Array<tvm_ffi::ObjectRef<Expr>> {
         self.values.get()
@@ -6481,7 +10089,28 @@ pub struct VarBinding {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for VarBinding {}
 
+// SAFETY: every byte of `relax.expr.VarBinding` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for VarBinding {}
+
 impl VarBinding {
+    /// A new `relax.expr.VarBinding` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        var: tvm_ffi::ObjectRef<Var>,
+        value: tvm_ffi::ObjectRef<Expr>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(VarBinding {
+            base: Binding {
+                span: tvm_ffi::Rw::new(span),
+                var: tvm_ffi::Rw::new(Some(var)),
+            },
+            value: tvm_ffi::Rw::new(Some(value)),
+        })
+    }
+
     /// Field `value` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn value(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -6512,7 +10141,30 @@ pub struct FusionPattern {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for FusionPattern {}
 
+// SAFETY: every byte of `relax.transform.FusionPattern` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for FusionPattern {}
+
 impl FusionPattern {
+    /// A new `relax.transform.FusionPattern` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        name: tvm_ffi::String,
+        pattern: tvm_ffi::ObjectRef<DFPattern>,
+        annotation_patterns: tvm_ffi::Map<tvm_ffi::String, tvm_ffi::ObjectRef<DFPattern>>,
+        check: Option<tvm_ffi::Function>,
+        attrs_getter: Option<tvm_ffi::Function>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(FusionPattern {
+            name: tvm_ffi::Rw::new(name),
+            pattern: tvm_ffi::Rw::new(Some(pattern)),
+            annotation_patterns: tvm_ffi::Rw::new(annotation_patterns),
+            check: tvm_ffi::Rw::new(check),
+            attrs_getter: tvm_ffi::Rw::new(attrs_getter),
+        })
+    }
+
     /// Field `name`.
     pub fn name(&self) -> tvm_ffi::String {
         self.name.get()
@@ -6593,7 +10245,24 @@ pub struct InplaceOpportunity {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for InplaceOpportunity {}
 
+// SAFETY: every byte of `relax.transform.InplaceOpportunity` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for InplaceOpportunity {}
+
 impl InplaceOpportunity {
+    /// A new `relax.transform.InplaceOpportunity` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        binding_idx: i64,
+        arg_idxs: tvm_ffi::Array<i64>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(InplaceOpportunity {
+            binding_idx: tvm_ffi::Rw::new(binding_idx),
+            arg_idxs: tvm_ffi::Rw::new(arg_idxs),
+        })
+    }
+
     /// Field `binding_idx`.
     pub fn binding_idx(&self) -> i64 {
         self.binding_idx.get()
@@ -6619,7 +10288,24 @@ pub struct LayoutDecision {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for LayoutDecision {}
 
+// SAFETY: every byte of `relax.transform.LayoutDecision` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for LayoutDecision {}
+
 impl LayoutDecision {
+    /// A new `relax.transform.LayoutDecision` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        layout: tvm_ffi::ObjectRef<SLayout>,
+        is_unknown_dim: bool,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(LayoutDecision {
+            layout: tvm_ffi::Rw::new(Some(layout)),
+            is_unknown_dim: tvm_ffi::Rw::new(is_unknown_dim),
+        })
+    }
+
     /// Field `layout` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn layout(&self) -> tvm_ffi::ObjectRef<SLayout> {
@@ -6657,7 +10343,30 @@ pub struct PatternCheckContext {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for PatternCheckContext {}
 
+// SAFETY: every byte of `relax.transform.PatternCheckContext` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for PatternCheckContext {}
+
 impl PatternCheckContext {
+    /// A new `relax.transform.PatternCheckContext` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        matched_expr: tvm_ffi::ObjectRef<Expr>,
+        annotated_expr: tvm_ffi::Map<tvm_ffi::String, tvm_ffi::ObjectRef<Expr>>,
+        matched_bindings: tvm_ffi::Map<tvm_ffi::ObjectRef<Var>, tvm_ffi::ObjectRef<Expr>>,
+        var_usages: tvm_ffi::Map<tvm_ffi::ObjectRef<Var>, tvm_ffi::Array<tvm_ffi::ObjectRef<Var>>>,
+        value_to_bound_var: tvm_ffi::Map<tvm_ffi::ObjectRef<Expr>, tvm_ffi::ObjectRef<Var>>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(PatternCheckContext {
+            matched_expr: tvm_ffi::Rw::new(Some(matched_expr)),
+            annotated_expr: tvm_ffi::Rw::new(annotated_expr),
+            matched_bindings: tvm_ffi::Rw::new(matched_bindings),
+            var_usages: tvm_ffi::Rw::new(var_usages),
+            value_to_bound_var: tvm_ffi::Rw::new(value_to_bound_var),
+        })
+    }
+
     /// Field `matched_expr` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn matched_expr(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -6795,7 +10504,24 @@ pub struct SLayout {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for SLayout {}
 
+// SAFETY: every byte of `s_tir.SLayout` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for SLayout {}
+
 impl SLayout {
+    /// A new `s_tir.SLayout` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        name: tvm_ffi::String,
+        axes: tvm_ffi::Array<tvm_ffi::ObjectRef<IterVar>>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(SLayout {
+            name: tvm_ffi::Rw::new(name),
+            axes: tvm_ffi::Rw::new(axes),
+        })
+    }
+
     /// Field `name`.
     pub fn name(&self) -> tvm_ffi::String {
         self.name.get()
@@ -6891,7 +10617,20 @@ pub struct Stmt {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Stmt {}
 
+// SAFETY: every byte of `tirx.Stmt` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Stmt {}
+
 impl Stmt {
+    /// A new `tirx.Stmt` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(span: Option<tvm_ffi::ObjectRef<Span>>) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Stmt {
+            span: tvm_ffi::Rw::new(span),
+        })
+    }
+
     /// Field `span`.
     pub fn span(&self) -> Option<tvm_ffi::ObjectRef<Span>> {
         self.span.get()
@@ -6915,7 +10654,28 @@ pub struct AllocBuffer {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for AllocBuffer {}
 
+// SAFETY: every byte of `tirx.AllocBuffer` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for AllocBuffer {}
+
 impl AllocBuffer {
+    /// A new `tirx.AllocBuffer` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        buffer: tvm_ffi::ObjectRef<Var>,
+        annotations: tvm_ffi::Map<tvm_ffi::String, tvm_ffi::Any>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(AllocBuffer {
+            base: Stmt {
+                span: tvm_ffi::Rw::new(span),
+            },
+            buffer: tvm_ffi::Rw::new(Some(buffer)),
+            annotations: tvm_ffi::Rw::new(annotations),
+        })
+    }
+
     /// Field `buffer` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn buffer(&self) -> tvm_ffi::ObjectRef<Var> {
@@ -6949,7 +10709,30 @@ pub struct AssertStmt {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for AssertStmt {}
 
+// SAFETY: every byte of `tirx.AssertStmt` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for AssertStmt {}
+
 impl AssertStmt {
+    /// A new `tirx.AssertStmt` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        condition: tvm_ffi::ObjectRef<Expr>,
+        error_kind: tvm_ffi::ObjectRef<StringImm>,
+        message_parts: tvm_ffi::Array<tvm_ffi::ObjectRef<StringImm>>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(AssertStmt {
+            base: Stmt {
+                span: tvm_ffi::Rw::new(span),
+            },
+            condition: tvm_ffi::Rw::new(Some(condition)),
+            error_kind: tvm_ffi::Rw::new(Some(error_kind)),
+            message_parts: tvm_ffi::Rw::new(message_parts),
+        })
+    }
+
     /// Field `condition` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn condition(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -6993,7 +10776,32 @@ pub struct AttrStmt {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for AttrStmt {}
 
+// SAFETY: every byte of `tirx.AttrStmt` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for AttrStmt {}
+
 impl AttrStmt {
+    /// A new `tirx.AttrStmt` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        node: tvm_ffi::Any,
+        attr_key: tvm_ffi::String,
+        value: tvm_ffi::ObjectRef<Expr>,
+        body: tvm_ffi::ObjectRef<Stmt>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(AttrStmt {
+            base: Stmt {
+                span: tvm_ffi::Rw::new(span),
+            },
+            node: tvm_ffi::Rw::new(node),
+            attr_key: tvm_ffi::Rw::new(attr_key),
+            value: tvm_ffi::Rw::new(Some(value)),
+            body: tvm_ffi::Rw::new(Some(body)),
+        })
+    }
+
     /// Field `node`.
     pub fn node(&self) -> tvm_ffi::Any {
         self.node.get()
@@ -7054,7 +10862,28 @@ pub struct Bind {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Bind {}
 
+// SAFETY: every byte of `tirx.Bind` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Bind {}
+
 impl Bind {
+    /// A new `tirx.Bind` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        var: tvm_ffi::ObjectRef<Var>,
+        value: tvm_ffi::ObjectRef<Expr>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Bind {
+            base: Stmt {
+                span: tvm_ffi::Rw::new(span),
+            },
+            var: tvm_ffi::Rw::new(Some(var)),
+            value: tvm_ffi::Rw::new(Some(value)),
+        })
+    }
+
     /// Field `var` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn var(&self) -> tvm_ffi::ObjectRef<Var> {
@@ -7085,6 +10914,23 @@ pub struct Break {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Break {}
 
+// SAFETY: every byte of `tirx.Break` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Break {}
+
+impl Break {
+    /// A new `tirx.Break` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(span: Option<tvm_ffi::ObjectRef<Span>>) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Break {
+            base: Stmt {
+                span: tvm_ffi::Rw::new(span),
+            },
+        })
+    }
+}
+
 /// The type `tirx.BufferRegionType` (32 bytes), declared from the runtime's reflection.
 #[derive(tvm_ffi::Object)]
 #[ffi_type(key = "tirx.BufferRegionType", external)]
@@ -7097,6 +10943,23 @@ pub struct BufferRegionType {
 
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for BufferRegionType {}
+
+// SAFETY: every byte of `tirx.BufferRegionType` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for BufferRegionType {}
+
+impl BufferRegionType {
+    /// A new `tirx.BufferRegionType` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(span: Option<tvm_ffi::ObjectRef<Span>>) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(BufferRegionType {
+            base: Type {
+                span: tvm_ffi::Rw::new(span),
+            },
+        })
+    }
+}
 
 /// The type `tirx.BufferStore` (56 bytes), declared from the runtime's reflection.
 #[derive(tvm_ffi::Object)]
@@ -7117,7 +10980,30 @@ pub struct BufferStore {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for BufferStore {}
 
+// SAFETY: every byte of `tirx.BufferStore` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for BufferStore {}
+
 impl BufferStore {
+    /// A new `tirx.BufferStore` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        buffer: tvm_ffi::ObjectRef<Var>,
+        value: tvm_ffi::ObjectRef<Expr>,
+        indices: tvm_ffi::Array<tvm_ffi::ObjectRef<Expr>>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(BufferStore {
+            base: Stmt {
+                span: tvm_ffi::Rw::new(span),
+            },
+            buffer: tvm_ffi::Rw::new(Some(buffer)),
+            value: tvm_ffi::Rw::new(Some(value)),
+            indices: tvm_ffi::Rw::new(indices),
+        })
+    }
+
     /// Field `buffer` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn buffer(&self) -> tvm_ffi::ObjectRef<Var> {
@@ -7171,7 +11057,42 @@ pub struct BufferType {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for BufferType {}
 
+// SAFETY: every byte of `tirx.BufferType` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for BufferType {}
+
 impl BufferType {
+    /// A new `tirx.BufferType` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        dtype: tvm_ffi::ObjectRef<PrimType>,
+        storage_scope: tvm_ffi::String,
+        shape: tvm_ffi::Array<tvm_ffi::ObjectRef<Expr>>,
+        strides: tvm_ffi::Array<tvm_ffi::ObjectRef<Expr>>,
+        elem_offset: tvm_ffi::ObjectRef<Expr>,
+        data_alignment: i32,
+        offset_factor: i32,
+        layout: Option<tvm_ffi::ObjectRef<Layout>>,
+        allocated_addr: tvm_ffi::Array<tvm_ffi::ObjectRef<Expr>>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(BufferType {
+            base: Type {
+                span: tvm_ffi::Rw::new(span),
+            },
+            dtype: tvm_ffi::Rw::new(Some(dtype)),
+            storage_scope: tvm_ffi::Rw::new(storage_scope),
+            shape: tvm_ffi::Rw::new(shape),
+            strides: tvm_ffi::Rw::new(strides),
+            elem_offset: tvm_ffi::Rw::new(Some(elem_offset)),
+            data_alignment: tvm_ffi::Rw::new(data_alignment),
+            offset_factor: tvm_ffi::Rw::new(offset_factor),
+            layout: tvm_ffi::Rw::new(layout),
+            allocated_addr: tvm_ffi::Rw::new(allocated_addr),
+        })
+    }
+
     /// Field `dtype` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn dtype(&self) -> tvm_ffi::ObjectRef<PrimType> {
@@ -7239,7 +11160,21 @@ pub struct CallFFIKernelAttr {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for CallFFIKernelAttr {}
 
+// SAFETY: every byte of `tirx.CallFFIKernelAttr` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for CallFFIKernelAttr {}
+
 impl CallFFIKernelAttr {
+    /// A new `tirx.CallFFIKernelAttr` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(launch_params: tvm_ffi::Array<tvm_ffi::String>) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(CallFFIKernelAttr {
+            base: Attrs {},
+            launch_params: tvm_ffi::Rw::new(launch_params),
+        })
+    }
+
     /// Field `launch_params`.
     pub fn launch_params(&self) -> tvm_ffi::Array<tvm_ffi::String> {
         self.launch_params.get()
@@ -7320,6 +11255,23 @@ pub struct Continue {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Continue {}
 
+// SAFETY: every byte of `tirx.Continue` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Continue {}
+
+impl Continue {
+    /// A new `tirx.Continue` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(span: Option<tvm_ffi::ObjectRef<Span>>) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Continue {
+            base: Stmt {
+                span: tvm_ffi::Rw::new(span),
+            },
+        })
+    }
+}
+
 /// The type `tirx.DeclBuffer` (48 bytes), declared from the runtime's reflection.
 #[derive(tvm_ffi::Object)]
 #[ffi_type(key = "tirx.DeclBuffer", external)]
@@ -7337,7 +11289,28 @@ pub struct DeclBuffer {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for DeclBuffer {}
 
+// SAFETY: every byte of `tirx.DeclBuffer` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for DeclBuffer {}
+
 impl DeclBuffer {
+    /// A new `tirx.DeclBuffer` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        buffer: tvm_ffi::ObjectRef<Var>,
+        data: tvm_ffi::ObjectRef<Expr>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(DeclBuffer {
+            base: Stmt {
+                span: tvm_ffi::Rw::new(span),
+            },
+            buffer: tvm_ffi::Rw::new(Some(buffer)),
+            data: tvm_ffi::Rw::new(Some(data)),
+        })
+    }
+
     /// Field `buffer` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn buffer(&self) -> tvm_ffi::ObjectRef<Var> {
@@ -7388,7 +11361,43 @@ pub struct DispatchContext {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for DispatchContext {}
 
+// SAFETY: every byte of `tirx.DispatchContext` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for DispatchContext {}
+
 impl DispatchContext {
+    /// A new `tirx.DispatchContext` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        target: tvm_ffi::ObjectRef<Target>,
+        exec_scope: tvm_ffi::ObjectRef<ExecScope>,
+        launch_params: tvm_ffi::Map<tvm_ffi::String, tvm_ffi::ObjectRef<IterVar>>,
+        var_range_map: tvm_ffi::Map<tvm_ffi::ObjectRef<Var>, tvm_ffi::ObjectRef<Range>>,
+        alloc_only: bool,
+        callbacks: tvm_ffi::Map<tvm_ffi::String, tvm_ffi::ObjectRef<tvm_ffi::builtin::AnyObject>>,
+        shared_state: tvm_ffi::Map<
+            tvm_ffi::String,
+            tvm_ffi::ObjectRef<tvm_ffi::builtin::AnyObject>,
+        >,
+        inter: tvm_ffi::Map<tvm_ffi::String, tvm_ffi::Array<tvm_ffi::ObjectRef<Expr>>>,
+        intra: tvm_ffi::Map<tvm_ffi::String, tvm_ffi::Array<tvm_ffi::ObjectRef<Expr>>>,
+        scope_kind: tvm_ffi::String,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(DispatchContext {
+            target: tvm_ffi::Rw::new(Some(target)),
+            exec_scope: tvm_ffi::Rw::new(Some(exec_scope)),
+            launch_params: tvm_ffi::Rw::new(launch_params),
+            var_range_map: tvm_ffi::Rw::new(var_range_map),
+            alloc_only: tvm_ffi::Rw::new(alloc_only),
+            callbacks: tvm_ffi::Rw::new(callbacks),
+            shared_state: tvm_ffi::Rw::new(shared_state),
+            inter: tvm_ffi::Rw::new(inter),
+            intra: tvm_ffi::Rw::new(intra),
+            scope_kind: tvm_ffi::Rw::new(scope_kind),
+        })
+    }
+
     /// Field `target` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn target(&self) -> tvm_ffi::ObjectRef<Target> {
@@ -7467,7 +11476,26 @@ pub struct Evaluate {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Evaluate {}
 
+// SAFETY: every byte of `tirx.Evaluate` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Evaluate {}
+
 impl Evaluate {
+    /// A new `tirx.Evaluate` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        value: tvm_ffi::ObjectRef<Expr>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Evaluate {
+            base: Stmt {
+                span: tvm_ffi::Rw::new(span),
+            },
+            value: tvm_ffi::Rw::new(Some(value)),
+        })
+    }
+
     /// Field `value` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn value(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -7489,7 +11517,20 @@ pub struct ExecScope {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for ExecScope {}
 
+// SAFETY: every byte of `tirx.ExecScope` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for ExecScope {}
+
 impl ExecScope {
+    /// A new `tirx.ExecScope` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(kind: i32) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(ExecScope {
+            kind: tvm_ffi::Rw::new(kind),
+        })
+    }
+
     /// Field `kind`.
     pub fn kind(&self) -> i32 {
         self.kind.get()
@@ -7525,7 +11566,40 @@ pub struct For {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for For {}
 
+// SAFETY: every byte of `tirx.For` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for For {}
+
 impl For {
+    /// A new `tirx.For` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        loop_var: tvm_ffi::ObjectRef<Var>,
+        min: tvm_ffi::ObjectRef<Expr>,
+        extent: tvm_ffi::ObjectRef<Expr>,
+        kind: i32,
+        body: tvm_ffi::ObjectRef<Stmt>,
+        thread_binding: Option<tvm_ffi::ObjectRef<IterVar>>,
+        annotations: tvm_ffi::Map<tvm_ffi::String, tvm_ffi::Any>,
+        step: Option<tvm_ffi::ObjectRef<Expr>>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(For {
+            base: Stmt {
+                span: tvm_ffi::Rw::new(span),
+            },
+            loop_var: tvm_ffi::Rw::new(Some(loop_var)),
+            min: tvm_ffi::Rw::new(Some(min)),
+            extent: tvm_ffi::Rw::new(Some(extent)),
+            kind: tvm_ffi::Rw::new(kind),
+            body: tvm_ffi::Rw::new(Some(body)),
+            thread_binding: tvm_ffi::Rw::new(thread_binding),
+            annotations: tvm_ffi::Rw::new(annotations),
+            step: tvm_ffi::Rw::new(step),
+        })
+    }
+
     /// Field `loop_var` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn loop_var(&self) -> tvm_ffi::ObjectRef<Var> {
@@ -7598,7 +11672,30 @@ pub struct IfThenElse {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for IfThenElse {}
 
+// SAFETY: every byte of `tirx.IfThenElse` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for IfThenElse {}
+
 impl IfThenElse {
+    /// A new `tirx.IfThenElse` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        condition: tvm_ffi::ObjectRef<Expr>,
+        then_case: tvm_ffi::ObjectRef<Stmt>,
+        else_case: Option<tvm_ffi::ObjectRef<Stmt>>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(IfThenElse {
+            base: Stmt {
+                span: tvm_ffi::Rw::new(span),
+            },
+            condition: tvm_ffi::Rw::new(Some(condition)),
+            then_case: tvm_ffi::Rw::new(Some(then_case)),
+            else_case: tvm_ffi::Rw::new(else_case),
+        })
+    }
+
     /// Field `condition` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn condition(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -7637,7 +11734,26 @@ pub struct IndexMap {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for IndexMap {}
 
+// SAFETY: every byte of `tirx.IndexMap` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for IndexMap {}
+
 impl IndexMap {
+    /// A new `tirx.IndexMap` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        initial_indices: tvm_ffi::Array<tvm_ffi::ObjectRef<Var>>,
+        final_indices: tvm_ffi::Array<tvm_ffi::ObjectRef<Expr>>,
+        inverse_index_map: Option<tvm_ffi::ObjectRef<tvm_ffi::builtin::AnyObject>>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(IndexMap {
+            initial_indices: tvm_ffi::Rw::new(initial_indices),
+            final_indices: tvm_ffi::Rw::new(final_indices),
+            inverse_index_map: tvm_ffi::Rw::new(inverse_index_map),
+        })
+    }
+
     /// Field `initial_indices`.
     pub fn initial_indices(&self) -> tvm_ffi::Array<tvm_ffi::ObjectRef<Var>> {
         self.initial_indices.get()
@@ -7670,7 +11786,26 @@ pub struct Iter {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Iter {}
 
+// SAFETY: every byte of `tirx.Iter` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Iter {}
+
 impl Iter {
+    /// A new `tirx.Iter` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        extent: tvm_ffi::ObjectRef<Expr>,
+        stride: tvm_ffi::ObjectRef<Expr>,
+        axis: tvm_ffi::ObjectRef<Axis>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Iter {
+            extent: tvm_ffi::Rw::new(Some(extent)),
+            stride: tvm_ffi::Rw::new(Some(stride)),
+            axis: tvm_ffi::Rw::new(Some(axis)),
+        })
+    }
+
     /// Field `extent` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn extent(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -7752,7 +11887,24 @@ pub struct LambdaExpr {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for LambdaExpr {}
 
+// SAFETY: every byte of `tirx.LambdaExpr` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for LambdaExpr {}
+
 impl LambdaExpr {
+    /// A new `tirx.LambdaExpr` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        vars: tvm_ffi::Array<tvm_ffi::ObjectRef<Var>>,
+        pred: tvm_ffi::ObjectRef<Expr>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(LambdaExpr {
+            vars: tvm_ffi::Rw::new(vars),
+            pred: tvm_ffi::Rw::new(Some(pred)),
+        })
+    }
+
     /// Field `vars`.
     pub fn vars(&self) -> tvm_ffi::Array<tvm_ffi::ObjectRef<Var>> {
         self.vars.get()
@@ -7786,7 +11938,36 @@ pub struct PrimFunc {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for PrimFunc {}
 
+// SAFETY: every byte of `tirx.PrimFunc` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for PrimFunc {}
+
 impl PrimFunc {
+    /// A new `tirx.PrimFunc` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        ty: Option<tvm_ffi::ObjectRef<Type>>,
+        attrs: tvm_ffi::ObjectRef<DictAttrs>,
+        params: tvm_ffi::Array<tvm_ffi::ObjectRef<Var>>,
+        ret_type: tvm_ffi::ObjectRef<Type>,
+        body: tvm_ffi::ObjectRef<Stmt>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(PrimFunc {
+            base: BaseFunc {
+                base: Expr {
+                    span: tvm_ffi::Rw::new(span),
+                    ty: tvm_ffi::Rw::new(ty),
+                },
+                attrs: tvm_ffi::Rw::new(Some(attrs)),
+            },
+            params: tvm_ffi::Rw::new(params),
+            ret_type: tvm_ffi::Rw::new(Some(ret_type)),
+            body: tvm_ffi::Rw::new(Some(body)),
+        })
+    }
+
     /// Field `params`.
     pub fn params(&self) -> tvm_ffi::Array<tvm_ffi::ObjectRef<Var>> {
         self.params.get()
@@ -7846,7 +12027,26 @@ pub struct Return {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for Return {}
 
+// SAFETY: every byte of `tirx.Return` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for Return {}
+
 impl Return {
+    /// A new `tirx.Return` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        value: tvm_ffi::ObjectRef<Expr>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(Return {
+            base: Stmt {
+                span: tvm_ffi::Rw::new(span),
+            },
+            value: tvm_ffi::Rw::new(Some(value)),
+        })
+    }
+
     /// Field `value` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn value(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -7874,7 +12074,28 @@ pub struct ScopeIdDef {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for ScopeIdDef {}
 
+// SAFETY: every byte of `tirx.ScopeIdDef` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for ScopeIdDef {}
+
 impl ScopeIdDef {
+    /// A new `tirx.ScopeIdDef` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        def_ids: tvm_ffi::Array<tvm_ffi::ObjectRef<Var>>,
+        extents: Option<tvm_ffi::Array<tvm_ffi::ObjectRef<Expr>>>,
+        scope: i32,
+        preferred_extents: Option<tvm_ffi::Array<tvm_ffi::ObjectRef<Expr>>>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(ScopeIdDef {
+            def_ids: tvm_ffi::Rw::new(def_ids),
+            extents: tvm_ffi::Rw::new(extents),
+            scope: tvm_ffi::Rw::new(scope),
+            preferred_extents: tvm_ffi::Rw::new(preferred_extents),
+        })
+    }
+
     /// Field `def_ids`.
     pub fn def_ids(&self) -> tvm_ffi::Array<tvm_ffi::ObjectRef<Var>> {
         self.def_ids.get()
@@ -7911,7 +12132,26 @@ pub struct ScopeIdDefStmt {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for ScopeIdDefStmt {}
 
+// SAFETY: every byte of `tirx.ScopeIdDefStmt` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for ScopeIdDefStmt {}
+
 impl ScopeIdDefStmt {
+    /// A new `tirx.ScopeIdDefStmt` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        def: tvm_ffi::ObjectRef<ScopeIdDef>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(ScopeIdDefStmt {
+            base: Stmt {
+                span: tvm_ffi::Rw::new(span),
+            },
+            def: tvm_ffi::Rw::new(Some(def)),
+        })
+    }
+
     /// Field `def` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn def(&self) -> tvm_ffi::ObjectRef<ScopeIdDef> {
@@ -7936,7 +12176,26 @@ pub struct SeqStmt {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for SeqStmt {}
 
+// SAFETY: every byte of `tirx.SeqStmt` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for SeqStmt {}
+
 impl SeqStmt {
+    /// A new `tirx.SeqStmt` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        seq: tvm_ffi::Array<tvm_ffi::ObjectRef<Stmt>>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(SeqStmt {
+            base: Stmt {
+                span: tvm_ffi::Rw::new(span),
+            },
+            seq: tvm_ffi::Rw::new(seq),
+        })
+    }
+
     /// Field `seq`.
     pub fn seq(&self) -> tvm_ffi::Array<tvm_ffi::ObjectRef<Stmt>> {
         self.seq.get()
@@ -7970,7 +12229,35 @@ pub struct TensorMapEncodeTiledAttr {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TensorMapEncodeTiledAttr {}
 
+// SAFETY: every byte of `tirx.TensorMapEncodeTiledAttr` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TensorMapEncodeTiledAttr {}
+
 impl TensorMapEncodeTiledAttr {
+    /// A new `tirx.TensorMapEncodeTiledAttr` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        descriptor_dtype: tvm_ffi::DataType,
+        rank: i64,
+        interleave: i64,
+        swizzle: i64,
+        l2_promotion: i64,
+        oob_fill: i64,
+        force_cu_dtype: i64,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TensorMapEncodeTiledAttr {
+            base: Attrs {},
+            descriptor_dtype: tvm_ffi::Rw::new(descriptor_dtype),
+            rank: tvm_ffi::Rw::new(rank),
+            interleave: tvm_ffi::Rw::new(interleave),
+            swizzle: tvm_ffi::Rw::new(swizzle),
+            l2_promotion: tvm_ffi::Rw::new(l2_promotion),
+            oob_fill: tvm_ffi::Rw::new(oob_fill),
+            force_cu_dtype: tvm_ffi::Rw::new(force_cu_dtype),
+        })
+    }
+
     /// Field `descriptor_dtype`.
     pub fn descriptor_dtype(&self) -> tvm_ffi::DataType {
         self.descriptor_dtype.get()
@@ -8019,6 +12306,23 @@ pub struct TensorMapType {
 
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TensorMapType {}
+
+// SAFETY: every byte of `tirx.TensorMapType` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TensorMapType {}
+
+impl TensorMapType {
+    /// A new `tirx.TensorMapType` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(span: Option<tvm_ffi::ObjectRef<Span>>) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TensorMapType {
+            base: Type {
+                span: tvm_ffi::Rw::new(span),
+            },
+        })
+    }
+}
 
 /// The type `tirx.TileLayout` (56 bytes), declared from the runtime's reflection: opaque (unreflected bytes: its size is 56 bytes, its reflected fields cover 48 (a C++ vtable or an unreflected field, such as STL storage)), its own fields are not declared.
 #[derive(tvm_ffi::Object)]
@@ -8081,7 +12385,36 @@ pub struct TilePrimitiveCall {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for TilePrimitiveCall {}
 
+// SAFETY: every byte of `tirx.TilePrimitiveCall` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for TilePrimitiveCall {}
+
 impl TilePrimitiveCall {
+    /// A new `tirx.TilePrimitiveCall` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        op: tvm_ffi::ObjectRef<Op>,
+        args: tvm_ffi::Array<tvm_ffi::Any>,
+        workspace: tvm_ffi::Map<tvm_ffi::String, tvm_ffi::ObjectRef<Var>>,
+        config: tvm_ffi::Map<tvm_ffi::String, tvm_ffi::Any>,
+        dispatch: tvm_ffi::Optional<tvm_ffi::String>,
+        scope: tvm_ffi::ObjectRef<ExecScope>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(TilePrimitiveCall {
+            base: Stmt {
+                span: tvm_ffi::Rw::new(span),
+            },
+            op: tvm_ffi::Rw::new(Some(op)),
+            args: tvm_ffi::Rw::new(args),
+            workspace: tvm_ffi::Rw::new(workspace),
+            config: tvm_ffi::Rw::new(config),
+            dispatch: tvm_ffi::Rw::new(dispatch),
+            scope: tvm_ffi::Rw::new(Some(scope)),
+        })
+    }
+
     /// Field `op` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn op(&self) -> tvm_ffi::ObjectRef<Op> {
@@ -8136,7 +12469,28 @@ pub struct While {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for While {}
 
+// SAFETY: every byte of `tirx.While` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for While {}
+
 impl While {
+    /// A new `tirx.While` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        span: Option<tvm_ffi::ObjectRef<Span>>,
+        condition: tvm_ffi::ObjectRef<Expr>,
+        body: tvm_ffi::ObjectRef<Stmt>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(While {
+            base: Stmt {
+                span: tvm_ffi::Rw::new(span),
+            },
+            condition: tvm_ffi::Rw::new(Some(condition)),
+            body: tvm_ffi::Rw::new(Some(body)),
+        })
+    }
+
     /// Field `condition` (required: not `Optional`, no default, part of the node's
     /// structural value; panics if C++ left it null).
     pub fn condition(&self) -> tvm_ffi::ObjectRef<Expr> {
@@ -8168,7 +12522,24 @@ pub struct RemoveNoOpConfig {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for RemoveNoOpConfig {}
 
+// SAFETY: every byte of `tirx.transform.RemoveNoOpConfig` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for RemoveNoOpConfig {}
+
 impl RemoveNoOpConfig {
+    /// A new `tirx.transform.RemoveNoOpConfig` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        max_simplification_steps: i64,
+        ignore_profiler_call: bool,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(RemoveNoOpConfig {
+            max_simplification_steps: tvm_ffi::Rw::new(max_simplification_steps),
+            ignore_profiler_call: tvm_ffi::Rw::new(ignore_profiler_call),
+        })
+    }
+
     /// Field `max_simplification_steps`.
     pub fn max_simplification_steps(&self) -> i64 {
         self.max_simplification_steps.get()
@@ -8196,7 +12567,28 @@ pub struct StmtSimplifyConfig {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for StmtSimplifyConfig {}
 
+// SAFETY: every byte of `tirx.transform.StmtSimplifyConfig` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for StmtSimplifyConfig {}
+
 impl StmtSimplifyConfig {
+    /// A new `tirx.transform.StmtSimplifyConfig` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        transitively_prove_inequalities: bool,
+        convert_boolean_to_and_of_ors: bool,
+        apply_constraints_to_boolean_branches: bool,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(StmtSimplifyConfig {
+            transitively_prove_inequalities: tvm_ffi::Rw::new(transitively_prove_inequalities),
+            convert_boolean_to_and_of_ors: tvm_ffi::Rw::new(convert_boolean_to_and_of_ors),
+            apply_constraints_to_boolean_branches: tvm_ffi::Rw::new(
+                apply_constraints_to_boolean_branches,
+            ),
+        })
+    }
+
     /// Field `transitively_prove_inequalities`.
     pub fn transitively_prove_inequalities(&self) -> bool {
         self.transitively_prove_inequalities.get()
@@ -8233,7 +12625,30 @@ pub struct UnrollLoopConfig {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for UnrollLoopConfig {}
 
+// SAFETY: every byte of `tirx.transform.UnrollLoopConfig` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for UnrollLoopConfig {}
+
 impl UnrollLoopConfig {
+    /// A new `tirx.transform.UnrollLoopConfig` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        auto_max_step: i32,
+        auto_max_depth: i32,
+        auto_max_extent: i32,
+        explicit_unroll: i32,
+        unroll_local_access: i32,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(UnrollLoopConfig {
+            auto_max_step: tvm_ffi::Rw::new(auto_max_step),
+            auto_max_depth: tvm_ffi::Rw::new(auto_max_depth),
+            auto_max_extent: tvm_ffi::Rw::new(auto_max_extent),
+            explicit_unroll: tvm_ffi::Rw::new(explicit_unroll),
+            unroll_local_access: tvm_ffi::Rw::new(unroll_local_access),
+        })
+    }
+
     /// Field `auto_max_step`.
     pub fn auto_max_step(&self) -> i32 {
         self.auto_max_step.get()
@@ -8278,7 +12693,28 @@ pub struct PassInfo {
 // SAFETY: as the file's header says.
 unsafe impl tvm_ffi::ExternalType for PassInfo {}
 
+// SAFETY: every byte of `transform.PassInfo` is a declared field (checked at load), so the Rust
+// deleter, which drops each field, destroys it as its C++ destructor does; the runtime
+// allocates it itself (`__ffi_new__`), so it is a type objects are made of.
+unsafe impl tvm_ffi::object::RustObject for PassInfo {}
+
 impl PassInfo {
+    /// A new `transform.PassInfo` allocated by Rust, from the value of every field (the parents'
+    /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
+    pub fn from_fields(
+        opt_level: i32,
+        name: tvm_ffi::String,
+        traceable: bool,
+        required: tvm_ffi::Array<tvm_ffi::String>,
+    ) -> tvm_ffi::ObjectRef<Self> {
+        tvm_ffi::ObjectRef::new(PassInfo {
+            opt_level: tvm_ffi::Rw::new(opt_level),
+            name: tvm_ffi::Rw::new(name),
+            traceable: tvm_ffi::Rw::new(traceable),
+            required: tvm_ffi::Rw::new(required),
+        })
+    }
+
     /// Field `opt_level`.
     pub fn opt_level(&self) -> i32 {
         self.opt_level.get()

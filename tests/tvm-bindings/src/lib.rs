@@ -10,8 +10,8 @@
 #[allow(unsafe_code)]
 pub mod generated;
 
-use generated::{Add, Expr, For, IntImm, Op, PrimFunc, Ramp, SeqStmt, Stmt};
-use tvm_ffi::{ffi_func, Any, Array, ObjectRef, Result, String};
+use generated::{Add, Expr, For, IntImm, Op, PrimFunc, Ramp, SeqStmt, Stmt, Var};
+use tvm_ffi::{ffi_func, Any, Array, Map, ObjectRef, Result, String};
 
 /// The load errors of this library (none when every generated declaration matched).
 #[ffi_func(name = "tvm_bindings.load_errors")]
@@ -93,3 +93,72 @@ pub fn op_handle(op: ObjectRef<Op>) -> Result<Array<Any>> {
     ])
 }
 
+/// A `tirx.For` allocated by Rust from its fields (`For::from_fields`): no span, no thread
+/// binding, no annotations.
+#[ffi_func(name = "tvm_bindings.make_for")]
+pub fn make_for(
+    loop_var: ObjectRef<Var>,
+    min: ObjectRef<Expr>,
+    extent: ObjectRef<Expr>,
+    kind: i32,
+    body: ObjectRef<Stmt>,
+    step: Option<ObjectRef<Expr>>,
+) -> Result<ObjectRef<For>> {
+    let annotations = Map::new([])?;
+    Ok(For::from_fields(
+        None,
+        loop_var,
+        min,
+        extent,
+        kind,
+        body,
+        None,
+        annotations,
+        step,
+    ))
+}
+
+/// A copy of a `prim.Add` allocated by Rust from the fields of the original.
+#[ffi_func(name = "tvm_bindings.copy_add")]
+pub fn copy_add(add: ObjectRef<Add>) -> ObjectRef<Add> {
+    Add::from_fields(add.base.span(), add.base.ty(), add.a(), add.b())
+}
+
+/// Rebuilds a statement bottom-up in Rust: every `tirx.For` and `tirx.SeqStmt` is allocated
+/// anew (`from_fields`, every field carried over), the other statements are kept.
+fn rebuild(stmt: ObjectRef<Stmt>) -> Result<ObjectRef<Stmt>> {
+    if let Some(loop_) = stmt.downcast::<For>() {
+        let node = For::from_fields(
+            loop_.base.span(),
+            loop_.loop_var(),
+            loop_.min(),
+            loop_.extent(),
+            loop_.kind(),
+            rebuild(loop_.body())?,
+            loop_.thread_binding(),
+            loop_.annotations(),
+            loop_.step(),
+        );
+        return Ok(node.upcast());
+    }
+    if let Some(seq) = stmt.downcast::<SeqStmt>() {
+        let items = Array::new(seq.seq().iter().map(rebuild).collect::<Result<Vec<_>>>()?)?;
+        return Ok(SeqStmt::from_fields(seq.base.span(), items).upcast());
+    }
+    Ok(stmt)
+}
+
+/// A `tirx.PrimFunc` whose loop nest is rebuilt by Rust (`rebuild`), the function itself
+/// allocated by Rust from the original's fields.
+#[ffi_func(name = "tvm_bindings.rebuild_prim_func")]
+pub fn rebuild_prim_func(func: ObjectRef<PrimFunc>) -> Result<ObjectRef<PrimFunc>> {
+    let base_func = &func.base;
+    Ok(PrimFunc::from_fields(
+        base_func.base.span(),
+        base_func.base.ty(),
+        base_func.attrs(),
+        func.params(),
+        func.ret_type(),
+        rebuild(func.body())?,
+    ))
+}

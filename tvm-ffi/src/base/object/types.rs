@@ -112,9 +112,13 @@ pub unsafe trait DerivedObject: ObjectType {
 
 /// An object type that Rust code may allocate with [`ObjectRef::new`](super::ObjectRef::new): a type defined in Rust
 /// (by `#[derive(Object)]`), as opposed to a built-in or a type declared from another language.
+/// An `external` declaration of a type whose every byte is a declared field may implement it
+/// too (the generated declarations of C++ types do, `tvm_ffi_rust_mirror.py`): Rust then
+/// allocates objects of that type, which the defining code reads as its own.
 ///
 /// # Safety
-/// The runtime must be able to destroy such objects with the Rust deleter alone.
+/// The runtime must be able to destroy such objects with the Rust deleter alone (for a type
+/// defined elsewhere: its destructor releases nothing but its declared fields).
 ///
 /// ```
 /// use tvm_ffi::object::RustObject;
