@@ -281,9 +281,11 @@ fn conflicting_registrations_are_load_errors_naming_the_key() {
             // The rest of the binary registered.
             "rust_tests.Bystander registered: true",
             // A type that failed its layout check is unusable, never aliased to the runtime's.
-            "NotTheBuiltinShape::type_index panics: Some(\"TVM-FFI type `ffi.Shape` is not \
-             registered by this library: see tvm_ffi::registry::load_errors() (a conflicting \
-             layout, or a parent defined in a library that was not loaded first)\")",
+            "NotTheBuiltinShape::type_index panics: Some(\"RuntimeError: TVM-FFI type `ffi.Shape` \
+             did not register when its library loaded: cannot register type `ffi.Shape`: the \
+             Rust declaration does not match the registered type: it has no field `rank`; \
+             cannot register type `ffi.Shape`: type `ffi.Shape` is already registered with a \
+             different layout (it has no field `x`)\")",
             "OnWrongParent::type_index panics: true",
         ]
     );

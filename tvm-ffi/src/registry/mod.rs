@@ -79,11 +79,16 @@ pub fn load_errors() -> Vec<String> {
 
 /// Why type `key` is unusable: the load errors that name it.
 pub(crate) fn not_registered(key: &str) -> String {
-    let quoted = format!("`{key}`");
-    let why: Vec<String> = load_errors()
-        .into_iter()
-        .filter(|e| e.contains(&quoted))
-        .collect();
+    let about = |e: &String| {
+        e.starts_with("nothing registered")
+            || [
+                format!("cannot register type `{key}`"),
+                format!("cannot register enum `{key}`"),
+            ]
+            .iter()
+            .any(|prefix| e.starts_with(prefix.as_str()))
+    };
+    let why: Vec<String> = load_errors().into_iter().filter(about).collect();
     let why = match why.is_empty() {
         true => "see tvm_ffi::registry::load_errors()".to_string(),
         false => why.join("; "),
