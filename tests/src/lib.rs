@@ -261,3 +261,16 @@ impl<I: Iterator> Iterator for Claims<I> {
         (self.claimed, Some(self.claimed))
     }
 }
+
+/// The message of a caught panic: a typed error's (`panic_with`, as the SDK raises where it
+/// cannot return one) as `Kind: message`, or the text of a plain panic.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(err) = payload.downcast_ref::<tvm_ffi::Error>() {
+        return format!("{}: {}", err.kind().as_str(), err.message());
+    }
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}

@@ -3982,9 +3982,10 @@ mod test_object_registration {
                  declared `external` but not registered (load the library that defines it \
                  first)",
                 "registered: false",
-                "panic: TVM-FFI type `testing.rust.NeverRegistered` is not registered by this \
-                 library: see tvm_ffi::registry::load_errors() (a conflicting layout, or a \
-                 parent defined in a library that was not loaded first)",
+                "panic: RuntimeError: TVM-FFI type `testing.rust.NeverRegistered` did not \
+                 register when its library loaded: cannot register type \
+                 `testing.rust.NeverRegistered`: it is declared `external` but not registered \
+                 (load the library that defines it first)",
             ],
             "{stdout}{stderr}"
         );

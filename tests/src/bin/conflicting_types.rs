@@ -47,13 +47,10 @@ pub struct Bystander {
     pub v: i64,
 }
 
-/// The message of the panic `f` raises, if it does: a typed error's (the SDK's own), or text.
+/// The message of the panic `f` raises, if it does.
 fn panic_message(f: fn() -> i32) -> Option<String> {
     let payload = std::panic::catch_unwind(f).err()?;
-    match payload.downcast_ref::<tvm_ffi::Error>() {
-        Some(err) => Some(format!("{}: {}", err.kind().as_str(), err.message())),
-        None => payload.downcast_ref::<String>().cloned(),
-    }
+    Some(tvm_ffi_tests::panic_message(&*payload))
 }
 
 fn main() {

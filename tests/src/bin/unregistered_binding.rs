@@ -24,10 +24,5 @@ fn main() {
     // The panic is the answer: no hook prints it.
     std::panic::set_hook(Box::new(|_| {}));
     let panic = std::panic::catch_unwind(UnregisteredBinding::type_index).unwrap_err();
-    let message = panic
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_default();
-    println!("panic: {message}");
+    println!("panic: {}", tvm_ffi_tests::panic_message(&*panic));
 }
