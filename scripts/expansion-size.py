@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Prints the size of the code the macros generate for `examples/point`'s `Point` (3 fields,
-4 methods), in rustfmt-formatted lines, and fails above the budget: 151 lines for the type
+4 methods), in rustfmt-formatted lines, and fails above the budget: 156 lines for the type
 (the `#[derive(Object)]` output, one `const _: () = { .. };` block after the struct) and 40
 per method (the `#[ffi_methods]` output, one `const _: () = { .. };` block after the impl,
 divided by the number of methods it registers).
@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 
-TYPE_BUDGET = 151  # 150, +1 for the registration entry's `child_slots`
+TYPE_BUDGET = 156  # 150, +1 for the entry's `child_slots`, +5 for the key claim macro (E0428)
 METHOD_BUDGET = 40
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
