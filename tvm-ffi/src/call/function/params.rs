@@ -89,6 +89,10 @@ pub mod check {
     use crate::base::value::{Any, AnyView};
 
     /// A type an integer default converts to, with the range it accepts.
+    /// ```
+    /// use tvm_ffi::function::defaults::IntDefault;
+    /// assert_eq!((<u8 as IntDefault>::MIN, <u8 as IntDefault>::MAX), (0, 255));
+    /// ```
     #[diagnostic::on_unimplemented(
         message = "an integer default does not fit a parameter of type `{Self}`",
         label = "not a `{Self}`",
@@ -103,6 +107,14 @@ pub mod check {
         const VALUES: Option<&'static [i64]> = None;
     }
     /// An enum a variant default (`#[ffi(default = Shade::Dark)]`) converts to.
+    /// ```
+    /// use tvm_ffi::function::defaults::VariantDefault;
+    /// #[derive(tvm_ffi::Enum, Clone, Copy)]
+    /// #[ffi_type(key = "doc_examples.DefaultShade", str)]
+    /// pub enum Shade { #[ffi(value = "dark")] Dark }
+    /// fn of<T: VariantDefault<Enum = Shade>>() {}
+    /// of::<Option<Shade>>();
+    /// ```
     #[diagnostic::on_unimplemented(
         message = "a variant default does not fit a parameter of type `{Self}`",
         label = "not an enum of `#[derive(tvm_ffi::Enum)]`",
@@ -113,6 +125,10 @@ pub mod check {
         type Enum;
     }
     /// A type a float default converts to.
+    /// ```
+    /// fn takes<T: tvm_ffi::function::defaults::FloatDefault>() {}
+    /// takes::<f32>();
+    /// ```
     #[diagnostic::on_unimplemented(
         message = "a float default does not fit a parameter of type `{Self}`",
         label = "not a `{Self}`",
@@ -120,6 +136,10 @@ pub mod check {
     )]
     pub trait FloatDefault {}
     /// A type a `true`/`false` default converts to.
+    /// ```
+    /// fn takes<T: tvm_ffi::function::defaults::BoolDefault>() {}
+    /// takes::<Option<bool>>();
+    /// ```
     #[diagnostic::on_unimplemented(
         message = "a `bool` default does not fit a parameter of type `{Self}`",
         label = "not a `{Self}`",
@@ -127,6 +147,10 @@ pub mod check {
     )]
     pub trait BoolDefault {}
     /// A type a string default converts to.
+    /// ```
+    /// use tvm_ffi::function::defaults::StrDefault;
+    /// assert!(<tvm_ffi::String as StrDefault>::VALUES.is_none()); // any string
+    /// ```
     #[diagnostic::on_unimplemented(
         message = "a string default does not fit a parameter of type `{Self}`",
         label = "not a `{Self}`",
@@ -137,6 +161,10 @@ pub mod check {
         const VALUES: Option<&'static [&'static str]> = None;
     }
     /// A type `None` converts to.
+    /// ```
+    /// fn takes<T: tvm_ffi::function::defaults::NoneDefault>() {}
+    /// takes::<Option<i64>>();
+    /// ```
     #[diagnostic::on_unimplemented(
         message = "`None` does not fit a parameter of type `{Self}`",
         label = "not an `Option`",
