@@ -1343,7 +1343,7 @@ def _cpp_header_command(out: Path) -> int:
     with `static_assert`s and typed accessors, so C++ code reads the objects' fields directly."""
     project = _Project(Path.cwd(), None)
     library = _build_library(project, project.editable_profile)
-    generator = Path(__file__).resolve().with_name("tvm_ffi_cpp_header.py")
+    generator = Path(__file__).resolve().parents[2] / "tvm-ffi-build" / "tvm_ffi_build" / "cpp_header.py"
     if not generator.exists():
         raise BuildError(f"{generator} is missing: copy it from the SDK's template/build_backend")
     # A process of its own: the generator loads the library.

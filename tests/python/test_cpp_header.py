@@ -1,4 +1,4 @@
-"""C++ headers for Rust types (`template/build_backend/tvm_ffi_cpp_header.py`): the header
+"""C++ headers for Rust types (`tvm-ffi-build/tvm_ffi_build/cpp_header.py`): the header
 generated from a library's reflection compiles with `-Wall -Wextra -Werror` (its
 `static_assert`s hold), a C++ pass builds a Rust IR's nodes with the typed `New(...)` and reads
 them in place (`examples/ir/cpp/pass.cc`),
@@ -15,7 +15,7 @@ import tvm_ffi
 from conftest import UNDER_ASAN, _lib_path, example_lib_path, run_in_fresh_python, run_python
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-GENERATOR = ROOT / "template" / "build_backend" / "tvm_ffi_cpp_header.py"
+GENERATOR = ROOT / "tvm-ffi-build" / "tvm_ffi_build" / "cpp_header.py"
 
 
 def generate(library, prefix, out):

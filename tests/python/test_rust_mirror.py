@@ -1,4 +1,4 @@
-"""Rust declarations of C++ types, generated (`template/build_backend/tvm_ffi_rust_mirror.py`):
+"""Rust declarations of C++ types, generated (`tvm-ffi-build/tvm_ffi_build/rust_mirror.py`):
 the declarations of every `ffi.*` and `testing.*` type of the wheel (`tests/mirrors/src/
 generated.rs`) are current, load with no error (the SDK checks each against the runtime's
 reflection), and read C++ objects' fields, call their methods and construct them from Rust; the
@@ -12,7 +12,7 @@ import pytest
 from conftest import UNDER_ASAN, _lib_path, run_in_fresh_python
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-GENERATOR = ROOT / "template" / "build_backend" / "tvm_ffi_rust_mirror.py"
+GENERATOR = ROOT / "tvm-ffi-build" / "tvm_ffi_build" / "rust_mirror.py"
 GENERATED = ROOT / "tests" / "mirrors" / "src" / "generated.rs"
 ARGS = ["--import", "tvm_ffi.testing", "--prefix", "ffi.", "--prefix", "testing."]
 
@@ -22,8 +22,8 @@ def test_the_generated_declarations_are_current(tmp_path):
     out = tmp_path / "generated.rs"
     subprocess.run([sys.executable, str(GENERATOR), *ARGS, "--out", str(out)], check=True)
     assert out.read_text() == GENERATED.read_text(), (
-        "tests/mirrors/src/generated.rs is stale: run python template/build_backend/"
-        "tvm_ffi_rust_mirror.py " + " ".join(ARGS) + " --out tests/mirrors/src/generated.rs")
+        "tests/mirrors/src/generated.rs is stale: run python -m tvm_ffi_build.rust_mirror"
+        " " + " ".join(ARGS) + " --out tests/mirrors/src/generated.rs")
 
 
 def test_what_is_declared_and_what_is_not():
