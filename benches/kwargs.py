@@ -18,8 +18,8 @@ constructor `(a, b)` on both sides):
   ["a", "b", "c"])`, the per-call Python wrapper C++ users write for keyword syntax;
 - `pkg call`, `pkg call kw`, `pkg call kw all`: `h(1, 2, 3)`, `h(1, b=2, c=3)`, `h(a=1, b=2,
   c=3)` through the function a shipped package's `_ffi_api.py` exposes: for Rust the Python
-  function the build backend's `SIGNATURES_HELPER` makes around the runtime's (keywords in the
-  runtime's `KWARGS` convention), for C++ the runtime's `Function` (keywords refused);
+  function `signatures` of the helpers module (`tvm_ffi_build/ffi_helpers.py`) makes around
+  the runtime's (keywords in the runtime's `KWARGS` convention), for C++ the runtime's `Function` (keywords refused);
 - `construct`: `Pair(1, 2)`; `construct kw`: `Pair(a=1, b=2)` (the runtime's `__init__` passes
   the keywords in its KWARGS convention: Rust binds them, C++ refuses them); `auto-init`:
   `RwPair(1, 2)` (no constructor declared: the runtime's generic field-by-field `__ffi_init__`
@@ -54,18 +54,13 @@ PACKAGE_ROWS = {"pkg construct": "Pair(1, 2)", "pkg construct kw": "Pair(a=1, b=
 
 
 def package_helper(name: str):
-    """A function of the helpers a shipped package's `_ffi_api.py` runs when imported (the build
-    backend's `HELPERS`): `_ffi_fast_constructors(namespace, lib)` makes its classes' direct
-    constructors, `_ffi_signatures(namespace, prefix, lib)` its keyword functions."""
-    import importlib.util
+    """A function of the helpers module a shipped package's `_ffi_api.py` runs when imported
+    (`tvm_ffi_build/ffi_helpers.py`, placed next to it as `_ffi_helpers.py`):
+    `fast_constructors(namespace, lib)` makes its classes' direct constructors,
+    `signatures(namespace, prefix, lib)` its keyword functions."""
+    from tvm_ffi_build import ffi_helpers
 
-    spec = importlib.util.spec_from_file_location(
-        "tvm_ffi_build", ROOT / "template" / "build_backend" / "tvm_ffi_build.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    namespace: dict = {}
-    exec(module.HELPERS, namespace)
-    return namespace[name]
+    return getattr(ffi_helpers, name)
 
 
 def worker(rust_lib: str, cpp_lib: str, number: int, repeat: int, main_lib: str, reverse: bool) -> dict:
@@ -94,7 +89,7 @@ def worker(rust_lib: str, cpp_lib: str, number: int, repeat: int, main_lib: str,
         env = {"f": f, "g": g, "K": core.KWARGS, "h": f}
         if side == "Rust":
             package = {"add3": tvm_ffi.get_global_func(f"{prefix}.add3")}
-            package_helper("_ffi_signatures")(package, f"{prefix}.", modules[rust_lib])
+            package_helper("signatures")(package, f"{prefix}.", modules[rust_lib])
             assert getattr(package["add3"], "__ffi_keywords__", False)
             env["h"] = package["add3"]
         if rows == "all":
@@ -125,7 +120,7 @@ def worker(rust_lib: str, cpp_lib: str, number: int, repeat: int, main_lib: str,
             if row == "pkg construct" and side == "Rust":
                 # What the Rust package ships; a C++ package (tvm-ffi-stubgen's) keeps the
                 # runtime's `__init__`, so its rows time that again.
-                package_helper("_ffi_fast_constructors")({"Pair": env["Pair"], "RwPair": env["RwPair"]},
+                package_helper("fast_constructors")({"Pair": env["Pair"], "RwPair": env["RwPair"]},
                                        modules[rust_lib])
             try:
                 eval(stmt, env)

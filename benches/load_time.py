@@ -36,11 +36,8 @@ OUT = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "bench-load"
 
 def shipped_profile_env() -> dict:
     """The release profile the package build backend ships libraries with."""
-    sys.path.insert(0, str(ROOT / "template" / "build_backend"))
-    try:
-        from tvm_ffi_build import SHIPPED_PROFILE_ENV
-    finally:
-        sys.path.pop(0)
+    from tvm_ffi_build.project import SHIPPED_PROFILE_ENV
+
     return dict(SHIPPED_PROFILE_ENV)
 
 

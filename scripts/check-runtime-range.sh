@@ -22,13 +22,15 @@ for version in "${in_range[@]}" "$below"; do
 done
 
 # Dev profile, its own target directory (TVM_FFI_LIBDIR fixed: the workspace build stays
-# untouched and a second run reuses this one).
+# untouched and a second run reuses this one); the build backend, tvm-ffi-build, is the one
+# scripts/setup.sh installs into .venv.
 rm -rf "$work/dist"
 CARGO_TARGET_DIR="$work/cargo" TVM_FFI_LIBDIR="$(.venv/bin/tvm-ffi-config --libdir)" \
   pip wheel --no-deps --no-build-isolation --config-settings profile=dev -w "$work/dist" \
   examples/point 2>"$work/build.log" || { cat "$work/build.log" >&2; exit 1; }
 wheel="$(ls "$work/dist"/my_ext-*.whl)"
-grep -q '^Requires-Dist: apache-tvm-ffi>=0.1.14,<0.2$' <(unzip -p "$wheel" '*.dist-info/METADATA') \
+# (hatchling writes the specifiers sorted: `<0.2,>=0.1.14`.)
+grep -Eq '^Requires-Dist: apache-tvm-ffi(>=0.1.14,<0.2|<0.2,>=0.1.14)$' <(unzip -p "$wheel" '*.dist-info/METADATA') \
   || { echo "error: $wheel does not declare apache-tvm-ffi>=0.1.14,<0.2" >&2; exit 1; }
 
 smoke='

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up everything on a fresh machine: a project-local Python environment (.venv) with the
-# pinned apache-tvm-ffi wheel, pytest, numpy and JAX, then the cargo build of the workspace.
+# pinned apache-tvm-ffi wheel, pytest, numpy, JAX and the build backend tvm-ffi-build, then the
+# cargo build of the workspace.
 # Idempotent: a second run only checks that everything is in place.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -12,9 +13,16 @@ if [ ! -x .venv/bin/python ]; then
 fi
 if ! .venv/bin/python -m pip freeze 2>/dev/null | grep -qx "apache-tvm-ffi==0.1.15.post2" \
    || ! .venv/bin/python -m pip freeze 2>/dev/null | grep -qx "apache-tvm==0.27.0.post1" \
-   || ! .venv/bin/python -c "import pytest, numpy, hypothesis, mypy, pyright, importlib.util as u; assert u.find_spec('jax_tvm_ffi')" 2>/dev/null; then
+   || ! .venv/bin/python -c "import pytest, numpy, hypothesis, mypy, pyright, hatchling, tomli_w, elftools, importlib.util as u; assert u.find_spec('jax_tvm_ffi')" 2>/dev/null; then
   echo "==> installing python-requirements.txt into .venv"
   .venv/bin/python -m pip install --disable-pip-version-check -q -r python-requirements.txt
+fi
+# The build backend of the example and template packages (not published yet): editable, so
+# that the packages built here use this checkout's tvm-ffi-build.
+if ! .venv/bin/python -c "import tvm_ffi_build.hooks" 2>/dev/null; then
+  echo "==> installing tvm-ffi-build into .venv"
+  .venv/bin/python -m pip install --disable-pip-version-check -q --no-build-isolation --no-deps \
+    -e ./tvm-ffi-build
 fi
 echo "==> libtvm_ffi: $(.venv/bin/tvm-ffi-config --libdir)"
 echo "==> cargo build"

@@ -151,17 +151,10 @@ print(Point(x, y=y, label=label))
 def test_classes_whose_init_does_more_keep_the_runtime_init():
     # The helper, applied to Python-defined classes: one with `__post_init__` (the runtime's
     # `__init__` calls it after construction) stays as it is; a plain one is made direct.
-    build = ROOT / "template" / "build_backend" / "tvm_ffi_build.py"
-    script = f"BUILD = {str(build)!r}\n" + r"""
-import importlib.util
+    script = r"""
 import tvm_ffi
 from tvm_ffi.dataclasses import py_class
-
-spec = importlib.util.spec_from_file_location("tvm_ffi_build", BUILD)
-module = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(module)
-namespace = {}
-exec(module.HELPERS, namespace)
+from tvm_ffi_build import ffi_helpers
 
 calls = []
 
@@ -178,7 +171,7 @@ class Plain(tvm_ffi.Object):
     b: int = 2
 
 base = type(tvm_ffi.Object)
-namespace["_ffi_fast_constructors"]({"WithPostInit": WithPostInit, "Plain": Plain, "x": 1})
+ffi_helpers.fast_constructors({"WithPostInit": WithPostInit, "Plain": Plain, "x": 1})
 assert type(WithPostInit) is base
 WithPostInit(4)
 assert calls == [4]

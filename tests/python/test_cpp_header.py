@@ -1,4 +1,4 @@
-"""C++ headers for Rust types (`tvm-ffi-build/tvm_ffi_build/cpp_header.py`): the header
+"""C++ headers for Rust types (`python -m tvm_ffi_build.cpp_header`): the header
 generated from a library's reflection compiles with `-Wall -Wextra -Werror` (its
 `static_assert`s hold), a C++ pass builds a Rust IR's nodes with the typed `New(...)` and reads
 them in place (`examples/ir/cpp/pass.cc`),
@@ -15,13 +15,14 @@ import tvm_ffi
 from conftest import UNDER_ASAN, _lib_path, example_lib_path, run_in_fresh_python, run_python
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-GENERATOR = ROOT / "tvm-ffi-build" / "tvm_ffi_build" / "cpp_header.py"
+# The build tool's command (tvm-ffi-build/tvm_ffi_build/cpp_header.py; scripts/setup.sh installs it).
+GENERATOR = ["-m", "tvm_ffi_build.cpp_header"]
 
 
 def generate(library, prefix, out):
     # A process of its own: the generator loads the library, as a user's build step would.
     subprocess.run(
-        [sys.executable, str(GENERATOR), library, "--prefix", prefix, "--out", str(out)],
+        [sys.executable, *GENERATOR, library, "--prefix", prefix, "--out", str(out)],
         check=True, capture_output=True, text=True,
     )
     return out.read_text()
@@ -157,12 +158,11 @@ except RuntimeError as err:
 
 @pytest.mark.skipif(UNDER_ASAN, reason="runs cargo, which must not inherit the preloaded sanitizer")
 def test_the_build_backend_writes_the_header(tmp_path):
-    """`python build_backend/tvm_ffi_build.py cpp-header --out PATH` in a package made from the
-    template (here examples/point, whose backend links the template's) builds the library and
-    writes the header of the package's prefix."""
+    """`python -m tvm_ffi_build cpp-header --out PATH` in a package made from the template (here
+    examples/point) builds the library and writes the header of the package's prefix."""
     out = tmp_path / "my_ext_types.h"
     run = subprocess.run(
-        [sys.executable, "build_backend/tvm_ffi_build.py", "cpp-header", "--out", str(out)],
+        [sys.executable, "-m", "tvm_ffi_build", "cpp-header", "--out", str(out)],
         cwd=ROOT / "examples" / "point", capture_output=True, text=True,
     )
     assert run.returncode == 0, run.stderr

@@ -1,9 +1,11 @@
 """Shipping: `examples/point` and the template as pip-installable Python packages.
 
-The build backend is `template/build_backend/tvm_ffi_build.py` (`examples/point` links to it).
+The build backend is `tvm-ffi-build` (this repository's `tvm-ffi-build/`, a hatchling build hook).
 Builds run as a user's would: pip with build isolation, no `.venv`, no `TVM_FFI_LIBDIR`; pip
-reads the pinned runtime wheel from a local wheelhouse (filled once from PyPI), and cargo
-builds into `target/packaging-<digest>` so that later runs reuse the compiled dependencies.
+reads the pinned runtime wheel and the backend's dependencies from a local wheelhouse (filled
+once from PyPI) and the backend from a wheel of this checkout (built for each session, as a user
+does before the tool is published), and cargo builds into `target/packaging-<digest>` so that
+later runs reuse the compiled dependencies.
 """
 import os
 import pathlib
@@ -29,7 +31,7 @@ def _packaging_target():
     crates. One directory per source state (older ones removed) keeps the reuse safe."""
     import hashlib
     digest = hashlib.sha256()
-    for crate in ("tvm-ffi", "tvm-ffi-sys", "tvm-ffi-macros", "examples/point", "template"):
+    for crate in ("tvm-ffi", "tvm-ffi-sys", "tvm-ffi-macros", "examples/point", "template", "tvm-ffi-build"):
         for path in sorted((ROOT / crate).rglob("*")):
             rel = path.relative_to(ROOT)
             if path.is_file() and not {"target", "__pycache__", "build", "dist"} & set(rel.parts):
@@ -45,6 +47,8 @@ CARGO_TARGET = _packaging_target()
 POINT = ROOT / "examples" / "point"
 TEMPLATE = ROOT / "template"
 PINNED = "apache-tvm-ffi==0.1.15.post2"
+# The backend's own requirements (tvm-ffi-build/pyproject.toml), at the versions .venv pins.
+BACKEND_REQUIREMENTS = ["hatchling==1.33.0", "tomli-w==1.2.0", "pyelftools==0.33"]
 PLATFORM = re.sub(r"[-.]", "_", sysconfig.get_platform())
 
 
@@ -58,9 +62,15 @@ def run(cmd, **kwargs):
 @pytest.fixture(scope="module")
 def user_env():
     """A user's environment: no virtual env, no TVM_FFI_LIBDIR; packages from the wheelhouse."""
-    if not list(WHEELHOUSE.glob("apache_tvm_ffi-0.1.15.post2-*.whl")):
+    if not list(WHEELHOUSE.glob("apache_tvm_ffi-0.1.15.post2-*.whl")) or not list(
+            WHEELHOUSE.glob("hatchling-1.33.0-*.whl")):
         run([sys.executable, "-m", "pip", "download", "-q", "--disable-pip-version-check",
-             PINNED, "-d", str(WHEELHOUSE)])
+             PINNED, *BACKEND_REQUIREMENTS, "-d", str(WHEELHOUSE)])
+    # tvm-ffi-build from this checkout (not published yet): the README's `pip wheel` recipe.
+    for old in WHEELHOUSE.glob("tvm_ffi_build-*.whl"):
+        old.unlink()
+    run([sys.executable, "-m", "pip", "wheel", "-q", "--disable-pip-version-check", "--no-deps",
+         "--no-build-isolation", "-w", str(WHEELHOUSE), str(ROOT / "tvm-ffi-build")])
     env = {k: v for k, v in os.environ.items()
            if k not in ("VIRTUAL_ENV", "TVM_FFI_LIBDIR", "PYTHONPATH", "CARGO_TARGET_DIR")}
     env.update(
@@ -112,14 +122,20 @@ def test_point_wheel_is_tagged_for_the_platform_and_ships_only_the_package(point
             "my_ext-0.1.0.dist-info/WHEEL",
             "my_ext/__init__.py",
             "my_ext/_ffi_api.py",
+            "my_ext/_ffi_helpers.py",
             "my_ext/libtvm_ffi_example_point.so",
             "my_ext/py.typed",
         ]
         metadata = whl.read("my_ext-0.1.0.dist-info/METADATA").decode()
         wheel_info = whl.read("my_ext-0.1.0.dist-info/WHEEL").decode()
         api = whl.read("my_ext/_ffi_api.py").decode()
+        helpers = whl.read("my_ext/_ffi_helpers.py").decode()
         whl.extract("my_ext/libtvm_ffi_example_point.so", tmp_path)
-    assert "Requires-Dist: apache-tvm-ffi>=0.1.14,<0.2\n" in metadata
+    assert "Requires-Dist: apache-tvm-ffi<0.2,>=0.1.14\n" in metadata  # hatchling sorts them
+    # The helpers `_ffi_api.py` imports: the backend's module, copied (nothing of the backend is
+    # needed at run time).
+    assert helpers == (ROOT / "tvm-ffi-build" / "tvm_ffi_build" / "ffi_helpers.py").read_text()
+    assert "from ._ffi_helpers import signatures as _ffi_signatures" in api
     assert f"Tag: py3-none-{PLATFORM}\n" in wheel_info
     assert "Root-Is-Purelib: false\n" in wheel_info
     # The stubs tvm-ffi-stubgen wrote from the built library.
@@ -237,8 +253,7 @@ def test_point_wheel_stubs_type_check_under_mypy_strict_and_pyright(point_wheel,
 def build_sdist(project: pathlib.Path, out: pathlib.Path, env) -> pathlib.Path:
     """The backend's `build_sdist` hook, called as a PEP 517 frontend would."""
     name = run([sys.executable, "-c",
-                "import sys; sys.path.insert(0, 'build_backend'); import tvm_ffi_build; "
-                "print(tvm_ffi_build.build_sdist(sys.argv[1]))", str(out)],
+                "import sys, tvm_ffi_build; print(tvm_ffi_build.build_sdist(sys.argv[1]))", str(out)],
                cwd=project, env=env).stdout.strip()
     return out / name
 
@@ -252,11 +267,11 @@ def test_point_sdist_vendors_the_runtime_crates_and_builds_the_same_wheel(
         manifest = tar.extractfile("my_ext-0.1.0/Cargo.toml").read().decode()
         runtime = tar.extractfile("my_ext-0.1.0/vendor/tvm-ffi-sdk/Cargo.toml").read().decode()
     for name in ["PKG-INFO", "pyproject.toml", "Cargo.lock", "build.rs", "src/lib.rs",
-                 "build_backend/tvm_ffi_build.py", "python/my_ext/_ffi_api.py",
+                 "python/my_ext/_ffi_api.py",
                  "vendor/tvm-ffi-sdk/src/lib.rs", "vendor/tvm-ffi-sdk/README.md",
                  "vendor/tvm-ffi-sdk-sys/build.rs", "vendor/tvm-ffi-sdk-macros/src/lib.rs"]:
         assert f"my_ext-0.1.0/{name}" in names, name
-    assert not [n for n in names if "/target/" in n or n.endswith((".so", ".pyc"))]
+    assert not [n for n in names if "/target/" in n or n.endswith((".so", ".pyc", "_ffi_helpers.py"))]
     # Workspace inheritance resolved, path dependencies pointed into vendor/.
     assert ".workspace" not in manifest and "workspace = true" not in manifest
     assert '[dependencies.tvm-ffi-sdk]\npath = "vendor/tvm-ffi-sdk"\nversion = "0.1.0"' in manifest
@@ -264,9 +279,10 @@ def test_point_sdist_vendors_the_runtime_crates_and_builds_the_same_wheel(
     assert ('[dependencies.tvm-ffi-sdk-macros]\npath = "../tvm-ffi-sdk-macros"\nversion = "=0.1.0"'
             in runtime)
 
-    # pip unpacks the sdist outside this repository: no .venv above it to find libtvm_ffi in.
+    # pip unpacks the sdist outside this repository: no .venv above it to find libtvm_ffi in;
+    # cargo may not use the network: everything the build needs is vendored or in its cache.
     out = tmp_path / "wheel"
-    pip(user_env, "wheel", "--no-deps", "-w", str(out), str(sdist))
+    pip({**user_env, "CARGO_NET_OFFLINE": "true"}, "wheel", "--no-deps", "-w", str(out), str(sdist))
     (wheel,) = out.glob("*.whl")
     assert wheel.name == point_wheel.name
     with zipfile.ZipFile(wheel) as a, zipfile.ZipFile(point_wheel) as b:
@@ -296,6 +312,9 @@ def copy_template(dest: pathlib.Path, name: str) -> pathlib.Path:
 
 def test_template_copy_installs_editable_with_stubs_written_at_build_time(user_env, tmp_path):
     project = copy_template(tmp_path / "acme_geo", "acme_geo")
+    # The README's first step: the example type replaced by one of the user's (here renamed).
+    lib_rs = project / "src" / "lib.rs"
+    lib_rs.write_text(lib_rs.read_text().replace("Counter", "Tally"))
     # A function and a type added after the copy: the build writes their stubs.
     with (project / "src" / "lib.rs").open("a") as lib:
         lib.write("""
@@ -314,9 +333,11 @@ pub struct Tag {
 }
 """)
     api = project / "python" / "acme_geo" / "_ffi_api.py"
-    assert "twice" not in api.read_text() and "Tag" not in api.read_text()
+    assert not api.exists()  # the first build writes it
     python = fresh_venv(tmp_path / "venv", user_env)
     pip(user_env, "--python", str(python), "install", "-e", str(project))
+    # The user's environment has the tool too, for its commands (`develop`, `lib`).
+    pip(user_env, "--python", str(python), "install", "tvm-ffi-build")
     # The stubs were refreshed in the source tree, from the library just built.
     stubs = api.read_text()
     for line in ["    def twice(x: int) -> int: ...",
@@ -331,12 +352,13 @@ import acme_geo
 from acme_geo.extra import VALUE
 assert acme_geo.__file__ == {str(project / "python" / "acme_geo" / "__init__.py")!r}
 assert VALUE == 7  # the source tree is what Python imports
-c = acme_geo.Counter("c")
+c = acme_geo.Tally("c")
 assert (c.name, c.count, c.add(2), c.count) == ("c", 0, 2, 2)
 assert pickle.loads(pickle.dumps(c)).count == 2
 assert c.add(n=3) == 5  # a method by keyword
-assert acme_geo.Counter.starting_at("s", 5).add(1) == 6
-assert acme_geo.Counter.starting_at(name="s", start=5).count == 5
+assert acme_geo.Tally.starting_at("s", 5).add(1) == 6
+assert acme_geo.Tally.starting_at(name="s", start=5).count == 5
+assert not hasattr(acme_geo, "Counter")
 assert acme_geo.greet("world") == "hello, world" and acme_geo.twice(21) == 42
 assert type(acme_geo.Tag("t")) is acme_geo.Tag and acme_geo.Tag("t").text == "t"
 print("ok")
@@ -351,7 +373,7 @@ pub fn thrice(x: i64) -> i64 {
     3 * x
 }
 """)
-    backend = ["build_backend/tvm_ffi_build.py"]
+    backend = ["-m", "tvm_ffi_build"]
     run([str(python), *backend, "develop"], cwd=project, env=user_env)
     assert "    def thrice(x: int) -> int: ..." in api.read_text()
     run_script(python, """
@@ -371,34 +393,29 @@ print("ok")
 """, cwd=tmp_path)
 
 
-@pytest.mark.parametrize("project, library", [
-    (POINT, "libtvm_ffi_example_point.so"),
-    (TEMPLATE, "libmy_package.so"),
-])
-def test_committed_stubs_are_what_the_build_writes(project, library, tmp_path):
+def test_committed_stubs_are_what_the_build_writes(tmp_path):
     # The backend's stubgen step over a copy of the package, with the workspace-built library.
-    shutil.copytree(project / "python", tmp_path / "python",
+    # (The template commits no stubs: its first build writes them.)
+    shutil.copytree(POINT / "python", tmp_path / "python",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    lib = pathlib.Path(os.environ.get("TVM_FFI_TARGET_DIR", ROOT / "target" / "debug")) / library
+    lib = pathlib.Path(os.environ.get("TVM_FFI_TARGET_DIR", ROOT / "target" / "debug"))
     run([sys.executable, "-c",
-         "import pathlib, sys; sys.path.insert(0, 'build_backend'); import tvm_ffi_build as b; "
-         "b._stubgen(b._Project(pathlib.Path('.'), None), pathlib.Path(sys.argv[1]), "
-         "pathlib.Path(sys.argv[2]))", str(tmp_path / "python"), str(lib)], cwd=project)
-    for path in (project / "python").rglob("*.py"):
-        fresh = tmp_path / "python" / path.relative_to(project / "python")
+         "import pathlib, sys; from tvm_ffi_build import project, stubs; "
+         "stubs.stubgen(project.Project(pathlib.Path('.')), pathlib.Path(sys.argv[1]), "
+         "pathlib.Path(sys.argv[2]))", str(tmp_path / "python"),
+         str(lib / "libtvm_ffi_example_point.so")], cwd=POINT)
+    for path in (POINT / "python").rglob("*.py"):
+        fresh = tmp_path / "python" / path.relative_to(POINT / "python")
         assert fresh.read_text() == path.read_text(), (
-            f"{path} is stale: run `pip install -e {project.relative_to(ROOT)}` "
-            "(or `python build_backend/tvm_ffi_build.py stubs` there) and commit the result")
+            f"{path} is stale: run `python -m tvm_ffi_build stubs` in examples/point and "
+            "commit the result")
+    assert not list((TEMPLATE / "python").rglob("_ffi_api.py"))
 
 
 def test_a_shipped_library_is_built_with_link_time_optimisation_unless_the_package_says_otherwise(tmp_path):
     """The backend's release build adds LTO in one codegen unit (fewer pages mapped at import)
     through the environment, unless the workspace's Cargo.toml has a `[profile.release]`."""
-    sys.path.insert(0, str(ROOT / "template" / "build_backend"))
-    try:
-        import tvm_ffi_build as backend
-    finally:
-        sys.path.pop(0)
+    from tvm_ffi_build.project import shipped_profile_env
 
     def project(name, profile):
         crate = tmp_path / name
@@ -408,10 +425,10 @@ def test_a_shipped_library_is_built_with_link_time_optimisation_unless_the_packa
             f'[package]\nname = "{name}"\nversion = "0.0.0"\nedition = "2021"\n\n'
             f'[lib]\ncrate-type = ["cdylib"]\n\n[workspace]\n{profile}'
         )
-        return type("Project", (), {"manifest": (crate / "Cargo.toml").resolve()})()
+        return (crate / "Cargo.toml").resolve()
 
-    assert backend._shipped_profile_env(project("plain", "")) == {
+    assert shipped_profile_env(project("plain", "")) == {
         "CARGO_PROFILE_RELEASE_LTO": "true",
         "CARGO_PROFILE_RELEASE_CODEGEN_UNITS": "1",
     }
-    assert backend._shipped_profile_env(project("own", "\n[profile.release]\nlto = false\n")) == {}
+    assert shipped_profile_env(project("own", "\n[profile.release]\nlto = false\n")) == {}

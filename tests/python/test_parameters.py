@@ -3,14 +3,12 @@
 defaults, how keywords bind (Python's `__init__` passes them in the runtime's KWARGS
 convention; any caller can), the errors that name the argument, and the `inspect.signature`
 that a shipped package's `_ffi_api.py` sets from the same metadata."""
-import importlib.util
 import inspect
 
 import pytest
 import tvm_ffi
 from tvm_ffi import core
 
-from conftest import ROOT
 
 
 @pytest.fixture(scope="module")
@@ -107,14 +105,10 @@ def test_keyword_syntax_on_a_function_object_is_refused_by_the_runtime():
 
 
 def load_signatures_helper():
-    spec = importlib.util.spec_from_file_location(
-        "tvm_ffi_build_for_tests", ROOT / "template" / "build_backend" / "tvm_ffi_build.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    namespace = {}
-    exec(module.HELPERS, namespace)
-    return namespace["_ffi_signatures"]
+    # The module the build places next to a package's `_ffi_api.py` (tvm-ffi-build/tvm_ffi_build/).
+    from tvm_ffi_build import ffi_helpers
+
+    return ffi_helpers.signatures
 
 
 @pytest.mark.parametrize("with_library", [True, False])

@@ -1,4 +1,4 @@
-"""Rust declarations of C++ types, generated (`tvm-ffi-build/tvm_ffi_build/rust_mirror.py`):
+"""Rust declarations of C++ types, generated (`python -m tvm_ffi_build.rust_mirror`):
 the declarations of every `ffi.*` and `testing.*` type of the wheel (`tests/mirrors/src/
 generated.rs`) are current, load with no error (the SDK checks each against the runtime's
 reflection), and read C++ objects' fields, call their methods and construct them from Rust; the
@@ -12,7 +12,8 @@ import pytest
 from conftest import UNDER_ASAN, _lib_path, run_in_fresh_python
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-GENERATOR = ROOT / "tvm-ffi-build" / "tvm_ffi_build" / "rust_mirror.py"
+# The build tool's command (tvm-ffi-build/tvm_ffi_build/rust_mirror.py; scripts/setup.sh installs it).
+GENERATOR = ["-m", "tvm_ffi_build.rust_mirror"]
 GENERATED = ROOT / "tests" / "mirrors" / "src" / "generated.rs"
 ARGS = ["--import", "tvm_ffi.testing", "--prefix", "ffi.", "--prefix", "testing."]
 
@@ -20,7 +21,7 @@ ARGS = ["--import", "tvm_ffi.testing", "--prefix", "ffi.", "--prefix", "testing.
 @pytest.mark.skipif(UNDER_ASAN, reason="runs rustfmt, which must not inherit the preloaded sanitizer")
 def test_the_generated_declarations_are_current(tmp_path):
     out = tmp_path / "generated.rs"
-    subprocess.run([sys.executable, str(GENERATOR), *ARGS, "--out", str(out)], check=True)
+    subprocess.run([sys.executable, *GENERATOR, *ARGS, "--out", str(out)], check=True)
     assert out.read_text() == GENERATED.read_text(), (
         "tests/mirrors/src/generated.rs is stale: run python -m tvm_ffi_build.rust_mirror"
         " " + " ".join(ARGS) + " --out tests/mirrors/src/generated.rs")

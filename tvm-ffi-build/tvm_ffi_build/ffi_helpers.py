@@ -1,67 +1,44 @@
-"""The classes and functions the Rust library registers under `my_package.`.
+"""The Python side of a package built by tvm-ffi-build, run once when its `_ffi_api.py` is
+imported (the build places this file next to it as `_ffi_api`'s sibling `_ffi_helpers.py`, so an
+installed package needs only `apache-tvm-ffi` at run time).
 
-Written by tvm-ffi-stubgen and kept current by every build: `pip install`/`pip wheel`
-regenerate the `tvm-ffi-stubgen(begin)`..`(end)` blocks from the built library (and append a
-class for a type added since), `pip install -e .` rewrites this file in place. Edit only
-outside the blocks (methods added to a class there stay).
+* `signatures(namespace, prefix, lib)` gives the module's functions and its classes' methods and
+  explicit constructors their `inspect.signature` (`help()`, IDEs) from the parameter names and
+  defaults the SDK registers (metadata `arg_names`, `arg_defaults`), and makes the functions and
+  member methods take keywords: the runtime's `Function.__call__` takes positional arguments
+  only, so each one with named parameters is replaced by a generated Python function with those
+  parameters, which calls the runtime's function with every argument in position (or, where
+  Python cannot take the names, passes keywords in the runtime's `KWARGS` convention, which the
+  Rust binder reads).
+* `fast_constructors(namespace, lib)` makes `Type(1, 2)` call the type's `__ffi_init__` directly
+  (about a third of the runtime's `__init__`, which copies and normalizes its arguments first):
+  each eligible class gets a metaclass of its own whose `__call__` hands the arguments to
+  `__ffi_init__`, keywords in the `KWARGS` convention exactly as the runtime's `__init__` passes
+  them. Eligible: a class registered for its type whose `__init__` is the runtime's generated one
+  and adds nothing to the call (no `__post_init__`, no init properties, no Python enum field). A
+  Python subclass gets the plain metaclass back, so it constructs as it always did.
+
+Anything unexpected (another runtime version's internals) leaves a name or class as it was
+rather than failing the import.
 """
 
-# tvm-ffi-stubgen(begin): import-section
-# fmt: off
-# isort: off
 from __future__ import annotations
-from tvm_ffi import Object as _ffi_Object, init_ffi_api as _FFI_INIT_FUNC, register_object as _FFI_REG_OBJ
-from tvm_ffi.libinfo import load_lib_module as _FFI_LOAD_LIB
-from typing import TYPE_CHECKING
-# isort: on
-# fmt: on
-# tvm-ffi-stubgen(end)
-# tvm_ffi_build: names the refined stubs use
+
+import inspect
+import itertools
+import keyword
 from typing import Any
-# tvm-ffi-stubgen(import-object): tvm_ffi.libinfo.load_lib_module;False;_FFI_LOAD_LIB
-LIB = _FFI_LOAD_LIB("my_package", "my_package")
-# tvm-ffi-stubgen(begin): global/my_package
-# fmt: off
-_FFI_INIT_FUNC("my_package", __name__)
-if TYPE_CHECKING:
-    def greet(name: str) -> str: ...
-# fmt: on
-# tvm-ffi-stubgen(end)
-# tvm-ffi-stubgen(import-object): tvm_ffi.register_object;False;_FFI_REG_OBJ
-# tvm-ffi-stubgen(import-object): ffi.Object;False;_ffi_Object
-@_FFI_REG_OBJ("my_package.Counter")
-class Counter(_ffi_Object):
-    """FFI binding for `my_package.Counter`."""
 
-    # tvm-ffi-stubgen(begin): object/my_package.Counter
-    # fmt: off
-    name: str
-    count: int
-    if TYPE_CHECKING:
-        def __init__(self, name: str, count: int = ...) -> None: ...
-        def __ffi_init__(self, name: str, count: int = ...) -> None: ...
-        def add(self, /, n: int) -> int: ...
-        @staticmethod
-        def starting_at(name: str, start: int) -> Counter: ...
-    # fmt: on
-    # tvm-ffi-stubgen(end)
+import tvm_ffi
+from tvm_ffi import _dunder, core
+
+__all__ = ["fast_constructors", "parameters", "signatures"]
 
 
-__all__ = [
-    # tvm-ffi-stubgen(begin): __all__
-    "LIB",
-    "Counter",
-    "greet",
-    # tvm-ffi-stubgen(end)
-]
-
-# tvm_ffi_build(begin): signatures
-def _ffi_parameters(names: list[str], defaults: dict[str, object], scope: dict[str, object]) -> str | None:
+def parameters(names: list[str], defaults: dict[str, object], scope: dict[str, object]) -> str | None:
     # The parameter list of a generated `def` taking `names`, with `defaults` (stored in
     # `scope`), or None where Python cannot take them: a repeated name, one that is no
     # identifier, a keyword or one of `scope`'s, or a default before a parameter without one.
-    import keyword
-
     first = next((i for i, name in enumerate(names) if name in defaults), len(names))
     if (len(set(names)) != len(names) or not all(name in defaults for name in names[first:])
             or any(not name.isidentifier() or keyword.iskeyword(name) or name in scope
@@ -77,14 +54,7 @@ def _ffi_parameters(names: list[str], defaults: dict[str, object], scope: dict[s
     return ", ".join(params)
 
 
-def _ffi_signatures(namespace: dict[str, object], prefix: str, lib: object = None) -> None:
-    import inspect
-    import itertools
-    from typing import Any
-
-    import tvm_ffi
-    from tvm_ffi import core
-
+def signatures(namespace: dict[str, object], prefix: str, lib: object = None) -> None:
     param = inspect.Parameter
 
     def signature(meta: dict[str, object], keywords: bool) -> inspect.Signature | None:
@@ -106,7 +76,7 @@ def _ffi_signatures(namespace: dict[str, object], prefix: str, lib: object = Non
     def keyword_callable(function: Any, meta: dict[str, Any]) -> Any:
         names = [str(name) for name in meta["arg_names"]]
         scope: dict[str, Any] = {"__f": function}
-        params = _ffi_parameters(names, meta.get("arg_defaults") or {}, scope)
+        params = parameters(names, meta.get("arg_defaults") or {}, scope)
         if params is not None:  # `def f(a, b=1): return __f(a, b)`
             if names[:1] == ["self"]:
                 params = "self, /" + params[len("self"):]
@@ -185,14 +155,7 @@ def _ffi_signatures(namespace: dict[str, object], prefix: str, lib: object = Non
             continue
 
 
-def _ffi_fast_constructors(namespace: dict[str, object], lib: object = None) -> None:
-    import inspect
-    import itertools
-    from typing import Any
-
-    import tvm_ffi
-    from tvm_ffi import _dunder, core
-
+def fast_constructors(namespace: dict[str, object], lib: object = None) -> None:
     base: Any = type(tvm_ffi.Object)
     marker, missing = core.KWARGS, core.MISSING
     pairs = itertools.chain.from_iterable
@@ -225,7 +188,7 @@ def _ffi_fast_constructors(namespace: dict[str, object], lib: object = None) -> 
                 meta = dict(method.metadata)
         names = [str(name) for name in meta.get("arg_names", ())]
         scope: dict[str, Any] = {"__make": make, "__M": missing, "__slow": slow, "__cls": cls}
-        params = _ffi_parameters(names, meta.get("arg_defaults") or {}, scope)
+        params = parameters(names, meta.get("arg_defaults") or {}, scope)
         if not names or params is None:
             return None
         given = ", ".join(names)
@@ -265,6 +228,3 @@ def _ffi_fast_constructors(namespace: dict[str, object], lib: object = None) -> 
                 value.__class__ = fast_metaclass(value, make)
         except (AttributeError, TypeError, ValueError):
             continue
-_ffi_signatures(globals(), "my_package.", globals().get("LIB"))
-_ffi_fast_constructors(globals(), globals().get("LIB"))
-# tvm_ffi_build(end)

@@ -1,1 +1,0 @@
-../../../template/build_backend/tvm_ffi_build.py

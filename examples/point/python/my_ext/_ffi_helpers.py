@@ -1,0 +1,1 @@
+../../../../tvm-ffi-build/tvm_ffi_build/ffi_helpers.py
