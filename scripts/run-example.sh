@@ -4,7 +4,11 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-bash scripts/setup.sh
+bash scripts/setup.sh --python-only
+# Only the two example libraries (and the SDK crates they depend on), with cargo's own progress.
+echo "==> cargo build -p tvm-ffi-example-point -p tvm-ffi-example-ir"
+echo "    (the first build compiles the SDK and its dependencies: it may take minutes on a cold cache)"
+cargo build -p tvm-ffi-example-point -p tvm-ffi-example-ir
 lib="$root/target/debug/libtvm_ffi_example_point.so"
 echo "==> Python uses the Rust library"
 .venv/bin/python examples/point/python/main.py "$lib"

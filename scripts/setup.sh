@@ -25,5 +25,7 @@ if ! .venv/bin/python -c "import tvm_ffi_build.hooks" 2>/dev/null; then
     -e ./tvm-ffi-build
 fi
 echo "==> libtvm_ffi: $(.venv/bin/tvm-ffi-config --libdir)"
-echo "==> cargo build"
+# `--python-only`: the environment alone (scripts/run-example.sh builds just what it runs).
+[ "${1:-}" = "--python-only" ] && exit 0
+echo "==> cargo build --workspace --all-targets (may take minutes on a cold cache)"
 cargo build --workspace --all-targets --quiet
