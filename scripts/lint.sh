@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The fast gates CI runs before the tests: formatting, clippy with warnings as errors, rustdoc
 # with warnings as errors, the guide's links (the book's chapters and the sections the macro docs
-# name), `cargo package` of the published crates, and the architecture checks (layering,
-# generated paths).
+# name), `cargo package` of the published crates, the architecture checks (layering,
+# generated paths) and `mypy --strict` of the build tool, tvm-ffi-build.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -15,6 +15,8 @@ echo "==> cargo doc -D warnings"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 echo "==> the book's chapters, the guide sections the macro docs name, and Markdown links"
 python3 scripts/check-doc-links.py
+echo "==> mypy --strict tvm-ffi-build (the build backend and the helpers module packages run)"
+(cd tvm-ffi-build && "$root/.venv/bin/python" -m mypy --no-incremental tvm_ffi_build)
 echo "==> cargo package (the three crates a user depends on)"
 bash scripts/check-package.sh
 bash scripts/check-architecture.sh

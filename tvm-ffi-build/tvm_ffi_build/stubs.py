@@ -128,11 +128,11 @@ _REFINED_IMPORTS = "# tvm_ffi_build: names the refined stubs use\n"
 _C_CLASS_IMPORT = "from tvm_ffi.dataclasses import c_class as _ffi_c_class\n"
 
 
-def refine(text: str, enums: dict[str, list[str]], hooks: dict[str, str],
-                  params: dict[str, dict[str, Any]] | None = None) -> str:
+def refine(text: str, enums: dict[str, list[str]], hooks: dict[str, str], params: dict[str, dict[str, Any]]) -> str:
+    """The edits of the module docstring, in an order that keeps each one idempotent."""
     text = _refine_enum_classes(text, enums)
     text = _refine_hook_classes(text, hooks)
-    text = _refine_param_names(text, params or {})
+    text = _refine_param_names(text, params)
     text = _refine_init_signatures(text)
     text = _refine_signature_block(text)
     text = _refine_export_block(text)
@@ -140,8 +140,9 @@ def refine(text: str, enums: dict[str, list[str]], hooks: dict[str, str],
 
 
 def _refine_enum_classes(text: str, enums: dict[str, list[str]]) -> str:
-    # `from tvm_ffi import IntEnum as _ffi_IntEnum, Object as _ffi_Object, ...`: the enum bases
-    # move to an import of their own from tvm_ffi.dataclasses.
+    # Edit 1 (stubgen imports the enum bases from `tvm_ffi`, which has none, and registers enum
+    # classes with `@register_object`): `from tvm_ffi import IntEnum as _ffi_IntEnum, ...` moves
+    # to `tvm_ffi.dataclasses`, and each enum class takes its key and one `ClassVar` per entry.
     def split_import(match: re.Match[str]) -> str:
         names = [n.strip() for n in match.group(1).split(",")]
         enum_names = [n for n in names if n.split(" as ")[0] in _ENUM_BASES]
@@ -193,10 +194,6 @@ def _split_params(params: str) -> list[str]:
     return out
 
 
-def _python_literal(value: object) -> str:
-    return "None" if value is None else repr(value)
-
-
 def _named_def(line: str, info: dict[str, Any]) -> str:
     """A stub `def` line with its numbered parameters (`_0: int`) renamed and given their
     defaults from `info` (`arg_names`, `arg_defaults`), taking keywords (a method's `self`
@@ -216,7 +213,7 @@ def _named_def(line: str, info: dict[str, Any]) -> str:
         name = names[int(numbered.group(1))]
         text = f"{name}: {numbered.group(2)}"
         if name in defaults:
-            text += f" = {_python_literal(defaults[name])}"
+            text += f" = {defaults[name]!r}"
         out.append(text)
     out = [p for p in out if p != "/"]
     if out[:1] == ["self"] and m.group("name") not in ("__init__", "__ffi_init__"):
@@ -225,7 +222,8 @@ def _named_def(line: str, info: dict[str, Any]) -> str:
 
 
 def _refine_param_names(text: str, params: dict[str, dict[str, Any]]) -> str:
-    """Names the numbered parameters of the functions and methods stubgen wrote."""
+    """Edit 3 (stubgen numbers parameters, `_0: int`: the type schema has no names): the names
+    and defaults the SDK registers (metadata `arg_names`, `arg_defaults`)."""
     out = []
     scope = ""  # the prefix of the block being read: `pkg.` (functions) or `pkg.Type.` (methods)
     for line in text.split("\n"):
@@ -242,7 +240,8 @@ def _refine_param_names(text: str, params: dict[str, dict[str, Any]]) -> str:
 
 
 def _refine_hook_classes(text: str, hooks: dict[str, str]) -> str:
-    """`@_FFI_REG_OBJ("key")` becomes `@_ffi_c_class("key", <options>)` for a type with
+    """Edit 2 (stubgen registers every class with `@register_object`, whose `==` compares
+    identities): `@_FFI_REG_OBJ("key")` becomes `@_ffi_c_class("key", <options>)` for a type with
     comparison hooks (and back, with the options brought up to date, when they change)."""
     def decorator(match: re.Match[str]) -> str:
         key = match.group(1) or match.group(2)
@@ -258,6 +257,9 @@ _DEF = re.compile(r"^(?P<indent> +)def (?P<name>__init__|__ffi_init__)\(self(?P<
 
 
 def _refine_init_signatures(text: str) -> str:
+    """Edit 4 (stubgen derives `__init__` from the fields, but the runtime's `__init__` calls
+    `__ffi_init__`): `__init__` takes `__ffi_init__`'s parameters; a subclass's differing
+    `__ffi_init__` is marked as an override."""
     classes = list(re.finditer(r"^class (\w+)\(([^)]*)\):$", text, re.M))
     ffi_init: dict[str, str] = {}
     out = []
@@ -285,6 +287,8 @@ def _refine_init_signatures(text: str) -> str:
 
 
 def _refine_export_block(text: str) -> str:
+    """Edit 6 (stubgen's `__init__.py` extends `__all__` from a renamed import, which mypy and
+    pyright cannot follow): `__all__ += _ffi_api.__all__`."""
     old = ('from ._ffi_api import __all__ as _ffi_api__all__\n'
            'if "__all__" not in globals():\n'
            '    __all__ = []\n'
@@ -296,8 +300,8 @@ def _refine_export_block(text: str) -> str:
 
 
 def _refine_imports(text: str) -> str:
-    """Imports `Any` and `ClassVar` where the refined stubs use them (after stubgen's import
-    block, which stubgen rewrites)."""
+    """Edit 7 (stubgen writes `Callable[..., Any]` without importing `Any`, and knows nothing of
+    edits 1 and 2): `Any`, `ClassVar` and `c_class` imported after stubgen's import block."""
     end = "# tvm-ffi-stubgen(end)\n"
     start = text.find("# tvm-ffi-stubgen(begin): import-section\n")
     if start < 0:
@@ -318,7 +322,6 @@ def _refine_imports(text: str) -> str:
     if not lines:
         return text
     return text[:at] + _REFINED_IMPORTS + "".join(lines) + text[at:]
-
 
 
 if __name__ == "__main__":
