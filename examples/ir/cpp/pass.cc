@@ -1,6 +1,6 @@
 // A C++ pass over the Rust IR of examples/ir that reads the nodes' fields in place, through the
 // header generated from the library's reflection (tests/python/test_cpp_header.py generates
-// `ir_example_types.h` with `python template/build_backend/tvm_ffi_cpp_header.py
+// `ir_example_types.h` with `python -m tvm_ffi_build.cpp_header
 // libtvm_ffi_example_ir.so --prefix ir_example. --out ir_example_types.h`).
 // Evaluates an expression over an environment of variable values and counts the nodes, with no
 // reflection call per node; then shows what a wrong type and a stale header do.

@@ -1,5 +1,5 @@
 //! Rust declarations of the wheel's C++ `ffi.*` and `testing.*` types, generated from the
-//! runtime's reflection by `template/build_backend/tvm_ffi_rust_mirror.py` (`generated.rs`, kept
+//! runtime's reflection by `python -m tvm_ffi_build.rust_mirror` (`generated.rs`, kept
 //! current by `tests/python/test_rust_mirror.py`), and functions that use them as a compiler
 //! pass would: typed field reads of C++ objects, their methods, their constructors. Loaded from
 //! Python after `import tvm_ffi` (which loads `libtvm_ffi_testing`, where the types live): the
