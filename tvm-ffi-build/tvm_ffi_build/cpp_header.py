@@ -1,7 +1,7 @@
 """Writes a C++ header for the object types a library registered (Rust-authored ones, typically),
 from the runtime's reflection: what they are is what the library registered, as for stubs.
 
-    python tvm_ffi_cpp_header.py LIBRARY --prefix my_ext. --out include/my_ext_types.h
+    python -m tvm_ffi_build.cpp_header LIBRARY --prefix my_ext. --out include/my_ext_types.h
 
 For each type under the prefix the header has
 
