@@ -1,9 +1,10 @@
 """tvm-ffi-stubgen over a package, and the edits its output needs.
 
 `tvm-ffi-stubgen` (apache-tvm-ffi 0.1.15) writes the classes and typed stubs of a loaded library
-into the `tvm-ffi-stubgen(begin)` blocks of `_ffi_api.py`. What it writes needs these edits before
-the package imports and passes `mypy --strict` and `pyright`; each corrects one upstream behaviour
-and is idempotent (stubgen regenerates its blocks on every build):
+into the `tvm-ffi-stubgen(begin)` blocks of `_ffi_api.py`. Before it runs, the class of a type no
+longer registered is removed (edit 0: stubgen refuses to run on such a block). What it writes
+needs these edits before the package imports and passes `mypy --strict` and `pyright`; each
+corrects one upstream behaviour and is idempotent (stubgen regenerates its blocks every build):
 
 1. enums: stubgen imports `IntEnum`/`StrEnum` from `tvm_ffi` (they live in
    `tvm_ffi.dataclasses`) and registers them with `@register_object`, which skips the enum
@@ -33,7 +34,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .project import LIB_SUFFIXES, BuildError, Project
 
@@ -49,21 +50,51 @@ def stubgen(project: Project, source_root: Path, library: Path) -> None:
            "--init-lib", target, "--init-prefix", f"{project.prefix}.", str(source_root)]
     cmd += ["--imports", ";".join(project.stubgen_imports)] if project.stubgen_imports else []
     env = dict(os.environ, PYTHONHASHSEED="0")
-    for step in (cmd, [sys.executable, "-m", "tvm_ffi_build.stubs", str(library), f"{project.prefix}."]):
-        run = subprocess.run(step, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-        if run.returncode != 0:
-            raise BuildError(f"{' '.join(step[2:4])} failed:\n{run.stdout}")
-    found = json.loads(run.stdout.strip().splitlines()[-1])
+
+    def run(step: list[str]) -> str:
+        done = subprocess.run(step, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+        if done.returncode != 0:
+            raise BuildError(f"{' '.join(step[2:4])} failed:\n{done.stdout}")
+        return done.stdout
+
+    found = json.loads(run([sys.executable, "-m", "tvm_ffi_build.stubs", str(library), f"{project.prefix}."])
+                       .strip().splitlines()[-1])
     package = source_root / project.package.replace(".", "/")
     for path in sorted(package.rglob("*.py")):
-        text = path.read_text(encoding="utf-8")
-        refined = refine(text, found["enums"], found["hooks"], found["params"])
-        if refined != text:
-            path.write_text(refined, encoding="utf-8")
+        _rewrite(path, lambda text: _prune(text, found["types"], f"{project.prefix}."))
+    run(cmd)
+    for path in sorted(package.rglob("*.py")):
+        _rewrite(path, lambda text: refine(text, found["enums"], found["hooks"], found["params"]))
     helpers = (Path(__file__).parent / "ffi_helpers.py").read_text(encoding="utf-8")
     placed = package / "_ffi_helpers.py"
     if not placed.is_file() or placed.read_text(encoding="utf-8") != helpers:
         placed.write_text(helpers, encoding="utf-8")
+
+
+def _rewrite(path: Path, edit: Callable[[str], str]) -> None:
+    text = path.read_text(encoding="utf-8")
+    edited = edit(text)
+    if edited != text:
+        path.write_text(edited, encoding="utf-8")
+
+
+# A class of the stubs, from its decorator (or, edit 1's enums, its header) through its block
+# to the end of its indented body (methods of the user's after the block).
+_CLASS = re.compile(r'^(?:@\w+\("([\w.]+)"[^\n]*\)\n)?class \w+\((?:[^\n]*type_key="([\w.]+)")?[^\n]*\):\n'
+                    r"(?:(?!^class |^@)[^\n]*\n)*?\s*# tvm-ffi-stubgen\(end\)\n(?:[ \t]*\n|[ \t]+[^\n]*\n)*", re.M)
+
+
+def _prune(text: str, registered: list[str], prefix: str) -> str:
+    """Edit 0, before stubgen (stubgen refuses to run on a block of a type the library no longer
+    registers, e.g. the template's example type once replaced): that type's class goes."""
+    def keep(match: re.Match[str]) -> str:
+        key = match.group(1) or match.group(2) or ""
+        if key.startswith(prefix) and key not in registered:
+            print(f"tvm-ffi-build: {key} is no longer registered: its class is removed", file=sys.stderr)
+            return ""
+        return match.group(0)
+
+    return _CLASS.sub(keep, text)
 
 
 def query(library: str, prefix: str) -> dict[str, Any]:
@@ -74,7 +105,7 @@ def query(library: str, prefix: str) -> dict[str, Any]:
     from tvm_ffi import core
 
     tvm_ffi.load_module(library)
-    enums, hooks, params = {}, {}, {}
+    enums, hooks, params, types = {}, {}, {}, []
     keep = ("arg_names", "arg_defaults")
     for name in tvm_ffi.registry.list_global_func_names():
         meta = tvm_ffi.get_global_func_metadata(name) if name.startswith(prefix) else {}
@@ -83,6 +114,7 @@ def query(library: str, prefix: str) -> dict[str, Any]:
     for key in map(str, tvm_ffi.get_global_func("ffi.GetRegisteredTypeKeys")()):
         if not key.startswith(prefix):
             continue
+        types.append(key)
         index = core._object_type_key_to_index(key)
 
         def attr(name: str) -> Any:
@@ -98,7 +130,7 @@ def query(library: str, prefix: str) -> dict[str, Any]:
         for method in core._lookup_or_register_type_info_from_type_key(key).methods:
             if "arg_names" in method.metadata:
                 params[f"{key}.{method.name}"] = {k: method.metadata[k] for k in keep if k in method.metadata}
-    return {"enums": enums, "hooks": hooks, "params": params}
+    return {"enums": enums, "hooks": hooks, "params": params, "types": types}
 
 
 _SIGNATURES_BEGIN = "# tvm_ffi_build(begin): signatures\n"
