@@ -13,7 +13,7 @@ from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 from hatchling.plugin import hookimpl
 from hatchling.version.source.plugin.interface import VersionSourceInterface
 
-from .project import Project, build_library, cargo_version, path_dependencies, platform_tag, standalone_manifest, workspace_of
+from .project import BuildError, Project, build_library, cargo_version, path_dependencies, platform_tag, standalone_manifest, workspace_of
 from .stubs import stubgen
 
 _SKIP = shutil.ignore_patterns("target", ".git", "__pycache__", "*.pyc", "*.so", "*.dylib", "*.dll", "*.pyd")
@@ -51,13 +51,13 @@ class TvmFfiBuildHook(BuildHookInterface):  # type: ignore[type-arg]
         shutil.copy2(library, lib_copy)
         if editable:
             stubgen(project, project.python_source, lib_copy)
-            build_data["force_include_editable"] = {str(lib_copy): f"{project.package}/{library.name}"}
+            build_data["force_include_editable"] = {str(lib_copy): f"{project.package_path}/{library.name}"}
             return
-        staged = self._tmp / "staged" / project.package.replace(".", "/")
+        staged = self._tmp / "staged" / project.package_path
         shutil.copytree(project.package_dir, staged, ignore=_SKIP)
         stubgen(project, self._tmp / "staged", lib_copy)
-        build_data["force_include"][str(staged)] = project.package.replace(".", "/")
-        build_data["force_include"][str(lib_copy)] = f"{project.package.replace('.', '/')}/{library.name}"
+        build_data["force_include"][str(staged)] = project.package_path
+        build_data["force_include"][str(lib_copy)] = f"{project.package_path}/{library.name}"
 
     def finalize(self, version: str, build_data: dict[str, Any], artifact_path: str) -> None:
         shutil.rmtree(self._tmp, ignore_errors=True)
@@ -68,7 +68,7 @@ class TvmFfiBuildHook(BuildHookInterface):  # type: ignore[type-arg]
         that the sdist builds anywhere, offline, into the same wheel."""
         crate_dir = project.manifest.parent
         if crate_dir != project.root:
-            raise RuntimeError("the Cargo manifest must sit next to pyproject.toml for an sdist")
+            raise BuildError("the Cargo manifest must sit next to pyproject.toml for an sdist")
         vendored = path_dependencies(project.manifest)
         out: dict[str, str] = {}
         for directory, at in [(crate_dir, "."), *((d, f"vendor/{n}") for d, n in vendored.items())]:

@@ -36,7 +36,8 @@ class Project:
         self.dist = re.sub(r"[-_.]+", "_", self.name).lower()
         self.python_source = self.root / tool.get("python-source", "python")
         self.package: str = tool.get("package", self.dist)
-        self.package_dir = self.python_source / self.package.replace(".", "/")
+        self.package_path = self.package.replace(".", "/")  # in the wheel
+        self.package_dir = self.python_source / self.package_path
         self.manifest = (self.root / tool.get("manifest", "Cargo.toml")).resolve()
         self.profile: str = tool.get("profile", "release")
         self.editable_profile: str = tool.get("editable-profile", "dev")

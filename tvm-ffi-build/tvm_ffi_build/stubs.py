@@ -59,7 +59,7 @@ def stubgen(project: Project, source_root: Path, library: Path) -> None:
 
     found = json.loads(run([sys.executable, "-m", "tvm_ffi_build.stubs", str(library), f"{project.prefix}."])
                        .strip().splitlines()[-1])
-    package = source_root / project.package.replace(".", "/")
+    package = source_root / project.package_path
     for path in sorted(package.rglob("*.py")):
         _rewrite(path, lambda text: _prune(text, found["types"], f"{project.prefix}."))
     run(cmd)
