@@ -31,7 +31,7 @@ def _packaging_target():
     crates. One directory per source state (older ones removed) keeps the reuse safe."""
     import hashlib
     digest = hashlib.sha256()
-    for crate in ("tvm-ffi", "tvm-ffi-sys", "tvm-ffi-macros", "examples/point", "template", "tvm-ffi-build"):
+    for crate in ("tvm-ffi", "tvm-ffi-sys", "tvm-ffi-macros", "examples/point", "template"):
         for path in sorted((ROOT / crate).rglob("*")):
             rel = path.relative_to(ROOT)
             if path.is_file() and not {"target", "__pycache__", "build", "dist"} & set(rel.parts):
