@@ -400,6 +400,31 @@ print("ok")
 """, cwd=tmp_path)
 
 
+def test_template_copy_sdist_builds_offline_in_a_fresh_venv(user_env, tmp_path):
+    """A user's package (standalone crate, version from Cargo.toml, the SDK a path dependency
+    outside it): its sdist vendors the SDK and builds with cargo offline, away from the checkout."""
+    project = copy_template(tmp_path / "acme_sd", "acme_sd")
+    sdist = build_sdist(project, tmp_path, user_env)
+    assert sdist.name == "acme_sd-0.1.0.tar.gz"
+    with tarfile.open(sdist) as tar:
+        names = tar.getnames()
+        manifest = tar.extractfile("acme_sd-0.1.0/Cargo.toml").read().decode()
+    assert '[dependencies.tvm-ffi-sdk]\npath = "vendor/tvm-ffi-sdk"' in manifest
+    assert "acme_sd-0.1.0/vendor/tvm-ffi-sdk-sys/build.rs" in names
+    assert "acme_sd-0.1.0/python/acme_sd/_ffi_api.py" not in names  # written by the build
+    out = tmp_path / "wheel"
+    pip({**user_env, "CARGO_NET_OFFLINE": "true"}, "wheel", "--no-deps", "--config-settings",
+        "profile=dev", "-w", str(out), str(sdist))
+    (wheel,) = out.glob(f"acme_sd-0.1.0-py3-none-{PLATFORM}.whl")
+    python = fresh_venv(tmp_path / "venv", user_env)
+    pip(user_env, "--python", str(python), "install", str(wheel))
+    run_script(python, """
+import acme_sd
+assert acme_sd.Counter("c").add(2) == 2 and acme_sd.greet("sdist") == "hello, sdist"
+print("ok")
+""", cwd=tmp_path)
+
+
 def test_committed_stubs_are_what_the_build_writes(tmp_path):
     # The backend's stubgen step over a copy of the package, with the workspace-built library.
     # (The template commits no stubs: its first build writes them.)
