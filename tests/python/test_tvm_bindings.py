@@ -1,6 +1,6 @@
 """Generated Rust declarations of a real C++ IR: Apache TVM's (`apache-tvm==0.27.0.post1`).
 
-The generator (`template/build_backend/tvm_ffi_rust_mirror.py`) over TVM's `ir.`, `prim.`,
+The generator (`python -m tvm_ffi_build.rust_mirror`) over TVM's `ir.`, `prim.`,
 `tirx.` and `relax.` namespaces writes `tests/tvm-bindings/src/generated.rs` and its coverage
 report `tests/tvm-bindings/coverage.md`, both checked in and compared here with a fresh run
 (`TVM_BINDINGS_BLESS=1` rewrites them). Every type of those namespaces is declared, complete or
@@ -22,7 +22,8 @@ tvm = pytest.importorskip(
     "tvm", reason="Apache TVM is not installed (scripts/setup.sh installs apache-tvm from python-requirements.txt)")
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-GENERATOR = ROOT / "template" / "build_backend" / "tvm_ffi_rust_mirror.py"
+# The build tool's command (tvm-ffi-build/tvm_ffi_build/rust_mirror.py; scripts/setup.sh installs it).
+GENERATOR = ["-m", "tvm_ffi_build.rust_mirror"]
 CRATE = ROOT / "tests" / "tvm-bindings"
 GENERATED = CRATE / "src" / "generated.rs"
 COVERAGE = CRATE / "coverage.md"
@@ -44,19 +45,19 @@ def _outcomes(report: str) -> dict[str, tuple[str, str, str]]:
 @pytest.mark.skipif(UNDER_ASAN, reason="runs rustfmt, which must not inherit the preloaded sanitizer")
 def test_the_generated_bindings_and_report_are_current(tmp_path):
     out, report = tmp_path / "generated.rs", tmp_path / "coverage.md"
-    subprocess.run([sys.executable, str(GENERATOR), *ARGS, "--out", str(out), "--report", str(report)],
+    subprocess.run([sys.executable, *GENERATOR, *ARGS, "--out", str(out), "--report", str(report)],
                    check=True)
     if BLESS:
         GENERATED.write_text(out.read_text())
         COVERAGE.write_text(report.read_text())
-    command = ("python template/build_backend/tvm_ffi_rust_mirror.py " + " ".join(ARGS)
+    command = ("python -m tvm_ffi_build.rust_mirror " + " ".join(ARGS)
                + " --out tests/tvm-bindings/src/generated.rs --report tests/tvm-bindings/coverage.md"
                " (or TVM_BINDINGS_BLESS=1 pytest tests/python/test_tvm_bindings.py)")
     assert report.read_text() == COVERAGE.read_text(), "tests/tvm-bindings/coverage.md is stale: run " + command
     assert out.read_text() == GENERATED.read_text(), "tests/tvm-bindings/src/generated.rs is stale: run " + command
     # Deterministic: a second run writes the same bytes.
     again = tmp_path / "again.md"
-    subprocess.run([sys.executable, str(GENERATOR), *ARGS, "--out", str(tmp_path / "again.rs"),
+    subprocess.run([sys.executable, *GENERATOR, *ARGS, "--out", str(tmp_path / "again.rs"),
                     "--report", str(again)], check=True)
     assert again.read_text() == report.read_text()
 

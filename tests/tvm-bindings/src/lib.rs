@@ -1,6 +1,6 @@
 //! Rust declarations of Apache TVM's IR (`ir.*`, `prim.*`, `tirx.*`, `relax.*` and the types they
 //! reach), generated from the runtime's reflection by
-//! `template/build_backend/tvm_ffi_rust_mirror.py` (`generated.rs`, with its coverage report
+//! `python -m tvm_ffi_build.rust_mirror` (`generated.rs`, with its coverage report
 //! `../coverage.md`, both kept current by `tests/python/test_tvm_bindings.py`), and functions
 //! that read real TVM nodes through them. Loaded from Python after `import tvm` (which registers
 //! the types): the SDK checks every declaration against the runtime's reflection when this
