@@ -8,6 +8,13 @@
 //! Children come back to the Rust traversal in the hook's region; errors keep their message and
 //! path, interrupts their payload; a panic while a child is visited becomes an error; a visitor
 //! kept past its hook's call refuses to visit.
+//!
+//! Then map and mutate through foreign `__s_mutate__` / `__s_maybe_inplace_mutate__` hooks
+//! registered the same way (opaque pointers driving a mutator laid out as C++'s
+//! `StructuralMutatorObj` through its vtable, Function hooks that raise or keep their mutator):
+//! children come back to the Rust traversal in the hook's region, copy-on-write (or in place
+//! for a node only the traversal holds), `Unchanged` keeps the node, a hook's variable
+//! remapping reaches the variable's uses, errors keep their message and path.
 use std::ffi::c_void;
 use std::sync::{Mutex, Once};
 
@@ -662,4 +669,458 @@ fn a_hook_of_a_rust_type_drives_the_visitor_through_the_runtimes_globals() {
     .unwrap()
     .unwrap();
     assert_eq!(stop.value.cast::<String>().unwrap(), "five");
+}
+
+// Foreign mutation hooks (`__s_mutate__`, `__s_maybe_inplace_mutate__`), called by map and
+// mutate as C++'s `StructuralMutator` calls them.
+
+/// This file's mirror of C++ `StructuralMutatorObj` (`tvm/ffi/extra/structural_mutate.h`), to
+/// drive a mutator as a C++ hook does.
+#[repr(C)]
+struct CxxMutator {
+    header: sys::TVMFFIObject,
+    vtable: *const CxxMutatorVTable,
+    def_region_mode: i32,
+}
+
+type CxxMutateFn = unsafe extern "C" fn(*mut CxxMutator, sys::TVMFFIAny) -> sys::TVMFFIAny;
+
+/// C++ `StructuralMutatorVTable`.
+#[repr(C)]
+struct CxxMutatorVTable {
+    mutate: CxxMutateFn,
+    maybe_inplace_mutate: CxxMutateFn,
+    var_remap_get: CxxMutateFn,
+    var_remap_set:
+        unsafe extern "C" fn(*mut CxxMutator, sys::TVMFFIAny, sys::TVMFFIAny) -> sys::TVMFFIAny,
+}
+
+/// `(*mutator->vtable_->mutate)(mutator, child)` (or `maybe_inplace_mutate`): the raw result
+/// (a replacement, the `Unchanged` marker or an error).
+///
+/// # Safety
+/// `mutator` is a live mutator object.
+unsafe fn cxx_mutate(mutator: *mut CxxMutator, child: &Any, inplace: bool) -> Any {
+    // SAFETY: the caller's contract; `child` lives through the call; the result is owned.
+    unsafe {
+        let vtable = &*(*mutator).vtable;
+        let entry = if inplace {
+            vtable.maybe_inplace_mutate
+        } else {
+            vtable.mutate
+        };
+        Any::from_raw(entry(mutator, *child.as_raw()))
+    }
+}
+
+fn register_attr(type_index: i32, name: &str, hook: &Any) {
+    let name = sys::TVMFFIByteArray::from_bytes(name.as_bytes());
+    // SAFETY: a valid name and value; the runtime keeps its own reference.
+    let rc = unsafe { sys::TVMFFITypeRegisterAttr(type_index, &name, hook.as_raw()) };
+    assert_eq!(rc, 0);
+}
+
+hooked_type!(MutHooked, "structural_foreign_hooks.MutHooked");
+hooked_type!(InplaceHooked, "structural_foreign_hooks.InplaceHooked");
+hooked_type!(
+    RaisingMutHooked,
+    "structural_foreign_hooks.RaisingMutHooked"
+);
+hooked_type!(
+    KeepingMutHooked,
+    "structural_foreign_hooks.KeepingMutHooked"
+);
+
+/// A binder: its `var` is a definition, its `body` a use; its hook renames the variable itself
+/// (`var_remap_set`), as TVM's binding statements do.
+#[derive(tvm_ffi::Object)]
+#[ffi_type(key = "structural_foreign_hooks.Let", final)]
+#[repr(C)]
+pub struct Let {
+    pub var: Any,
+    pub body: Any,
+}
+
+/// A free variable (identity matters): mapped once per map.
+#[derive(tvm_ffi::Object, Clone)]
+#[ffi_type(
+    key = "structural_foreign_hooks.FreeVar",
+    structural = "free-var",
+    final
+)]
+#[repr(C)]
+pub struct FreeVar {
+    pub name: tvm_ffi::String,
+}
+
+/// An opaque-pointer `__s_mutate__`, as C++ hooks are: the child in a pattern region; a new
+/// node when it changed, `Unchanged` when not.
+unsafe extern "C" fn mut_hook(mutator: *mut CxxMutator, value: sys::TVMFFIAny) -> sys::TVMFFIAny {
+    // SAFETY: the runtime's hook contract: a live mutator and a live view of the value.
+    unsafe {
+        let Ok(node) = AnyView::from_raw(value).cast::<ObjectRef<MutHooked>>() else {
+            return Any::new(Error::type_error("mut_hook: not a MutHooked")).into_raw();
+        };
+        let saved = (*mutator).def_region_mode;
+        (*mutator).def_region_mode = Pattern as i32;
+        let mapped = cxx_mutate(mutator, &node.child, false);
+        (*mutator).def_region_mode = saved;
+        match mapped.type_index() {
+            sys::type_index::kTVMFFIError | sys::type_index::kTVMFFIUnchanged => mapped.into_raw(),
+            _ => Any::new(ObjectRef::new(MutHooked { child: mapped })).into_raw(),
+        }
+    }
+}
+
+/// Which hook of `InplaceHooked` ran: 1 `__s_mutate__`, 2 `__s_maybe_inplace_mutate__`.
+static INPLACE_LAST: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// `__s_mutate__` of `InplaceHooked`: its child copy-on-write, into a new node.
+unsafe extern "C" fn copy_hook(mutator: *mut CxxMutator, value: sys::TVMFFIAny) -> sys::TVMFFIAny {
+    INPLACE_LAST.store(1, std::sync::atomic::Ordering::SeqCst);
+    // SAFETY: as for `mut_hook`.
+    unsafe {
+        let node = AnyView::from_raw(value)
+            .cast::<ObjectRef<InplaceHooked>>()
+            .unwrap();
+        let mapped = cxx_mutate(mutator, &node.child, false);
+        match mapped.type_index() {
+            sys::type_index::kTVMFFIError | sys::type_index::kTVMFFIUnchanged => mapped.into_raw(),
+            _ => Any::new(ObjectRef::new(InplaceHooked { child: mapped })).into_raw(),
+        }
+    }
+}
+
+/// `__s_maybe_inplace_mutate__` of `InplaceHooked` (called only for a node the traversal alone
+/// holds): its child through `maybe_inplace_mutate`, which updates it in place.
+unsafe extern "C" fn inplace_hook(
+    mutator: *mut CxxMutator,
+    value: sys::TVMFFIAny,
+) -> sys::TVMFFIAny {
+    INPLACE_LAST.store(2, std::sync::atomic::Ordering::SeqCst);
+    // SAFETY: as for `mut_hook`; the child view is the node's own field.
+    unsafe {
+        let object = value.value.v_obj as *const u8;
+        let child = &*object
+            .add(std::mem::size_of::<sys::TVMFFIObject>())
+            .cast::<Any>();
+        let mapped = cxx_mutate(mutator, child, true);
+        match mapped.type_index() {
+            sys::type_index::kTVMFFIError | sys::type_index::kTVMFFIUnchanged => mapped.into_raw(),
+            _ => Any::new(Error::runtime_error("inplace_hook: the child was replaced")).into_raw(),
+        }
+    }
+}
+
+/// `__s_mutate__` of `Let`: the variable in a simple region; when it comes back unchanged, the
+/// hook renames it itself (`<name>'`) and records that (`var_remap_set`); then the body.
+unsafe extern "C" fn let_hook(mutator: *mut CxxMutator, value: sys::TVMFFIAny) -> sys::TVMFFIAny {
+    // SAFETY: as for `mut_hook`.
+    unsafe {
+        let node = AnyView::from_raw(value).cast::<ObjectRef<Let>>().unwrap();
+        let vtable = &*(*mutator).vtable;
+        let saved = (*mutator).def_region_mode;
+        (*mutator).def_region_mode = Simple as i32;
+        let mapped = cxx_mutate(mutator, &node.var, false);
+        (*mutator).def_region_mode = saved;
+        let var = match mapped.type_index() {
+            sys::type_index::kTVMFFIError => return mapped.into_raw(),
+            sys::type_index::kTVMFFIUnchanged => {
+                let old = node.var.cast::<ObjectRef<FreeVar>>().unwrap();
+                let renamed = Any::new(ObjectRef::new(FreeVar {
+                    name: format!("{}'", &*old.name).into(),
+                }));
+                let set = Any::from_raw((vtable.var_remap_set)(
+                    mutator,
+                    *node.var.as_raw(),
+                    *renamed.as_raw(),
+                ));
+                assert!(set.is_none());
+                // Read back through the engine.
+                let got = Any::from_raw((vtable.var_remap_get)(mutator, *node.var.as_raw()));
+                assert!(got
+                    .cast::<ObjectRef<FreeVar>>()
+                    .unwrap()
+                    .ptr_eq(&renamed.cast::<ObjectRef<FreeVar>>().unwrap()));
+                renamed
+            }
+            _ => mapped,
+        };
+        let body = cxx_mutate(mutator, &node.body, false);
+        let body = match body.type_index() {
+            sys::type_index::kTVMFFIError => return body.into_raw(),
+            sys::type_index::kTVMFFIUnchanged => node.body.clone(),
+            _ => body,
+        };
+        Any::new(ObjectRef::new(Let { var, body })).into_raw()
+    }
+}
+
+/// The mutators `KeepingMutHooked`'s hook kept.
+static KEPT_MUTATORS: Mutex<Vec<Any>> = Mutex::new(Vec::new());
+
+fn register_mutate_hooks() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        use tvm_ffi::ObjectType;
+        let native = |hook: CxxMutateFn| {
+            // SAFETY: the function has the `FStructuralMutateABI` signature the attributes
+            // require.
+            unsafe { Any::from_opaque_ptr(hook as *mut c_void) }
+        };
+        register_attr(MutHooked::type_index(), "__s_mutate__", &native(mut_hook));
+        register_attr(
+            InplaceHooked::type_index(),
+            "__s_mutate__",
+            &native(copy_hook),
+        );
+        register_attr(
+            InplaceHooked::type_index(),
+            "__s_maybe_inplace_mutate__",
+            &native(inplace_hook),
+        );
+        register_attr(Let::type_index(), "__s_mutate__", &native(let_hook));
+        let raising = Function::from_packed(|args| {
+            assert_eq!(args.len(), 2);
+            assert_eq!(args[0].type_key(), "ffi.StructuralMutator");
+            Err(Error::value_error("RaisingMutHooked refuses to be mapped"))
+        });
+        register_attr(
+            RaisingMutHooked::type_index(),
+            "__s_mutate__",
+            &Any::new(raising),
+        );
+        // Keeps its mutator, then maps the child through the runtime's global.
+        let keeping = Function::from_packed(|args| {
+            KEPT_MUTATORS.lock().unwrap().push(args[0].to_owned()?);
+            let node = args[1].cast::<ObjectRef<KeepingMutHooked>>()?;
+            let child = mutator_mutate().call((args[0], &node.child))?;
+            Ok(Any::new(ObjectRef::new(KeepingMutHooked { child })))
+        });
+        register_attr(
+            KeepingMutHooked::type_index(),
+            "__s_mutate__",
+            &Any::new(keeping),
+        );
+    });
+}
+
+/// The runtime's `ffi.StructuralMutatorMutate(mutator, value)` (not among the builtins safe
+/// Rust may look up: it calls through the mutator's vtable).
+fn mutator_mutate() -> Function {
+    // SAFETY: called here only with mutator objects the traversal lent (checked by the SDK's
+    // vtable) and plain values.
+    unsafe { Function::get_global_unchecked("ffi.StructuralMutatorMutate") }.unwrap()
+}
+
+fn ptr(value: &Any) -> usize {
+    value
+        .cast::<ObjectRef<tvm_ffi::builtin::AnyObject>>()
+        .unwrap()
+        .as_raw()
+        .as_ptr() as usize
+}
+
+#[test]
+fn an_opaque_pointer_mutate_hook_maps_its_children_in_the_regions_it_sets() {
+    register_mutate_hooks();
+    let root = ObjectRef::new(MutHooked {
+        child: Any::new(Array::new([1i64, 2]).unwrap()),
+    });
+    for order in [WalkOrder::PreOrder, WalkOrder::PostOrder] {
+        let mut seen = Vec::new();
+        let out = structural::map(
+            root.clone(),
+            |value: i64, kind: DefRegionKind| {
+                seen.push((value, kind));
+                Any::new(value + 10)
+            },
+            order,
+        )
+        .unwrap();
+        assert_eq!(seen, [(1, Pattern), (2, Pattern)]);
+        let out = out.cast::<ObjectRef<MutHooked>>().unwrap();
+        assert!(!out.ptr_eq(&root));
+        assert_eq!(out.child.cast::<Array<i64>>().unwrap().to_vec(), [11, 12]);
+        // Copy-on-write: the source is as it was.
+        assert_eq!(root.child.cast::<Array<i64>>().unwrap().to_vec(), [1, 2]);
+    }
+    // Nothing changes: the same node back, through `Unchanged`.
+    let same = structural::map(
+        Array::new([Any::new(root.clone())]).unwrap(),
+        |_: i64| structural::Unchanged,
+        WalkOrder::PostOrder,
+    )
+    .unwrap();
+    let same = same.cast::<Array<ObjectRef<MutHooked>>>().unwrap();
+    assert!(same.get(0).unwrap().ptr_eq(&root));
+
+    // A mutator too: its `mutate` receives the children the hook hands back.
+    struct Negate(Vec<DefRegionKind>);
+    impl structural::Mutator for Negate {
+        fn mutate(&mut self, value: &structural::MapValue, kind: DefRegionKind) -> Result<Any> {
+            if let Some(int) = value.cast::<i64>() {
+                self.0.push(kind);
+                return Ok(Any::new(-int));
+            }
+            self.default_mutate(value, kind)
+        }
+    }
+    let mut negate = Negate(Vec::new());
+    let out = structural::mutate(root.clone(), &mut negate).unwrap();
+    let out = out.cast::<ObjectRef<MutHooked>>().unwrap();
+    assert_eq!(out.child.cast::<Array<i64>>().unwrap().to_vec(), [-1, -2]);
+    assert_eq!(negate.0, [Pattern, Pattern]);
+}
+
+#[test]
+fn an_inplace_hook_runs_for_a_node_only_the_traversal_holds() {
+    register_mutate_hooks();
+    let order = std::sync::atomic::Ordering::SeqCst;
+    let child = Array::new([1i64, 2]).unwrap();
+    let child_ptr = child.as_object_ref().as_raw().as_ptr() as usize;
+    let root = Any::new(ObjectRef::new(InplaceHooked {
+        child: Any::new(child),
+    }));
+    let root_ptr = ptr(&root);
+    // Moved in: `__s_maybe_inplace_mutate__`, whose child is updated in place.
+    let out = structural::map(root, |v: i64| Any::new(v + 1), WalkOrder::PostOrder).unwrap();
+    assert_eq!(INPLACE_LAST.load(order), 2);
+    assert_eq!(ptr(&out), root_ptr);
+    let node = out.cast::<ObjectRef<InplaceHooked>>().unwrap();
+    assert_eq!(ptr(&node.child), child_ptr);
+    assert_eq!(node.child.cast::<Array<i64>>().unwrap().to_vec(), [2, 3]);
+    // Held elsewhere too: `__s_mutate__`, copy-on-write.
+    let again =
+        structural::map(node.clone(), |v: i64| Any::new(v + 1), WalkOrder::PostOrder).unwrap();
+    assert_eq!(INPLACE_LAST.load(order), 1);
+    let again = again.cast::<ObjectRef<InplaceHooked>>().unwrap();
+    assert!(!again.ptr_eq(&node));
+    assert_eq!(again.child.cast::<Array<i64>>().unwrap().to_vec(), [3, 4]);
+    assert_eq!(node.child.cast::<Array<i64>>().unwrap().to_vec(), [2, 3]);
+}
+
+#[test]
+fn a_hooks_variable_remapping_reaches_the_uses_of_the_variable() {
+    register_mutate_hooks();
+    let x = ObjectRef::new(FreeVar { name: "x".into() });
+    let other = ObjectRef::new(FreeVar { name: "y".into() });
+    let body = Array::new([Any::new(x.clone()), Any::new(other.clone()), Any::new(1i64)]).unwrap();
+    let root = ObjectRef::new(Let {
+        var: Any::new(x.clone()),
+        body: Any::new(body),
+    });
+    let out =
+        structural::map(root.clone(), |v: i64| Any::new(v + 1), WalkOrder::PostOrder).unwrap();
+    let out = out.cast::<ObjectRef<Let>>().unwrap();
+    let renamed = out.var.cast::<ObjectRef<FreeVar>>().unwrap();
+    assert_eq!(&*renamed.name, "x'");
+    let body = out.body.cast::<Array<Any>>().unwrap();
+    // The use of `x` is the hook's new variable; `y` and its identity are kept.
+    assert!(body[0]
+        .cast::<ObjectRef<FreeVar>>()
+        .unwrap()
+        .ptr_eq(&renamed));
+    assert!(body[1].cast::<ObjectRef<FreeVar>>().unwrap().ptr_eq(&other));
+    assert_eq!(body[2].cast::<i64>().unwrap(), 2);
+
+    // A mutator keeps the remapping in its own `VarRemap`.
+    #[derive(Default)]
+    struct Remapping(structural::VarRemap);
+    impl structural::Mutator for Remapping {
+        fn mutate(&mut self, value: &structural::MapValue, kind: DefRegionKind) -> Result<Any> {
+            self.default_mutate(value, kind)
+        }
+        fn var_remap_get(&mut self, var: &structural::MapValue) -> Result<Option<Any>> {
+            self.0.get(var)
+        }
+        fn var_remap_set(&mut self, var: &structural::MapValue, mapped: &Any) -> Result<()> {
+            self.0.set(var, mapped)
+        }
+    }
+    let mut remapping = Remapping::default();
+    let out = structural::mutate(root.clone(), &mut remapping).unwrap();
+    let out = out.cast::<ObjectRef<Let>>().unwrap();
+    let renamed = out.var.cast::<ObjectRef<FreeVar>>().unwrap();
+    let body = out.body.cast::<Array<Any>>().unwrap();
+    assert!(body[0]
+        .cast::<ObjectRef<FreeVar>>()
+        .unwrap()
+        .ptr_eq(&renamed));
+    assert!(body[1].cast::<ObjectRef<FreeVar>>().unwrap().ptr_eq(&other));
+    assert_eq!(&*x.name, "x");
+}
+
+#[test]
+fn a_mutate_hook_that_raises_or_a_failing_child_fails_the_map_with_its_error() {
+    register_mutate_hooks();
+    let raising = ObjectRef::new(RaisingMutHooked {
+        child: Any::new(1i64),
+    });
+    let error = structural::map(raising, |v: i64| Any::new(v), WalkOrder::PostOrder).unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::Value);
+    assert_eq!(error.message(), "RaisingMutHooked refuses to be mapped");
+
+    let root = ObjectRef::new(MutHooked {
+        child: Any::new(Array::new([1i64, 2]).unwrap()),
+    });
+    let error = structural::map(
+        root.clone(),
+        |v: i64| -> Result<Any> {
+            if v == 2 {
+                Err(Error::value_error("two is refused"))
+            } else {
+                Ok(Any::new(v))
+            }
+        },
+        WalkOrder::PostOrder,
+    )
+    .unwrap_err();
+    assert_eq!(error.message(), "two is refused");
+    assert!(
+        error
+            .backtrace()
+            .contains("child [0] mutated by `__s_mutate__`"),
+        "{}",
+        error.backtrace()
+    );
+
+    // A panic of a callback below the hook becomes an error for the hook, then the map's.
+    let error = structural::map(
+        root,
+        |v: i64| -> Any {
+            assert_ne!(v, 1, "a mapper refuses 1");
+            Any::new(v)
+        },
+        WalkOrder::PostOrder,
+    )
+    .unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::Runtime);
+    assert!(
+        error.message().contains("a mapper refuses 1"),
+        "{}",
+        error.message()
+    );
+}
+
+#[test]
+fn a_mutator_kept_past_its_hook_refuses_to_map() {
+    register_mutate_hooks();
+    let root = ObjectRef::new(KeepingMutHooked {
+        child: Any::new(1i64),
+    });
+    let out = structural::map(root, |v: i64| Any::new(v * 3), WalkOrder::PostOrder).unwrap();
+    let out = out.cast::<ObjectRef<KeepingMutHooked>>().unwrap();
+    assert_eq!(out.child.cast::<i64>().unwrap(), 3);
+    let kept = KEPT_MUTATORS.lock().unwrap().pop().unwrap();
+    assert_eq!(kept.type_key(), "ffi.StructuralMutator");
+    let error = mutator_mutate().call((&kept, 5i64)).unwrap_err();
+    assert!(
+        error.message().contains(
+            "the `ffi.StructuralMutator` lent to `__s_mutate__` of \
+             `structural_foreign_hooks.KeepingMutHooked` was kept past the hook's return"
+        ),
+        "{}",
+        error.message()
+    );
 }

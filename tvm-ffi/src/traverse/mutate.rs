@@ -19,6 +19,7 @@ use std::ops::ControlFlow;
 use std::ptr::NonNull;
 
 use super::link::link_handlers;
+use super::mutate_hook::{call_mutate_hook, HookEngine};
 use super::mutate_value::{
     is_unique, mode_of, InplaceMode, InplaceValue, IntoMapResult, MapValue, MutateValue, Permit,
     UnchangedOr,
@@ -531,23 +532,70 @@ pub(crate) fn owned(value: &AnyView<'_>) -> Any {
     unsafe { owned_from_raw(value.as_raw()) }
 }
 
-static MUTATE_COLUMN: AttrColumn = AttrColumn::new("__s_mutate__");
-static INPLACE_MUTATE_COLUMN: AttrColumn = AttrColumn::new("__s_maybe_inplace_mutate__");
+const MUTATE_ATTR: &str = "__s_mutate__";
+const INPLACE_MUTATE_ATTR: &str = "__s_maybe_inplace_mutate__";
+static MUTATE_COLUMN: AttrColumn = AttrColumn::new(MUTATE_ATTR);
+static INPLACE_MUTATE_COLUMN: AttrColumn = AttrColumn::new(INPLACE_MUTATE_ATTR);
 static SHALLOW_COPY_COLUMN: AttrColumn = AttrColumn::new("__ffi_shallow_copy__");
 
-#[cold]
-fn foreign_mutate_error(type_index: i32, hook: &str) -> Error {
-    Error::runtime_error(format!(
-        "type `{}` registers foreign `{hook}`, which the Rust traversal cannot call; implement \
-         its mutation explicitly in Rust (a `structural::Mutator` that maps its fields itself)",
-        crate::base::object::type_info::type_key_of_index(type_index)
-    ))
+/// A [`Driver`] as the engine a foreign hook calls back into.
+struct HookDriver<'d, D: ?Sized>(&'d mut D);
+
+impl<D: Driver + ?Sized> HookEngine for HookDriver<'_, D> {
+    fn mutate_child(
+        &mut self,
+        child: &AnyView<'_>,
+        kind: DefRegionKind,
+        permit: Permit,
+    ) -> Result<Any> {
+        self.0.recurse(child, kind, permit)
+    }
+    fn var_remap_get(&mut self, var: &AnyView<'_>) -> Result<Option<Any>> {
+        self.0.var_remap_get(var)
+    }
+    fn var_remap_set(&mut self, var: &AnyView<'_>, mapped: &AnyView<'_>) -> Result<()> {
+        self.0.var_remap_set(var, mapped)
+    }
 }
 
 /// The default rewrite of a value's children; what differs between [`map`] and a [`Mutator`]
-/// is how a child is mapped (`recurse`).
+/// is how a child is mapped (`recurse`) and where variable remappings are kept.
 trait Driver {
     fn recurse(&mut self, child: &AnyView<'_>, kind: DefRegionKind, permit: Permit) -> Result<Any>;
+
+    /// The replacement recorded for the object `var` (what a foreign hook's
+    /// `var_remap_get` reads).
+    fn var_remap_get(&mut self, var: &AnyView<'_>) -> Result<Option<Any>>;
+
+    /// Records the replacement of the object `var` (a foreign hook's `var_remap_set`).
+    fn var_remap_set(&mut self, var: &AnyView<'_>, mapped: &AnyView<'_>) -> Result<()>;
+
+    /// The children of `value`, of a type with a foreign mutation hook, mapped by that hook
+    /// (as C++'s `DefaultMutateExpected`: `__s_maybe_inplace_mutate__` for a value only the
+    /// traversal holds, with permission; `__s_mutate__` otherwise). `None`: no hook.
+    #[inline]
+    fn map_through_hook(
+        &mut self,
+        value: &AnyView<'_>,
+        type_index: i32,
+        kind: DefRegionKind,
+        permit: Permit,
+    ) -> Option<Result<Any>> {
+        let inplace = if permit == Permit::InPlace && is_unique(value) {
+            INPLACE_MUTATE_COLUMN.get_value(type_index)
+        } else {
+            None
+        };
+        let (attr, name, inplace) = match inplace {
+            Some(attr) => (attr, INPLACE_MUTATE_ATTR, true),
+            None => (MUTATE_COLUMN.get_value(type_index)?, MUTATE_ATTR, false),
+        };
+        let mut engine = HookDriver(self);
+        Some(
+            call_mutate_hook(attr, name, value, kind, inplace, &mut engine)
+                .map(|image| image.unwrap_or_else(|| owned(value))),
+        )
+    }
 
     fn default_map(
         &mut self,
@@ -566,7 +614,7 @@ trait Driver {
             ti::kTVMFFIDict => self.map_dict(value, kind, permit),
             // Immutable scalars: the runtime's own `__s_mutate__` of these keeps them.
             ti::kTVMFFIStr | ti::kTVMFFIBytes | ti::kTVMFFIBigInt => Ok(owned(value)),
-            _ => self.map_object(value, type_index, kind),
+            _ => self.map_object(value, type_index, kind, permit),
         }
     }
 
@@ -742,15 +790,10 @@ trait Driver {
         value: &AnyView<'_>,
         type_index: i32,
         kind: DefRegionKind,
+        permit: Permit,
     ) -> Result<Any> {
-        if MUTATE_COLUMN.get(type_index).is_some() {
-            return Err(foreign_mutate_error(type_index, "__s_mutate__"));
-        }
-        if INPLACE_MUTATE_COLUMN.get(type_index).is_some() {
-            return Err(foreign_mutate_error(
-                type_index,
-                "__s_maybe_inplace_mutate__",
-            ));
+        if let Some(mapped) = self.map_through_hook(value, type_index, kind, permit) {
+            return mapped;
         }
         let info = object_type_info(type_index)?;
         let structural = |field: &sys::TVMFFIFieldInfo| {
@@ -1024,6 +1067,20 @@ impl<D: MapDispatch, P: MapDescent<D>> Driver for Mapper<'_, D, P> {
     fn recurse(&mut self, child: &AnyView<'_>, kind: DefRegionKind, permit: Permit) -> Result<Any> {
         self.map_value(child, kind, permit)
     }
+
+    /// A map keeps one image per object of identity: a foreign hook's remappings are those.
+    fn var_remap_get(&mut self, var: &AnyView<'_>) -> Result<Option<Any>> {
+        // SAFETY: an object index (checked by the caller).
+        let key = unsafe { var.as_raw().value.v_obj } as usize;
+        Ok(self.memo.get(&key).map(|(_, image)| image.clone()))
+    }
+
+    fn var_remap_set(&mut self, var: &AnyView<'_>, mapped: &AnyView<'_>) -> Result<()> {
+        // SAFETY: an object index (checked by the caller).
+        let key = unsafe { var.as_raw().value.v_obj } as usize;
+        self.memo.insert(key, (owned(var), owned(mapped)));
+        Ok(())
+    }
 }
 
 /// Maps `root` with a mapper (C++ `StructuralMap`): every value reached gets the mapper's
@@ -1088,6 +1145,19 @@ impl<U: Mutator + ?Sized> Driver for UserDriver<'_, U> {
     #[inline]
     fn recurse(&mut self, child: &AnyView<'_>, kind: DefRegionKind, permit: Permit) -> Result<Any> {
         user_dispatch(self.mutator, child, kind, permit)
+    }
+
+    /// A foreign hook's remappings are the mutator's ([`Mutator::var_remap_get`]).
+    fn var_remap_get(&mut self, var: &AnyView<'_>) -> Result<Option<Any>> {
+        // SAFETY: `var`'s owner (the hook's caller) keeps it alive through the call.
+        let var = unsafe { VisitValue::new(*var) };
+        self.mutator.var_remap_get(&var)
+    }
+
+    fn var_remap_set(&mut self, var: &AnyView<'_>, mapped: &AnyView<'_>) -> Result<()> {
+        // SAFETY: as above.
+        let var = unsafe { VisitValue::new(*var) };
+        self.mutator.var_remap_set(&var, &owned(mapped))
     }
 }
 

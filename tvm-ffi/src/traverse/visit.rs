@@ -153,7 +153,7 @@ pub enum DefRegionKind {
 
 impl DefRegionKind {
     /// The kind of a raw `TVMFFIDefRegionKind` known to be 0, 1 or 2.
-    fn from_valid_raw(raw: i32) -> DefRegionKind {
+    pub(crate) fn from_valid_raw(raw: i32) -> DefRegionKind {
         match raw {
             1 => DefRegionKind::Pattern,
             2 => DefRegionKind::Simple,
