@@ -1,8 +1,10 @@
 //! Rust declarations of Apache TVM's IR (`ir.*`, `prim.*`, `tirx.*`, `relax.*` and the types they
 //! reach), generated from the runtime's reflection by
 //! `python -m tvm_ffi_build.rust_mirror` (`generated.rs`, with its coverage report
-//! `../coverage.md`, both kept current by `tests/python/test_tvm_bindings.py`), and functions
-//! that read real TVM nodes through them. Loaded from Python after `import tvm` (which registers
+//! `../coverage.md`, both kept current by `tests/python/test_tvm_bindings.py`), functions
+//! that read real TVM nodes through them, and functions that rewrite and walk real TVM IR with
+//! `structural::map`, `mutate` and `walk` (through TVM's C++ `__s_mutate__` and `__s_visit__`
+//! hooks). Loaded from Python after `import tvm` (which registers
 //! the types): the SDK checks every declaration against the runtime's reflection when this
 //! library loads.
 #![deny(unsafe_code)]
@@ -11,7 +13,11 @@
 pub mod generated;
 
 use generated::{Add, Expr, For, IntImm, Op, PrimFunc, Ramp, SeqStmt, Stmt, Var};
-use tvm_ffi::{ffi_func, Any, Array, Map, ObjectRef, Result, String};
+use tvm_ffi::structural::{
+    self, DefRegionKind, MapValue, Mutator, UnchangedOr, VarRemap, VisitValue, WalkOrder,
+    WalkResult,
+};
+use tvm_ffi::{ffi_func, Any, Array, BigInt, Map, ObjectRef, Result, String};
 
 /// The load errors of this library (none when every generated declaration matched).
 #[ffi_func(name = "tvm_bindings.load_errors")]
@@ -161,4 +167,143 @@ pub fn rebuild_prim_func(func: ObjectRef<PrimFunc>) -> Result<ObjectRef<PrimFunc
         func.ret_type(),
         rebuild(func.body())?,
     ))
+}
+
+// Rewriting real IR: `structural::map` and `mutate` through TVM's C++ `__s_mutate__` hooks, and
+// walks through its `__s_visit__` hooks.
+
+/// `structural::map` of a value with a callback that keeps every `ir.IntImm`: nothing changes,
+/// so the same object comes back (copy-on-write through every hook).
+#[ffi_func(name = "tvm_bindings.map_identity")]
+pub fn map_identity(root: Any) -> Result<Any> {
+    structural::map(
+        root,
+        |_: &IntImm| structural::Unchanged,
+        WalkOrder::PostOrder,
+    )
+}
+
+/// A new `ir.IntImm` of the type of `imm` holding `value`, allocated by Rust.
+fn int_like(imm: &IntImm, value: i64) -> ObjectRef<IntImm> {
+    let expr = &imm.base.base;
+    IntImm::from_fields(expr.span(), expr.ty(), BigInt::from(value))
+}
+
+/// `structural::map` replacing every `ir.IntImm` whose value is `from` by one holding `to`
+/// (post-order).
+#[ffi_func(name = "tvm_bindings.map_replace_int")]
+pub fn map_replace_int(root: Any, from: i64, to: i64) -> Result<Any> {
+    structural::map(
+        root,
+        |imm: &IntImm| {
+            if imm.value().to_i64() == Some(from) {
+                UnchangedOr::Changed(int_like(imm, to))
+            } else {
+                UnchangedOr::Unchanged
+            }
+        },
+        WalkOrder::PostOrder,
+    )
+}
+
+/// `structural::map` renaming the variable `ir.Var` called `from` to `to` (pre-order): one new
+/// `ir.Var` (allocated by Rust) for each variable of that name, at its definition and at every
+/// use.
+#[ffi_func(name = "tvm_bindings.map_rename_var")]
+pub fn map_rename_var(root: Any, from: String, to: String) -> Result<Any> {
+    structural::map(
+        root,
+        |var: &Var| {
+            if var.name() == from {
+                let expr = &var.base;
+                UnchangedOr::Changed(Var::from_fields(expr.span(), expr.ty(), to.clone()))
+            } else {
+                UnchangedOr::Unchanged
+            }
+        },
+        WalkOrder::PreOrder,
+    )
+}
+
+/// A `Mutator` replacing the integer constants `from` by `to`, keeping variable remappings
+/// (those TVM's hooks record) in a `VarRemap`.
+struct ReplaceInt {
+    from: i64,
+    to: i64,
+    remap: VarRemap,
+    /// How many constants were replaced.
+    replaced: i64,
+}
+
+impl Mutator for ReplaceInt {
+    fn mutate(&mut self, value: &MapValue, kind: DefRegionKind) -> Result<Any> {
+        if let Some(imm) = value.cast::<ObjectRef<IntImm>>() {
+            if imm.value().to_i64() == Some(self.from) {
+                self.replaced += 1;
+                return Ok(Any::new(int_like(&imm, self.to)));
+            }
+            return Ok(Any::new(structural::Unchanged));
+        }
+        self.default_mutate(value, kind)
+    }
+    fn var_remap_get(&mut self, var: &MapValue) -> Result<Option<Any>> {
+        self.remap.get(var)
+    }
+    fn var_remap_set(&mut self, var: &MapValue, mapped: &Any) -> Result<()> {
+        self.remap.set(var, mapped)
+    }
+}
+
+/// `[the result, how many constants were replaced]` of `structural::mutate` with [`ReplaceInt`].
+#[ffi_func(name = "tvm_bindings.mutate_replace_int")]
+pub fn mutate_replace_int(root: Any, from: i64, to: i64) -> Result<Array<Any>> {
+    let mut mutator = ReplaceInt {
+        from,
+        to,
+        remap: VarRemap::default(),
+        replaced: 0,
+    };
+    let out = structural::mutate(root, &mut mutator)?;
+    Array::new([out, Any::new(mutator.replaced)])
+}
+
+/// How many values of each type key a pre-order `structural::walk` reaches (objects only, strings
+/// left out: Python sees those as `str`).
+#[ffi_func(name = "tvm_bindings.walk_counts")]
+pub fn walk_counts(root: Any) -> Result<Map<String, i64>> {
+    let mut counts = std::collections::BTreeMap::<std::string::String, i64>::new();
+    structural::walk(
+        &root,
+        |value: &VisitValue| {
+            let key = value.type_key();
+            if value.type_index() >= tvm_ffi::sys::type_index::kTVMFFIStaticObjectBegin
+                && key != "ffi.String"
+            {
+                *counts.entry(key.to_string()).or_default() += 1;
+            }
+            WalkResult::Advance
+        },
+        WalkOrder::PreOrder,
+    )?;
+    Map::new(
+        counts
+            .into_iter()
+            .map(|(k, v)| (String::from(k.as_str()), v)),
+    )
+}
+
+/// `[the result, whether it is the node mapped]` of [`map_replace_int`] over a copy of `func`
+/// that only the map holds (its loop nest and the function allocated by Rust, moved in): TVM's
+/// `__s_maybe_inplace_mutate__` hooks run and update the nodes in place.
+#[ffi_func(name = "tvm_bindings.map_replace_int_in_place")]
+pub fn map_replace_int_in_place(
+    func: ObjectRef<PrimFunc>,
+    from: i64,
+    to: i64,
+) -> Result<Array<Any>> {
+    let copy = rebuild_prim_func(func)?;
+    let address = copy.as_raw().as_ptr() as usize;
+    let out = map_replace_int(Any::new(copy), from, to)?;
+    let same = out.cast::<ObjectRef<PrimFunc>>()?.as_raw().as_ptr() as usize == address;
+    Array::new([out, Any::new(same)])
 }
