@@ -78,3 +78,40 @@ impl Pair {
         Pair { a, b }
     }
 }
+
+/// `[values reached, seconds per walk, seconds per identity map]` of `runs` full Rust
+/// `structural::walk`s of `root` (a callback on every value) and `runs` `structural::map`s that
+/// change nothing (through the C++ hooks of a type that registers them, such as TVM's IR), for
+/// `benches/tvm_walk.py`.
+#[ffi_func(name = "bench.structural_walk_and_map")]
+pub fn structural_walk_and_map(
+    root: tvm_ffi::Any,
+    runs: i64,
+) -> tvm_ffi::Result<tvm_ffi::Array<f64>> {
+    use tvm_ffi::structural::{self, VisitValue, WalkOrder, WalkResult};
+    let runs = runs.max(1);
+    let mut seen = 0u64;
+    let start = std::time::Instant::now();
+    for _ in 0..runs {
+        structural::walk(
+            &root,
+            |_: &VisitValue| {
+                seen += 1;
+                WalkResult::Advance
+            },
+            WalkOrder::PreOrder,
+        )?;
+    }
+    let walk = start.elapsed().as_secs_f64() / runs as f64;
+    let start = std::time::Instant::now();
+    for _ in 0..runs {
+        let out = structural::map(
+            root.clone(),
+            |_: &AnyObject| structural::Unchanged,
+            WalkOrder::PostOrder,
+        )?;
+        std::hint::black_box(out);
+    }
+    let map = start.elapsed().as_secs_f64() / runs as f64;
+    tvm_ffi::Array::new([(seen / runs as u64) as f64, walk, map])
+}
