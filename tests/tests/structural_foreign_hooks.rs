@@ -1123,4 +1123,24 @@ fn a_mutator_kept_past_its_hook_refuses_to_map() {
         "{}",
         error.message()
     );
+    // From another thread, it refuses before looking at the traversal.
+    let address = kept
+        .cast::<ObjectRef<tvm_ffi::builtin::AnyObject>>()
+        .unwrap()
+        .as_raw()
+        .as_ptr() as usize;
+    let message = std::thread::spawn(move || {
+        // SAFETY: `kept` (on the spawning thread, joined below) holds the mutator.
+        let result = unsafe { cxx_mutate(address as *mut CxxMutator, &Any::new(6i64), false) };
+        result.cast::<Error>().unwrap().message().to_string()
+    })
+    .join()
+    .unwrap();
+    assert_eq!(
+        message,
+        "the `ffi.StructuralMutator` lent to `__s_mutate__` of \
+         `structural_foreign_hooks.KeepingMutHooked` was called from another thread than its \
+         traversal's"
+    );
+    drop(kept);
 }

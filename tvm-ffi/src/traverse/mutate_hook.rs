@@ -18,10 +18,10 @@ use std::ffi::c_void;
 use std::mem::{offset_of, size_of};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, Ordering};
-use std::thread::ThreadId;
 
 use super::mutate_value::Permit;
 use super::visit::{with_frame, DefRegionKind};
+use super::visit_hook::thread_mark;
 use crate::abi::sys::{self, type_index as ti, TVMFFIAny, TVMFFIObject};
 use crate::base::error::{panic as ffi_panic, Error, Result};
 use crate::base::object::{alloc_object, type_index_of, type_info, ObjectCell};
@@ -88,7 +88,7 @@ struct MutatorFields {
     /// `maybe_inplace_mutate` be updated in place.
     inplace: bool,
     /// The thread the traversal runs on: the only one that may call back into it.
-    owner: ThreadId,
+    owner: usize,
     /// The traversal's [`ActiveHook`] while the hook runs and no call back is under way; null
     /// otherwise.
     active: AtomicPtr<c_void>,
@@ -162,14 +162,16 @@ enum Hook {
 
 impl Hook {
     /// The hook in `attr` (borrowed from the registry), or a `TypeError` naming the type.
-    fn of(attr: TVMFFIAny, hook_name: &str, hooked_key: &str) -> Result<Hook> {
+    fn of(attr: TVMFFIAny, hook_name: &str, hooked_type_index: i32) -> Result<Hook> {
+        let hooked_key = || type_info::type_key_of_index(hooked_type_index);
         match attr.type_index {
             ti::kTVMFFIOpaquePtr => {
                 // SAFETY: an opaque-pointer value's payload is `v_ptr`.
                 let pointer = unsafe { attr.value.v_ptr };
                 if pointer.is_null() {
                     return Err(Error::type_error(format!(
-                        "`{hook_name}` of `{hooked_key}` is a null opaque pointer"
+                        "`{hook_name}` of `{}` is a null opaque pointer",
+                        hooked_key()
                     )));
                 }
                 // SAFETY: the `__s_mutate__` protocol stores exactly an `FStructuralMutateABI`
@@ -184,8 +186,9 @@ impl Hook {
                 Ok(Hook::Function(view.cast::<Function>()?))
             }
             other => Err(Error::type_error(format!(
-                "`{hook_name}` of `{hooked_key}` must be an opaque function pointer or an \
+                "`{hook_name}` of `{}` must be an opaque function pointer or an \
                  `ffi.Function`, got `{}`",
+                hooked_key(),
                 type_info::type_key_of_index(other)
             ))),
         }
@@ -206,8 +209,7 @@ pub(crate) fn call_mutate_hook(
     engine: &mut dyn HookEngine,
 ) -> Result<Option<Any>> {
     let hooked_type_index = value.type_index();
-    let hooked_key = type_info::type_key_of_index(hooked_type_index);
-    let hook = Hook::of(attr, hook_name, hooked_key)?;
+    let hook = Hook::of(attr, hook_name, hooked_type_index)?;
     let mutator_index = mutator_type_index()?;
     ffi_panic::install_panic_hook();
     let fields = MutatorFields {
@@ -216,7 +218,7 @@ pub(crate) fn call_mutate_hook(
         hooked_type_index,
         hook_name,
         inplace,
-        owner: std::thread::current().id(),
+        owner: thread_mark(),
         active: AtomicPtr::new(std::ptr::null_mut()),
         finished: AtomicBool::new(false),
     };
@@ -449,11 +451,12 @@ unsafe fn call_back(
     }
     let hook_name = fields.hook_name;
     *context = Some((fields.hooked_type_index, hook_name));
-    let hooked_key = type_info::type_key_of_index(fields.hooked_type_index);
-    if fields.owner != std::thread::current().id() {
+    let hooked_key = || type_info::type_key_of_index(fields.hooked_type_index);
+    if fields.owner != thread_mark() {
         return into_abi(Err(Error::runtime_error(format!(
-            "the `{MUTATOR_TYPE_KEY}` lent to `{hook_name}` of `{hooked_key}` was called from \
-             another thread than its traversal's"
+            "the `{MUTATOR_TYPE_KEY}` lent to `{hook_name}` of `{}` was called from \
+             another thread than its traversal's",
+            hooked_key()
         ))));
     }
     // Taken while the call runs: no other call reaches the traversal meanwhile.
@@ -465,7 +468,8 @@ unsafe fn call_back(
             "is already mapping a child"
         };
         return into_abi(Err(Error::runtime_error(format!(
-            "the `{MUTATOR_TYPE_KEY}` lent to `{hook_name}` of `{hooked_key}` {why}"
+            "the `{MUTATOR_TYPE_KEY}` lent to `{hook_name}` of `{}` {why}",
+            hooked_key()
         ))));
     }
     /// Gives the traversal back to the mutator when the call returns (or unwinds).
@@ -485,7 +489,8 @@ unsafe fn call_back(
             if !(0..=2).contains(&region) {
                 return into_abi(Err(Error::value_error(format!(
                     "`def_region_mode_` of the `{MUTATOR_TYPE_KEY}` lent to `{hook_name}` of \
-                     `{hooked_key}` is {region}; expected a `TVMFFIDefRegionKind` (0, 1 or 2)"
+                     `{}` is {region}; expected a `TVMFFIDefRegionKind` (0, 1 or 2)",
+                    hooked_key()
                 ))));
             }
             let position = active.children;

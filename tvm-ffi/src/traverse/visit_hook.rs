@@ -16,7 +16,6 @@ use std::ffi::c_void;
 use std::mem::{offset_of, size_of};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, Ordering};
-use std::thread::ThreadId;
 
 use crate::abi::sys::{self, type_index as ti, TVMFFIAny, TVMFFIObject};
 use crate::base::error::{panic as ffi_panic, Error, Result};
@@ -61,7 +60,7 @@ struct VisitorFields {
     /// The type whose hook this visitor was lent to (for messages).
     hooked_type_index: i32,
     /// The thread the traversal runs on: the only one that may call back into it.
-    owner: ThreadId,
+    owner: usize,
     /// The traversal's [`ActiveHook`] while the hook runs and no child visit is under way;
     /// null otherwise.
     active: AtomicPtr<c_void>,
@@ -133,6 +132,16 @@ fn visitor_type_index() -> Result<i32> {
     Ok(index)
 }
 
+/// The calling thread, as an address no other live thread shares (a thread-local's): cheaper
+/// than `std::thread::current().id()`, which takes and releases a reference to the thread.
+#[inline]
+pub(crate) fn thread_mark() -> usize {
+    thread_local! {
+        static MARK: u8 = const { 0 };
+    }
+    MARK.with(|mark| mark as *const u8 as usize)
+}
+
 /// The hook a type attribute holds.
 enum Hook {
     Native(VisitAbi),
@@ -141,14 +150,16 @@ enum Hook {
 
 impl Hook {
     /// The hook in `attr` (borrowed from the registry), or a `TypeError` naming the type.
-    fn of(attr: TVMFFIAny, hooked_key: &str) -> Result<Hook> {
+    fn of(attr: TVMFFIAny, hooked_type_index: i32) -> Result<Hook> {
+        let hooked_key = || type_info::type_key_of_index(hooked_type_index);
         match attr.type_index {
             ti::kTVMFFIOpaquePtr => {
                 // SAFETY: an opaque-pointer value's payload is `v_ptr`.
                 let pointer = unsafe { attr.value.v_ptr };
                 if pointer.is_null() {
                     return Err(Error::type_error(format!(
-                        "`{VISIT_ATTR}` of `{hooked_key}` is a null opaque pointer"
+                        "`{VISIT_ATTR}` of `{}` is a null opaque pointer",
+                        hooked_key()
                     )));
                 }
                 // SAFETY: the `__s_visit__` protocol stores exactly an `FStructuralVisitABI`
@@ -163,8 +174,9 @@ impl Hook {
                 Ok(Hook::Function(view.cast::<Function>()?))
             }
             other => Err(Error::type_error(format!(
-                "`{VISIT_ATTR}` of `{hooked_key}` must be an opaque function pointer or an \
+                "`{VISIT_ATTR}` of `{}` must be an opaque function pointer or an \
                  `ffi.Function`, got `{}`",
+                hooked_key(),
                 type_info::type_key_of_index(other)
             ))),
         }
@@ -182,15 +194,14 @@ pub(crate) fn call_visit_hook(
     visit_child: &mut VisitChild<'_>,
 ) -> ChildOutcome {
     let hooked_type_index = value.type_index();
-    let hooked_key = type_info::type_key_of_index(hooked_type_index);
-    let hook = Hook::of(attr, hooked_key)?;
+    let hook = Hook::of(attr, hooked_type_index)?;
     let visitor_index = visitor_type_index()?;
     ffi_panic::install_panic_hook();
     let fields = VisitorFields {
         vtable: &VTABLE,
         def_region_mode: Cell::new(def_region_kind),
         hooked_type_index,
-        owner: std::thread::current().id(),
+        owner: thread_mark(),
         active: AtomicPtr::new(std::ptr::null_mut()),
         finished: AtomicBool::new(false),
     };
@@ -231,13 +242,13 @@ pub(crate) fn call_visit_hook(
             // `value` a live view; the result is an owned `TVMFFIAny`.
             let raw = unsafe { hook(object.as_ptr(), *value.as_raw()) };
             // SAFETY: an owned value the hook returned.
-            outcome_of(unsafe { Any::from_raw(raw) }, hooked_key)
+            outcome_of(unsafe { Any::from_raw(raw) }, hooked_type_index)
         }
         Hook::Function(hook) => {
             // SAFETY: `visitor` owns the object through the call.
             let visitor_view = unsafe { AnyView::from_raw(raw_visitor) };
             hook.call_packed(&[visitor_view, *value])
-                .and_then(|result| outcome_of(result, hooked_key))
+                .and_then(|result| outcome_of(result, hooked_type_index))
         }
     };
     // In this order (as an unwind drops them too): the fields are written before `visitor`
@@ -262,7 +273,7 @@ unsafe fn fields_of<'a>(object: NonNull<TVMFFIObject>) -> &'a VisitorFields {
 
 /// The outcome a hook (or a visit through a vtable) returned: None, an `ffi.Error` or an
 /// `ffi.VisitInterrupt`.
-fn outcome_of(result: Any, hooked_key: &str) -> ChildOutcome {
+fn outcome_of(result: Any, hooked_type_index: i32) -> ChildOutcome {
     match result.type_index() {
         ti::kTVMFFINone => Ok(None),
         ti::kTVMFFIError => Err(result.cast::<Error>()?),
@@ -281,8 +292,9 @@ fn outcome_of(result: Any, hooked_key: &str) -> ChildOutcome {
             Ok(Some(payload))
         }
         other => Err(Error::type_error(format!(
-            "`{VISIT_ATTR}` of `{hooked_key}` returned `{}`; expected None, an `ffi.Error` or \
+            "`{VISIT_ATTR}` of `{}` returned `{}`; expected None, an `ffi.Error` or \
              an `ffi.VisitInterrupt`",
+            type_info::type_key_of_index(hooked_type_index),
             type_info::type_key_of_index(other)
         ))),
     }
@@ -385,11 +397,12 @@ unsafe fn visit_child(
         )));
     }
     *hooked_type_index = Some(fields.hooked_type_index);
-    let hooked_key = type_info::type_key_of_index(fields.hooked_type_index);
-    if fields.owner != std::thread::current().id() {
+    let hooked_key = || type_info::type_key_of_index(fields.hooked_type_index);
+    if fields.owner != thread_mark() {
         return Err(Error::runtime_error(format!(
-            "the `{VISITOR_TYPE_KEY}` lent to `{VISIT_ATTR}` of `{hooked_key}` was called from \
-             another thread than its traversal's"
+            "the `{VISITOR_TYPE_KEY}` lent to `{VISIT_ATTR}` of `{}` was called from \
+             another thread than its traversal's",
+            hooked_key()
         )));
     }
     // Taken while the child is visited: no other call reaches the traversal meanwhile.
@@ -401,7 +414,8 @@ unsafe fn visit_child(
             "is already visiting a child"
         };
         return Err(Error::runtime_error(format!(
-            "the `{VISITOR_TYPE_KEY}` lent to `{VISIT_ATTR}` of `{hooked_key}` {why}"
+            "the `{VISITOR_TYPE_KEY}` lent to `{VISIT_ATTR}` of `{}` {why}",
+            hooked_key()
         )));
     }
     /// Gives the traversal back to the visitor when the child's visit returns (or unwinds).
@@ -416,7 +430,8 @@ unsafe fn visit_child(
     if !(0..=2).contains(&region) {
         return Err(Error::value_error(format!(
             "`def_region_mode_` of the `{VISITOR_TYPE_KEY}` lent to `{VISIT_ATTR}` of \
-             `{hooked_key}` is {region}; expected a `TVMFFIDefRegionKind` (0, 1 or 2)"
+             `{}` is {region}; expected a `TVMFFIDefRegionKind` (0, 1 or 2)",
+            hooked_key()
         )));
     }
     if value.type_index == ti::kTVMFFINone {
