@@ -17,16 +17,15 @@ use std::cell::Cell;
 use std::ffi::c_void;
 use std::mem::{offset_of, size_of};
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, Ordering};
+use std::sync::atomic::AtomicI32;
 
+use super::hook_abi::{lent_type_index, panic_into_abi, Hook, Lent, Refused};
 use super::mutate_value::Permit;
 use super::visit::{with_frame, DefRegionKind};
-use super::visit_hook::thread_mark;
 use crate::abi::sys::{self, type_index as ti, TVMFFIAny, TVMFFIObject};
 use crate::base::error::{panic as ffi_panic, Error, Result};
 use crate::base::object::{alloc_object, type_index_of, type_info, ObjectCell};
 use crate::base::value::{Any, AnyView};
-use crate::call::function::Function;
 
 /// The type key C++ declares `StructuralMutatorObj` under.
 const MUTATOR_TYPE_KEY: &str = "ffi.StructuralMutator";
@@ -87,13 +86,8 @@ struct MutatorFields {
     /// only the traversal holds): only then may a child the hook hands to
     /// `maybe_inplace_mutate` be updated in place.
     inplace: bool,
-    /// The thread the traversal runs on: the only one that may call back into it.
-    owner: usize,
-    /// The traversal's [`ActiveHook`] while the hook runs and no call back is under way; null
-    /// otherwise.
-    active: AtomicPtr<c_void>,
-    /// Whether the hook has returned (a later call comes through a kept mutator).
-    finished: AtomicBool,
+    /// The traversal's [`ActiveHook`], reachable while the hook runs on its thread.
+    lent: Lent,
 }
 
 // The layout the header declares: `StructuralMutatorObj` is `Object` (24 bytes), then
@@ -122,77 +116,7 @@ struct ActiveHook<'a, 'b> {
 /// `ffi.Object`.
 fn mutator_type_index() -> Result<i32> {
     static INDEX: AtomicI32 = AtomicI32::new(-1);
-    let cached = INDEX.load(Ordering::Relaxed);
-    if cached >= 0 {
-        return Ok(cached);
-    }
-    let key = sys::TVMFFIByteArray::from_bytes(MUTATOR_TYPE_KEY.as_bytes());
-    // SAFETY: a valid key (the runtime copies it); depth 1 under `ffi.Object`, no reserved
-    // child slots, children may overflow: C++'s defaults for a non-final object type.
-    let index = unsafe { sys::TVMFFITypeGetOrAllocIndex(&key, -1, 1, 0, 1, ti::kTVMFFIObject) };
-    if index < 0 {
-        return Err(Error::take_raised().unwrap_or_else(|| {
-            Error::runtime_error(format!("cannot allocate the type `{MUTATOR_TYPE_KEY}`"))
-        }));
-    }
-    let info = type_info::type_info(index).ok_or_else(|| {
-        Error::runtime_error(format!(
-            "the type `{MUTATOR_TYPE_KEY}` has no registry entry"
-        ))
-    })?;
-    // SAFETY: `type_ancestors` has `type_depth` valid registry pointers.
-    let parent = (info.type_depth == 1).then(|| unsafe { (**info.type_ancestors).type_index });
-    if parent != Some(ti::kTVMFFIObject) {
-        return Err(Error::type_error(format!(
-            "the type `{MUTATOR_TYPE_KEY}` (index {index}) is registered with depth {} and \
-             parent {parent:?}; expected a direct child of `ffi.Object` (index {})",
-            info.type_depth,
-            ti::kTVMFFIObject
-        )));
-    }
-    INDEX.store(index, Ordering::Relaxed);
-    Ok(index)
-}
-
-/// The hook a type attribute holds.
-enum Hook {
-    Native(MutateAbi),
-    Function(Function),
-}
-
-impl Hook {
-    /// The hook in `attr` (borrowed from the registry), or a `TypeError` naming the type.
-    fn of(attr: TVMFFIAny, hook_name: &str, hooked_type_index: i32) -> Result<Hook> {
-        let hooked_key = || type_info::type_key_of_index(hooked_type_index);
-        match attr.type_index {
-            ti::kTVMFFIOpaquePtr => {
-                // SAFETY: an opaque-pointer value's payload is `v_ptr`.
-                let pointer = unsafe { attr.value.v_ptr };
-                if pointer.is_null() {
-                    return Err(Error::type_error(format!(
-                        "`{hook_name}` of `{}` is a null opaque pointer",
-                        hooked_key()
-                    )));
-                }
-                // SAFETY: the `__s_mutate__` protocol stores exactly an `FStructuralMutateABI`
-                // in an opaque-pointer attribute.
-                Ok(Hook::Native(unsafe {
-                    std::mem::transmute::<*mut c_void, MutateAbi>(pointer)
-                }))
-            }
-            ti::kTVMFFIFunction => {
-                // SAFETY: the registry keeps the attribute alive; the cast takes a reference.
-                let view = unsafe { AnyView::from_raw(attr) };
-                Ok(Hook::Function(view.cast::<Function>()?))
-            }
-            other => Err(Error::type_error(format!(
-                "`{hook_name}` of `{}` must be an opaque function pointer or an \
-                 `ffi.Function`, got `{}`",
-                hooked_key(),
-                type_info::type_key_of_index(other)
-            ))),
-        }
-    }
+    lent_type_index(MUTATOR_TYPE_KEY, &INDEX)
 }
 
 /// Calls the foreign mutation hook `attr` (the attribute value, borrowed from the registry,
@@ -218,9 +142,7 @@ pub(crate) fn call_mutate_hook(
         hooked_type_index,
         hook_name,
         inplace,
-        owner: thread_mark(),
-        active: AtomicPtr::new(std::ptr::null_mut()),
-        finished: AtomicBool::new(false),
+        lent: Lent::new(),
     };
     // SAFETY: `mutator_index` is `ffi.StructuralMutator`, whose readers (C++) read the
     // `StructuralMutatorObj` prefix that `MutatorFields` starts with (asserted above).
@@ -241,23 +163,15 @@ pub(crate) fn call_mutate_hook(
         engine,
         children: 0,
     };
-
-    /// Makes the traversal unreachable through the mutator when the hook returns (or unwinds).
-    struct Deactivate<'f>(&'f MutatorFields);
-    impl Drop for Deactivate<'_> {
-        fn drop(&mut self) {
-            self.0.active.store(std::ptr::null_mut(), Ordering::Release);
-            self.0.finished.store(true, Ordering::Release);
-        }
-    }
-    fields.active.store(
-        (&mut active as *mut ActiveHook<'_, '_>).cast::<c_void>(),
-        Ordering::Release,
-    );
-    let deactivate = Deactivate(fields);
+    let disarm = fields
+        .lent
+        .arm((&mut active as *mut ActiveHook<'_, '_>).cast::<c_void>());
 
     let result = match hook {
-        Hook::Native(hook) => {
+        Hook::Native(pointer) => {
+            // SAFETY: the `__s_mutate__` protocol stores exactly an `FStructuralMutateABI` in an
+            // opaque-pointer attribute.
+            let hook = unsafe { std::mem::transmute::<*mut c_void, MutateAbi>(pointer.as_ptr()) };
             // SAFETY: the hook's ABI (above); `object` is a live `StructuralMutatorObj` and
             // `value` a live view; the result is an owned `TVMFFIAny`.
             let raw = unsafe { hook(object.as_ptr(), *value.as_raw()) };
@@ -273,7 +187,7 @@ pub(crate) fn call_mutate_hook(
     };
     // In this order (as an unwind drops them too): the fields are written before `mutator`
     // lets go of the object.
-    drop(deactivate);
+    drop(disarm);
     drop(mutator);
     result
 }
@@ -385,33 +299,15 @@ unsafe fn guarded(mutator: *mut TVMFFIObject, call: Call) -> TVMFFIAny {
     });
     match ran {
         Ok(raw) => raw,
-        Err(payload) => panic_into_abi(context, payload),
-    }
-}
-
-/// A panic of a call back as the ABI's error result.
-#[cold]
-fn panic_into_abi(
-    context: Option<(i32, &'static str)>,
-    payload: Box<dyn std::any::Any + Send>,
-) -> TVMFFIAny {
-    let context = match context {
-        Some((index, hook_name)) => {
-            format!("{}.{hook_name}", type_info::type_key_of_index(index))
+        Err(payload) => {
+            let context = match context {
+                Some((index, hook_name)) => {
+                    format!("{}.{hook_name}", type_info::type_key_of_index(index))
+                }
+                None => format!("{MUTATOR_TYPE_KEY}.mutate"),
+            };
+            panic_into_abi(&context, payload)
         }
-        None => format!("{MUTATOR_TYPE_KEY}.mutate"),
-    };
-    // Never panics: raises a fixed error if this one cannot be built.
-    ffi_panic::raise_panic(&context, payload);
-    let mut error: sys::TVMFFIObjectHandle = std::ptr::null_mut();
-    // SAFETY: a valid output slot; the raised error's one reference moves to the result.
-    unsafe { sys::TVMFFIErrorMoveFromRaised(&mut error) };
-    TVMFFIAny {
-        type_index: ti::kTVMFFIError,
-        zero_padding: 0,
-        value: sys::TVMFFIAnyValue {
-            v_obj: error as *mut TVMFFIObject,
-        },
     }
 }
 
@@ -452,37 +348,23 @@ unsafe fn call_back(
     let hook_name = fields.hook_name;
     *context = Some((fields.hooked_type_index, hook_name));
     let hooked_key = || type_info::type_key_of_index(fields.hooked_type_index);
-    if fields.owner != thread_mark() {
-        return into_abi(Err(Error::runtime_error(format!(
-            "the `{MUTATOR_TYPE_KEY}` lent to `{hook_name}` of `{}` was called from \
-             another thread than its traversal's",
-            hooked_key()
-        ))));
-    }
-    // Taken while the call runs: no other call reaches the traversal meanwhile.
-    let active = fields.active.swap(std::ptr::null_mut(), Ordering::AcqRel);
-    if active.is_null() {
-        let why = if fields.finished.load(Ordering::Acquire) {
-            "was kept past the hook's return; its traversal has ended"
-        } else {
-            "is already mapping a child"
-        };
-        return into_abi(Err(Error::runtime_error(format!(
-            "the `{MUTATOR_TYPE_KEY}` lent to `{hook_name}` of `{}` {why}",
-            hooked_key()
-        ))));
-    }
-    /// Gives the traversal back to the mutator when the call returns (or unwinds).
-    struct Restore<'f>(&'f AtomicPtr<c_void>, *mut c_void);
-    impl Drop for Restore<'_> {
-        fn drop(&mut self) {
-            self.0.store(self.1, Ordering::Release);
+    let taken = match fields.lent.take() {
+        Ok(taken) => taken,
+        Err(refused) => {
+            let why = match refused {
+                Refused::OtherThread => "was called from another thread than its traversal's",
+                Refused::Finished => "was kept past the hook's return; its traversal has ended",
+                Refused::Busy => "is already mapping a child",
+            };
+            return into_abi(Err(Error::runtime_error(format!(
+                "the `{MUTATOR_TYPE_KEY}` lent to `{hook_name}` of `{}` {why}",
+                hooked_key()
+            ))));
         }
-    }
-    let _restore = Restore(&fields.active, active);
-    // SAFETY: `active` is the `ActiveHook` of the `call_mutate_hook` frame below this one on
-    // this thread (checked above), which it outlives; taken, so this is its only user.
-    let active = unsafe { &mut *active.cast::<ActiveHook<'_, '_>>() };
+    };
+    // SAFETY: the state is the `ActiveHook` of the `call_mutate_hook` frame below this one on
+    // this thread (checked by `take`), which it outlives; taken, so this is its only user.
+    let active = unsafe { &mut *taken.state.as_ptr().cast::<ActiveHook<'_, '_>>() };
     match call {
         Call::Mutate { value, inplace } => {
             let region = fields.def_region_mode.get();

@@ -15,13 +15,13 @@ use std::cell::Cell;
 use std::ffi::c_void;
 use std::mem::{offset_of, size_of};
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, Ordering};
+use std::sync::atomic::AtomicI32;
 
+use super::hook_abi::{lent_type_index, panic_into_abi, Hook, Lent, Refused};
 use crate::abi::sys::{self, type_index as ti, TVMFFIAny, TVMFFIObject};
 use crate::base::error::{panic as ffi_panic, Error, Result};
 use crate::base::object::{alloc_object, type_index_of, type_info, ObjectCell};
 use crate::base::value::{Any, AnyView};
-use crate::call::function::Function;
 
 /// The type key C++ declares `StructuralVisitorObj` under.
 const VISITOR_TYPE_KEY: &str = "ffi.StructuralVisitor";
@@ -59,13 +59,8 @@ struct VisitorFields {
     def_region_mode: Cell<i32>,
     /// The type whose hook this visitor was lent to (for messages).
     hooked_type_index: i32,
-    /// The thread the traversal runs on: the only one that may call back into it.
-    owner: usize,
-    /// The traversal's [`ActiveHook`] while the hook runs and no child visit is under way;
-    /// null otherwise.
-    active: AtomicPtr<c_void>,
-    /// Whether the hook has returned (a later call comes through a kept visitor).
-    finished: AtomicBool,
+    /// The traversal's [`ActiveHook`], reachable while the hook runs on its thread.
+    lent: Lent,
 }
 
 /// C++ `VisitInterruptObj`'s fields after the header.
@@ -100,87 +95,7 @@ struct ActiveHook<'a, 'b> {
 /// (or found, when C++ already did), checked to be the direct child of `ffi.Object`.
 fn visitor_type_index() -> Result<i32> {
     static INDEX: AtomicI32 = AtomicI32::new(-1);
-    let cached = INDEX.load(Ordering::Relaxed);
-    if cached >= 0 {
-        return Ok(cached);
-    }
-    let key = sys::TVMFFIByteArray::from_bytes(VISITOR_TYPE_KEY.as_bytes());
-    // SAFETY: a valid key (the runtime copies it); depth 1 under `ffi.Object`, no reserved
-    // child slots, children may overflow: C++'s defaults for a non-final object type.
-    let index = unsafe { sys::TVMFFITypeGetOrAllocIndex(&key, -1, 1, 0, 1, ti::kTVMFFIObject) };
-    if index < 0 {
-        return Err(Error::take_raised().unwrap_or_else(|| {
-            Error::runtime_error(format!("cannot allocate the type `{VISITOR_TYPE_KEY}`"))
-        }));
-    }
-    let info = type_info::type_info(index).ok_or_else(|| {
-        Error::runtime_error(format!(
-            "the type `{VISITOR_TYPE_KEY}` has no registry entry"
-        ))
-    })?;
-    // SAFETY: `type_ancestors` has `type_depth` valid registry pointers.
-    let parent = (info.type_depth == 1).then(|| unsafe { (**info.type_ancestors).type_index });
-    if parent != Some(ti::kTVMFFIObject) {
-        return Err(Error::type_error(format!(
-            "the type `{VISITOR_TYPE_KEY}` (index {index}) is registered with depth {} and \
-             parent {parent:?}; expected a direct child of `ffi.Object` (index {})",
-            info.type_depth,
-            ti::kTVMFFIObject
-        )));
-    }
-    INDEX.store(index, Ordering::Relaxed);
-    Ok(index)
-}
-
-/// The calling thread, as an address no other live thread shares (a thread-local's): cheaper
-/// than `std::thread::current().id()`, which takes and releases a reference to the thread.
-#[inline]
-pub(crate) fn thread_mark() -> usize {
-    thread_local! {
-        static MARK: u8 = const { 0 };
-    }
-    MARK.with(|mark| mark as *const u8 as usize)
-}
-
-/// The hook a type attribute holds.
-enum Hook {
-    Native(VisitAbi),
-    Function(Function),
-}
-
-impl Hook {
-    /// The hook in `attr` (borrowed from the registry), or a `TypeError` naming the type.
-    fn of(attr: TVMFFIAny, hooked_type_index: i32) -> Result<Hook> {
-        let hooked_key = || type_info::type_key_of_index(hooked_type_index);
-        match attr.type_index {
-            ti::kTVMFFIOpaquePtr => {
-                // SAFETY: an opaque-pointer value's payload is `v_ptr`.
-                let pointer = unsafe { attr.value.v_ptr };
-                if pointer.is_null() {
-                    return Err(Error::type_error(format!(
-                        "`{VISIT_ATTR}` of `{}` is a null opaque pointer",
-                        hooked_key()
-                    )));
-                }
-                // SAFETY: the `__s_visit__` protocol stores exactly an `FStructuralVisitABI`
-                // in an opaque-pointer attribute.
-                Ok(Hook::Native(unsafe {
-                    std::mem::transmute::<*mut c_void, VisitAbi>(pointer)
-                }))
-            }
-            ti::kTVMFFIFunction => {
-                // SAFETY: the registry keeps the attribute alive; the cast takes a reference.
-                let view = unsafe { AnyView::from_raw(attr) };
-                Ok(Hook::Function(view.cast::<Function>()?))
-            }
-            other => Err(Error::type_error(format!(
-                "`{VISIT_ATTR}` of `{}` must be an opaque function pointer or an \
-                 `ffi.Function`, got `{}`",
-                hooked_key(),
-                type_info::type_key_of_index(other)
-            ))),
-        }
-    }
+    lent_type_index(VISITOR_TYPE_KEY, &INDEX)
 }
 
 /// Calls the foreign `__s_visit__` hook `attr` (the attribute value, borrowed from the
@@ -194,16 +109,14 @@ pub(crate) fn call_visit_hook(
     visit_child: &mut VisitChild<'_>,
 ) -> ChildOutcome {
     let hooked_type_index = value.type_index();
-    let hook = Hook::of(attr, hooked_type_index)?;
+    let hook = Hook::of(attr, VISIT_ATTR, hooked_type_index)?;
     let visitor_index = visitor_type_index()?;
     ffi_panic::install_panic_hook();
     let fields = VisitorFields {
         vtable: &VTABLE,
         def_region_mode: Cell::new(def_region_kind),
         hooked_type_index,
-        owner: thread_mark(),
-        active: AtomicPtr::new(std::ptr::null_mut()),
-        finished: AtomicBool::new(false),
+        lent: Lent::new(),
     };
     // SAFETY: `visitor_index` is `ffi.StructuralVisitor`, whose readers (C++) read the
     // `StructuralVisitorObj` prefix that `VisitorFields` starts with (asserted above).
@@ -221,23 +134,15 @@ pub(crate) fn call_visit_hook(
     // SAFETY: the fields of the object `visitor` keeps alive through this function.
     let fields = unsafe { fields_of(object) };
     let mut active = ActiveHook { visit_child };
-
-    /// Makes the traversal unreachable through the visitor when the hook returns (or unwinds).
-    struct Deactivate<'f>(&'f VisitorFields);
-    impl Drop for Deactivate<'_> {
-        fn drop(&mut self) {
-            self.0.active.store(std::ptr::null_mut(), Ordering::Release);
-            self.0.finished.store(true, Ordering::Release);
-        }
-    }
-    fields.active.store(
-        (&mut active as *mut ActiveHook<'_, '_>).cast::<c_void>(),
-        Ordering::Release,
-    );
-    let deactivate = Deactivate(fields);
+    let disarm = fields
+        .lent
+        .arm((&mut active as *mut ActiveHook<'_, '_>).cast::<c_void>());
 
     let result = match hook {
-        Hook::Native(hook) => {
+        Hook::Native(pointer) => {
+            // SAFETY: the `__s_visit__` protocol stores exactly an `FStructuralVisitABI` in an
+            // opaque-pointer attribute.
+            let hook = unsafe { std::mem::transmute::<*mut c_void, VisitAbi>(pointer.as_ptr()) };
             // SAFETY: the hook's ABI (above); `object` is a live `StructuralVisitorObj` and
             // `value` a live view; the result is an owned `TVMFFIAny`.
             let raw = unsafe { hook(object.as_ptr(), *value.as_raw()) };
@@ -253,7 +158,7 @@ pub(crate) fn call_visit_hook(
     };
     // In this order (as an unwind drops them too): the fields are written before `visitor`
     // lets go of the object.
-    drop(deactivate);
+    drop(disarm);
     drop(visitor);
     result
 }
@@ -338,31 +243,13 @@ unsafe extern "C" fn visit_child_abi(visitor: *mut TVMFFIObject, value: TVMFFIAn
     });
     match visited {
         Ok(raw) => raw,
-        Err(payload) => panic_into_abi(hooked_type_index, payload),
-    }
-}
-
-/// A panic of a child's visit as the ABI's error result.
-#[cold]
-fn panic_into_abi(
-    hooked_type_index: Option<i32>,
-    payload: Box<dyn std::any::Any + Send>,
-) -> TVMFFIAny {
-    let context = match hooked_type_index {
-        Some(index) => format!("{}.{VISIT_ATTR}", type_info::type_key_of_index(index)),
-        None => format!("{VISITOR_TYPE_KEY}.visit"),
-    };
-    // Never panics: raises a fixed error if this one cannot be built.
-    ffi_panic::raise_panic(&context, payload);
-    let mut error: sys::TVMFFIObjectHandle = std::ptr::null_mut();
-    // SAFETY: a valid output slot; the raised error's one reference moves to the result.
-    unsafe { sys::TVMFFIErrorMoveFromRaised(&mut error) };
-    TVMFFIAny {
-        type_index: ti::kTVMFFIError,
-        zero_padding: 0,
-        value: sys::TVMFFIAnyValue {
-            v_obj: error as *mut TVMFFIObject,
-        },
+        Err(payload) => {
+            let context = match hooked_type_index {
+                Some(index) => format!("{}.{VISIT_ATTR}", type_info::type_key_of_index(index)),
+                None => format!("{VISITOR_TYPE_KEY}.visit"),
+            };
+            panic_into_abi(&context, payload)
+        }
     }
 }
 
@@ -398,34 +285,17 @@ unsafe fn visit_child(
     }
     *hooked_type_index = Some(fields.hooked_type_index);
     let hooked_key = || type_info::type_key_of_index(fields.hooked_type_index);
-    if fields.owner != thread_mark() {
-        return Err(Error::runtime_error(format!(
-            "the `{VISITOR_TYPE_KEY}` lent to `{VISIT_ATTR}` of `{}` was called from \
-             another thread than its traversal's",
-            hooked_key()
-        )));
-    }
-    // Taken while the child is visited: no other call reaches the traversal meanwhile.
-    let active = fields.active.swap(std::ptr::null_mut(), Ordering::AcqRel);
-    if active.is_null() {
-        let why = if fields.finished.load(Ordering::Acquire) {
-            "was kept past the hook's return; its traversal has ended"
-        } else {
-            "is already visiting a child"
+    let taken = fields.lent.take().map_err(|refused| {
+        let why = match refused {
+            Refused::OtherThread => "was called from another thread than its traversal's",
+            Refused::Finished => "was kept past the hook's return; its traversal has ended",
+            Refused::Busy => "is already visiting a child",
         };
-        return Err(Error::runtime_error(format!(
+        Error::runtime_error(format!(
             "the `{VISITOR_TYPE_KEY}` lent to `{VISIT_ATTR}` of `{}` {why}",
             hooked_key()
-        )));
-    }
-    /// Gives the traversal back to the visitor when the child's visit returns (or unwinds).
-    struct Restore<'f>(&'f AtomicPtr<c_void>, *mut c_void);
-    impl Drop for Restore<'_> {
-        fn drop(&mut self) {
-            self.0.store(self.1, Ordering::Release);
-        }
-    }
-    let _restore = Restore(&fields.active, active);
+        ))
+    })?;
     let region = fields.def_region_mode.get();
     if !(0..=2).contains(&region) {
         return Err(Error::value_error(format!(
@@ -437,9 +307,9 @@ unsafe fn visit_child(
     if value.type_index == ti::kTVMFFINone {
         return Ok(None);
     }
-    // SAFETY: `active` is the `ActiveHook` of the `call_visit_hook` frame below this one on
-    // this thread (checked above), which it outlives; taken, so this is its only user.
-    let active = unsafe { &mut *active.cast::<ActiveHook<'_, '_>>() };
+    // SAFETY: the state is the `ActiveHook` of the `call_visit_hook` frame below this one on
+    // this thread (checked by `take`), which it outlives; taken, so this is its only user.
+    let active = unsafe { &mut *taken.state.as_ptr().cast::<ActiveHook<'_, '_>>() };
     // SAFETY: the caller keeps `value` alive through the call.
     let view = unsafe { AnyView::from_raw(value) };
     (active.visit_child)(&view, region)
