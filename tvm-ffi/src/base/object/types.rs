@@ -113,7 +113,7 @@ pub unsafe trait DerivedObject: ObjectType {
 /// An object type that Rust code may allocate with [`ObjectRef::new`](super::ObjectRef::new): a type defined in Rust
 /// (by `#[derive(Object)]`), as opposed to a built-in or a type declared from another language.
 /// An `external` declaration of a type whose every byte is a declared field may implement it
-/// too (the generated declarations of C++ types do, `tvm_ffi_rust_mirror.py`): Rust then
+/// too (the generated declarations of C++ types do, `tvm_ffi_build.rust_mirror`): Rust then
 /// allocates objects of that type, which the defining code reads as its own.
 ///
 /// # Safety
