@@ -192,6 +192,10 @@ assert my_ext.Marker.Dot.value == 1 and my_ext.Marker.Cross.name == "Cross"
 assert my_ext.Marker(2).same_as(my_ext.Marker.Cross) and list(my_ext.Marker) == [my_ext.Marker.Dot, my_ext.Marker.Cross]
 assert my_ext.Color.red.value == "red" and my_ext.Color("green").same_as(my_ext.Color.green)
 assert my_ext.describe_marker(my_ext.Marker.Cross, my_ext.Color.green) == "green Cross"
+# A str entry whose value is no name binds by its Rust name; enum defaults, values convert.
+assert my_ext.Color.dark_blue.value == "dark blue" and my_ext.Color("dark blue").same_as(my_ext.Color.dark_blue)
+assert my_ext.describe_marker() == "green Dot" and my_ext.describe_marker(color="red") == "red Dot"
+assert my_ext.describe_marker(color=my_ext.Color.dark_blue, marker=2) == "dark blue Cross"
 try:
     my_ext.Interval(2.0, 1.0)
     raise AssertionError("no error")
@@ -215,6 +219,7 @@ q: Point = p.scale(2)
 marker: Marker = Marker.Cross
 color: Color = Color.red
 text: str = my_ext.describe_marker(marker, color)
+default_text: str = my_ext.describe_marker(color=Color.dark_blue)
 total: int = my_ext.apply_twice(lambda x: x + 1, 1)
 length: float = Interval(1.0, 2.0).length()
 keyword_length: float = Interval(lo=1.0, hi=2.0).length()

@@ -9,7 +9,9 @@ corrects one upstream behaviour and is idempotent (stubgen regenerates its block
 1. enums: stubgen imports `IntEnum`/`StrEnum` from `tvm_ffi` (they live in
    `tvm_ffi.dataclasses`) and registers them with `@register_object`, which skips the enum
    machinery (`.name`, entries as class attributes). They become `class OpKind(IntEnum,
-   type_key="pkg.OpKind")` with one `Add: ClassVar[OpKind]` per entry.
+   type_key="pkg.OpKind")` with one `Add: ClassVar[OpKind]` per entry (`add =
+   entry(value="+")` for a `str` entry whose value is no name); an enum parameter's default
+   (registered as its value) is written `color: Color = ...`.
 2. comparison hooks: stubgen registers every class with `@register_object`, whose `==` compares
    identities; a type with `__ffi_eq__`/`__ffi_compare__`/`__ffi_hash__` gets
    `@c_class(key, eq=True, order=True, unsafe_hash=True)` (the options its hooks call for).
@@ -122,7 +124,13 @@ def query(library: str, prefix: str) -> dict[str, Any]:
 
         state = attr("__ffi_enum__")
         if state is not None:
-            enums[key] = [str(entry._str_index) for entry in state.entries]
+            # An entry's Python name: its `name` attribute (a `str` enum whose value is no
+            # identifier, `#[ffi(name = "add", value = "+")]`), else its string index.
+            names = state.attrs.get("name") or {}
+            enums[key] = [
+                {"alias": str(names.get(e, e._str_index)), "str": str(e._str_index), "int": int(e._int_index)}
+                for e in state.entries
+            ]
         eq, compare, hash_ = (attr(f"__ffi_{k}__") is not None for k in ("eq", "compare", "hash"))
         options = ["eq=True"] * (eq or compare) + ["order=True"] * compare + ["unsafe_hash=True"] * (eq or compare or hash_)
         if options:
@@ -158,20 +166,37 @@ def _refine_signature_block(text: str) -> str:
 _ENUM_BASES = {"IntEnum": "_ffi_IntEnum", "StrEnum": "_ffi_StrEnum", "Enum": "_ffi_Enum"}
 _REFINED_IMPORTS = "# tvm_ffi_build: names the refined stubs use\n"
 _C_CLASS_IMPORT = "from tvm_ffi.dataclasses import c_class as _ffi_c_class\n"
+_ENTRY_IMPORT = "from tvm_ffi.dataclasses import entry as _ffi_entry\n"
+# An enum type's entries: the Python name (`alias`), the string and the integer index.
+Entries = list[dict[str, Any]]
 
 
-def refine(text: str, enums: dict[str, list[str]], hooks: dict[str, str], params: dict[str, dict[str, Any]]) -> str:
+def refine(text: str, enums: dict[str, Entries], hooks: dict[str, str], params: dict[str, dict[str, Any]]) -> str:
     """The edits of the module docstring, in an order that keeps each one idempotent."""
     text = _refine_enum_classes(text, enums)
     text = _refine_hook_classes(text, hooks)
-    text = _refine_param_names(text, params)
+    text = _refine_param_names(text, params, _enum_defaults(text, enums))
     text = _refine_init_signatures(text)
     text = _refine_signature_block(text)
     text = _refine_export_block(text)
     return _refine_imports(text)
 
 
-def _refine_enum_classes(text: str, enums: dict[str, list[str]]) -> str:
+def _enum_defaults(text: str, enums: dict[str, Entries]) -> dict[str, dict[Any, str]]:
+    """Per enum class of the stubs, its entries by value (the string index of a `str` enum, the
+    integer index of an `int` one): a parameter default given as a value is no value of the
+    annotated class for type checkers, so it is written `color: Color = ...` (the signature
+    `inspect.signature` shows keeps the value)."""
+    out: dict[str, dict[Any, str]] = {}
+    for key, entries in enums.items():
+        match = re.search(rf'^class (\w+)\((_ffi_\w*Enum), type_key="{re.escape(key)}"\):$', text, re.M)
+        if match is not None:
+            index = "int" if match.group(2) == "_ffi_IntEnum" else "str"
+            out[match.group(1)] = {e[index]: e["alias"] for e in entries}
+    return out
+
+
+def _refine_enum_classes(text: str, enums: dict[str, Entries]) -> str:
     # Edit 1 (stubgen imports the enum bases from `tvm_ffi`, which has none, and registers enum
     # classes with `@register_object`): `from tvm_ffi import IntEnum as _ffi_IntEnum, ...` moves
     # to `tvm_ffi.dataclasses`, and each enum class takes its key and one `ClassVar` per entry.
@@ -203,8 +228,14 @@ def _refine_enum_classes(text: str, enums: dict[str, list[str]]) -> str:
         fmt_off = f"{indent}# fmt: off\n"
         if text.startswith(fmt_off, at):
             at += len(fmt_off)
-        names = [e for e in entries if e.isidentifier() and not keyword.iskeyword(e)]
-        declared = "".join(f"{indent}{name}: ClassVar[{cls}]\n" for name in names)
+        named = [e for e in entries if e["alias"].isidentifier() and not keyword.iskeyword(e["alias"])]
+        # An entry named by its string index binds as a `ClassVar`; one renamed (a `str` enum's
+        # value that is no identifier) as `entry(value=..)`, which the runtime looks up by value.
+        declared = "".join(
+            f"{indent}{e['alias']}: ClassVar[{cls}]\n" if e["alias"] == e["str"]
+            else f"{indent}{e['alias']} = _ffi_entry(value={e['str']!r})\n"
+            for e in named
+        )
         if not text.startswith(declared, at):
             text = text[:at] + declared + text[at:]
     return text
@@ -226,7 +257,7 @@ def _split_params(params: str) -> list[str]:
     return out
 
 
-def _named_def(line: str, info: dict[str, Any]) -> str:
+def _named_def(line: str, info: dict[str, Any], enum_defaults: dict[str, dict[Any, str]]) -> str:
     """A stub `def` line with its numbered parameters (`_0: int`) renamed and given their
     defaults from `info` (`arg_names`, `arg_defaults`), taking keywords (a method's `self`
     stays positional-only): the runtime's `__init__`/`__ffi_init__` pass keywords in its KWARGS
@@ -245,7 +276,11 @@ def _named_def(line: str, info: dict[str, Any]) -> str:
         name = names[int(numbered.group(1))]
         text = f"{name}: {numbered.group(2)}"
         if name in defaults:
-            text += f" = {defaults[name]!r}"
+            default = defaults[name]
+            cls = re.sub(r"^Optional\[(.*)\]$|^(.*) \| None$", r"\1\2", numbered.group(2))
+            alias = enum_defaults.get(cls, {}).get(default) if default is not None else None
+            # `...`: the stubs of functions come before the enum classes they name.
+            text += " = ..." if alias is not None else f" = {default!r}"
         out.append(text)
     out = [p for p in out if p != "/"]
     if out[:1] == ["self"] and m.group("name") not in ("__init__", "__ffi_init__"):
@@ -253,7 +288,8 @@ def _named_def(line: str, info: dict[str, Any]) -> str:
     return f"{m.group('head')}{', '.join(out)}{m.group('tail')}"
 
 
-def _refine_param_names(text: str, params: dict[str, dict[str, Any]]) -> str:
+def _refine_param_names(text: str, params: dict[str, dict[str, Any]],
+                        enum_defaults: dict[str, dict[Any, str]]) -> str:
     """Edit 3 (stubgen numbers parameters, `_0: int`: the type schema has no names): the names
     and defaults the SDK registers (metadata `arg_names`, `arg_defaults`)."""
     out = []
@@ -266,7 +302,7 @@ def _refine_param_names(text: str, params: dict[str, dict[str, Any]]) -> str:
             scope = ""
         m = _STUB_DEF.match(line)
         if scope and m is not None and f"{scope}{m.group('name')}" in params:
-            line = _named_def(line, params[f"{scope}{m.group('name')}"])
+            line = _named_def(line, params[f"{scope}{m.group('name')}"], enum_defaults)
         out.append(line)
     return "\n".join(out)
 
@@ -341,7 +377,7 @@ def _refine_imports(text: str) -> str:
     at = text.index(end, start) + len(end)
     if text.startswith(_REFINED_IMPORTS, at):
         at_end = at + len(_REFINED_IMPORTS)
-        while text.startswith(("from typing import ", _C_CLASS_IMPORT), at_end):
+        while text.startswith(("from typing import ", _C_CLASS_IMPORT, _ENTRY_IMPORT), at_end):
             at_end = text.index("\n", at_end) + 1
         text = text[:at] + text[at_end:]
     code = re.sub(r"^\s*#.*$", "", text, flags=re.M)
@@ -351,6 +387,8 @@ def _refine_imports(text: str) -> str:
     lines = [f"from typing import {', '.join(needed)}\n"] if needed else []
     if re.search(r"^@_ffi_c_class\(", code, re.M):
         lines.append(_C_CLASS_IMPORT)
+    if re.search(r"= _ffi_entry\(", code):
+        lines.append(_ENTRY_IMPORT)
     if not lines:
         return text
     return text[:at] + _REFINED_IMPORTS + "".join(lines) + text[at:]

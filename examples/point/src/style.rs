@@ -22,14 +22,21 @@ pub enum Color {
     /// Green.
     #[ffi(value = "green")]
     Green,
+    /// Dark blue: a value that is no Python name, bound as `Color.dark_blue`.
+    #[ffi(name = "dark_blue", value = "dark blue")]
+    DarkBlue,
 }
 
 /// How a marker looks, e.g. `"green Cross"`.
 #[ffi_func(name = "my_ext.describe_marker")]
-pub fn describe_marker(marker: Marker, color: Color) -> String {
+pub fn describe_marker(
+    #[ffi(default = Marker::Dot)] marker: Marker,
+    #[ffi(default = "green")] color: Color,
+) -> String {
     let color = match color {
         Color::Red => "red",
         Color::Green => "green",
+        Color::DarkBlue => "dark blue",
     };
     format!("{color} {marker:?}")
 }
