@@ -19,7 +19,7 @@ use std::ops::ControlFlow;
 use std::ptr::NonNull;
 
 use super::link::link_handlers;
-use super::mutate_hook::{call_mutate_hook, HookEngine};
+use super::mutate_hook::{map_through_hook, HookEngine};
 use super::mutate_value::{
     is_unique, mode_of, InplaceMode, InplaceValue, IntoMapResult, MapValue, MutateValue, Permit,
     UnchangedOr,
@@ -532,10 +532,6 @@ pub(crate) fn owned(value: &AnyView<'_>) -> Any {
     unsafe { owned_from_raw(value.as_raw()) }
 }
 
-const MUTATE_ATTR: &str = "__s_mutate__";
-const INPLACE_MUTATE_ATTR: &str = "__s_maybe_inplace_mutate__";
-static MUTATE_COLUMN: AttrColumn = AttrColumn::new(MUTATE_ATTR);
-static INPLACE_MUTATE_COLUMN: AttrColumn = AttrColumn::new(INPLACE_MUTATE_ATTR);
 static SHALLOW_COPY_COLUMN: AttrColumn = AttrColumn::new("__ffi_shallow_copy__");
 
 /// A [`Driver`] as the engine a foreign hook calls back into.
@@ -570,9 +566,7 @@ trait Driver {
     /// Records the replacement of the object `var` (a foreign hook's `var_remap_set`).
     fn var_remap_set(&mut self, var: &AnyView<'_>, mapped: &AnyView<'_>) -> Result<()>;
 
-    /// The children of `value`, of a type with a foreign mutation hook, mapped by that hook
-    /// (as C++'s `DefaultMutateExpected`: `__s_maybe_inplace_mutate__` for a value only the
-    /// traversal holds, with permission; `__s_mutate__` otherwise). `None`: no hook.
+    /// The children of `value` mapped by its type's foreign mutation hook; `None`: no hook.
     #[inline]
     fn map_through_hook(
         &mut self,
@@ -581,20 +575,8 @@ trait Driver {
         kind: DefRegionKind,
         permit: Permit,
     ) -> Option<Result<Any>> {
-        let inplace = if permit == Permit::InPlace && is_unique(value) {
-            INPLACE_MUTATE_COLUMN.get_value(type_index)
-        } else {
-            None
-        };
-        let (attr, name, inplace) = match inplace {
-            Some(attr) => (attr, INPLACE_MUTATE_ATTR, true),
-            None => (MUTATE_COLUMN.get_value(type_index)?, MUTATE_ATTR, false),
-        };
-        let mut engine = HookDriver(self);
-        Some(
-            call_mutate_hook(attr, name, value, kind, inplace, &mut engine)
-                .map(|image| image.unwrap_or_else(|| owned(value))),
-        )
+        let mapped = map_through_hook(value, type_index, kind, permit, &mut HookDriver(self))?;
+        Some(mapped.map(|image| image.unwrap_or_else(|| owned(value))))
     }
 
     fn default_map(

@@ -20,8 +20,8 @@ use std::ptr::NonNull;
 use std::sync::atomic::AtomicI32;
 
 use super::hook_abi::{lent_type_index, panic_into_abi, Hook, Lent, Refused};
-use super::mutate_value::Permit;
-use super::visit::{with_frame, DefRegionKind};
+use super::mutate_value::{is_unique, Permit};
+use super::visit::{with_frame, AttrColumn, DefRegionKind};
 use crate::abi::sys::{self, type_index as ti, TVMFFIAny, TVMFFIObject};
 use crate::base::error::{panic as ffi_panic, Error, Result};
 use crate::base::object::{alloc_object, type_index_of, type_info, ObjectCell};
@@ -119,12 +119,35 @@ fn mutator_type_index() -> Result<i32> {
     lent_type_index(MUTATOR_TYPE_KEY, &INDEX)
 }
 
+const MUTATE: &str = "__s_mutate__";
+const INPLACE_MUTATE: &str = "__s_maybe_inplace_mutate__";
+static MUTATE_COLUMN: AttrColumn = AttrColumn::new(MUTATE);
+static INPLACE_MUTATE_COLUMN: AttrColumn = AttrColumn::new(INPLACE_MUTATE);
+
+/// The children of `value` (of type `type_index`) mapped by its type's foreign mutation hook,
+/// as C++'s `DefaultMutateExpected` picks it: `__s_maybe_inplace_mutate__` for a value only the
+/// traversal holds, with permission; `__s_mutate__` otherwise. `None`: the type has no hook.
+pub(crate) fn map_through_hook(
+    value: &AnyView<'_>,
+    type_index: i32,
+    kind: DefRegionKind,
+    permit: Permit,
+    engine: &mut dyn HookEngine,
+) -> Option<Result<Option<Any>>> {
+    let unique = permit == Permit::InPlace && is_unique(value);
+    let (attr, name, inplace) = match unique.then(|| INPLACE_MUTATE_COLUMN.get_value(type_index)) {
+        Some(Some(attr)) => (attr, INPLACE_MUTATE, true),
+        _ => (MUTATE_COLUMN.get_value(type_index)?, MUTATE, false),
+    };
+    Some(call_mutate_hook(attr, name, value, kind, inplace, engine))
+}
+
 /// Calls the foreign mutation hook `attr` (the attribute value, borrowed from the registry,
 /// registered as `hook_name`) of `value` reached in `kind`, lending it a mutator whose calls
 /// back run `engine`. `inplace`: the hook is `__s_maybe_inplace_mutate__`, called for a value
 /// only the traversal holds. Returns the hook's replacement, or `None` for `Unchanged`.
 #[inline(never)]
-pub(crate) fn call_mutate_hook(
+fn call_mutate_hook(
     attr: TVMFFIAny,
     hook_name: &'static str,
     value: &AnyView<'_>,
