@@ -254,7 +254,7 @@ impl Mutator for ReplaceInt {
     }
 }
 
-/// `[the result, how many constants were replaced]` of `structural::mutate` with [`ReplaceInt`].
+/// `[the result, how many constants were replaced]` of `structural::mutate` with `ReplaceInt`.
 #[ffi_func(name = "tvm_bindings.mutate_replace_int")]
 pub fn mutate_replace_int(root: Any, from: i64, to: i64) -> Result<Array<Any>> {
     let mut mutator = ReplaceInt {
