@@ -88,7 +88,9 @@ pub(crate) fn not_registered(key: &str) -> String {
             .iter()
             .any(|prefix| e.starts_with(prefix.as_str()))
     };
-    let why: Vec<String> = load_errors().into_iter().filter(about).collect();
+    // Sorted: registration order follows link order, which differs between builds.
+    let mut why: Vec<String> = load_errors().into_iter().filter(about).collect();
+    why.sort();
     let why = match why.is_empty() {
         true => "see tvm_ffi::registry::load_errors()".to_string(),
         false => why.join("; "),
