@@ -1,0 +1,83 @@
+//! Apache TVM passes written in Rust, over the generated declarations of TVM's IR.
+//!
+//! Loaded with `tvm_ffi.load_module` into a process that imported `tvm`, this library registers
+//! `tvm_passes.RemoveNoOp()`: a factory with the parameters of TVM's own
+//! `tvm.tirx.transform.RemoveNoOp()` that returns a real `tvm.transform.Pass` (made by TVM's
+//! `tirx.transform.CreatePrimFuncPass`, with a Rust `Function` as the pass function). The pass
+//! reimplements C++'s `NoOpRemover` in Rust; it asks TVM's arithmetic analyzer (`sym.Analyzer*`)
+//! what it cannot decide itself, never the C++ pass. Tested against the C++ pass, input for
+//! input, by `tests/python/test_tvm_passes.py`; measured by `benches/tvm_passes.py`.
+#![deny(unsafe_code)]
+
+// The declarations of TVM's IR: the one generated file of `tests/tvm-bindings` (kept current
+// there by `tests/python/test_tvm_bindings.py`), compiled into this library as well rather than
+// copied. They carry the one `unsafe impl` each that an `external` type needs.
+#[allow(unsafe_code, dead_code)]
+#[path = "../../../tests/tvm-bindings/src/generated.rs"]
+pub mod ir;
+
+mod analyzer;
+mod expr;
+mod remove_no_op;
+
+use ir::{PrimFunc, RemoveNoOpConfig};
+use remove_no_op::{Config, NoOpRemover};
+use tvm_ffi::{ffi_func, Any, Array, Function, Map, ObjectRef, RValueRef, Result, String};
+
+/// The pass's configuration from the `PassContext` (`tirx.RemoveNoOp`), defaults otherwise.
+fn remove_no_op_config(ctx: &Any) -> Config {
+    let config = ctx
+        .checked_cast::<ObjectRef<tvm_ffi::builtin::AnyObject>>()
+        .and_then(|ctx| ctx.get_field::<Map<String, Any>>("config").ok())
+        .and_then(|config| config.get(String::from("tirx.RemoveNoOp")))
+        .and_then(|config| config.checked_cast::<ObjectRef<RemoveNoOpConfig>>());
+    match config {
+        Some(config) => Config {
+            max_simplification_steps: config.max_simplification_steps(),
+            ignore_profiler_call: config.ignore_profiler_call(),
+        },
+        None => Config::default(),
+    }
+}
+
+/// A `tvm.transform.Pass` over each `PrimFunc` of a module, made by TVM's
+/// `tirx.transform.CreatePrimFuncPass` from `pass_func` (`(func, module, ctx) -> func`).
+pub fn prim_func_pass(pass_func: Function, opt_level: i32, name: &str) -> Result<Any> {
+    let info = Function::get_global_required("transform.PassInfo")?.call((
+        opt_level,
+        String::from(name),
+        Array::<String>::new([])?,
+        false,
+    ))?;
+    Function::get_global_required("tirx.transform.CreatePrimFuncPass")?.call((pass_func, info))
+}
+
+/// `tvm.tirx.transform.RemoveNoOp()` in Rust: removes the statements that do nothing.
+#[ffi_func(name = "tvm_passes.RemoveNoOp")]
+pub fn remove_no_op_pass() -> Result<Any> {
+    let pass_func = Function::from_typed(
+        // TVM moves the function in (C++ `RValueRef`): this pass holds it.
+        |func: RValueRef<ObjectRef<PrimFunc>>,
+         _module: Any,
+         ctx: Any|
+         -> Result<ObjectRef<PrimFunc>> {
+            let func = func.into_inner();
+            let mut remover = NoOpRemover::new(remove_no_op_config(&ctx))?;
+            let body = func.body();
+            let new_body = remover.visit(&body)?;
+            if new_body.ptr_eq(&body) {
+                return Ok(func);
+            }
+            let base = &func.base;
+            Ok(PrimFunc::from_fields(
+                base.base.span(),
+                base.base.ty(),
+                base.attrs(),
+                func.params(),
+                func.ret_type(),
+                new_body,
+            ))
+        },
+    );
+    prim_func_pass(pass_func, 0, "tirx.RemoveNoOp")
+}

@@ -1,0 +1,502 @@
+//! `tirx.transform.RemoveNoOp` in Rust: C++'s `NoOpRemover` (an `IRMutatorWithAnalyzer`),
+//! rule for rule, over the generated bindings of TVM's IR.
+//!
+//! The rules: an `Evaluate` without side effects becomes `Evaluate(0)`; a `SeqStmt` is
+//! flattened and loses its `Evaluate(0)`s; a `For` whose extent is provably at most 0, or whose
+//! body is a no-op, becomes the side effects of its bounds; an `IfThenElse` with a constant
+//! condition becomes its branch, one with a no-op branch loses it (or becomes the side effects
+//! of its condition); an `AttrStmt` with a no-op body becomes the side effects of its value
+//! (`pragma_debug_skip_region` goes, a negative `async_wait_queue_scope` count unwraps); a
+//! `BufferStore` of the value already stored (proved by the analyzer, under the enclosing loop
+//! ranges, bindings and conditions) becomes the side effects of its value and indices.
+//!
+//! Expressions are kept as they are, as C++ keeps them, except that C++ also folds an
+//! `if_then_else` call or a `Select` whose condition is a literal constant inside an expression
+//! (not done here).
+
+use crate::analyzer::Analyzer;
+use crate::expr::{
+    as_const_int, dtype_of, evaluate, int_imm, is_const, is_no_op, is_prim, loads_from, Effects,
+    PURE, READ_STATE,
+};
+use crate::ir::{
+    AssertStmt, AttrStmt, Bind, BufferStore, Call, Evaluate, Expr, For, IfThenElse, SeqStmt, Stmt,
+    TensorLoad, Var, While,
+};
+use tvm_ffi::{Any, Array, DataType, Function, ObjectRef, Result, String};
+
+/// The pass's configuration (`tirx.RemoveNoOp` of the `PassContext`).
+#[derive(Clone, Copy, Default)]
+pub struct Config {
+    pub max_simplification_steps: i64,
+    pub ignore_profiler_call: bool,
+}
+
+/// TVM's own operator constructors (with C++'s constant folding and type promotion).
+struct Builders {
+    sub: Function,
+    eq: Function,
+    le: Function,
+    not: Function,
+    buffer_load: Function,
+    get_op: Function,
+    /// The operator `tirx.likely`.
+    likely: Option<ObjectRef<Expr>>,
+}
+
+impl Builders {
+    fn new() -> Result<Self> {
+        let g = Function::get_global_required;
+        let get_op = g("ir.GetOp")?;
+        let likely = get_op
+            .call((String::from("tirx.likely"),))
+            .ok()
+            .and_then(|op| op.checked_cast::<ObjectRef<Expr>>());
+        Ok(Builders {
+            likely,
+            sub: g("prim._OpSub")?,
+            eq: g("prim._OpEQ")?,
+            le: g("prim._OpLE")?,
+            not: g("prim.Not")?,
+            buffer_load: g("tirx.BufferLoad")?,
+            get_op,
+        })
+    }
+}
+
+/// C++ `NoOpRemover`.
+pub struct NoOpRemover {
+    analyzer: Analyzer,
+    effects: Effects,
+    build: Builders,
+    /// `Evaluate(0)`, shared.
+    nop: ObjectRef<Stmt>,
+    /// The profiler operators rendered as no-ops (`ignore_profiler_call`).
+    profiler_ops: Vec<ObjectRef<Expr>>,
+}
+
+impl NoOpRemover {
+    pub fn new(config: Config) -> Result<Self> {
+        let build = Builders::new()?;
+        let mut profiler_ops = Vec::new();
+        if config.ignore_profiler_call {
+            for name in [
+                "tirx.timer_init_cuda",
+                "tirx.timer_start_cuda",
+                "tirx.timer_end_cuda",
+                "tirx.timer_finalize_cuda",
+            ] {
+                if let Ok(op) = build.get_op.call((String::from(name),)) {
+                    if let Ok(op) = op.cast::<ObjectRef<Expr>>() {
+                        profiler_ops.push(op);
+                    }
+                }
+            }
+        }
+        Ok(NoOpRemover {
+            analyzer: Analyzer::new(config.max_simplification_steps)?,
+            effects: Effects::new()?,
+            build,
+            nop: evaluate(int_imm(DataType::INT32, 0)),
+            profiler_ops,
+        })
+    }
+
+    fn nop(&self) -> ObjectRef<Stmt> {
+        self.nop.clone()
+    }
+
+    /// C++ `MakeEvaluate(value)`.
+    fn make_evaluate(&mut self, value: ObjectRef<Expr>) -> Result<ObjectRef<Stmt>> {
+        if self.effects.side_effect(&value)? > READ_STATE {
+            Ok(evaluate(value))
+        } else {
+            Ok(self.nop())
+        }
+    }
+
+    /// C++ `MakeEvaluate(values)`.
+    fn make_evaluate_all(&mut self, values: &[ObjectRef<Expr>]) -> Result<ObjectRef<Stmt>> {
+        let mut stmts = Vec::new();
+        for value in values {
+            if self.effects.side_effect(value)? > READ_STATE {
+                stmts.push(evaluate(value.clone()));
+            }
+        }
+        Ok(match stmts.len() {
+            0 => self.nop(),
+            1 => stmts.pop().expect("one statement"),
+            _ => SeqStmt::from_fields(None, Array::new(stmts)?).upcast(),
+        })
+    }
+
+    /// C++ `HasSideEffect` (of an `Evaluate`'s value).
+    fn has_side_effect(&mut self, value: &ObjectRef<Expr>) -> Result<bool> {
+        if !is_prim(value) && !value.is_instance::<crate::ir::IntImm>() {
+            return Ok(value.is_instance::<Call>());
+        }
+        if !self.profiler_ops.is_empty() {
+            if let Some(call) = value.downcast_ref::<Call>() {
+                let callee = call.op();
+                if self.profiler_ops.iter().any(|op| op.ptr_eq(&callee)) {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(self.effects.side_effect(value)? > READ_STATE)
+    }
+
+    /// Visits a statement.
+    pub fn visit(&mut self, stmt: &ObjectRef<Stmt>) -> Result<ObjectRef<Stmt>> {
+        if let Some(seq) = stmt.downcast_ref::<SeqStmt>() {
+            return self.visit_seq(stmt, seq);
+        }
+        if let Some(store) = stmt.downcast_ref::<BufferStore>() {
+            return self.visit_store(stmt, store);
+        }
+        if let Some(eval) = stmt.downcast_ref::<Evaluate>() {
+            return if self.has_side_effect(&eval.value())? {
+                Ok(stmt.clone())
+            } else {
+                Ok(self.nop())
+            };
+        }
+        if let Some(loop_) = stmt.downcast_ref::<For>() {
+            return self.visit_for(stmt, loop_);
+        }
+        if let Some(cond) = stmt.downcast_ref::<IfThenElse>() {
+            let out = self.visit_if(stmt, cond)?;
+            return self.remove_if_branches(out);
+        }
+        if let Some(attr) = stmt.downcast_ref::<AttrStmt>() {
+            return self.visit_attr(stmt, attr);
+        }
+        if let Some(bind) = stmt.downcast_ref::<Bind>() {
+            let value = bind.value();
+            if is_prim(&value) && self.effects.side_effect(&value)? <= PURE {
+                self.analyzer.bind_value(bind.var(), value);
+            }
+            return Ok(stmt.clone());
+        }
+        if let Some(assert) = stmt.downcast_ref::<AssertStmt>() {
+            self.analyzer.constrain(assert.condition());
+            return Ok(stmt.clone());
+        }
+        if let Some(while_) = stmt.downcast_ref::<While>() {
+            let body = while_.body();
+            let new_body = self.visit(&body)?;
+            if new_body.ptr_eq(&body) {
+                return Ok(stmt.clone());
+            }
+            let span = while_.base.span();
+            return Ok(While::from_fields(span, while_.condition(), new_body).upcast());
+        }
+        // Statements without nested statements (`DeclBuffer`, `AllocBuffer`, `Break`, ...).
+        Ok(stmt.clone())
+    }
+
+    /// C++ `StmtMutator::VisitStmt_(SeqStmt)`: visits each statement, then `SeqStmt::Flatten`
+    /// (nested sequences inlined, `Evaluate(0)`s dropped).
+    fn visit_seq(&mut self, stmt: &ObjectRef<Stmt>, seq: &SeqStmt) -> Result<ObjectRef<Stmt>> {
+        let items = seq.seq();
+        let mut flat: Vec<ObjectRef<Stmt>> = Vec::with_capacity(items.len());
+        let mut same = true;
+        for item in items.iter() {
+            let new = self.visit(&item)?;
+            if !new.ptr_eq(&item) {
+                same = false;
+            }
+            flatten_into(&mut flat, new);
+        }
+        match flat.len() {
+            0 => return Ok(self.nop()),
+            1 => return Ok(flat.pop().expect("one statement")),
+            _ => {}
+        }
+        if same
+            && flat.len() == items.len()
+            && flat.iter().zip(items.iter()).all(|(a, b)| a.ptr_eq(&b))
+        {
+            return Ok(stmt.clone());
+        }
+        Ok(SeqStmt::from_fields(seq.base.span(), Array::new(flat)?).upcast())
+    }
+
+    fn visit_for(&mut self, stmt: &ObjectRef<Stmt>, loop_: &For) -> Result<ObjectRef<Stmt>> {
+        let extent = loop_.extent();
+        match as_const_int(&extent) {
+            Some(n) if n <= 0 => return Ok(self.nop()),
+            Some(_) => {}
+            None => {
+                let zero = int_imm(dtype_of(&extent).unwrap_or(DataType::INT32), 0);
+                let le = self.build.le.call((extent.clone(), zero, Any::default()))?;
+                if self.analyzer.can_prove(le)? {
+                    return Ok(self.nop());
+                }
+            }
+        }
+        self.analyzer.push_scope();
+        self.analyzer
+            .bind_range(loop_.loop_var(), loop_.min(), extent.clone());
+        let body = loop_.body();
+        let new_body = self.visit(&body);
+        self.analyzer.pop_scope()?;
+        let new_body = new_body?;
+        if is_const(&extent, 0) {
+            return Ok(self.nop());
+        }
+        if is_no_op(&new_body) {
+            return self.make_evaluate_all(&[loop_.min(), extent]);
+        }
+        if new_body.ptr_eq(&body) {
+            return Ok(stmt.clone());
+        }
+        Ok(For::from_fields(
+            loop_.base.span(),
+            loop_.loop_var(),
+            loop_.min(),
+            extent,
+            loop_.kind(),
+            new_body,
+            loop_.thread_binding(),
+            loop_.annotations(),
+            loop_.step(),
+        )
+        .upcast())
+    }
+
+    /// C++ `IRMutatorWithAnalyzer::VisitStmt_(IfThenElse)`.
+    fn visit_if(&mut self, stmt: &ObjectRef<Stmt>, node: &IfThenElse) -> Result<ObjectRef<Stmt>> {
+        self.analyzer.push_scope();
+        let out = self.visit_if_scoped(stmt, node);
+        self.analyzer.pop_scope()?;
+        out
+    }
+
+    fn visit_if_scoped(
+        &mut self,
+        stmt: &ObjectRef<Stmt>,
+        node: &IfThenElse,
+    ) -> Result<ObjectRef<Stmt>> {
+        let condition = node.condition();
+        let mut real = condition.clone();
+        if let Some(call) = condition.downcast_ref::<Call>() {
+            let callee = call.op();
+            if self
+                .build
+                .likely
+                .as_ref()
+                .is_some_and(|op| op.ptr_eq(&callee))
+            {
+                if let Some(arg) = call.args().get(0) {
+                    real = arg;
+                }
+            }
+        }
+        let then_case = node.then_case();
+        self.analyzer.push_scope();
+        self.analyzer.constrain(real.clone());
+        let new_then = self.visit(&then_case);
+        self.analyzer.pop_scope()?;
+        let new_then = new_then?;
+        let else_case = node.else_case();
+        let new_else = match &else_case {
+            Some(else_case) => {
+                self.analyzer.push_scope();
+                self.analyzer.constrain_not(real.clone());
+                let out = self.visit(else_case);
+                self.analyzer.pop_scope()?;
+                Some(out?)
+            }
+            None => None,
+        };
+        if is_const(&real, 1) {
+            return Ok(new_then);
+        }
+        if is_const(&real, 0) {
+            return Ok(new_else.unwrap_or_else(|| self.nop()));
+        }
+        let same_else = match (&else_case, &new_else) {
+            (Some(a), Some(b)) => a.ptr_eq(b),
+            _ => true,
+        };
+        if new_then.ptr_eq(&then_case) && same_else {
+            return Ok(stmt.clone());
+        }
+        Ok(IfThenElse::from_fields(node.base.span(), condition, new_then, new_else).upcast())
+    }
+
+    /// `NoOpRemover::VisitStmt_(IfThenElse)` after the visit: no-op branches.
+    fn remove_if_branches(&mut self, stmt: ObjectRef<Stmt>) -> Result<ObjectRef<Stmt>> {
+        let Some(node) = stmt.downcast_ref::<IfThenElse>() else {
+            return Ok(stmt);
+        };
+        let condition = node.condition();
+        let then_case = node.then_case();
+        match node.else_case() {
+            Some(else_case) => {
+                let no_op_else = is_no_op(&else_case);
+                let no_op_then = is_no_op(&then_case);
+                if no_op_else && no_op_then {
+                    self.make_evaluate(condition)
+                } else if no_op_else {
+                    Ok(IfThenElse::from_fields(None, condition, then_case, None).upcast())
+                } else if no_op_then {
+                    let negated = self.logical_not(condition)?;
+                    Ok(IfThenElse::from_fields(None, negated, else_case, None).upcast())
+                } else {
+                    Ok(stmt)
+                }
+            }
+            None if is_no_op(&then_case) => self.make_evaluate(condition),
+            None => Ok(stmt),
+        }
+    }
+
+    /// C++ `!expr` (`logical_not`, folded for a constant).
+    fn logical_not(&mut self, expr: ObjectRef<Expr>) -> Result<ObjectRef<Expr>> {
+        if let Some(value) = as_const_int(&expr) {
+            return Ok(int_imm(DataType::BOOL, i64::from(value == 0)));
+        }
+        self.build
+            .not
+            .call((expr, Any::default()))?
+            .cast::<ObjectRef<Expr>>()
+    }
+
+    fn visit_attr(&mut self, stmt: &ObjectRef<Stmt>, attr: &AttrStmt) -> Result<ObjectRef<Stmt>> {
+        let key = attr.attr_key();
+        match key.as_str() {
+            "pragma_debug_skip_region" => return Ok(self.nop()),
+            "async_wait_queue_scope" => {
+                if let Some(inner) = attr.body().downcast_ref::<AttrStmt>() {
+                    let count = inner.value();
+                    let negative = match as_const_int(&count) {
+                        Some(n) => n < 0,
+                        None => {
+                            let mut fresh = Analyzer::new(0)?;
+                            let zero = int_imm(dtype_of(&count).unwrap_or(DataType::INT32), 0);
+                            let lt = Function::get_global_required("prim._OpLT")?.call((
+                                count.clone(),
+                                zero,
+                                Any::default(),
+                            ))?;
+                            fresh.can_prove(lt)?
+                        }
+                    };
+                    if negative {
+                        return self.visit(&inner.body());
+                    }
+                }
+            }
+            _ => {}
+        }
+        self.analyzer.push_scope();
+        if key.as_str() == "thread_extent" || key.as_str() == "virtual_thread" {
+            if let Ok(iter_var) = attr.node().cast::<ObjectRef<tvm_ffi::builtin::AnyObject>>() {
+                if let Ok(var) = iter_var.get_field::<ObjectRef<Var>>("var") {
+                    let value = attr.value();
+                    let zero = int_imm(dtype_of(&value).unwrap_or(DataType::INT32), 0);
+                    self.analyzer.bind_range(var, zero, value);
+                }
+            }
+        }
+        let body = attr.body();
+        let new_body = self.visit(&body);
+        self.analyzer.pop_scope()?;
+        let new_body = new_body?;
+        if is_no_op(&new_body) {
+            return self.make_evaluate(attr.value());
+        }
+        if new_body.ptr_eq(&body) {
+            return Ok(stmt.clone());
+        }
+        Ok(
+            AttrStmt::from_fields(attr.base.span(), attr.node(), key, attr.value(), new_body)
+                .upcast(),
+        )
+    }
+
+    fn visit_store(
+        &mut self,
+        stmt: &ObjectRef<Stmt>,
+        store: &BufferStore,
+    ) -> Result<ObjectRef<Stmt>> {
+        let buffer = store.buffer();
+        let value = store.value();
+        let indices = store.indices();
+        // Only a value that reads the buffer, or a constraint in force, can make the analyzer
+        // prove that the store writes what is already there; skip its question otherwise.
+        if self.analyzer.has_constraints() || loads_from(&value, &buffer)? {
+            let load =
+                self.build
+                    .buffer_load
+                    .call((buffer.clone(), indices.clone(), Any::default()))?;
+            let diff = self.build.sub.call((value.clone(), load, Any::default()))?;
+            let eq = self.build.eq.call((diff, 0i32, Any::default()))?;
+            let simplified = self.analyzer.simplify(eq)?;
+            if simplified
+                .checked_cast::<ObjectRef<Expr>>()
+                .is_some_and(|e| is_const(&e, 1))
+            {
+                return self.only_side_effects(&value, &indices);
+            }
+        }
+        if let Some(load) = value.downcast_ref::<TensorLoad>() {
+            if load.source().ptr_eq(&buffer) {
+                let load_indices = load.indices();
+                if load_indices.len() == indices.len() {
+                    let mut equal = true;
+                    for (a, b) in load_indices.iter().zip(indices.iter()) {
+                        if !self.analyzer.can_prove_equal(&a, &b)? {
+                            equal = false;
+                            break;
+                        }
+                    }
+                    if equal {
+                        return self.only_side_effects(&value, &indices);
+                    }
+                }
+            }
+        }
+        Ok(stmt.clone())
+    }
+
+    /// The side effects of evaluating a store's value and indices, without the store.
+    fn only_side_effects(
+        &mut self,
+        value: &ObjectRef<Expr>,
+        indices: &Array<ObjectRef<Expr>>,
+    ) -> Result<ObjectRef<Stmt>> {
+        let mut items = vec![self.make_evaluate(value.clone())?];
+        for index in indices.iter() {
+            items.push(self.make_evaluate(index)?);
+        }
+        let mut flat = Vec::new();
+        for item in items {
+            let visited = self.visit(&item)?;
+            flatten_into(&mut flat, visited);
+        }
+        Ok(match flat.len() {
+            0 => self.nop(),
+            1 => flat.pop().expect("one statement"),
+            _ => SeqStmt::from_fields(None, Array::new(flat)?).upcast(),
+        })
+    }
+}
+
+/// C++ `SeqStmt::Flattener`: nested sequences inlined, `Evaluate` of integer 0 dropped.
+fn flatten_into(out: &mut Vec<ObjectRef<Stmt>>, stmt: ObjectRef<Stmt>) {
+    if let Some(seq) = stmt.downcast_ref::<SeqStmt>() {
+        for item in seq.seq().iter() {
+            flatten_into(out, item);
+        }
+        return;
+    }
+    if let Some(eval) = stmt.downcast_ref::<Evaluate>() {
+        if is_const(&eval.value(), 0) {
+            return;
+        }
+    }
+    out.push(stmt);
+}
