@@ -130,11 +130,6 @@ impl Analyzer {
         self.pending.push(Pending::Constraint(depth, constraint));
     }
 
-    /// Whether any constraint holds now.
-    pub fn has_constraints(&self) -> bool {
-        self.scopes.iter().any(|s| s.constraints > 0)
-    }
-
     /// Hands what is pending to TVM, in order.
     fn flush(&mut self) -> Result<()> {
         for pending in std::mem::take(&mut self.pending) {

@@ -179,7 +179,10 @@ impl NoOpRemover {
             return Ok(stmt.clone());
         }
         if let Some(assert) = stmt.downcast_ref::<AssertStmt>() {
-            self.analyzer.constrain(assert.condition());
+            let condition = assert.condition();
+            if self.effects.side_effect(&condition)? <= PURE {
+                self.analyzer.constrain(condition);
+            }
             return Ok(stmt.clone());
         }
         if let Some(while_) = stmt.downcast_ref::<While>() {
@@ -293,9 +296,13 @@ impl NoOpRemover {
                 }
             }
         }
+        // As C++'s `ConstraintContext`, only a pure condition constrains the analyzer.
+        let pure = self.effects.side_effect(&real)? <= PURE;
         let then_case = node.then_case();
         self.analyzer.push_scope();
-        self.analyzer.constrain(real.clone());
+        if pure {
+            self.analyzer.constrain(real.clone());
+        }
         let new_then = self.visit(&then_case);
         self.analyzer.pop_scope()?;
         let new_then = new_then?;
@@ -303,7 +310,9 @@ impl NoOpRemover {
         let new_else = match &else_case {
             Some(else_case) => {
                 self.analyzer.push_scope();
-                self.analyzer.constrain_not(real.clone());
+                if pure {
+                    self.analyzer.constrain_not(real.clone());
+                }
                 let out = self.visit(else_case);
                 self.analyzer.pop_scope()?;
                 Some(out?)
@@ -425,9 +434,10 @@ impl NoOpRemover {
         let buffer = store.buffer();
         let value = store.value();
         let indices = store.indices();
-        // Only a value that reads the buffer, or a constraint in force, can make the analyzer
-        // prove that the store writes what is already there; skip its question otherwise.
-        if self.analyzer.has_constraints() || loads_from(&value, &buffer)? {
+        // The analyzer only knows pure facts (loop ranges, pure bindings, pure conditions):
+        // unless the value itself reads the buffer, nothing can cancel the load of
+        // `value - buffer[indices] == 0`, so the question is skipped.
+        if loads_from(&value, &buffer)? {
             let load =
                 self.build
                     .buffer_load

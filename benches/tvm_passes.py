@@ -1,0 +1,65 @@
+"""TVM passes written in Rust (`examples/tvm-passes`) against TVM's own C++ passes, on a large
+generated input (issue 39 §2: the goal is Rust/C++ at most 1.0 per pass).
+
+Usage (from the repository root, after `bash scripts/setup.sh`, which installs apache-tvm):
+
+    .venv/bin/python benches/tvm_passes.py [--blocks B] [--rounds R] [--number N] [--no-build]
+
+What it does:
+1. builds `libtvm_passes.so` (`cargo build --release -p tvm-ffi-example-tvm-passes`) and loads
+   it into a process that imported `tvm`;
+2. builds a `PrimFunc` of `B` loop nests full of no-ops (about 13,000 statements at the
+   default `B`: `examples/tvm-passes/python/tvm_passes_workload.py`);
+3. checks that the Rust pass's output is structurally equal to the C++ pass's, then, for `R`
+   rounds, times `N` runs of each pass (alternating) and prints the best of each, in ms, with
+   the ratio Rust/C++.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import subprocess
+import sys
+import timeit
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "examples" / "tvm-passes" / "python"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--blocks", type=int, default=160)
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--number", type=int, default=3)
+    parser.add_argument("--no-build", action="store_true")
+    args = parser.parse_args()
+    try:
+        import tvm
+    except ImportError:
+        sys.exit("apache-tvm is not installed: run `bash scripts/setup.sh`")
+    import tvm_ffi
+    from tvm_passes_workload import no_op_heavy_module, statement_count
+
+    if not args.no_build:
+        subprocess.run(["cargo", "build", "--release", "-q", "-p", "tvm-ffi-example-tvm-passes"],
+                       cwd=ROOT, check=True)
+    tvm_ffi.load_module(str(ROOT / "target" / "release" / "libtvm_passes.so"))
+    passes = {
+        "RemoveNoOp": (tvm.tirx.transform.RemoveNoOp(),
+                       tvm_ffi.get_global_func("tvm_passes.RemoveNoOp")()),
+    }
+    mod = no_op_heavy_module(args.blocks)
+    print(f"tirx.PrimFunc of {statement_count(mod)} statements ({args.blocks} loop nests)")
+    print(f"{'pass':<12} {'C++ ms':>9} {'Rust ms':>9} {'Rust/C++':>9}")
+    for name, (cxx_pass, rust_pass) in passes.items():
+        tvm.ir.assert_structural_equal(rust_pass(mod), cxx_pass(mod))
+        best_cxx = best_rust = float("inf")
+        for _ in range(args.rounds):
+            best_cxx = min(best_cxx, timeit.timeit(lambda: cxx_pass(mod), number=args.number) / args.number)
+            best_rust = min(best_rust, timeit.timeit(lambda: rust_pass(mod), number=args.number) / args.number)
+        print(f"{name:<12} {best_cxx * 1e3:9.2f} {best_rust * 1e3:9.2f} {best_rust / best_cxx:8.2f}x")
+
+
+if __name__ == "__main__":
+    main()
