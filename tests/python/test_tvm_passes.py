@@ -207,6 +207,19 @@ def thread_extent(A: T.Buffer(64, "int32")):
         A[tx] = A[tx]
 
 
+@T.prim_func(private=True, s_tir=True)
+def inside_blocks(A: T.Buffer((16, 16), "int32"), B: T.Buffer(16, "int32")):
+    for i, j in T.grid(16, 16):
+        with T.sblock("reduce"):
+            vi, vj = T.axis.remap("SR", [i, j])
+            with T.init():
+                B[vi] = B[vi]
+            B[vi] = B[vi] + A[vi, vj]
+            if vj < 0:
+                B[vi] = 1
+            A[vi, vj] = A[vi, vj]
+
+
 RULES = [
     evaluate_pure_and_side_effects,
     loop_with_no_op_body,
@@ -226,6 +239,7 @@ RULES = [
     bind_and_store,
     while_with_no_op_body,
     thread_extent,
+    inside_blocks,
 ]
 
 

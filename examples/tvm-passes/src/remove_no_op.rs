@@ -8,7 +8,9 @@
 //! of its condition); an `AttrStmt` with a no-op body becomes the side effects of its value
 //! (`pragma_debug_skip_region` goes, a negative `async_wait_queue_scope` count unwraps); a
 //! `BufferStore` of the value already stored (proved by the analyzer, under the enclosing loop
-//! ranges, bindings and conditions) becomes the side effects of its value and indices.
+//! ranges, bindings and conditions) becomes the side effects of its value and indices. Blocks
+//! (`s_tir.SBlockRealize`, `s_tir.SBlock`, outside the generated namespaces) are read and rebuilt
+//! by field name, their iteration variables bound to their domains.
 //!
 //! Expressions are kept as they are, as C++ keeps them, except that C++ also folds an
 //! `if_then_else` call or a `Select` whose condition is a literal constant inside an expression
@@ -20,9 +22,10 @@ use crate::expr::{
     PURE, READ_STATE,
 };
 use crate::ir::{
-    AssertStmt, AttrStmt, Bind, BufferStore, Call, Evaluate, Expr, For, IfThenElse, SeqStmt, Stmt,
-    TensorLoad, Var, While,
+    AssertStmt, AttrStmt, Bind, BufferStore, Call, Evaluate, Expr, For, IfThenElse, Range, SeqStmt,
+    Stmt, TensorLoad, Var, While,
 };
+use tvm_ffi::builtin::AnyObject;
 use tvm_ffi::{Any, Array, DataType, Function, ObjectRef, Result, String};
 
 /// The pass's configuration (`tirx.RemoveNoOp` of the `PassContext`).
@@ -194,8 +197,58 @@ impl NoOpRemover {
             let span = while_.base.span();
             return Ok(While::from_fields(span, while_.condition(), new_body).upcast());
         }
+        match stmt.type_key() {
+            "s_tir.SBlockRealize" => return self.visit_block_realize(stmt),
+            "s_tir.SBlock" => return self.visit_block(stmt),
+            _ => {}
+        }
         // Statements without nested statements (`DeclBuffer`, `AllocBuffer`, `Break`, ...).
         Ok(stmt.clone())
+    }
+
+    /// An `s_tir.SBlockRealize` (outside the generated namespaces: read by field name): its
+    /// block visited.
+    fn visit_block_realize(&mut self, stmt: &ObjectRef<Stmt>) -> Result<ObjectRef<Stmt>> {
+        let block = stmt.get_field::<ObjectRef<Stmt>>("block")?;
+        let new_block = self.visit(&block)?;
+        if new_block.ptr_eq(&block) {
+            return Ok(stmt.clone());
+        }
+        stmt.copy_with([("block", Any::new(new_block))])
+    }
+
+    /// An `s_tir.SBlock`, as C++'s `IRMutatorWithAnalyzer`: its iteration variables bound to
+    /// their domains in a scope of their own, its `init` and `body` visited.
+    fn visit_block(&mut self, stmt: &ObjectRef<Stmt>) -> Result<ObjectRef<Stmt>> {
+        self.analyzer.push_scope();
+        let out = self.visit_block_scoped(stmt);
+        self.analyzer.pop_scope()?;
+        out
+    }
+
+    fn visit_block_scoped(&mut self, stmt: &ObjectRef<Stmt>) -> Result<ObjectRef<Stmt>> {
+        let iter_vars = stmt.get_field::<Array<ObjectRef<AnyObject>>>("iter_vars")?;
+        for iter_var in iter_vars.iter() {
+            let var = iter_var.get_field::<ObjectRef<Var>>("var")?;
+            let dom = iter_var.get_field::<ObjectRef<Range>>("dom")?;
+            self.analyzer.bind_range(var, dom.min(), dom.extent());
+        }
+        let mut replacements = Vec::new();
+        if let Some(init) = stmt.get_field::<Option<ObjectRef<Stmt>>>("init")? {
+            let new_init = self.visit(&init)?;
+            if !new_init.ptr_eq(&init) {
+                replacements.push(("init", Any::new(new_init)));
+            }
+        }
+        let body = stmt.get_field::<ObjectRef<Stmt>>("body")?;
+        let new_body = self.visit(&body)?;
+        if !new_body.ptr_eq(&body) {
+            replacements.push(("body", Any::new(new_body)));
+        }
+        if replacements.is_empty() {
+            return Ok(stmt.clone());
+        }
+        stmt.copy_with(replacements)
     }
 
     /// C++ `StmtMutator::VisitStmt_(SeqStmt)`: visits each statement, then `SeqStmt::Flatten`
