@@ -284,10 +284,20 @@ def test_nested_sequences_are_flattened(rust_remove_no_op):
 
 
 def test_the_configuration_is_read_from_the_pass_context(rust_remove_no_op):
-    mod = _module(store_under_a_condition)
-    with tvm.transform.PassContext(config={"tirx.RemoveNoOp": {"max_simplification_steps": 0,
-                                                               "ignore_profiler_call": True}}):
-        _both(rust_remove_no_op, mod)
+    timers = tirx.SeqStmt([
+        tirx.Evaluate(tirx.call_intrin("int32", "tirx.timer_start_cuda")),
+        tirx.Evaluate(tirx.call_extern("int32", "work")),
+        tirx.Evaluate(tirx.call_intrin("int32", "tirx.timer_end_cuda")),
+    ])
+    mod = _module(tirx.PrimFunc([], timers))
+    # By default a profiler call is a side effect; `ignore_profiler_call` makes it a no-op.
+    default, _ = _both(rust_remove_no_op, mod)
+    assert len(default["main"].body.seq) == 3
+    with tvm.transform.PassContext(config={"tirx.RemoveNoOp": {"ignore_profiler_call": True}}):
+        ignored, _ = _both(rust_remove_no_op, mod)
+    assert isinstance(ignored["main"].body, tirx.Evaluate)
+    with tvm.transform.PassContext(config={"tirx.RemoveNoOp": {"max_simplification_steps": 0}}):
+        _both(rust_remove_no_op, _module(store_of_the_stored_value))
 
 
 def test_inside_a_sequential_of_cpp_passes(rust_remove_no_op):
