@@ -79,6 +79,19 @@ def loop_of_provably_empty_extent(A: T.Buffer(16, "int32")):
 
 
 @T.prim_func(private=True)
+def loop_extent_known_from_context(A: T.Buffer(16, "int32"), n: T.int32):
+    x = T.Bind(n - n - 1)
+    for i in range(x):
+        A[i] = 1
+    if n <= 0:
+        for i in range(n):
+            A[i] = 2
+    for i in range(16):
+        for j in range(i * i - 300):
+            A[j] = 3
+
+
+@T.prim_func(private=True)
 def loop_with_symbolic_extent_kept(A: T.Buffer(16, "int32"), n: T.int32):
     for i in range(n):
         A[i] = 1
@@ -225,6 +238,7 @@ RULES = [
     loop_with_no_op_body,
     loop_of_zero_extent,
     loop_of_provably_empty_extent,
+    loop_extent_known_from_context,
     loop_with_symbolic_extent_kept,
     if_with_no_op_branches,
     if_with_constant_condition,

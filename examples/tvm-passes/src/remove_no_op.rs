@@ -26,7 +26,7 @@ use crate::ir::{
     Stmt, TensorLoad, Var, While,
 };
 use tvm_ffi::builtin::AnyObject;
-use tvm_ffi::{Any, Array, DataType, Function, ObjectRef, Result, String};
+use tvm_ffi::{Any, Array, DataType, Function, Map, ObjectRef, Result, String};
 
 /// The pass's configuration (`tirx.RemoveNoOp` of the `PassContext`).
 #[derive(Clone, Copy, Default)]
@@ -45,6 +45,16 @@ struct Builders {
     get_op: Function,
     /// The operator `tirx.likely`.
     likely: Option<ObjectRef<Expr>>,
+    add: Function,
+    single_point: Function,
+    interval: Function,
+    int_set: Function,
+    interval_max: Function,
+    /// An analyzer that never learns anything: `AnalyzerIntSet` with it is C++'s
+    /// `arith::EvalSet(expr, dom_map)`.
+    eval_set_analyzer: Any,
+    pos_inf: ObjectRef<Expr>,
+    neg_inf: ObjectRef<Expr>,
 }
 
 impl Builders {
@@ -57,6 +67,14 @@ impl Builders {
             .and_then(|op| op.checked_cast::<ObjectRef<Expr>>());
         Ok(Builders {
             likely,
+            add: g("prim._OpAdd")?,
+            single_point: g("sym.intset_single_point")?,
+            interval: g("sym.intset_interval")?,
+            int_set: g("sym.AnalyzerIntSet")?,
+            interval_max: g("sym.IntervalSetGetMax")?,
+            eval_set_analyzer: g("sym.Analyzer")?.call(())?,
+            pos_inf: g("sym.PosInf")?.call(())?.cast()?,
+            neg_inf: g("sym.NegInf")?.call(())?.cast()?,
             sub: g("prim._OpSub")?,
             eq: g("prim._OpEQ")?,
             le: g("prim._OpLE")?,
@@ -76,6 +94,8 @@ pub struct NoOpRemover {
     nop: ObjectRef<Stmt>,
     /// The profiler operators rendered as no-ops (`ignore_profiler_call`).
     profiler_ops: Vec<ObjectRef<Expr>>,
+    /// `(loop variable, min, extent)` of the enclosing loops (C++'s `var_range_map_`).
+    loops: Vec<(ObjectRef<Var>, ObjectRef<Expr>, ObjectRef<Expr>)>,
 }
 
 impl NoOpRemover {
@@ -102,6 +122,7 @@ impl NoOpRemover {
             build,
             nop: evaluate(int_imm(DataType::INT32, 0)),
             profiler_ops,
+            loops: Vec::new(),
         })
     }
 
@@ -284,18 +305,19 @@ impl NoOpRemover {
             Some(n) if n <= 0 => return Ok(self.nop()),
             Some(_) => {}
             None => {
-                let zero = int_imm(dtype_of(&extent).unwrap_or(DataType::INT32), 0);
-                let le = self.build.le.call((extent.clone(), zero, Any::default()))?;
-                if self.analyzer.can_prove(le)? {
+                if self.extent_is_never_positive(&extent)? {
                     return Ok(self.nop());
                 }
             }
         }
+        self.loops
+            .push((loop_.loop_var(), loop_.min(), extent.clone()));
         self.analyzer.push_scope();
         self.analyzer
             .bind_range(loop_.loop_var(), loop_.min(), extent.clone());
         let body = loop_.body();
         let new_body = self.visit(&body);
+        self.loops.pop();
         self.analyzer.pop_scope()?;
         let new_body = new_body?;
         if is_const(&extent, 0) {
@@ -319,6 +341,35 @@ impl NoOpRemover {
             loop_.step(),
         )
         .upcast())
+    }
+
+    /// C++'s test of a symbolic loop extent: the upper bound of its value over the ranges of
+    /// the enclosing loops (`arith::EvalSet`, interval arithmetic), when finite, proved at
+    /// most 0 by the analyzer.
+    fn extent_is_never_positive(&mut self, extent: &ObjectRef<Expr>) -> Result<bool> {
+        let b = &self.build;
+        let mut entries = Vec::with_capacity(self.loops.len());
+        for (var, min, ext) in &self.loops {
+            let set = if is_const(ext, 1) {
+                b.single_point.call((min.clone(),))?
+            } else {
+                let end = b.add.call((ext.clone(), min.clone(), Any::default()))?;
+                let last = b.sub.call((end, 1i32, Any::default()))?;
+                b.interval.call((min.clone(), last))?
+            };
+            entries.push((var.clone(), set));
+        }
+        let dom_map = Map::<ObjectRef<Var>, Any>::new(entries)?;
+        let set = b
+            .int_set
+            .call((b.eval_set_analyzer.clone(), extent.clone(), dom_map))?;
+        let max = b.interval_max.call((set,))?.cast::<ObjectRef<Expr>>()?;
+        if max.ptr_eq(&b.pos_inf) || max.ptr_eq(&b.neg_inf) {
+            return Ok(false);
+        }
+        let zero = int_imm(dtype_of(&max).unwrap_or(DataType::INT32), 0);
+        let le = b.le.call((max, zero, Any::default()))?;
+        self.analyzer.can_prove(le)
     }
 
     /// C++ `IRMutatorWithAnalyzer::VisitStmt_(IfThenElse)`.
