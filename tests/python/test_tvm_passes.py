@@ -135,6 +135,10 @@ def if_likely(A: T.Buffer(16, "int32"), n: T.int32):
     for i in range(16):
         if T.likely(i < n):
             A[i] = A[i]
+    # The condition inside `likely` constrains the branch: this loop never runs.
+    if T.likely(n < 4):
+        for j in range(n - 3):
+            A[j] = 1
 
 
 @T.prim_func(private=True)

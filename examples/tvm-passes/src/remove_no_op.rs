@@ -43,7 +43,7 @@ struct Builders {
     not: Function,
     buffer_load: Function,
     get_op: Function,
-    /// The operator `tirx.likely`.
+    /// The operator `likely`.
     likely: Option<ObjectRef<Expr>>,
     add: Function,
     single_point: Function,
@@ -61,10 +61,13 @@ impl Builders {
     fn new() -> Result<Self> {
         let g = Function::get_global_required;
         let get_op = g("ir.GetOp")?;
-        let likely = get_op
-            .call((String::from("tirx.likely"),))
-            .ok()
-            .and_then(|op| op.checked_cast::<ObjectRef<Expr>>());
+        // `prim.likely` in TVM 0.27 (`tirx.likely` in later sources).
+        let likely = ["prim.likely", "tirx.likely"].into_iter().find_map(|name| {
+            get_op
+                .call((String::from(name),))
+                .ok()
+                .and_then(|op| op.checked_cast::<ObjectRef<Expr>>())
+        });
         Ok(Builders {
             likely,
             add: g("prim._OpAdd")?,
