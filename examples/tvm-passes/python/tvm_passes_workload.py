@@ -55,3 +55,86 @@ def statement_count(mod: tvm.IRModule) -> int:
         return 1
 
     return sum(count(func.body) for func in mod.functions.values())
+
+
+def random_module(seed: int) -> tvm.IRModule:
+    """A random `PrimFunc` mixing what `RemoveNoOp` looks at: loops of constant, symbolic and
+    loop-dependent extents, conditions (constant, pure, reading a buffer, `likely`, calls),
+    attributes, pure and impure evaluations and bindings, stores of the stored value, `while`
+    loops and nested sequences. The same seed gives the same function."""
+    import random
+
+    rng = random.Random(seed)
+    n = tirx.Var("n", "int32")
+    a = tirx.decl_buffer((64,), "int32", name="A")
+    b = tirx.decl_buffer((64,), "int32", name="B")
+    scope = [n]
+
+    def index():
+        return rng.choice([tirx.const(rng.randrange(8), "int32"), rng.choice(scope), rng.choice(scope) + 1])
+
+    def expr(depth=0):
+        kind = rng.randrange(8 if depth < 2 else 3)
+        if kind == 0:
+            return tirx.const(rng.randrange(-3, 5), "int32")
+        if kind == 1:
+            return rng.choice(scope)
+        if kind == 2:
+            return rng.choice(scope) + rng.randrange(-2, 3)
+        if kind == 3:
+            return tirx.BufferLoad(rng.choice([a, b]), [index()])
+        if kind == 4:
+            return expr(depth + 1) * expr(depth + 1)
+        if kind == 5:
+            return tirx.call_extern("int32", "f", expr(depth + 1))
+        if kind == 6:
+            return tirx.call_pure_extern("int32", "g", expr(depth + 1))
+        return expr(depth + 1) - expr(depth + 1)
+
+    def cond():
+        return rng.choice([
+            lambda: tirx.const(rng.randrange(2), "bool"),
+            lambda: rng.choice(scope) < rng.randrange(-2, 10),
+            lambda: tirx.BufferLoad(a, [index()]) == 5,
+            lambda: tirx.likely(rng.choice(scope) < 4),
+            lambda: rng.choice(scope) == rng.randrange(4),
+            lambda: tirx.call_extern("bool", "p"),
+        ])()
+
+    def stmt(depth=0):
+        kind = rng.randrange(11 if depth < 4 else 5)
+        if kind == 0:
+            return tirx.Evaluate(tirx.const(0, "int32"))
+        if kind == 1:
+            return tirx.Evaluate(expr())
+        if kind in (2, 4):
+            buf, at = rng.choice([a, b]), index()
+            value = tirx.BufferLoad(buf, [at])
+            return tirx.BufferStore(buf, value + rng.choice([0, 1]) if kind == 4 else value, [at])
+        if kind == 3:
+            return tirx.BufferStore(rng.choice([a, b]), expr(), [index()])
+        if kind == 5:
+            var = tirx.Var(f"i{depth}_{rng.randrange(1000)}", "int32")
+            extent = rng.choice([tirx.const(rng.randrange(-1, 5), "int32"), n, rng.choice(scope) - 3,
+                                 rng.choice(scope) * rng.choice(scope) - 50])
+            scope.append(var)
+            body = stmt(depth + 1)
+            scope.remove(var)
+            return tirx.For(var, 0, extent, tirx.ForKind.SERIAL, body)
+        if kind == 6:
+            return tirx.IfThenElse(cond(), stmt(depth + 1), stmt(depth + 1) if rng.randrange(2) else None)
+        if kind == 7:
+            key = rng.choice(["pragma_note", "pragma_debug_skip_region"])
+            value = rng.choice([tirx.const(1, "int32"), tirx.call_extern("int32", "h")])
+            return tirx.AttrStmt(tirx.const(0, "int32"), key, value, stmt(depth + 1))
+        if kind == 8:
+            return tirx.SeqStmt([stmt(depth + 1) for _ in range(rng.randrange(2, 5))])
+        if kind == 9:
+            var = tirx.Var(f"x{depth}_{rng.randrange(1000)}", "int32")
+            bind = tirx.Bind(var, expr())
+            scope.append(var)
+            return tirx.SeqStmt([bind, stmt(depth + 1)])
+        return tirx.While(cond(), stmt(depth + 1))
+
+    body = tirx.SeqStmt([stmt() for _ in range(4)])
+    return tvm.IRModule({"main": tirx.PrimFunc([a, b, n], body)})
