@@ -10,9 +10,10 @@ What it does:
    it into a process that imported `tvm`;
 2. builds a `PrimFunc` of `B` loop nests full of no-ops (about 13,000 statements at the
    default `B`: `examples/tvm-passes/python/tvm_passes_workload.py`);
-3. checks that the Rust pass's output is structurally equal to the C++ pass's, then, for `R`
-   rounds, times `N` runs of each pass (alternating) and prints the best of each, in ms, with
-   the ratio Rust/C++.
+3. for each pass (`RemoveNoOp` on that function, `ConvertSSA` on a module holding it twice, so
+   that every variable of the second copy is a redefinition), checks that the Rust pass's output
+   is structurally equal to the C++ pass's, then, for `R` rounds, times `N` runs of each
+   (alternating) and prints the best of each, in ms, with the ratio Rust/C++.
 """
 
 from __future__ import annotations
@@ -45,14 +46,20 @@ def main() -> None:
         subprocess.run(["cargo", "build", "--release", "-q", "-p", "tvm-ffi-example-tvm-passes"],
                        cwd=ROOT, check=True)
     tvm_ffi.load_module(str(ROOT / "target" / "release" / "libtvm_passes.so"))
+    mod = no_op_heavy_module(args.blocks)
+    func = mod["main"]
+    # The same function under two names: every variable of the second is defined again.
+    twice = tvm.IRModule({"f": func.with_attr("global_symbol", "f"), "g": func.with_attr("global_symbol", "g")})
     passes = {
         "RemoveNoOp": (tvm.tirx.transform.RemoveNoOp(),
-                       tvm_ffi.get_global_func("tvm_passes.RemoveNoOp")()),
+                       tvm_ffi.get_global_func("tvm_passes.RemoveNoOp")(), mod),
+        "ConvertSSA": (tvm.tirx.transform.ConvertSSA(),
+                       tvm_ffi.get_global_func("tvm_passes.ConvertSSA")(), twice),
     }
-    mod = no_op_heavy_module(args.blocks)
-    print(f"tirx.PrimFunc of {statement_count(mod)} statements ({args.blocks} loop nests)")
+    print(f"tirx.PrimFunc of {statement_count(mod)} statements ({args.blocks} loop nests); "
+          "ConvertSSA runs on a module holding it twice")
     print(f"{'pass':<12} {'C++ ms':>9} {'Rust ms':>9} {'Rust/C++':>9}")
-    for name, (cxx_pass, rust_pass) in passes.items():
+    for name, (cxx_pass, rust_pass, mod) in passes.items():
         tvm.ir.assert_structural_equal(rust_pass(mod), cxx_pass(mod))
         best_cxx = best_rust = float("inf")
         for _ in range(args.rounds):

@@ -1,11 +1,12 @@
 """TVM passes written in Rust (`examples/tvm-passes`), against TVM's own C++ passes.
 
 `libtvm_passes.so`, loaded into a process that imported `tvm` (`apache-tvm==0.27.0.post1`),
-registers `tvm_passes.RemoveNoOp()`, a factory with the parameters of
-`tvm.tirx.transform.RemoveNoOp()` returning a real `tvm.transform.Pass`. Each input here (written
-for these tests) goes through both passes, and the outputs must be structurally equal: one input
-per rule of C++'s `NoOpRemover`, a mixed `tvm.transform.Sequential` of C++ passes and the Rust
-pass, and a generated function of 10^4 statements."""
+registers `tvm_passes.RemoveNoOp()` and `tvm_passes.ConvertSSA()`, factories with the parameters
+of `tvm.tirx.transform.RemoveNoOp()` and `ConvertSSA()` returning real `tvm.transform.Pass`es.
+Each input here (written for these tests) goes through the Rust and the C++ pass, and the outputs
+must be structurally equal: one input per rule of C++'s `NoOpRemover` and per kind of
+redefinition `IRConvertSSA` renames, mixed `tvm.transform.Sequential`s of C++ and Rust passes,
+1,000 random functions, and a generated function of 10^4 statements."""
 import inspect
 import pathlib
 import sys
@@ -349,3 +350,115 @@ def test_random_functions(rust_remove_no_op):
         tvm.ir.assert_structural_equal(rust_remove_no_op()(mod), expected)
         compared += 1
     assert compared >= 990
+
+
+# ConvertSSA. Inputs that define a variable twice are not valid TVMScript, so most are built with
+# TVM's constructors (as TVM's own tests of the pass do).
+
+@pytest.fixture(scope="module")
+def rust_convert_ssa():
+    tvm_ffi.load_module(_lib_path("libtvm_passes.so"))
+    return tvm_ffi.get_global_func("tvm_passes.ConvertSSA")
+
+
+def _both_ssa(rust_factory, mod):
+    expected = tirx.transform.ConvertSSA()(mod)
+    got = rust_factory()(mod)
+    tvm.ir.assert_structural_equal(got, expected)
+    return got, expected
+
+
+def _twice(func):
+    """A module holding `func` under two names: every variable of the second is a redefinition."""
+    return tvm.IRModule({"f": func.with_attr("global_symbol", "f"), "g": func.with_attr("global_symbol", "g")})
+
+
+@T.prim_func(private=True)
+def symbolic_buffer(a: T.handle, n: T.int32):
+    A = T.match_buffer(a, (n * 2,), "int32")
+    for i in range(n):
+        with T.launch_thread("threadIdx.x", 32) as tx:
+            A[i] = A[i] + tx
+    x = T.Bind(n + 1)
+    A[0] = x
+
+
+def test_convert_ssa_factory_has_tvm_s_parameters(rust_convert_ssa):
+    assert inspect.signature(tirx.transform.ConvertSSA).parameters == {}
+    made = rust_convert_ssa()
+    assert isinstance(made, tvm.transform.Pass)
+    assert made.info.name == "tirx.ConvertSSA" and made.info.opt_level == 0
+
+
+def test_convert_ssa_renames_each_redefinition(rust_convert_ssa):
+    v = tirx.Var("v", "int32")
+    a = tirx.decl_buffer((16,), "int32", name="A")
+    store = lambda value: tirx.BufferStore(a, value, [v])  # noqa: E731
+    bodies = {
+        "sequential binds": tirx.SeqStmt([tirx.Bind(v, 1), store(v), tirx.Bind(v, 2), store(v + 1)]),
+        "sibling loops": tirx.SeqStmt([tirx.For(v, 0, 4, tirx.ForKind.SERIAL, store(v)),
+                                       tirx.For(v, 0, 8, tirx.ForKind.SERIAL, store(v * 2))]),
+        "nested loops": tirx.For(v, 0, 4, tirx.ForKind.SERIAL,
+                                 tirx.SeqStmt([store(v), tirx.For(v, 0, v, tirx.ForKind.SERIAL, store(v))])),
+        "let expressions": tirx.SeqStmt([
+            tirx.Bind(v, 3),
+            tirx.BufferStore(a, tirx.Let(v, v + 1, tirx.Let(v, v * 2, v + 1)), [0]),
+            store(v),
+        ]),
+        "branches": tirx.IfThenElse(a[0] > 0, tirx.SeqStmt([tirx.Bind(v, 1), store(v)]),
+                                    tirx.SeqStmt([tirx.Bind(v, 2), store(v)])),
+    }
+    for name, body in bodies.items():
+        func = tirx.PrimFunc([a], body)
+        got, _ = _both_ssa(rust_convert_ssa, _module(func))
+        assert not tvm_ffi.structural_equal(got["main"], func) or name == "branches", name
+
+
+def test_convert_ssa_across_functions(rust_convert_ssa):
+    # Parameters, a buffer whose shape uses a parameter, a thread index and a binding, all
+    # defined again by the second function.
+    got, _ = _both_ssa(rust_convert_ssa, _twice(symbolic_buffer))
+    f, g = got["f"], got["g"]
+    assert not f.params[1].same_as(g.params[1])
+
+
+def test_convert_ssa_rebuilds_a_buffer_whose_shape_var_is_renamed(rust_convert_ssa):
+    n = tirx.Var("n", "int32")
+    a = tirx.decl_buffer((tirx.max(n, 1) * 4,), "float32", name="A")
+    func = tirx.PrimFunc([a], tirx.Evaluate(tirx.BufferLoad(a, [0])))
+    _both_ssa(rust_convert_ssa, _twice(func))
+    _both_ssa(rust_convert_ssa, _twice(allocated_buffer))
+
+
+@T.prim_func(private=True)
+def allocated_buffer(n: T.int32):
+    A = T.alloc_buffer((n + 1,), "int32")
+    for i in range(n):
+        A[i] = i
+
+
+def test_convert_ssa_keeps_ssa_input(rust_convert_ssa):
+    mod = _module(if_with_no_op_branches)
+    got, _ = _both_ssa(rust_convert_ssa, mod)
+    assert got.same_as(mod)
+
+
+def test_convert_ssa_random_functions(rust_convert_ssa):
+    compared = 0
+    for seed in range(500):
+        try:
+            func = random_module(seed, reuse_vars=True)["main"]
+        except tvm.error.InternalError:
+            continue
+        _both_ssa(rust_convert_ssa, _twice(func))
+        compared += 1
+    assert compared >= 490
+
+
+def test_rust_passes_in_a_sequential(rust_remove_no_op, rust_convert_ssa):
+    mod = _twice(symbolic_buffer)
+    cpp = tvm.transform.Sequential([tirx.transform.ConvertSSA(), tirx.transform.StmtSimplify(),
+                                    tirx.transform.RemoveNoOp()])
+    mixed = tvm.transform.Sequential([rust_convert_ssa(), tirx.transform.StmtSimplify(),
+                                      rust_remove_no_op()])
+    tvm.ir.assert_structural_equal(mixed(mod), cpp(mod))

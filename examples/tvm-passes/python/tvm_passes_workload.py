@@ -57,14 +57,23 @@ def statement_count(mod: tvm.IRModule) -> int:
     return sum(count(func.body) for func in mod.functions.values())
 
 
-def random_module(seed: int) -> tvm.IRModule:
+def random_module(seed: int, reuse_vars: bool = False) -> tvm.IRModule:
     """A random `PrimFunc` mixing what `RemoveNoOp` looks at: loops of constant, symbolic and
     loop-dependent extents, conditions (constant, pure, reading a buffer, `likely`, calls),
     attributes, pure and impure evaluations and bindings, stores of the stored value, `while`
-    loops and nested sequences. The same seed gives the same function."""
+    loops and nested sequences. The same seed gives the same function. With `reuse_vars`, loops
+    and bindings draw their variables from a pool of three, so that variables are defined
+    more than once (not SSA: what `ConvertSSA` fixes)."""
     import random
 
     rng = random.Random(seed)
+    pool = [tirx.Var(f"v{i}", "int32") for i in range(3)]
+
+    def new_var(prefix, depth):
+        if reuse_vars:
+            return rng.choice(pool)
+        return tirx.Var(f"{prefix}{depth}_{rng.randrange(1000)}", "int32")
+
     n = tirx.Var("n", "int32")
     a = tirx.decl_buffer((64,), "int32", name="A")
     b = tirx.decl_buffer((64,), "int32", name="B")
@@ -114,12 +123,12 @@ def random_module(seed: int) -> tvm.IRModule:
         if kind == 3:
             return tirx.BufferStore(rng.choice([a, b]), expr(), [index()])
         if kind == 5:
-            var = tirx.Var(f"i{depth}_{rng.randrange(1000)}", "int32")
+            var = new_var("i", depth)
             extent = rng.choice([tirx.const(rng.randrange(-1, 5), "int32"), n, rng.choice(scope) - 3,
                                  rng.choice(scope) * rng.choice(scope) - 50])
             scope.append(var)
             body = stmt(depth + 1)
-            scope.remove(var)
+            scope.pop()
             return tirx.For(var, 0, extent, tirx.ForKind.SERIAL, body)
         if kind == 6:
             return tirx.IfThenElse(cond(), stmt(depth + 1), stmt(depth + 1) if rng.randrange(2) else None)
@@ -130,7 +139,7 @@ def random_module(seed: int) -> tvm.IRModule:
         if kind == 8:
             return tirx.SeqStmt([stmt(depth + 1) for _ in range(rng.randrange(2, 5))])
         if kind == 9:
-            var = tirx.Var(f"x{depth}_{rng.randrange(1000)}", "int32")
+            var = new_var("x", depth)
             bind = tirx.Bind(var, expr())
             scope.append(var)
             return tirx.SeqStmt([bind, stmt(depth + 1)])

@@ -17,8 +17,10 @@
 pub mod ir;
 
 mod analyzer;
+mod convert_ssa;
 mod expr;
 mod remove_no_op;
+mod seq;
 
 use ir::{PrimFunc, RemoveNoOpConfig};
 use remove_no_op::{Config, NoOpRemover};
@@ -80,4 +82,42 @@ pub fn remove_no_op_pass() -> Result<Any> {
         },
     );
     prim_func_pass(pass_func, 0, "tirx.RemoveNoOp")
+}
+
+/// `tvm.tirx.transform.ConvertSSA()` in Rust: gives every variable defined more than once, in
+/// a function or across the module's functions, a fresh variable per definition.
+#[ffi_func(name = "tvm_passes.ConvertSSA")]
+pub fn convert_ssa_pass() -> Result<Any> {
+    let pass_func = Function::from_typed(
+        |module: RValueRef<ObjectRef<tvm_ffi::builtin::AnyObject>>,
+         _ctx: Any|
+         -> Result<ObjectRef<tvm_ffi::builtin::AnyObject>> {
+            let module = module.into_inner();
+            let functions = module.get_field::<Map<Any, Any>>("functions")?;
+            let mut converter = convert_ssa::ConvertSsa::new();
+            let mut entries = Vec::new();
+            let mut changed = false;
+            for (gvar, func) in functions.iter() {
+                match func.checked_cast::<ObjectRef<PrimFunc>>() {
+                    Some(prim) => {
+                        let new = converter.visit_prim_func(prim.clone())?;
+                        changed |= !new.ptr_eq(&prim);
+                        entries.push((gvar, Any::new(new)));
+                    }
+                    None => entries.push((gvar, func)),
+                }
+            }
+            if !changed {
+                return Ok(module);
+            }
+            module.copy_with([("functions", Any::new(Map::<Any, Any>::new(entries)?))])
+        },
+    );
+    let info = Function::get_global_required("transform.PassInfo")?.call((
+        0i32,
+        String::from("tirx.ConvertSSA"),
+        Array::<String>::new([])?,
+        false,
+    ))?;
+    Function::get_global_required("transform.MakeModulePass")?.call((pass_func, info))
 }

@@ -25,6 +25,7 @@ use crate::ir::{
     AssertStmt, AttrStmt, Bind, BufferStore, Call, Evaluate, Expr, For, IfThenElse, Range, SeqStmt,
     Stmt, TensorLoad, Var, While,
 };
+use crate::seq::{flatten, flatten_into};
 use tvm_ffi::builtin::AnyObject;
 use tvm_ffi::{Any, Array, DataType, Function, Map, ObjectRef, Result, String};
 
@@ -279,27 +280,11 @@ impl NoOpRemover {
     /// (nested sequences inlined, `Evaluate(0)`s dropped).
     fn visit_seq(&mut self, stmt: &ObjectRef<Stmt>, seq: &SeqStmt) -> Result<ObjectRef<Stmt>> {
         let items = seq.seq();
-        let mut flat: Vec<ObjectRef<Stmt>> = Vec::with_capacity(items.len());
-        let mut same = true;
+        let mut visited = Vec::with_capacity(items.len());
         for item in items.iter() {
-            let new = self.visit(&item)?;
-            if !new.ptr_eq(&item) {
-                same = false;
-            }
-            flatten_into(&mut flat, new);
+            visited.push(self.visit(&item)?);
         }
-        match flat.len() {
-            0 => return Ok(self.nop()),
-            1 => return Ok(flat.pop().expect("one statement")),
-            _ => {}
-        }
-        if same
-            && flat.len() == items.len()
-            && flat.iter().zip(items.iter()).all(|(a, b)| a.ptr_eq(&b))
-        {
-            return Ok(stmt.clone());
-        }
-        Ok(SeqStmt::from_fields(seq.base.span(), Array::new(flat)?).upcast())
+        flatten(stmt, seq, visited)
     }
 
     fn visit_for(&mut self, stmt: &ObjectRef<Stmt>, loop_: &For) -> Result<ObjectRef<Stmt>> {
@@ -600,20 +585,4 @@ impl NoOpRemover {
             _ => SeqStmt::from_fields(None, Array::new(flat)?).upcast(),
         })
     }
-}
-
-/// C++ `SeqStmt::Flattener`: nested sequences inlined, `Evaluate` of integer 0 dropped.
-fn flatten_into(out: &mut Vec<ObjectRef<Stmt>>, stmt: ObjectRef<Stmt>) {
-    if let Some(seq) = stmt.downcast_ref::<SeqStmt>() {
-        for item in seq.seq().iter() {
-            flatten_into(out, item);
-        }
-        return;
-    }
-    if let Some(eval) = stmt.downcast_ref::<Evaluate>() {
-        if is_const(&eval.value(), 0) {
-            return;
-        }
-    }
-    out.push(stmt);
 }
