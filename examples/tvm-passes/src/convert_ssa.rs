@@ -50,6 +50,9 @@ pub struct ConvertSsa {
     function_scope_var_remap: HashMap<usize, ObjectRef<Var>>,
     /// The remaps of each open scope: `(old, new)`.
     scopes: Vec<Vec<(ObjectRef<Var>, ObjectRef<Var>)>>,
+    /// How many remaps `var_remap` holds: with none (and no thread index remapped), no buffer
+    /// type can change.
+    active: usize,
 }
 
 impl ConvertSsa {
@@ -69,6 +72,7 @@ impl ConvertSsa {
             .entry(key(old))
             .or_default()
             .push(new.clone());
+        self.active += 1;
         self.scopes
             .last_mut()
             .expect("a scope is open")
@@ -79,7 +83,9 @@ impl ConvertSsa {
     /// variable are forgotten.
     fn undo(&mut self, old: &ObjectRef<Var>, new: &ObjectRef<Var>) -> Result<()> {
         if let Some(stack) = self.var_remap.get_mut(&key(old)) {
-            stack.pop();
+            if stack.pop().is_some() {
+                self.active -= 1;
+            }
         }
         let keys: Vec<usize> = self.buf_remap.keys().copied().collect();
         for k in keys {
@@ -133,6 +139,9 @@ impl ConvertSsa {
         if let Some(var) = expr.downcast_ref::<Var>() {
             return Ok(self.remapped_var(var).upcast());
         }
+        if expr.is_instance::<crate::ir::IntImm>() || expr.is_instance::<crate::ir::FloatImm>() {
+            return Ok(expr.clone());
+        }
         if let Some(load) = expr.downcast_ref::<TensorLoad>() {
             let indices = self.visit_exprs(&load.indices())?;
             let source = load.source();
@@ -175,6 +184,16 @@ impl ConvertSsa {
             }
             self.defined.insert(key(&var));
         }
+        if let Some(out) = self.visit_binary(expr)? {
+            return Ok(out);
+        }
+        if let Some(call) = expr.downcast_ref::<crate::ir::Call>() {
+            let args = self.visit_exprs(&call.args())?;
+            if args.as_object_ref().ptr_eq(call.args().as_object_ref()) {
+                return Ok(expr.clone());
+            }
+            return expr.copy_with([("args", Any::new(args))]);
+        }
         let fields: &[(&str, bool)] = if expr.type_key() == "prim.Let" {
             &[("value", false), ("body", false)]
         } else {
@@ -202,9 +221,47 @@ impl ConvertSsa {
         expr.copy_with(replacements)
     }
 
+    /// The binary operators, through their generated types (`None`: not one of them).
+    fn visit_binary(&mut self, expr: &ObjectRef<Expr>) -> Result<Option<ObjectRef<Expr>>> {
+        macro_rules! binary {
+            ($($ty:ident),*) => {
+                $(
+                    if let Some(node) = expr.downcast_ref::<crate::ir::$ty>() {
+                        let (a, b) = (node.a(), node.b());
+                        let (new_a, new_b) = (self.visit_expr(&a)?, self.visit_expr(&b)?);
+                        if new_a.ptr_eq(&a) && new_b.ptr_eq(&b) {
+                            return Ok(Some(expr.clone()));
+                        }
+                        let base = &node.base;
+                        return Ok(Some(
+                            crate::ir::$ty::from_fields(base.span(), base.ty(), new_a, new_b)
+                                .upcast(),
+                        ));
+                    }
+                )*
+            };
+        }
+        binary!(
+            Add, Sub, Mul, FloorDiv, FloorMod, Div, Mod, Min, Max, EQ, NE, LT, LE, GT, GE, And, Or
+        );
+        Ok(None)
+    }
+
     /// C++ `GetRemappedBuffer`.
     fn remapped_buffer(&mut self, buf: &ObjectRef<Var>) -> Result<ObjectRef<Var>> {
+        if self.active == 0 && self.function_scope_var_remap.is_empty() {
+            return Ok(buf.clone());
+        }
         let new_var = self.remapped_var(buf);
+        // C++ checks this cache after visiting the type; for a renamed buffer the answer is
+        // the same before, and the visit is saved.
+        if !new_var.ptr_eq(buf) {
+            if let Some(last) = self.buf_remap.get(&key(buf)).and_then(|b| b.last()) {
+                if last.ptr_eq(&new_var) {
+                    return Ok(last.clone());
+                }
+            }
+        }
         let Some(ty) = buf.base.ty().and_then(|t| t.downcast::<BufferType>()) else {
             return Ok(new_var);
         };
