@@ -14,6 +14,27 @@ use std::collections::{HashMap, HashSet};
 use tvm_ffi::builtin::AnyObject;
 use tvm_ffi::{bail, Any, Array, Function, Map, ObjectRef, Result, String};
 
+/// A hasher for object addresses (the keys of every table here): one multiplication.
+#[derive(Default, Clone, Copy)]
+struct AddressHasher(u64);
+
+impl std::hash::Hasher for AddressHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    fn write_usize(&mut self, address: usize) {
+        self.0 = (address as u64 >> 4).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+type Build = std::hash::BuildHasherDefault<AddressHasher>;
+type AddressMap<V> = HashMap<usize, V, Build>;
+
 fn key<T: tvm_ffi::object::ObjectType>(object: &ObjectRef<T>) -> usize {
     object.as_raw().as_ptr() as usize
 }
@@ -44,10 +65,10 @@ fn expr_fields(type_key: &str) -> &'static [(&'static str, bool)] {
 /// C++ `IRConvertSSA`.
 #[derive(Default)]
 pub struct ConvertSsa {
-    var_remap: HashMap<usize, Vec<ObjectRef<Var>>>,
-    defined: HashSet<usize>,
-    buf_remap: HashMap<usize, Vec<ObjectRef<Var>>>,
-    function_scope_var_remap: HashMap<usize, ObjectRef<Var>>,
+    var_remap: AddressMap<Vec<ObjectRef<Var>>>,
+    defined: HashSet<usize, Build>,
+    buf_remap: AddressMap<Vec<ObjectRef<Var>>>,
+    function_scope_var_remap: AddressMap<ObjectRef<Var>>,
     /// The remaps of each open scope: `(old, new)`.
     scopes: Vec<Vec<(ObjectRef<Var>, ObjectRef<Var>)>>,
     /// How many remaps `var_remap` holds: with none (and no thread index remapped), no buffer
@@ -121,17 +142,24 @@ impl ConvertSsa {
     }
 
     fn visit_exprs(&mut self, items: &Array<ObjectRef<Expr>>) -> Result<Array<ObjectRef<Expr>>> {
-        let mut out = Vec::with_capacity(items.len());
-        let mut changed = false;
-        for item in items.iter() {
+        // The new items, from the first that changed on (none allocated while none changes).
+        let mut out: Option<Vec<ObjectRef<Expr>>> = None;
+        for (i, item) in items.iter().enumerate() {
             let new = self.visit_expr(&item)?;
-            changed |= !new.ptr_eq(&item);
-            out.push(new);
+            match &mut out {
+                Some(out) => out.push(new),
+                None if !new.ptr_eq(&item) => {
+                    let mut changed = Vec::with_capacity(items.len());
+                    changed.extend(items.iter().take(i));
+                    changed.push(new);
+                    out = Some(changed);
+                }
+                None => {}
+            }
         }
-        if changed {
-            Array::new(out)
-        } else {
-            Ok(items.clone())
+        match out {
+            Some(out) => Array::new(out),
+            None => Ok(items.clone()),
         }
     }
 
