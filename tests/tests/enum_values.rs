@@ -2,6 +2,7 @@
 //! increment) gives them; valid Rust with out-of-order discriminants compiles.
 use tvm_ffi::enums::EnumType;
 use tvm_ffi::Enum;
+use tvm_ffi_tests::global;
 
 #[derive(Enum, Clone, Copy, PartialEq, Eq, Debug)]
 #[ffi_type(key = "rust_tests.enum_values.Sparse", int)]
@@ -107,10 +108,6 @@ pub struct Imm {
     pub dtype: tvm_ffi::EnumRef<DType>,
     #[ffi(default = Sparse::C)]
     pub sparse: tvm_ffi::EnumRef<Sparse>,
-}
-
-fn global(name: &str) -> tvm_ffi::Function {
-    tvm_ffi::Function::get_global(name).unwrap()
 }
 
 #[test]
