@@ -1,11 +1,11 @@
-//! Moved arguments (`RValueRef`, C++ `RValueRef<T>`): the callee takes the caller's
+//! Moved arguments (`Moved<T>`, C++ `RValueRef<T>`): the callee takes the caller's
 //! reference; a lent argument is shared; a failed conversion leaves the reference with the
 //! caller, who releases it; of several threads converting one moved argument, exactly one owns
 //! it.
-use tvm_ffi::{Any, Array, Function, RValueRef};
+use tvm_ffi::{Any, Array, Function, Moved};
 
 fn strong_count_of_moved() -> Function {
-    Function::from_typed(|array: RValueRef<Array<i64>>| -> i64 {
+    Function::from_typed(|array: Moved<Array<i64>>| -> i64 {
         array.into_inner().as_object_ref().strong_count() as i64
     })
 }
@@ -16,10 +16,7 @@ fn a_moved_array_is_the_callee_s_only_reference() {
     let moved = Array::new([1i64, 2]).unwrap();
     assert_eq!(moved.as_object_ref().strong_count(), 1);
     let weak = moved.as_object_ref().downgrade();
-    assert_eq!(
-        count.call_as::<i64, _>((RValueRef::new(moved),)).unwrap(),
-        1
-    );
+    assert_eq!(count.call_as::<i64, _>((Moved::new(moved),)).unwrap(), 1);
     // The callee's reference was the last one.
     assert!(weak.upgrade().is_none());
 
@@ -31,11 +28,11 @@ fn a_moved_array_is_the_callee_s_only_reference() {
 #[test]
 fn a_moved_value_that_does_not_convert_stays_with_the_caller_who_releases_it() {
     let wants_strings =
-        Function::from_typed(|a: RValueRef<Array<tvm_ffi::String>>| -> i64 { a.len() as i64 });
+        Function::from_typed(|a: Moved<Array<tvm_ffi::String>>| -> i64 { a.len() as i64 });
     let array = Array::new([1i64, 2]).unwrap();
     let kept = array.clone();
     let err = wants_strings
-        .call((RValueRef::new(array),))
+        .call((Moved::new(array),))
         .expect_err("ints are no strings");
     assert_eq!(err.kind(), "TypeError");
     assert_eq!(
@@ -53,12 +50,12 @@ fn an_any_parameter_takes_a_moved_object() {
         let owned = args[0].to_owned()?;
         // The second read finds the slot empty.
         let again = args[0].to_owned().expect_err("moved once");
-        assert_eq!(again.message(), "RValueRef already moved");
+        assert_eq!(again.message(), "moved argument already taken");
         Ok(owned)
     });
     let array = Array::new([5i64]).unwrap();
     let weak = array.as_object_ref().downgrade();
-    let back: Array<i64> = keep.call_as((RValueRef::new(array),)).unwrap();
+    let back: Array<i64> = keep.call_as((Moved::new(array),)).unwrap();
     assert_eq!(back.as_object_ref().strong_count(), 1);
     assert_eq!(back.to_vec(), [5]);
     drop(back);
@@ -67,14 +64,11 @@ fn an_any_parameter_takes_a_moved_object() {
 
 #[test]
 fn a_moved_plain_value_is_passed_as_it_is() {
-    let double = Function::from_typed(|x: RValueRef<i64>| -> i64 { 2 * x.into_inner() });
-    assert_eq!(
-        double.call_as::<i64, _>((RValueRef::new(21i64),)).unwrap(),
-        42
-    );
+    let double = Function::from_typed(|x: Moved<i64>| -> i64 { 2 * x.into_inner() });
+    assert_eq!(double.call_as::<i64, _>((Moved::new(21i64),)).unwrap(), 42);
     let echo = Function::from_packed(|args| args[0].to_owned());
     let back: tvm_ffi::String = echo
-        .call_as((RValueRef::new(tvm_ffi::String::new("short")),))
+        .call_as((Moved::new(tvm_ffi::String::new("short")),))
         .unwrap();
     assert_eq!(&*back, "short");
 }
@@ -98,7 +92,7 @@ fn threads_racing_for_one_moved_argument_take_it_once() {
                         if i % 2 == 0 {
                             view.to_owned().is_ok()
                         } else {
-                            view.cast::<RValueRef<Array<i64>>>().is_ok()
+                            view.cast::<Moved<Array<i64>>>().is_ok()
                         }
                     })
                 })
@@ -110,7 +104,7 @@ fn threads_racing_for_one_moved_argument_take_it_once() {
     for _ in 0..2000 {
         let array = Array::new([1i64, 2, 3]).unwrap();
         let weak = array.as_object_ref().downgrade();
-        let takers: i64 = race.call_as((RValueRef::new(array),)).unwrap();
+        let takers: i64 = race.call_as((Moved::new(array),)).unwrap();
         assert_eq!(takers, 1);
         assert!(
             weak.upgrade().is_none(),
@@ -126,29 +120,29 @@ fn threads_racing_for_one_moved_argument_take_it_once() {
 #[test]
 fn views_of_a_holder_made_while_another_thread_takes_it_stay_consistent() {
     use tvm_ffi::IntoArg;
-    type Moved = RValueRef<Array<i64>>;
+    type MovedArray = Moved<Array<i64>>;
     for _ in 0..200 {
         let array = Array::new([1i64]).unwrap();
         let weak = array.as_object_ref().downgrade();
-        let holder = Moved::new(array).into_holder().unwrap();
-        let first = <Moved as IntoArg>::view(&holder);
+        let holder = MovedArray::new(array).into_holder().unwrap();
+        let first = <MovedArray as IntoArg>::view(&holder);
         let taken = std::thread::scope(|scope| {
             let taker = scope.spawn(move || first.to_owned().is_ok());
             for _ in 0..50 {
                 assert_eq!(
-                    <Moved as IntoArg>::view(&holder).type_key(),
+                    <MovedArray as IntoArg>::view(&holder).type_key(),
                     "ObjectRValueRef"
                 );
             }
             taker.join().unwrap()
         });
         assert!(taken);
-        let again = <Moved as IntoArg>::view(&holder);
+        let again = <MovedArray as IntoArg>::view(&holder);
         assert_eq!(
             again.to_owned().unwrap_err().message(),
-            "RValueRef already moved"
+            "moved argument already taken"
         );
-        assert!(again.cast::<Moved>().is_err());
+        assert!(again.cast::<MovedArray>().is_err());
         drop(holder);
         assert!(
             weak.upgrade().is_none(),
@@ -156,9 +150,9 @@ fn views_of_a_holder_made_while_another_thread_takes_it_stay_consistent() {
         );
     }
     // A plain value is passed as it is, however often it is viewed.
-    let holder = RValueRef::new(()).into_holder().unwrap();
-    assert!(<RValueRef<()> as IntoArg>::view(&holder).is_none());
-    assert!(<RValueRef<()> as IntoArg>::view(&holder).is_none());
+    let holder = Moved::new(()).into_holder().unwrap();
+    assert!(<Moved<()> as IntoArg>::view(&holder).is_none());
+    assert!(<Moved<()> as IntoArg>::view(&holder).is_none());
 }
 
 /// A callee that forwards its moved argument (`args[0]`, a view) to another function lends
@@ -175,7 +169,7 @@ fn a_forwarded_moved_argument_goes_back_unless_the_next_callee_takes_it() {
     });
     let array = Array::new([4i64, 5]).unwrap();
     let weak = array.as_object_ref().downgrade();
-    let back: Array<i64> = forward.call_as((RValueRef::new(array),)).unwrap();
+    let back: Array<i64> = forward.call_as((Moved::new(array),)).unwrap();
     assert_eq!(back.as_object_ref().strong_count(), 1);
     drop(back);
     assert!(weak.upgrade().is_none());
@@ -202,7 +196,7 @@ fn threads_forwarding_one_moved_argument_to_cpp_move_it_once() {
                         match make_array.call((view,)) {
                             Ok(array) => Some(array.cast::<Array<Any>>().unwrap()),
                             Err(err) => {
-                                assert_eq!(err.message(), "RValueRef already moved");
+                                assert_eq!(err.message(), "moved argument already taken");
                                 None
                             }
                         }
@@ -218,7 +212,7 @@ fn threads_forwarding_one_moved_argument_to_cpp_move_it_once() {
     for _ in 0..5000 {
         let array = Array::new([1i64, 2, 3]).unwrap();
         let weak = array.as_object_ref().downgrade();
-        let outer: Array<Any> = race.call_as((RValueRef::new(array),)).unwrap();
+        let outer: Array<Any> = race.call_as((Moved::new(array),)).unwrap();
         let inner = outer.get(0).unwrap().cast::<Array<i64>>().unwrap();
         assert_eq!(inner.to_vec(), [1, 2, 3]);
         assert_eq!(inner.as_object_ref().strong_count(), 2); // `outer`'s and this one

@@ -44,7 +44,7 @@
 //!   value as `Err`, panics on iterating it and debug-asserts on a mistyped key; so the
 //!   mismatch surfaces when the map is wrapped, not when it is read;
 //! - calls: a by-value argument is lent to the callee (which takes its own reference);
-//!   `RValueRef::new(value)` moves it, as upstream's `RValueRef`;
+//!   `Moved::new(value)` moves it, as upstream's `RValueRef`;
 //! - registration: types register when their library loads, not on first use; indices are
 //!   dynamic unless a parent reserves child slots (`child_slots = N`); an unregistered binding is a load error (seen in a
 //!   helper process, `unregistered_binding`) and a panic when used;
@@ -65,8 +65,8 @@
 use tvm_ffi::builtin::AnyObject;
 use tvm_ffi::sys::type_index as ti;
 use tvm_ffi::{
-    Any, AnyView, Array, BigInt, Bytes, DataType, Device, Error, Function, Map, Module, ObjectRef,
-    Optional, RValueRef, Result, Shape, String, Tensor, TensorView,
+    Any, AnyView, Array, BigInt, Bytes, DataType, Device, Error, Function, Map, Module, Moved,
+    ObjectRef, Optional, Result, Shape, String, Tensor, TensorView,
 };
 
 /// Records the size of this thread's latest deallocation, to check the layout an object is
@@ -1985,11 +1985,11 @@ mod test_function {
         );
     }
 
-    /// An argument passed as an rvalue reference (`RValueRef`) moves the caller's reference
-    /// into the callee, which declares the parameter `RValueRef<T>`; a lent one is shared.
+    /// An argument passed as an rvalue reference (`Moved`, C++ `RValueRef`) moves the caller's reference
+    /// into the callee, which declares the parameter `Moved<T>`; a lent one is shared.
     #[test]
     fn test_function_rvalue_ref_arguments() {
-        let strong_count = Function::from_typed(|value: RValueRef<Array<i64>>| -> Result<i64> {
+        let strong_count = Function::from_typed(|value: Moved<Array<i64>>| -> Result<i64> {
             let value = value.into_inner();
             Ok(i64::from(value.as_object_ref().strong_count()))
         });
@@ -1997,7 +1997,7 @@ mod test_function {
         let moved = Array::new(vec![1i64, 2]).unwrap();
         assert_eq!(moved.as_object_ref().strong_count(), 1);
         let count = strong_count
-            .call_as::<i64, _>((RValueRef::new(moved),))
+            .call_as::<i64, _>((Moved::new(moved),))
             .unwrap();
         assert_eq!(count, 1);
 

@@ -122,7 +122,7 @@ pub use abi::AllocFailure;
 pub use container::{Array, Dict, List, Map, Shape};
 pub use enums::EnumRef;
 pub use error::{Error, ErrorKind, Result, ResultExt};
-pub use function::{Function, IntoArg, IntoArgs, RValueRef};
+pub use function::{Function, IntoArg, IntoArgs, Moved};
 pub use module::Module;
 pub use object::builtin;
 pub use object::{ExternalType, IsA, ObjectRef, ObjectType, WeakRef};

@@ -26,7 +26,7 @@ mod seq;
 
 use ir::{PrimFunc, RemoveNoOpConfig};
 use remove_no_op::{Config, NoOpRemover};
-use tvm_ffi::{ffi_func, Any, Array, Function, Map, ObjectRef, RValueRef, Result, String};
+use tvm_ffi::{ffi_func, Any, Array, Function, Map, Moved, ObjectRef, Result, String};
 
 /// The pass's configuration from the `PassContext` (`tirx.RemoveNoOp`), defaults otherwise.
 fn remove_no_op_config(ctx: &Any) -> Config {
@@ -61,10 +61,7 @@ pub fn prim_func_pass(pass_func: Function, opt_level: i32, name: &str) -> Result
 pub fn remove_no_op_pass() -> Result<Any> {
     let pass_func = Function::from_typed(
         // TVM moves the function in (C++ `RValueRef`): this pass holds it.
-        |func: RValueRef<ObjectRef<PrimFunc>>,
-         _module: Any,
-         ctx: Any|
-         -> Result<ObjectRef<PrimFunc>> {
+        |func: Moved<ObjectRef<PrimFunc>>, _module: Any, ctx: Any| -> Result<ObjectRef<PrimFunc>> {
             let func = func.into_inner();
             let mut remover = NoOpRemover::new(remove_no_op_config(&ctx))?;
             let body = func.body();
@@ -91,7 +88,7 @@ pub fn remove_no_op_pass() -> Result<Any> {
 #[ffi_func(name = "tvm_passes.ConvertSSA")]
 pub fn convert_ssa_pass() -> Result<Any> {
     let pass_func = Function::from_typed(
-        |module: RValueRef<ObjectRef<tvm_ffi::builtin::AnyObject>>,
+        |module: Moved<ObjectRef<tvm_ffi::builtin::AnyObject>>,
          _ctx: Any|
          -> Result<ObjectRef<tvm_ffi::builtin::AnyObject>> {
             let module = module.into_inner();

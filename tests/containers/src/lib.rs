@@ -6,8 +6,8 @@
 pub mod soundness;
 
 use tvm_ffi::{
-    ffi_func, ffi_methods, Any, AnyView, Array, BigInt, Dict, Function, List, Map, Object,
-    RValueRef, Result, Rw, Shape, String,
+    ffi_func, ffi_methods, Any, AnyView, Array, BigInt, Dict, Function, List, Map, Moved, Object,
+    Result, Rw, Shape, String,
 };
 
 /// Every container kind as a field, with the static type index and schema C++ reports for
@@ -89,7 +89,7 @@ pub fn list_sum(list: List<i64>) -> Result<i64> {
 /// The reference count of an array inside the call: 1 when the caller moved its only
 /// reference in (`array._move()` from Python), one more than the caller's when lent.
 #[ffi_func(name = "rs_containers.moved_array_count")]
-pub fn moved_array_count(array: RValueRef<Array<i64>>) -> i64 {
+pub fn moved_array_count(array: Moved<Array<i64>>) -> i64 {
     array.into_inner().as_object_ref().strong_count() as i64
 }
 
@@ -101,7 +101,7 @@ pub fn call_with_array(callee: Function, moved: bool) -> Result<Array<i64>> {
     let array = Array::new([1i64, 2])?;
     let weak = array.as_object_ref().downgrade();
     let result: i64 = if moved {
-        callee.call_as((RValueRef::new(array),))?
+        callee.call_as((Moved::new(array),))?
     } else {
         let result = callee.call_as((&array,))?;
         drop(array);

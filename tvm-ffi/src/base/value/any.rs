@@ -385,7 +385,7 @@ impl<'a> AnyView<'a> {
                     // takes it over.
                     raw: unsafe { super::moved::object_value(object) },
                 }),
-                None => Err(Error::value_error("RValueRef already moved")),
+                None => Err(Error::value_error("moved argument already taken")),
             }
         } else if matches!(index, ti::kTVMFFIRawStr | ti::kTVMFFIByteArrayPtr) {
             let mut out = TVMFFIAny::NONE;

@@ -1,7 +1,7 @@
 //! Calling with Rust values: [`IntoArg`] turns each argument into a borrowed view (holding
 //! whatever the view points to for the duration of the call), [`IntoArgs`] a whole argument
 //! list.
-use super::moved::{MovedArg, RValueRef};
+use super::moved::{Moved, MovedArg};
 use super::Function;
 use crate::base::error::{Error, Result};
 use crate::base::object::{ObjectRef, ObjectType};
@@ -285,8 +285,8 @@ impl_into_args_tuple!(A0 h0 0, A1 h1 1, A2 h2 2, A3 h3 3, A4 h4 4, A5 h5 5, A6 h
 impl_into_args_tuple!(A0 h0 0, A1 h1 1, A2 h2 2, A3 h3 3, A4 h4 4, A5 h5 5, A6 h6 6, A7 h7 7, A8 h8 8, A9 h9 9, A10 h10 10, A11 h11 11);
 
 // SAFETY: this crate's own view of the value.
-unsafe impl<T: IntoAny> Sealed for RValueRef<T> {}
-impl<T: IntoAny> IntoArg for RValueRef<T> {
+unsafe impl<T: IntoAny> Sealed for Moved<T> {}
+impl<T: IntoAny> IntoArg for Moved<T> {
     type Holder = MovedArg;
     fn into_holder(self) -> Result<MovedArg> {
         Ok(MovedArg::new(self.into_inner().into_any()))

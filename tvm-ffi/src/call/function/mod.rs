@@ -30,7 +30,7 @@ pub(crate) mod signature;
 pub(crate) use args::{impl_into_arg_borrowed, object_view};
 pub use args::{IntoArg, IntoArgs};
 pub(crate) use cache::GlobalCache;
-pub use moved::{MovedArg, RValueRef};
+pub use moved::{Moved, MovedArg};
 pub use params::check as defaults;
 pub(crate) use signature::{FnSignature, TypedClosure};
 
@@ -133,7 +133,7 @@ impl Function {
 
     /// Calls with borrowed arguments.
     ///
-    /// A moved argument (an `RValueRef` view a callee forwards) is taken from its slot into one
+    /// A moved argument (a `Moved` view a callee forwards) is taken from its slot into one
     /// of this call, and put back afterwards unless the callee took it: foreign code moves with
     /// a plain read and clear, which must not race another thread forwarding the same view.
     #[inline]

@@ -1,9 +1,9 @@
-//! Moved arguments: [`RValueRef`], C++'s `RValueRef<T>`. By default every argument is lent to
+//! Moved arguments: [`Moved`], C++'s `RValueRef<T>`. By default every argument is lent to
 //! the callee (it holds its own reference while it keeps the value); a moved argument hands the
-//! caller's reference over, so a callee that declares the parameter `RValueRef<T>` holds the
+//! caller's reference over, so a callee that declares the parameter `Moved<T>` holds the
 //! only reference and can change the object in place (copy-on-write without the copy).
 //!
-//! A callee that passes its moved argument (an `RValueRef` view) on to another function lends
+//! A callee that passes its moved argument (a `Moved` view) on to another function lends
 //! the move through a slot of that call, taken from the forwarded slot atomically and put back
 //! unless the next callee took it (`forwarding_moves`). Foreign code moves with a plain read and
 //! clear, and views are `Copy + Send`: without this, two threads forwarding one view could both
@@ -21,32 +21,32 @@ use crate::base::value::{Any, AnyView, FromAny, TypeSchema};
 /// the callee; as a parameter, the callee takes the reference a caller moved in.
 ///
 /// The runtime passes a moved object as the address of the caller's reference
-/// (`kTVMFFIObjectRValueRef`); a callee that declares the parameter `RValueRef<T>` (in Rust or
+/// (`kTVMFFIObjectRValueRef`); a callee that declares the parameter `Moved<T>` (`RValueRef<T>` in
 /// C++) takes it from there, leaving none behind. A callee with a plain parameter gets a type
 /// error, as in C++ (only `Any` parameters take a moved value as it is). Passed to a parameter
-/// `RValueRef<T>`, a lent value (a plain argument) is shared, as C++ copies it. Values that are
+/// `Moved<T>`, a lent value (a plain argument) is shared, as C++ copies it. Values that are
 /// no objects (an `int`, a short string) are passed as they are.
 ///
 /// ```
-/// use tvm_ffi::{Array, Function, RValueRef};
+/// use tvm_ffi::{Array, Function, Moved};
 /// // The callee takes the array over: it holds the only reference.
-/// let count = Function::from_typed(|array: RValueRef<Array<i64>>| -> i64 {
+/// let count = Function::from_typed(|array: Moved<Array<i64>>| -> i64 {
 ///     array.into_inner().as_object_ref().strong_count() as i64
 /// });
 /// let array = Array::new([1i64, 2]).unwrap();
-/// assert_eq!(count.call_as::<i64, _>((RValueRef::new(array),)).unwrap(), 1);
+/// assert_eq!(count.call_as::<i64, _>((Moved::new(array),)).unwrap(), 1);
 /// // Lent, it is shared with the caller.
 /// let array = Array::new([3i64, 4]).unwrap();
 /// assert_eq!(count.call_as::<i64, _>((&array,)).unwrap(), 2);
 /// assert_eq!(array.as_object_ref().strong_count(), 1);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct RValueRef<T>(T);
+pub struct Moved<T>(T);
 
-impl<T> RValueRef<T> {
+impl<T> Moved<T> {
     /// Wraps `value` to be passed by move.
     pub fn new(value: T) -> Self {
-        RValueRef(value)
+        Moved(value)
     }
 
     /// The value.
@@ -55,7 +55,7 @@ impl<T> RValueRef<T> {
     }
 }
 
-impl<T> std::ops::Deref for RValueRef<T> {
+impl<T> std::ops::Deref for Moved<T> {
     type Target = T;
     fn deref(&self) -> &T {
         &self.0
@@ -67,11 +67,11 @@ impl<T> std::ops::Deref for RValueRef<T> {
 ///
 /// ```
 /// use tvm_ffi::function::MovedArg;
-/// use tvm_ffi::{Array, IntoArg, RValueRef};
+/// use tvm_ffi::{Array, IntoArg, Moved};
 /// let array = Array::new([1i64]).unwrap();
 /// let weak = array.as_object_ref().downgrade();
-/// let holder: MovedArg = RValueRef::new(array).into_holder().unwrap();
-/// let view = <RValueRef<Array<i64>> as IntoArg>::view(&holder);
+/// let holder: MovedArg = Moved::new(array).into_holder().unwrap();
+/// let view = <Moved<Array<i64>> as IntoArg>::view(&holder);
 /// assert_eq!(view.type_key(), "ObjectRValueRef");
 /// drop(holder); // no callee took it: the holder releases it
 /// assert!(weak.upgrade().is_none());
@@ -125,7 +125,7 @@ impl MovedArg {
     }
 }
 
-impl<T: TypeSchema> TypeSchema for RValueRef<T> {
+impl<T: TypeSchema> TypeSchema for Moved<T> {
     fn type_str() -> String {
         T::type_str()
     }
@@ -143,12 +143,12 @@ unsafe fn with_view<R>(raw: TVMFFIAny, f: impl FnOnce(&AnyView<'_>) -> R) -> R {
     f(&unsafe { AnyView::from_raw(raw) })
 }
 
-impl<'a, T: for<'b> FromAny<'b>> FromAny<'a> for RValueRef<T> {
+impl<'a, T: for<'b> FromAny<'b>> FromAny<'a> for Moved<T> {
     /// A moved object is taken from the caller's slot (when it converts); anything else is
     /// converted as `T` (shared, as C++ copies a lent argument).
     fn from_any(view: &'a AnyView<'a>) -> Option<Self> {
         let Some(slot) = slot_of(view) else {
-            return T::from_any(view).map(RValueRef);
+            return T::from_any(view).map(Moved);
         };
         let object = slot.take()?;
         // SAFETY: the reference just taken keeps the object alive.
@@ -159,7 +159,7 @@ impl<'a, T: for<'b> FromAny<'b>> FromAny<'a> for RValueRef<T> {
                 // move handed over (the slot stays empty, so the caller releases nothing).
                 // SAFETY: the reference taken from the slot is ours.
                 unsafe { dec_ref(object) };
-                Some(RValueRef(value))
+                Some(Moved(value))
             }
             None => {
                 slot.put_back(object);
@@ -220,7 +220,7 @@ pub(crate) fn forwarding_moves(
         let Some(origin) = slot_of(arg) else { continue };
         let Some(object) = origin.take() else {
             put_back(&slots, &origins);
-            return Err(Error::value_error("RValueRef already moved"));
+            return Err(Error::value_error("moved argument already taken"));
         };
         let slot = &slots[origins.len()];
         slot.store(object.as_ptr(), Ordering::Relaxed);

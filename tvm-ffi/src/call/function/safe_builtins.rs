@@ -148,7 +148,7 @@ pub(crate) fn has_borrowed_tensor(args: &[AnyView<'_>]) -> bool {
         .any(|arg| arg.as_raw().type_index == ti::kTVMFFIDLTensorPtr)
 }
 
-/// Whether `args` may hold a borrowed `DLTensor*` or a moved value (an `RValueRef` view),
+/// Whether `args` may hold a borrowed `DLTensor*` or a moved value (a `Moved` view),
 /// which a call checks or forwards: one range comparison per argument, over the borrowed
 /// kinds 7 to 10 (`DLTensor*`, raw string, byte array, moved value; Rust passes the middle two
 /// only when it forwards them from C++). Two comparisons cost the call path a third of its
