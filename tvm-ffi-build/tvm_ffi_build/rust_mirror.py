@@ -28,6 +28,13 @@ schemas), ends in one of three outcomes, which ``--report`` lists one line per t
   the SDK provides, unreadable reflection). The types the SDK provides itself (``ffi.Array`` is
   ``tvm_ffi::Array``, ...) are listed there too.
 
+C++ enums: reflection registers an enum field as a plain ``int``, without its names. ``--enum
+tirx.For.kind=tvm.tirx.ForKind`` names one: the field's accessor returns (and ``from_fields``
+takes) an open integer newtype, ``pub struct ForKind(pub i32)``, with a constant per member of
+the Python ``IntEnum`` (``ForKind::SERIAL``); a value the bindings do not name (from a newer
+library) is kept as it is (``ForKind::name`` is then ``None``). The storage stays the field's
+integer, so the layout check is unchanged.
+
 Names: a type is named after the last part of its key (its whole key in CamelCase where two keys
 end alike or the name is in Rust's prelude); the parent field is ``base`` (``base_`` where the
 type has a field of that name); a method wrapper whose name an accessor has is ``call_<name>``.
@@ -86,6 +93,33 @@ class Method:
     is_static: bool
     params: list[dict]
     ret: dict
+
+
+@dataclass
+class EnumDesc:
+    """A C++ enum named by ``--enum``: its Rust newtype, its integer, its members."""
+    rust_name: str
+    source: str  # the Python class, `module.Class`
+    members: list[tuple[str, int]]  # (Rust constant name, value), in the class's order
+    fields: list[str] = field(default_factory=list)  # `key.field` of each field it types
+    int_type: str = ""  # the fields' Rust integer (one for all)
+
+
+def read_enum(path: str) -> tuple[str, list[tuple[str, int]]]:
+    """The name and members of the Python `IntEnum` at `path` (`module.Class`)."""
+    import enum
+
+    module, _, name = path.rpartition(".")
+    try:
+        cls = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError, ValueError) as err:
+        raise SystemExit(f"error: --enum: cannot import `{path}` ({err})") from None
+    if not (isinstance(cls, type) and issubclass(cls, enum.IntEnum)):
+        raise SystemExit(f"error: --enum: `{path}` is not an `enum.IntEnum`")
+    # Upper snake case, as Rust constants are named (`kDefault` -> `K_DEFAULT`); aliases kept.
+    members = [(_ident(re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", member).upper()), int(value))
+               for member, value in cls.__members__.items()]
+    return name, members
 
 
 @dataclass
@@ -215,8 +249,9 @@ def _type_name(key: str, taken: set[str]) -> str:
 
 
 class _Renderer:
-    def __init__(self, types: dict[str, TypeDesc]):
+    def __init__(self, types: dict[str, TypeDesc], enums: dict[tuple[str, str], EnumDesc] | None = None):
         self.types = types
+        self.enums = enums or {}
         taken: set[str] = set()
         for t in types.values():
             t.rust_name = _type_name(t.key, taken)
@@ -225,6 +260,63 @@ class _Renderer:
             own = {_ident(name) for name, _, _ in t.fields}
             while t.base_ident in own:
                 t.base_ident += "_"
+        for e in {id(e): e for e in self.enums.values()}.values():
+            if e.rust_name in taken or e.rust_name in _RESERVED_TYPE_NAMES:
+                raise SystemExit(f"error: --enum: the name `{e.rust_name}` of `{e.source}` is taken by a type")
+
+    def check_enums(self) -> None:
+        """Each `--enum` field exists, is a declared type's integer field; one integer per enum
+        (after `decide`)."""
+        for (key, name), e in sorted(self.enums.items()):
+            t = self.types.get(key)
+            schema = next((sch for n, _, sch in t.fields if n == name), None) if t else None
+            if t is None or t.outcome not in ("complete", "opaque") or schema is None:
+                raise SystemExit(f"error: --enum: `{key}.{name}` is not a field of a declared type")
+            if schema.get("type") != "int":
+                raise SystemExit(f"error: --enum: `{key}.{name}` is not an integer field ({json.dumps(schema)})")
+            if t.outcome == "complete":
+                size, index = next((sz, i) for (n, sz, _), (_, _, _, _, i) in zip(t.fields, t.layout) if n == name)
+                int_type = self.field_type(schema, size, index)
+                if e.int_type and e.int_type != int_type:
+                    raise SystemExit(f"error: --enum: `{e.source}` types fields of {e.int_type} and {int_type}")
+                e.int_type = int_type
+            e.fields.append(f"{key}.{name}")
+        for e in self.enums.values():
+            e.int_type = e.int_type or "i64"  # only opaque types' fields: read as the getter returns
+
+    def enum_declarations(self) -> list[str]:
+        """The open integer newtype of each `--enum`, in name order."""
+        out = []
+        for e in sorted({id(e): e for e in self.enums.values()}.values(), key=lambda e: e.rust_name):
+            fields = ", ".join(f"`{f}`" for f in e.fields)
+            out += [
+                "",
+                f"/// The C++ enum of {fields} (its names: Python's `{e.source}`).",
+                "/// Open: a value these bindings do not name (from a newer library) is kept as it is.",
+                "#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]",
+                "#[repr(transparent)]",
+                f"pub struct {e.rust_name}(pub {e.int_type});",
+                "",
+                f"impl {e.rust_name} {{",
+            ]
+            out += [f"    pub const {name}: Self = Self({value});" for name, value in e.members]
+            arms, seen = [], set()
+            for name, value in e.members:
+                if value not in seen:  # an alias keeps the first name
+                    seen.add(value)
+                    arms.append(f'            {value} => Some("{name}"),')
+            out += [
+                "",
+                "    /// The name of the value's constant; `None` for a value these bindings do not name.",
+                "    pub fn name(self) -> Option<&'static str> {",
+                "        match self.0 {",
+                *arms,
+                "            _ => None,",
+                "        }",
+                "    }",
+                "}",
+            ]
+        return out
 
     def field_type(self, schema: dict, size: int, static_index: int) -> str:
         """The Rust storage of a field: a C++ object reference (8 bytes, an object type other
@@ -360,12 +452,22 @@ class _Renderer:
         for (name, size, schema), (_, _, _, _, index) in ([] if opaque else zip(t.fields, t.layout)):
             ident = _ident(name)
             storage = self.field_type(schema, size, index)
-            lines.append(f"    /// Field `{name}`: `{json.dumps(schema, separators=(',', ':'))}`.")
+            enum = self.enums.get((t.key, name))
+            lines.append(f"    /// Field `{name}`: `{json.dumps(schema, separators=(',', ':'))}`"
+                         + (f", the C++ enum [`{enum.rust_name}`]." if enum else "."))
             if ident != name:
                 lines.append(f'    #[ffi(name = "{name}")]')
             lines.append(f"    pub {ident}: tvm_ffi::Rw<{storage}>,")
             required = storage.startswith("Option<") and t.required(name, schema)
-            if storage.startswith("tvm_ffi::Optional<"):
+            if enum:
+                accessors += [
+                    "",
+                    f"    /// Field `{name}`.",
+                    f"    pub fn {ident}(&self) -> {enum.rust_name} {{",
+                    f"        {enum.rust_name}(self.{ident}.get())",
+                    "    }",
+                ]
+            elif storage.startswith("tvm_ffi::Optional<"):
                 accessors += [
                     "",
                     f"    /// Field `{name}`.",
@@ -435,7 +537,11 @@ class _Renderer:
                     param += "_"
                 names.add(param)
                 required = storage.startswith("Option<") and part.required(name, schema)
-                if required:
+                enum = self.enums.get((part.key, name))
+                if enum:
+                    params.append(f"{param}: {enum.rust_name}")
+                    values[(part.key, name)] = f"tvm_ffi::Rw::new({param}.0)"
+                elif required:
                     params.append(f"{param}: {storage[len('Option<'):-1]}")
                     values[(part.key, name)] = f"tvm_ffi::Rw::new(Some({param}))"
                 else:
@@ -476,6 +582,16 @@ class _Renderer:
                     value = f"Option<{value}>"
             except Unsupported:
                 value = None
+            enum = self.enums.get((t.key, name))
+            if enum:
+                out += [
+                    "",
+                    f"    /// Field `{name}`, the C++ enum [`{enum.rust_name}`], read through its registered getter.",
+                    f"    pub fn {ident}(this: &tvm_ffi::ObjectRef<Self>) -> tvm_ffi::Result<{enum.rust_name}> {{",
+                    f'        this.get_field::<{enum.int_type}>("{name}").map({enum.rust_name})',
+                    "    }",
+                ]
+                continue
             out += [
                 "",
                 f"    /// Field `{name}` (`{json.dumps(schema, separators=(',', ':'))}`), read through its "
@@ -538,9 +654,11 @@ class _Renderer:
         return out
 
 
-def render(types: dict[str, TypeDesc], prefixes: list[str], source: str) -> str:
-    renderer = _Renderer(types)
+def render(types: dict[str, TypeDesc], prefixes: list[str], source: str,
+           enums: dict[tuple[str, str], EnumDesc] | None = None) -> str:
+    renderer = _Renderer(types, enums)
     renderer.decide()
+    renderer.check_enums()
     under = ", ".join(f'"{p}"' for p in prefixes)
     out = [
         f"// Generated by tvm_ffi_build.rust_mirror from the runtime's reflection ({source}; the types",
@@ -569,6 +687,7 @@ def render(types: dict[str, TypeDesc], prefixes: list[str], source: str) -> str:
 
     for t in declared:
         visit(t)
+    out += renderer.enum_declarations()
     for t in ordered:
         out.append("")
         out += renderer.declaration(t)
@@ -579,7 +698,8 @@ def render(types: dict[str, TypeDesc], prefixes: list[str], source: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def coverage(types: dict[str, TypeDesc], prefixes: list[str], source: str) -> str:
+def coverage(types: dict[str, TypeDesc], prefixes: list[str], source: str,
+             enums: dict[tuple[str, str], EnumDesc] | None = None) -> str:
     """The coverage report: one line per type key with its outcome and reason (after
     `render`, which decides them)."""
     counts = {o: sum(1 for t in types.values() if t.outcome == o) for o in ("complete", "opaque", "refused", "sdk")}
@@ -601,6 +721,10 @@ def coverage(types: dict[str, TypeDesc], prefixes: list[str], source: str) -> st
         listed = "prefix" if t.reached_from is None else f"reached from `{t.reached_from}`"
         reason = t.reason.replace("|", "\\|") if t.outcome != "complete" else ""
         out.append(f"| `{t.key}` | {t.outcome} | {listed} | {reason} |")
+    if enums:
+        out += ["", "C++ enums (`--enum`), each an open integer newtype:", ""]
+        out += [f"- `{key}.{name}`: `{e.rust_name}` ({len(e.members)} names, Python's `{e.source}`)"
+                for (key, name), e in sorted(enums.items())]
     return "\n".join(out) + "\n"
 
 
@@ -612,6 +736,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--prefix", required=True, action="append",
                         help="type keys starting with this (repeatable)")
     parser.add_argument("--out", required=True, help="the Rust file to write")
+    parser.add_argument("--enum", dest="enums", action="append", default=[], metavar="KEY.FIELD=MODULE.CLASS",
+                        help="type an integer field as a C++ enum, named after a Python IntEnum (repeatable)")
     parser.add_argument("--report", help="also write the coverage report (Markdown: one line per type "
                         "key with its outcome, complete, opaque or refused, and the reason)")
     args = parser.parse_args(argv)
@@ -622,16 +748,28 @@ def main(argv: list[str] | None = None) -> int:
     for library in args.load:
         tvm_ffi.load_module(library)
     types = read_types(args.prefix)
+    enums: dict[tuple[str, str], EnumDesc] = {}
+    by_class: dict[str, EnumDesc] = {}
+    for spec in args.enums:
+        target, _, path = spec.partition("=")
+        key, _, name = target.rpartition(".")
+        if not (key and name and path):
+            print(f"error: --enum `{spec}`: expected KEY.FIELD=MODULE.CLASS", file=sys.stderr)
+            return 1
+        if path not in by_class:
+            rust_name, members = read_enum(path)
+            by_class[path] = EnumDesc(rust_name, path, members)
+        enums[(key, name)] = by_class[path]
     if not types:
         print(f"error: no type is registered under {args.prefix}", file=sys.stderr)
         return 1
     source = ", ".join([f"import {m}" for m in args.imports] + [Path(lib).name for lib in args.load]) or "tvm_ffi"
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     out = Path(args.out)
-    out.write_text(render(types, args.prefix, source))
+    out.write_text(render(types, args.prefix, source, enums))
     if args.report:
         Path(args.report).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.report).write_text(coverage(types, args.prefix, source))
+        Path(args.report).write_text(coverage(types, args.prefix, source, enums))
     # Formatted as `cargo fmt` would, where rustfmt is at hand (the file is checked in).
     if shutil.which("rustfmt"):
         subprocess.run(["rustfmt", "--edition", "2021", str(out)], check=True)

@@ -9,6 +9,52 @@
 // of its declared type and stores null only in fields declared `Option`.
 #![allow(missing_docs, clippy::all)]
 
+/// The C++ enum of `tirx.For.kind` (its names: Python's `tvm.tirx.ForKind`).
+/// Open: a value these bindings do not name (from a newer library) is kept as it is.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+#[repr(transparent)]
+pub struct ForKind(pub i32);
+
+impl ForKind {
+    pub const SERIAL: Self = Self(0);
+    pub const PARALLEL: Self = Self(1);
+    pub const VECTORIZED: Self = Self(2);
+    pub const UNROLLED: Self = Self(3);
+    pub const THREAD_BINDING: Self = Self(4);
+
+    /// The name of the value's constant; `None` for a value these bindings do not name.
+    pub fn name(self) -> Option<&'static str> {
+        match self.0 {
+            0 => Some("SERIAL"),
+            1 => Some("PARALLEL"),
+            2 => Some("VECTORIZED"),
+            3 => Some("UNROLLED"),
+            4 => Some("THREAD_BINDING"),
+            _ => None,
+        }
+    }
+}
+
+/// The C++ enum of `relax.distributed.PlacementSpec.kind` (its names: Python's `tvm.relax.distributed.type.PlacementSpecKind`).
+/// Open: a value these bindings do not name (from a newer library) is kept as it is.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+#[repr(transparent)]
+pub struct PlacementSpecKind(pub i32);
+
+impl PlacementSpecKind {
+    pub const K_SHARDING: Self = Self(0);
+    pub const K_REPLICA: Self = Self(1);
+
+    /// The name of the value's constant; `None` for a value these bindings do not name.
+    pub fn name(self) -> Option<&'static str> {
+        match self.0 {
+            0 => Some("K_SHARDING"),
+            1 => Some("K_REPLICA"),
+            _ => None,
+        }
+    }
+}
+
 /// The type `ir.ArgumentInfo` (72 bytes), declared from the runtime's reflection.
 #[derive(tvm_ffi::Object)]
 #[ffi_type(key = "ir.ArgumentInfo", external)]
@@ -8525,7 +8571,7 @@ impl Placement {
 pub struct PlacementSpec {
     /// Field `axis`: `{"type":"int"}`.
     pub axis: tvm_ffi::Rw<i32>,
-    /// Field `kind`: `{"type":"int"}`.
+    /// Field `kind`: `{"type":"int"}`, the C++ enum [`PlacementSpecKind`].
     pub kind: tvm_ffi::Rw<i32>,
 }
 
@@ -8540,10 +8586,10 @@ unsafe impl tvm_ffi::object::RustObject for PlacementSpec {}
 impl PlacementSpec {
     /// A new `relax.distributed.PlacementSpec` allocated by Rust, from the value of every field (the parents'
     /// first); C++ reads it through its own getters and destroys it through the Rust deleter.
-    pub fn from_fields(axis: i32, kind: i32) -> tvm_ffi::ObjectRef<Self> {
+    pub fn from_fields(axis: i32, kind: PlacementSpecKind) -> tvm_ffi::ObjectRef<Self> {
         tvm_ffi::ObjectRef::new(PlacementSpec {
             axis: tvm_ffi::Rw::new(axis),
-            kind: tvm_ffi::Rw::new(kind),
+            kind: tvm_ffi::Rw::new(kind.0),
         })
     }
 
@@ -8553,8 +8599,8 @@ impl PlacementSpec {
     }
 
     /// Field `kind`.
-    pub fn kind(&self) -> i32 {
-        self.kind.get()
+    pub fn kind(&self) -> PlacementSpecKind {
+        PlacementSpecKind(self.kind.get())
     }
 }
 
@@ -11551,7 +11597,7 @@ pub struct For {
     pub min: tvm_ffi::Rw<Option<tvm_ffi::ObjectRef<Expr>>>,
     /// Field `extent`: `{"type":"ir.Expr"}`.
     pub extent: tvm_ffi::Rw<Option<tvm_ffi::ObjectRef<Expr>>>,
-    /// Field `kind`: `{"type":"int"}`.
+    /// Field `kind`: `{"type":"int"}`, the C++ enum [`ForKind`].
     pub kind: tvm_ffi::Rw<i32>,
     /// Field `body`: `{"type":"tirx.Stmt"}`.
     pub body: tvm_ffi::Rw<Option<tvm_ffi::ObjectRef<Stmt>>>,
@@ -11579,7 +11625,7 @@ impl For {
         loop_var: tvm_ffi::ObjectRef<Var>,
         min: tvm_ffi::ObjectRef<Expr>,
         extent: tvm_ffi::ObjectRef<Expr>,
-        kind: i32,
+        kind: ForKind,
         body: tvm_ffi::ObjectRef<Stmt>,
         thread_binding: Option<tvm_ffi::ObjectRef<IterVar>>,
         annotations: tvm_ffi::Map<tvm_ffi::String, tvm_ffi::Any>,
@@ -11592,7 +11638,7 @@ impl For {
             loop_var: tvm_ffi::Rw::new(Some(loop_var)),
             min: tvm_ffi::Rw::new(Some(min)),
             extent: tvm_ffi::Rw::new(Some(extent)),
-            kind: tvm_ffi::Rw::new(kind),
+            kind: tvm_ffi::Rw::new(kind.0),
             body: tvm_ffi::Rw::new(Some(body)),
             thread_binding: tvm_ffi::Rw::new(thread_binding),
             annotations: tvm_ffi::Rw::new(annotations),
@@ -11625,8 +11671,8 @@ impl For {
     }
 
     /// Field `kind`.
-    pub fn kind(&self) -> i32 {
-        self.kind.get()
+    pub fn kind(&self) -> ForKind {
+        ForKind(self.kind.get())
     }
 
     /// Field `body` (required: not `Optional`, no default, part of the node's

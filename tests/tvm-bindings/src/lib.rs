@@ -12,7 +12,7 @@
 #[allow(unsafe_code)]
 pub mod generated;
 
-use generated::{Add, Expr, For, IntImm, Op, PrimFunc, Ramp, SeqStmt, Stmt, Var};
+use generated::{Add, Expr, For, ForKind, IntImm, Op, PrimFunc, Ramp, SeqStmt, Stmt, Var};
 use tvm_ffi::structural::{
     self, DefRegionKind, MapValue, Mutator, UnchangedOr, VarRemap, VisitValue, WalkOrder,
     WalkResult,
@@ -39,7 +39,9 @@ pub fn read_for(node: ObjectRef<For>) -> Result<Array<Any>> {
         Any::new(node.loop_var().name()),
         Any::new(node.min()),
         Any::new(node.extent()),
-        Any::new(i64::from(node.kind())),
+        Any::new(i64::from(node.kind().0)),
+        // The C++ enum's name (`--enum tirx.For.kind=tvm.tirx.ForKind`), `None` where unnamed.
+        Any::new(node.kind().name().map(String::from)),
         Any::new(node.step()),
         Any::new(node.body()),
     ])
@@ -116,7 +118,7 @@ pub fn make_for(
         loop_var,
         min,
         extent,
-        kind,
+        ForKind(kind),
         body,
         None,
         annotations,
