@@ -198,6 +198,17 @@ copy = f("copy_add")(add)
 assert not copy.same_as(add) and copy.a.same_as(add.a) and copy.b.same_as(add.b)
 assert copy.ty.same_as(add.ty) and tvm_ffi.structural_equal(copy, add)
 
+# A typed rebuild (`Clone` of the fields, one set): the others are the same objects.
+wider, body_is_null = f("with_extent")(cxx, tirx.const(32, "int32"), False)
+assert not wider.same_as(cxx) and wider.extent.value == 32 and not body_is_null
+assert wider.loop_var.same_as(i) and wider.body.same_as(body) and wider.step.same_as(step)
+assert int(wider.kind) == int(tirx.ForKind.UNROLLED)
+tvm.ir.assert_structural_equal(wider, tirx.For(i, lo, tirx.const(32, "int32"), tirx.ForKind.UNROLLED, body,
+                                               step=step))
+# Lossless: a required field C++ left null stays null through the rebuild.
+_, body_is_null = f("with_extent")(cxx, tirx.const(32, "int32"), True)
+assert body_is_null
+
 func = tvm.script.from_source('''
 @T.prim_func
 def func(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8, 4), "float32")):
@@ -217,7 +228,7 @@ after_rust = remove(tvm.IRModule({{"main": rebuilt}}))
 after_cxx = remove(tvm.IRModule({{"main": func}}))
 tvm.ir.assert_structural_equal(after_rust, after_cxx)
 # The Rust deleter releases them.
-del rust, unset, copy, rebuilt, after_rust
+del rust, unset, copy, rebuilt, after_rust, wider
 gc.collect()
 """)
 

@@ -15,7 +15,8 @@ schemas), ends in one of three outcomes, which ``--report`` lists one line per t
   ``unsafe impl ExternalType`` the SDK requires, a typed accessor per field (a required object
   field read as a value, a C++ ``Optional`` as an ``Option``), ``from_fields`` (the node
   allocated by Rust from every field's value, where the runtime allocates the type itself:
-  ``__ffi_new__``), and typed wrappers of its instance methods (and of ``__ffi_init__`` as
+  ``__ffi_new__``), ``Clone`` (a typed, lossless rebuild: clone the fields, set one, allocate
+  the copy with ``ObjectRef::new``), and typed wrappers of its instance methods (and of ``__ffi_init__`` as
   ``new``). The generator checks the layout, and the SDK
   checks every declaration against the runtime's reflection when the library that contains it
   loads (parent, size, each field's name, offset, size, storage and schema): a generated file
@@ -440,7 +441,9 @@ class _Renderer:
                + (f": opaque ({t.reason}), its own fields are not declared." if opaque else "."))
         lines = [
             doc,
-            "#[derive(tvm_ffi::Object)]",
+            # `Clone` (complete types): a typed, lossless rebuild, `let mut n = (*node).clone();`,
+            # a field set, `ObjectRef::new(n)` (a required field C++ left null stays null).
+            "#[derive(tvm_ffi::Object)]" if opaque else "#[derive(tvm_ffi::Object, Clone)]",
             f'#[ffi_type(key = "{t.key}", external{", opaque" if opaque else ""})]',
             "#[repr(C)]",
             f"pub struct {t.rust_name} {{",

@@ -10,7 +10,7 @@
 #![allow(missing_docs, clippy::all)]
 
 /// The type `ffi.Enum` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ffi.Enum", external)]
 #[repr(C)]
 pub struct Enum {
@@ -50,7 +50,7 @@ impl Enum {
 }
 
 /// The type `ffi.EnumState` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ffi.EnumState", external)]
 #[repr(C)]
 pub struct EnumState {
@@ -146,7 +146,7 @@ impl IntEnum {
 }
 
 /// The type `ffi.OpaquePyObject` (24 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ffi.OpaquePyObject", external)]
 #[repr(C)]
 pub struct OpaquePyObject {}
@@ -175,7 +175,7 @@ impl StrEnum {
 }
 
 /// The type `ffi.StructuralKey` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ffi.StructuralKey", external)]
 #[repr(C)]
 pub struct StructuralKey {
@@ -241,7 +241,7 @@ pub struct StructuralVisitor {}
 unsafe impl tvm_ffi::ExternalType for StructuralVisitor {}
 
 /// The type `ffi.VisitErrorContext` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ffi.VisitErrorContext", external)]
 #[repr(C)]
 pub struct VisitErrorContext {
@@ -287,7 +287,7 @@ impl VisitErrorContext {
 }
 
 /// The type `ffi.VisitInterrupt` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ffi.VisitInterrupt", external)]
 #[repr(C)]
 pub struct VisitInterrupt {
@@ -319,7 +319,7 @@ impl VisitInterrupt {
 }
 
 /// The type `ffi.reflection.AccessPath` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ffi.reflection.AccessPath", external)]
 #[repr(C)]
 pub struct AccessPath {
@@ -450,7 +450,7 @@ impl AccessPath {
 }
 
 /// The type `ffi.reflection.AccessStep` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ffi.reflection.AccessStep", external)]
 #[repr(C)]
 pub struct AccessStep {
@@ -614,7 +614,7 @@ impl SchemaAllTypes {
 }
 
 /// The type `testing.TestCompare` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "testing.TestCompare", external)]
 #[repr(C)]
 pub struct TestCompare {
@@ -680,7 +680,7 @@ impl TestCompare {
 }
 
 /// The type `testing.TestCustomCompare` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "testing.TestCustomCompare", external)]
 #[repr(C)]
 pub struct TestCustomCompare {
@@ -733,7 +733,7 @@ impl TestCustomCompare {
 }
 
 /// The type `testing.TestCustomHash` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "testing.TestCustomHash", external)]
 #[repr(C)]
 pub struct TestCustomHash {
@@ -786,7 +786,7 @@ impl TestCustomHash {
 }
 
 /// The type `testing.TestCxxAutoInit` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "testing.TestCxxAutoInit", external)]
 #[repr(C)]
 pub struct TestCxxAutoInit {
@@ -842,7 +842,7 @@ impl TestCxxAutoInit {
 }
 
 /// The type `testing.TestCxxAutoInitAllInitOff` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "testing.TestCxxAutoInitAllInitOff", external)]
 #[repr(C)]
 pub struct TestCxxAutoInitAllInitOff {
@@ -890,7 +890,7 @@ impl TestCxxAutoInitAllInitOff {
 }
 
 /// The type `testing.TestCxxAutoInitParent` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "testing.TestCxxAutoInitParent", external)]
 #[repr(C)]
 pub struct TestCxxAutoInitParent {
@@ -930,7 +930,7 @@ impl TestCxxAutoInitParent {
 }
 
 /// The type `testing.TestCxxAutoInitChild` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "testing.TestCxxAutoInitChild", external)]
 #[repr(C)]
 pub struct TestCxxAutoInitChild {
@@ -982,7 +982,7 @@ impl TestCxxAutoInitChild {
 }
 
 /// The type `testing.TestCxxAutoInitKwOnlyDefaults` (64 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "testing.TestCxxAutoInitKwOnlyDefaults", external)]
 #[repr(C)]
 pub struct TestCxxAutoInitKwOnlyDefaults {
@@ -1052,7 +1052,7 @@ impl TestCxxAutoInitKwOnlyDefaults {
 }
 
 /// The type `testing.TestCxxAutoInitSimple` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "testing.TestCxxAutoInitSimple", external)]
 #[repr(C)]
 pub struct TestCxxAutoInitSimple {
@@ -1092,7 +1092,7 @@ impl TestCxxAutoInitSimple {
 }
 
 /// The type `testing.TestCxxClassBase` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "testing.TestCxxClassBase", external)]
 #[repr(C)]
 pub struct TestCxxClassBase {
@@ -1132,7 +1132,7 @@ impl TestCxxClassBase {
 }
 
 /// The type `testing.TestCxxClassDerived` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "testing.TestCxxClassDerived", external)]
 #[repr(C)]
 pub struct TestCxxClassDerived {
@@ -1179,7 +1179,7 @@ impl TestCxxClassDerived {
 }
 
 /// The type `testing.TestCxxClassDerivedDerived` (80 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "testing.TestCxxClassDerivedDerived", external)]
 #[repr(C)]
 pub struct TestCxxClassDerivedDerived {
@@ -1274,7 +1274,7 @@ impl TestCxxClassPolymorphic {
 }
 
 /// The type `testing.TestCxxEnumHolder` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "testing.TestCxxEnumHolder", external)]
 #[repr(C)]
 pub struct TestCxxEnumHolder {
@@ -1323,7 +1323,7 @@ impl TestCxxEnumHolder {
 }
 
 /// The type `testing.TestCxxInitSubset` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "testing.TestCxxInitSubset", external)]
 #[repr(C)]
 pub struct TestCxxInitSubset {
@@ -1388,7 +1388,7 @@ pub struct TestCxxIntEnum {
 unsafe impl tvm_ffi::ExternalType for TestCxxIntEnum {}
 
 /// The type `testing.TestCxxKwOnly` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "testing.TestCxxKwOnly", external)]
 #[repr(C)]
 pub struct TestCxxKwOnly {
@@ -1444,7 +1444,7 @@ impl TestCxxKwOnly {
 }
 
 /// The type `testing.TestCxxNoAutoInit` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "testing.TestCxxNoAutoInit", external)]
 #[repr(C)]
 pub struct TestCxxNoAutoInit {
@@ -1497,7 +1497,7 @@ pub struct TestCxxStrEnum {
 unsafe impl tvm_ffi::ExternalType for TestCxxStrEnum {}
 
 /// The type `testing.TestDeepCopyEdges` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "testing.TestDeepCopyEdges", external)]
 #[repr(C)]
 pub struct TestDeepCopyEdges {
@@ -1543,7 +1543,7 @@ impl TestDeepCopyEdges {
 }
 
 /// The type `testing.TestEnumVariant` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "testing.TestEnumVariant", external)]
 #[repr(C)]
 pub struct TestEnumVariant {
@@ -1574,7 +1574,7 @@ impl TestEnumVariant {
 }
 
 /// The type `testing.TestEqWithoutHash` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "testing.TestEqWithoutHash", external)]
 #[repr(C)]
 pub struct TestEqWithoutHash {
@@ -1627,7 +1627,7 @@ impl TestEqWithoutHash {
 }
 
 /// The type `testing.TestFrozenCxx` (24 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "testing.TestFrozenCxx", external)]
 #[repr(C)]
 pub struct TestFrozenCxx {}
@@ -1636,7 +1636,7 @@ pub struct TestFrozenCxx {}
 unsafe impl tvm_ffi::ExternalType for TestFrozenCxx {}
 
 /// The type `testing.TestHash` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "testing.TestHash", external)]
 #[repr(C)]
 pub struct TestHash {
@@ -1700,7 +1700,7 @@ impl TestHash {
 }
 
 /// The type `testing.TestIntPair` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "testing.TestIntPair", external)]
 #[repr(C)]
 pub struct TestIntPair {
@@ -1755,7 +1755,7 @@ impl TestIntPair {
 }
 
 /// The type `testing.TestNonCopyable` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "testing.TestNonCopyable", external)]
 #[repr(C)]
 pub struct TestNonCopyable {
@@ -1784,7 +1784,7 @@ impl TestNonCopyable {
 }
 
 /// The type `testing.TestObjectBase` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "testing.TestObjectBase", external)]
 #[repr(C)]
 pub struct TestObjectBase {
@@ -1837,7 +1837,7 @@ impl TestObjectBase {
 }
 
 /// The type `testing.TestObjectDerived` (72 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "testing.TestObjectDerived", external)]
 #[repr(C)]
 pub struct TestObjectDerived {
@@ -1891,7 +1891,7 @@ impl TestObjectDerived {
 }
 
 /// The type `testing.TestObjectPtrHolder` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "testing.TestObjectPtrHolder", external)]
 #[repr(C)]
 pub struct TestObjectPtrHolder {
@@ -1937,7 +1937,7 @@ impl TestObjectPtrHolder {
 }
 
 /// The type `testing.TestUnregisteredBaseObject` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "testing.TestUnregisteredBaseObject", external)]
 #[repr(C)]
 pub struct TestUnregisteredBaseObject {
@@ -1973,7 +1973,7 @@ impl TestUnregisteredBaseObject {
 }
 
 /// The type `testing.TestUnregisteredObject` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "testing.TestUnregisteredObject", external)]
 #[repr(C)]
 pub struct TestUnregisteredObject {
@@ -2013,7 +2013,7 @@ impl TestUnregisteredObject {
 }
 
 /// The type `testing.TestVisitHook` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "testing.TestVisitHook", external)]
 #[repr(C)]
 pub struct TestVisitHook {
@@ -2035,7 +2035,7 @@ impl TestVisitHook {
 }
 
 /// The type `testing.TestVisitRegions` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "testing.TestVisitRegions", external)]
 #[repr(C)]
 pub struct TestVisitRegions {

@@ -56,7 +56,7 @@ impl PlacementSpecKind {
 }
 
 /// The type `ir.ArgumentInfo` (72 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ir.ArgumentInfo", external)]
 #[repr(C)]
 pub struct ArgumentInfo {
@@ -108,7 +108,7 @@ impl ArgumentInfo {
 }
 
 /// The type `ir.Attrs` (24 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ir.Attrs", external)]
 #[repr(C)]
 pub struct Attrs {}
@@ -130,7 +130,7 @@ impl Attrs {
 }
 
 /// The type `ir.Expr` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ir.Expr", external)]
 #[repr(C)]
 pub struct Expr {
@@ -173,7 +173,7 @@ impl Expr {
 }
 
 /// The type `ir.BaseFunc` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ir.BaseFunc", external)]
 #[repr(C)]
 pub struct BaseFunc {
@@ -219,7 +219,7 @@ impl BaseFunc {
 }
 
 /// The type `ir.Call` (72 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ir.Call", external)]
 #[repr(C)]
 pub struct Call {
@@ -295,7 +295,7 @@ impl Call {
 }
 
 /// The type `ir.Constant` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ir.Constant", external)]
 #[repr(C)]
 pub struct Constant {
@@ -329,7 +329,7 @@ impl Constant {
 }
 
 /// The type `ir.DictAttrs` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ir.DictAttrs", external)]
 #[repr(C)]
 pub struct DictAttrs {
@@ -367,7 +367,7 @@ impl DictAttrs {
 }
 
 /// The type `ir.EnvFunc` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ir.EnvFunc", external)]
 #[repr(C)]
 pub struct EnvFunc {
@@ -410,7 +410,7 @@ impl EnvFunc {
 }
 
 /// The type `ir.FloatImm` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ir.FloatImm", external)]
 #[repr(C)]
 pub struct FloatImm {
@@ -455,7 +455,7 @@ impl FloatImm {
 }
 
 /// The type `ir.Type` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ir.Type", external)]
 #[repr(C)]
 pub struct Type {
@@ -487,7 +487,7 @@ impl Type {
 }
 
 /// The type `ir.FuncType` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ir.FuncType", external)]
 #[repr(C)]
 pub struct FuncType {
@@ -540,7 +540,7 @@ impl FuncType {
 }
 
 /// The type `ir.GenericConst` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ir.GenericConst", external)]
 #[repr(C)]
 pub struct GenericConst {
@@ -585,7 +585,7 @@ impl GenericConst {
 }
 
 /// The type `ir.GlobalInfo` (24 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ir.GlobalInfo", external)]
 #[repr(C)]
 pub struct GlobalInfo {}
@@ -594,7 +594,7 @@ pub struct GlobalInfo {}
 unsafe impl tvm_ffi::ExternalType for GlobalInfo {}
 
 /// The type `ir.GlobalVar` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ir.GlobalVar", external)]
 #[repr(C)]
 pub struct GlobalVar {
@@ -637,7 +637,7 @@ impl GlobalVar {
 }
 
 /// The type `ir.IRModule` (64 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ir.IRModule", external)]
 #[repr(C)]
 pub struct IRModule {
@@ -719,7 +719,7 @@ impl IRModule {
 }
 
 /// The type `ir.IntImm` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ir.IntImm", external)]
 #[repr(C)]
 pub struct IntImm {
@@ -764,7 +764,7 @@ impl IntImm {
 }
 
 /// The type `ir.IntSet` (24 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ir.IntSet", external)]
 #[repr(C)]
 pub struct IntSet {}
@@ -820,7 +820,7 @@ impl Op {
 }
 
 /// The type `ir.OpaqueExpr` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ir.OpaqueExpr", external)]
 #[repr(C)]
 pub struct OpaqueExpr {
@@ -854,7 +854,7 @@ impl OpaqueExpr {
 }
 
 /// The type `ir.OpaqueType` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ir.OpaqueType", external)]
 #[repr(C)]
 pub struct OpaqueType {
@@ -884,7 +884,7 @@ impl OpaqueType {
 }
 
 /// The type `ir.PointerType` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ir.PointerType", external)]
 #[repr(C)]
 pub struct PointerType {
@@ -937,7 +937,7 @@ impl PointerType {
 }
 
 /// The type `ir.PrimExprConvertible` (24 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ir.PrimExprConvertible", external)]
 #[repr(C)]
 pub struct PrimExprConvertible {}
@@ -946,7 +946,7 @@ pub struct PrimExprConvertible {}
 unsafe impl tvm_ffi::ExternalType for PrimExprConvertible {}
 
 /// The type `ir.PrimType` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ir.PrimType", external)]
 #[repr(C)]
 pub struct PrimType {
@@ -987,7 +987,7 @@ impl PrimType {
 }
 
 /// The type `ir.Range` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ir.Range", external)]
 #[repr(C)]
 pub struct Range {
@@ -1045,7 +1045,7 @@ impl Range {
 }
 
 /// The type `ir.Span` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ir.Span", external)]
 #[repr(C)]
 pub struct Span {
@@ -1118,7 +1118,7 @@ impl Span {
 }
 
 /// The type `ir.SequentialSpan` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ir.SequentialSpan", external)]
 #[repr(C)]
 pub struct SequentialSpan {
@@ -1190,7 +1190,7 @@ impl Source {
 }
 
 /// The type `ir.SourceMap` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ir.SourceMap", external)]
 #[repr(C)]
 pub struct SourceMap {
@@ -1227,7 +1227,7 @@ impl SourceMap {
 }
 
 /// The type `ir.SourceName` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ir.SourceName", external)]
 #[repr(C)]
 pub struct SourceName {
@@ -1259,7 +1259,7 @@ impl SourceName {
 }
 
 /// The type `ir.StringImm` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ir.StringImm", external)]
 #[repr(C)]
 pub struct StringImm {
@@ -1304,7 +1304,7 @@ impl StringImm {
 }
 
 /// The type `ir.StringType` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ir.StringType", external)]
 #[repr(C)]
 pub struct StringType {
@@ -1334,7 +1334,7 @@ impl StringType {
 }
 
 /// The type `ir.TensorLoad` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ir.TensorLoad", external)]
 #[repr(C)]
 pub struct TensorLoad {
@@ -1389,7 +1389,7 @@ impl TensorLoad {
 }
 
 /// The type `ir.TensorRegion` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ir.TensorRegion", external)]
 #[repr(C)]
 pub struct TensorRegion {
@@ -1444,7 +1444,7 @@ impl TensorRegion {
 }
 
 /// The type `ir.Tuple` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ir.Tuple", external)]
 #[repr(C)]
 pub struct Tuple {
@@ -1487,7 +1487,7 @@ impl Tuple {
 }
 
 /// The type `ir.TupleGetItem` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ir.TupleGetItem", external)]
 #[repr(C)]
 pub struct TupleGetItem {
@@ -1542,7 +1542,7 @@ impl TupleGetItem {
 }
 
 /// The type `ir.TupleType` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ir.TupleType", external)]
 #[repr(C)]
 pub struct TupleType {
@@ -1592,7 +1592,7 @@ pub struct UniqueNameSupply {}
 unsafe impl tvm_ffi::ExternalType for UniqueNameSupply {}
 
 /// The type `ir.Var` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "ir.Var", external)]
 #[repr(C)]
 pub struct Var {
@@ -1635,7 +1635,7 @@ impl Var {
 }
 
 /// The type `prim.Add` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "prim.Add", external)]
 #[repr(C)]
 pub struct Add {
@@ -1693,7 +1693,7 @@ impl Add {
 }
 
 /// The type `prim.And` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "prim.And", external)]
 #[repr(C)]
 pub struct And {
@@ -1751,7 +1751,7 @@ impl And {
 }
 
 /// The type `prim.BitwiseAnd` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "prim.BitwiseAnd", external)]
 #[repr(C)]
 pub struct BitwiseAnd {
@@ -1809,7 +1809,7 @@ impl BitwiseAnd {
 }
 
 /// The type `prim.BitwiseNot` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "prim.BitwiseNot", external)]
 #[repr(C)]
 pub struct BitwiseNot {
@@ -1855,7 +1855,7 @@ impl BitwiseNot {
 }
 
 /// The type `prim.BitwiseOr` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "prim.BitwiseOr", external)]
 #[repr(C)]
 pub struct BitwiseOr {
@@ -1913,7 +1913,7 @@ impl BitwiseOr {
 }
 
 /// The type `prim.BitwiseXor` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "prim.BitwiseXor", external)]
 #[repr(C)]
 pub struct BitwiseXor {
@@ -1971,7 +1971,7 @@ impl BitwiseXor {
 }
 
 /// The type `prim.Broadcast` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "prim.Broadcast", external)]
 #[repr(C)]
 pub struct Broadcast {
@@ -2029,7 +2029,7 @@ impl Broadcast {
 }
 
 /// The type `prim.Cast` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "prim.Cast", external)]
 #[repr(C)]
 pub struct Cast {
@@ -2075,7 +2075,7 @@ impl Cast {
 }
 
 /// The type `prim.Div` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "prim.Div", external)]
 #[repr(C)]
 pub struct Div {
@@ -2133,7 +2133,7 @@ impl Div {
 }
 
 /// The type `prim.EQ` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "prim.EQ", external)]
 #[repr(C)]
 pub struct EQ {
@@ -2191,7 +2191,7 @@ impl EQ {
 }
 
 /// The type `prim.FloorDiv` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "prim.FloorDiv", external)]
 #[repr(C)]
 pub struct FloorDiv {
@@ -2249,7 +2249,7 @@ impl FloorDiv {
 }
 
 /// The type `prim.FloorMod` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "prim.FloorMod", external)]
 #[repr(C)]
 pub struct FloorMod {
@@ -2307,7 +2307,7 @@ impl FloorMod {
 }
 
 /// The type `prim.GE` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "prim.GE", external)]
 #[repr(C)]
 pub struct GE {
@@ -2365,7 +2365,7 @@ impl GE {
 }
 
 /// The type `prim.GT` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "prim.GT", external)]
 #[repr(C)]
 pub struct GT {
@@ -2423,7 +2423,7 @@ impl GT {
 }
 
 /// The type `prim.LE` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "prim.LE", external)]
 #[repr(C)]
 pub struct LE {
@@ -2481,7 +2481,7 @@ impl LE {
 }
 
 /// The type `prim.LShift` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "prim.LShift", external)]
 #[repr(C)]
 pub struct LShift {
@@ -2539,7 +2539,7 @@ impl LShift {
 }
 
 /// The type `prim.LT` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "prim.LT", external)]
 #[repr(C)]
 pub struct LT {
@@ -2597,7 +2597,7 @@ impl LT {
 }
 
 /// The type `prim.Let` (64 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "prim.Let", external)]
 #[repr(C)]
 pub struct Let {
@@ -2667,7 +2667,7 @@ impl Let {
 }
 
 /// The type `prim.Max` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "prim.Max", external)]
 #[repr(C)]
 pub struct Max {
@@ -2725,7 +2725,7 @@ impl Max {
 }
 
 /// The type `prim.Min` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "prim.Min", external)]
 #[repr(C)]
 pub struct Min {
@@ -2783,7 +2783,7 @@ impl Min {
 }
 
 /// The type `prim.Mod` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "prim.Mod", external)]
 #[repr(C)]
 pub struct Mod {
@@ -2841,7 +2841,7 @@ impl Mod {
 }
 
 /// The type `prim.Mul` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "prim.Mul", external)]
 #[repr(C)]
 pub struct Mul {
@@ -2899,7 +2899,7 @@ impl Mul {
 }
 
 /// The type `prim.NE` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "prim.NE", external)]
 #[repr(C)]
 pub struct NE {
@@ -2957,7 +2957,7 @@ impl NE {
 }
 
 /// The type `prim.Not` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "prim.Not", external)]
 #[repr(C)]
 pub struct Not {
@@ -3003,7 +3003,7 @@ impl Not {
 }
 
 /// The type `prim.Or` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "prim.Or", external)]
 #[repr(C)]
 pub struct Or {
@@ -3061,7 +3061,7 @@ impl Or {
 }
 
 /// The type `prim.RShift` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "prim.RShift", external)]
 #[repr(C)]
 pub struct RShift {
@@ -3119,7 +3119,7 @@ impl RShift {
 }
 
 /// The type `prim.Ramp` (64 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "prim.Ramp", external)]
 #[repr(C)]
 pub struct Ramp {
@@ -3189,7 +3189,7 @@ impl Ramp {
 }
 
 /// The type `prim.Select` (64 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "prim.Select", external)]
 #[repr(C)]
 pub struct Select {
@@ -3259,7 +3259,7 @@ impl Select {
 }
 
 /// The type `prim.Shuffle` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "prim.Shuffle", external)]
 #[repr(C)]
 pub struct Shuffle {
@@ -3311,7 +3311,7 @@ impl Shuffle {
 }
 
 /// The type `prim.Sub` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "prim.Sub", external)]
 #[repr(C)]
 pub struct Sub {
@@ -3369,7 +3369,7 @@ impl Sub {
 }
 
 /// The type `relax.AnyType` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.AnyType", external)]
 #[repr(C)]
 pub struct AnyType {
@@ -3408,7 +3408,7 @@ pub struct BlockBuilder {}
 unsafe impl tvm_ffi::ExternalType for BlockBuilder {}
 
 /// The type `relax.DTensorType` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.DTensorType", external)]
 #[repr(C)]
 pub struct DTensorType {
@@ -3476,7 +3476,7 @@ impl DTensorType {
 }
 
 /// The type `transform.Pass` (24 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "transform.Pass", external)]
 #[repr(C)]
 pub struct Pass {}
@@ -3532,7 +3532,7 @@ impl DataflowBlockRewrite {
 }
 
 /// The type `relax.DummyGlobalInfo` (24 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.DummyGlobalInfo", external)]
 #[repr(C)]
 pub struct DummyGlobalInfo {
@@ -3569,7 +3569,7 @@ pub struct ExecBuilder {}
 unsafe impl tvm_ffi::ExternalType for ExecBuilder {}
 
 /// The type `relax.FuncType` (64 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.FuncType", external)]
 #[repr(C)]
 pub struct RelaxFuncType {
@@ -3662,7 +3662,7 @@ impl FunctionPass {
 }
 
 /// The type `relax.MatchResult` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.MatchResult", external)]
 #[repr(C)]
 pub struct MatchResult {
@@ -3717,7 +3717,7 @@ impl MatchResult {
 }
 
 /// The type `relax.PackedFuncType` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.PackedFuncType", external)]
 #[repr(C)]
 pub struct PackedFuncType {
@@ -3747,7 +3747,7 @@ impl PackedFuncType {
 }
 
 /// The type `relax.ShapeType` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.ShapeType", external)]
 #[repr(C)]
 pub struct ShapeType {
@@ -3872,7 +3872,7 @@ impl TEPlaceholderOp {
 }
 
 /// The type `relax.TensorType` (64 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.TensorType", external)]
 #[repr(C)]
 pub struct TensorType {
@@ -3940,7 +3940,7 @@ impl TensorType {
 }
 
 /// The type `relax.VDevice` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.VDevice", external)]
 #[repr(C)]
 pub struct VDevice {
@@ -3999,7 +3999,7 @@ impl VDevice {
 }
 
 /// The type `relax.attrs.AdaptivePool1DAttrs` (64 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.AdaptivePool1DAttrs", external)]
 #[repr(C)]
 pub struct AdaptivePool1DAttrs {
@@ -4055,7 +4055,7 @@ impl AdaptivePool1DAttrs {
 }
 
 /// The type `relax.attrs.AdaptivePool2DAttrs` (64 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.AdaptivePool2DAttrs", external)]
 #[repr(C)]
 pub struct AdaptivePool2DAttrs {
@@ -4111,7 +4111,7 @@ impl AdaptivePool2DAttrs {
 }
 
 /// The type `relax.attrs.AdaptivePool3DAttrs` (64 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.AdaptivePool3DAttrs", external)]
 #[repr(C)]
 pub struct AdaptivePool3DAttrs {
@@ -4167,7 +4167,7 @@ impl AdaptivePool3DAttrs {
 }
 
 /// The type `relax.attrs.AffineGridAttrs` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.AffineGridAttrs", external)]
 #[repr(C)]
 pub struct AffineGridAttrs {
@@ -4203,7 +4203,7 @@ impl AffineGridAttrs {
 }
 
 /// The type `relax.attrs.AllClassNonMaximumSuppressionAttrs` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.AllClassNonMaximumSuppressionAttrs", external)]
 #[repr(C)]
 pub struct AllClassNonMaximumSuppressionAttrs {
@@ -4239,7 +4239,7 @@ impl AllClassNonMaximumSuppressionAttrs {
 }
 
 /// The type `relax.attrs.AllGatherAttrs` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.AllGatherAttrs", external)]
 #[repr(C)]
 pub struct AllGatherAttrs {
@@ -4283,7 +4283,7 @@ impl AllGatherAttrs {
 }
 
 /// The type `relax.attrs.AllReduceAttrs` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.AllReduceAttrs", external)]
 #[repr(C)]
 pub struct AllReduceAttrs {
@@ -4327,7 +4327,7 @@ impl AllReduceAttrs {
 }
 
 /// The type `relax.attrs.ArgmaxArgminAttrs` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.ArgmaxArgminAttrs", external)]
 #[repr(C)]
 pub struct ArgmaxArgminAttrs {
@@ -4371,7 +4371,7 @@ impl ArgmaxArgminAttrs {
 }
 
 /// The type `relax.attrs.ArgsortAttrs` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.ArgsortAttrs", external)]
 #[repr(C)]
 pub struct ArgsortAttrs {
@@ -4427,7 +4427,7 @@ impl ArgsortAttrs {
 }
 
 /// The type `relax.attrs.AstypeAttrs` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.AstypeAttrs", external)]
 #[repr(C)]
 pub struct AstypeAttrs {
@@ -4463,7 +4463,7 @@ impl AstypeAttrs {
 }
 
 /// The type `relax.attrs.AttentionAttrs` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.AttentionAttrs", external)]
 #[repr(C)]
 pub struct AttentionAttrs {
@@ -4519,7 +4519,7 @@ impl AttentionAttrs {
 }
 
 /// The type `relax.attrs.BatchNormAttrs` (64 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.BatchNormAttrs", external)]
 #[repr(C)]
 pub struct BatchNormAttrs {
@@ -4602,7 +4602,7 @@ impl BatchNormAttrs {
 }
 
 /// The type `relax.attrs.BucketizeAttrs` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.BucketizeAttrs", external)]
 #[repr(C)]
 pub struct BucketizeAttrs {
@@ -4646,7 +4646,7 @@ impl BucketizeAttrs {
 }
 
 /// The type `relax.attrs.CallInplacePackedAttrs` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.CallInplacePackedAttrs", external)]
 #[repr(C)]
 pub struct CallInplacePackedAttrs {
@@ -4682,7 +4682,7 @@ impl CallInplacePackedAttrs {
 }
 
 /// The type `relax.attrs.CallTIRInplaceAttrs` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.CallTIRInplaceAttrs", external)]
 #[repr(C)]
 pub struct CallTIRInplaceAttrs {
@@ -4718,7 +4718,7 @@ impl CallTIRInplaceAttrs {
 }
 
 /// The type `relax.attrs.CallTIRWithGradAttrs` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.CallTIRWithGradAttrs", external)]
 #[repr(C)]
 pub struct CallTIRWithGradAttrs {
@@ -4765,7 +4765,7 @@ impl CallTIRWithGradAttrs {
 }
 
 /// The type `relax.attrs.ConcatAttrs` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.ConcatAttrs", external)]
 #[repr(C)]
 pub struct ConcatAttrs {
@@ -4801,7 +4801,7 @@ impl ConcatAttrs {
 }
 
 /// The type `relax.attrs.Conv1DAttrs` (120 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.Conv1DAttrs", external)]
 #[repr(C)]
 pub struct Conv1DAttrs {
@@ -4902,7 +4902,7 @@ impl Conv1DAttrs {
 }
 
 /// The type `relax.attrs.Conv1DTransposeAttrs` (128 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.Conv1DTransposeAttrs", external)]
 #[repr(C)]
 pub struct Conv1DTransposeAttrs {
@@ -5012,7 +5012,7 @@ impl Conv1DTransposeAttrs {
 }
 
 /// The type `relax.attrs.Conv2DAttrs` (120 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.Conv2DAttrs", external)]
 #[repr(C)]
 pub struct Conv2DAttrs {
@@ -5113,7 +5113,7 @@ impl Conv2DAttrs {
 }
 
 /// The type `relax.attrs.Conv2DTransposeAttrs` (128 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.Conv2DTransposeAttrs", external)]
 #[repr(C)]
 pub struct Conv2DTransposeAttrs {
@@ -5223,7 +5223,7 @@ impl Conv2DTransposeAttrs {
 }
 
 /// The type `relax.attrs.Conv3DAttrs` (120 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.Conv3DAttrs", external)]
 #[repr(C)]
 pub struct Conv3DAttrs {
@@ -5324,7 +5324,7 @@ impl Conv3DAttrs {
 }
 
 /// The type `relax.attrs.Conv3DTransposeAttrs` (128 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.Conv3DTransposeAttrs", external)]
 #[repr(C)]
 pub struct Conv3DTransposeAttrs {
@@ -5434,7 +5434,7 @@ impl Conv3DTransposeAttrs {
 }
 
 /// The type `relax.attrs.DistributionAttrs` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.DistributionAttrs", external)]
 #[repr(C)]
 pub struct DistributionAttrs {
@@ -5487,7 +5487,7 @@ impl DistributionAttrs {
 }
 
 /// The type `relax.attrs.DropoutAttrs` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.DropoutAttrs", external)]
 #[repr(C)]
 pub struct DropoutAttrs {
@@ -5523,7 +5523,7 @@ impl DropoutAttrs {
 }
 
 /// The type `relax.attrs.EinsumAttrs` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.EinsumAttrs", external)]
 #[repr(C)]
 pub struct EinsumAttrs {
@@ -5559,7 +5559,7 @@ impl EinsumAttrs {
 }
 
 /// The type `relax.attrs.ExpandDimsAttrs` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.ExpandDimsAttrs", external)]
 #[repr(C)]
 pub struct ExpandDimsAttrs {
@@ -5595,7 +5595,7 @@ impl ExpandDimsAttrs {
 }
 
 /// The type `relax.attrs.FlipAttrs` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.FlipAttrs", external)]
 #[repr(C)]
 pub struct FlipAttrs {
@@ -5631,7 +5631,7 @@ impl FlipAttrs {
 }
 
 /// The type `relax.attrs.GatherElementsAttrs` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.GatherElementsAttrs", external)]
 #[repr(C)]
 pub struct GatherElementsAttrs {
@@ -5667,7 +5667,7 @@ impl GatherElementsAttrs {
 }
 
 /// The type `relax.attrs.GatherNDAttrs` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.GatherNDAttrs", external)]
 #[repr(C)]
 pub struct GatherNDAttrs {
@@ -5703,7 +5703,7 @@ impl GatherNDAttrs {
 }
 
 /// The type `relax.attrs.GetValidCountsAttrs` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.GetValidCountsAttrs", external)]
 #[repr(C)]
 pub struct GetValidCountsAttrs {
@@ -5759,7 +5759,7 @@ impl GetValidCountsAttrs {
 }
 
 /// The type `relax.attrs.GridSampleAttrs` (80 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.GridSampleAttrs", external)]
 #[repr(C)]
 pub struct GridSampleAttrs {
@@ -5824,7 +5824,7 @@ impl GridSampleAttrs {
 }
 
 /// The type `relax.attrs.GroupNormAttrs` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.GroupNormAttrs", external)]
 #[repr(C)]
 pub struct GroupNormAttrs {
@@ -5907,7 +5907,7 @@ impl GroupNormAttrs {
 }
 
 /// The type `relax.attrs.HintOnDeviceAttrs` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.HintOnDeviceAttrs", external)]
 #[repr(C)]
 pub struct HintOnDeviceAttrs {
@@ -5963,7 +5963,7 @@ impl HintOnDeviceAttrs {
 }
 
 /// The type `relax.attrs.IndexPutAttrs` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.IndexPutAttrs", external)]
 #[repr(C)]
 pub struct IndexPutAttrs {
@@ -5999,7 +5999,7 @@ impl IndexPutAttrs {
 }
 
 /// The type `relax.attrs.InitAttrs` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.InitAttrs", external)]
 #[repr(C)]
 pub struct InitAttrs {
@@ -6035,7 +6035,7 @@ impl InitAttrs {
 }
 
 /// The type `relax.attrs.InstanceNormAttrs` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.InstanceNormAttrs", external)]
 #[repr(C)]
 pub struct InstanceNormAttrs {
@@ -6109,7 +6109,7 @@ impl InstanceNormAttrs {
 }
 
 /// The type `relax.attrs.LayerNormAttrs` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.LayerNormAttrs", external)]
 #[repr(C)]
 pub struct LayerNormAttrs {
@@ -6174,7 +6174,7 @@ impl LayerNormAttrs {
 }
 
 /// The type `relax.attrs.LayoutTransformAttrs` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.LayoutTransformAttrs", external)]
 #[repr(C)]
 pub struct LayoutTransformAttrs {
@@ -6224,7 +6224,7 @@ impl LayoutTransformAttrs {
 }
 
 /// The type `relax.attrs.LeakyReluAttrs` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.LeakyReluAttrs", external)]
 #[repr(C)]
 pub struct LeakyReluAttrs {
@@ -6260,7 +6260,7 @@ impl LeakyReluAttrs {
 }
 
 /// The type `relax.attrs.MatmulAttrs` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.MatmulAttrs", external)]
 #[repr(C)]
 pub struct MatmulAttrs {
@@ -6298,7 +6298,7 @@ impl MatmulAttrs {
 }
 
 /// The type `relax.attrs.MeshgridAttrs` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.MeshgridAttrs", external)]
 #[repr(C)]
 pub struct MeshgridAttrs {
@@ -6334,7 +6334,7 @@ impl MeshgridAttrs {
 }
 
 /// The type `relax.attrs.MultiboxTransformLocAttrs` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.MultiboxTransformLocAttrs", external)]
 #[repr(C)]
 pub struct MultiboxTransformLocAttrs {
@@ -6408,7 +6408,7 @@ impl MultiboxTransformLocAttrs {
 }
 
 /// The type `relax.attrs.MultinomialFromUniformAttrs` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.MultinomialFromUniformAttrs", external)]
 #[repr(C)]
 pub struct MultinomialFromUniformAttrs {
@@ -6444,7 +6444,7 @@ impl MultinomialFromUniformAttrs {
 }
 
 /// The type `relax.attrs.NLLLossAttrs` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.NLLLossAttrs", external)]
 #[repr(C)]
 pub struct NLLLossAttrs {
@@ -6488,7 +6488,7 @@ impl NLLLossAttrs {
 }
 
 /// The type `relax.attrs.NonMaximumSuppressionAttrs` (80 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.NonMaximumSuppressionAttrs", external)]
 #[repr(C)]
 pub struct NonMaximumSuppressionAttrs {
@@ -6616,7 +6616,7 @@ impl NonMaximumSuppressionAttrs {
 }
 
 /// The type `relax.attrs.OneHotAttrs` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.OneHotAttrs", external)]
 #[repr(C)]
 pub struct OneHotAttrs {
@@ -6660,7 +6660,7 @@ impl OneHotAttrs {
 }
 
 /// The type `relax.attrs.PReluAttrs` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.PReluAttrs", external)]
 #[repr(C)]
 pub struct PReluAttrs {
@@ -6696,7 +6696,7 @@ impl PReluAttrs {
 }
 
 /// The type `relax.attrs.PadAttrs` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.PadAttrs", external)]
 #[repr(C)]
 pub struct PadAttrs {
@@ -6752,7 +6752,7 @@ impl PadAttrs {
 }
 
 /// The type `relax.attrs.PermuteDimsAttrs` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.PermuteDimsAttrs", external)]
 #[repr(C)]
 pub struct PermuteDimsAttrs {
@@ -6788,7 +6788,7 @@ impl PermuteDimsAttrs {
 }
 
 /// The type `relax.attrs.PixelShuffleAttrs` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.PixelShuffleAttrs", external)]
 #[repr(C)]
 pub struct PixelShuffleAttrs {
@@ -6824,7 +6824,7 @@ impl PixelShuffleAttrs {
 }
 
 /// The type `relax.attrs.Pool1DAttrs` (96 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.Pool1DAttrs", external)]
 #[repr(C)]
 pub struct Pool1DAttrs {
@@ -6925,7 +6925,7 @@ impl Pool1DAttrs {
 }
 
 /// The type `relax.attrs.Pool2DAttrs` (96 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.Pool2DAttrs", external)]
 #[repr(C)]
 pub struct Pool2DAttrs {
@@ -7026,7 +7026,7 @@ impl Pool2DAttrs {
 }
 
 /// The type `relax.attrs.Pool3DAttrs` (96 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.Pool3DAttrs", external)]
 #[repr(C)]
 pub struct Pool3DAttrs {
@@ -7127,7 +7127,7 @@ impl Pool3DAttrs {
 }
 
 /// The type `relax.attrs.QuantizeAttrs` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.QuantizeAttrs", external)]
 #[repr(C)]
 pub struct QuantizeAttrs {
@@ -7171,7 +7171,7 @@ impl QuantizeAttrs {
 }
 
 /// The type `relax.attrs.RMSNormAttrs` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.RMSNormAttrs", external)]
 #[repr(C)]
 pub struct RMSNormAttrs {
@@ -7215,7 +7215,7 @@ impl RMSNormAttrs {
 }
 
 /// The type `relax.attrs.ROIAlignAttrs` (80 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.ROIAlignAttrs", external)]
 #[repr(C)]
 pub struct ROIAlignAttrs {
@@ -7298,7 +7298,7 @@ impl ROIAlignAttrs {
 }
 
 /// The type `relax.attrs.ROIPoolAttrs` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.ROIPoolAttrs", external)]
 #[repr(C)]
 pub struct ROIPoolAttrs {
@@ -7354,7 +7354,7 @@ impl ROIPoolAttrs {
 }
 
 /// The type `relax.attrs.RepeatAttrs` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.RepeatAttrs", external)]
 #[repr(C)]
 pub struct RepeatAttrs {
@@ -7398,7 +7398,7 @@ impl RepeatAttrs {
 }
 
 /// The type `relax.attrs.Resize2DAttrs` (136 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.Resize2DAttrs", external)]
 #[repr(C)]
 pub struct Resize2DAttrs {
@@ -7508,7 +7508,7 @@ impl Resize2DAttrs {
 }
 
 /// The type `relax.attrs.Resize3DAttrs` (136 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.Resize3DAttrs", external)]
 #[repr(C)]
 pub struct Resize3DAttrs {
@@ -7618,7 +7618,7 @@ impl Resize3DAttrs {
 }
 
 /// The type `relax.attrs.ReverseSequenceAttrs` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.ReverseSequenceAttrs", external)]
 #[repr(C)]
 pub struct ReverseSequenceAttrs {
@@ -7662,7 +7662,7 @@ impl ReverseSequenceAttrs {
 }
 
 /// The type `relax.attrs.ScanopAttrs` (64 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.ScanopAttrs", external)]
 #[repr(C)]
 pub struct ScanopAttrs {
@@ -7718,7 +7718,7 @@ impl ScanopAttrs {
 }
 
 /// The type `relax.attrs.ScatterCollectiveAttrs` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.ScatterCollectiveAttrs", external)]
 #[repr(C)]
 pub struct ScatterCollectiveAttrs {
@@ -7762,7 +7762,7 @@ impl ScatterCollectiveAttrs {
 }
 
 /// The type `relax.attrs.ScatterElementsAttrs` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.ScatterElementsAttrs", external)]
 #[repr(C)]
 pub struct ScatterElementsAttrs {
@@ -7806,7 +7806,7 @@ impl ScatterElementsAttrs {
 }
 
 /// The type `relax.attrs.ScatterNDAttrs` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.ScatterNDAttrs", external)]
 #[repr(C)]
 pub struct ScatterNDAttrs {
@@ -7842,7 +7842,7 @@ impl ScatterNDAttrs {
 }
 
 /// The type `relax.attrs.SliceScatterAttrs` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.SliceScatterAttrs", external)]
 #[repr(C)]
 pub struct SliceScatterAttrs {
@@ -7878,7 +7878,7 @@ impl SliceScatterAttrs {
 }
 
 /// The type `relax.attrs.SoftmaxAttrs` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.SoftmaxAttrs", external)]
 #[repr(C)]
 pub struct SoftmaxAttrs {
@@ -7914,7 +7914,7 @@ impl SoftmaxAttrs {
 }
 
 /// The type `relax.attrs.SoftplusAttrs` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.SoftplusAttrs", external)]
 #[repr(C)]
 pub struct SoftplusAttrs {
@@ -7958,7 +7958,7 @@ impl SoftplusAttrs {
 }
 
 /// The type `relax.attrs.SortAttrs` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.SortAttrs", external)]
 #[repr(C)]
 pub struct SortAttrs {
@@ -8002,7 +8002,7 @@ impl SortAttrs {
 }
 
 /// The type `relax.attrs.SplitAttrs` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.SplitAttrs", external)]
 #[repr(C)]
 pub struct SplitAttrs {
@@ -8052,7 +8052,7 @@ impl SplitAttrs {
 }
 
 /// The type `relax.attrs.SqueezeAttrs` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.SqueezeAttrs", external)]
 #[repr(C)]
 pub struct SqueezeAttrs {
@@ -8088,7 +8088,7 @@ impl SqueezeAttrs {
 }
 
 /// The type `relax.attrs.StackAttrs` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.StackAttrs", external)]
 #[repr(C)]
 pub struct StackAttrs {
@@ -8124,7 +8124,7 @@ impl StackAttrs {
 }
 
 /// The type `relax.attrs.StatisticalAttrs` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.StatisticalAttrs", external)]
 #[repr(C)]
 pub struct StatisticalAttrs {
@@ -8171,7 +8171,7 @@ impl StatisticalAttrs {
 }
 
 /// The type `relax.attrs.StridedSliceAttrs` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.StridedSliceAttrs", external)]
 #[repr(C)]
 pub struct StridedSliceAttrs {
@@ -8207,7 +8207,7 @@ impl StridedSliceAttrs {
 }
 
 /// The type `relax.attrs.TakeAttrs` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.TakeAttrs", external)]
 #[repr(C)]
 pub struct TakeAttrs {
@@ -8254,7 +8254,7 @@ impl TakeAttrs {
 }
 
 /// The type `relax.attrs.TileAttrs` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.TileAttrs", external)]
 #[repr(C)]
 pub struct TileAttrs {
@@ -8290,7 +8290,7 @@ impl TileAttrs {
 }
 
 /// The type `relax.attrs.ToVDeviceAttrs` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.ToVDeviceAttrs", external)]
 #[repr(C)]
 pub struct ToVDeviceAttrs {
@@ -8329,7 +8329,7 @@ impl ToVDeviceAttrs {
 }
 
 /// The type `relax.attrs.TopKAttrs` (72 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.TopKAttrs", external)]
 #[repr(C)]
 pub struct TopKAttrs {
@@ -8403,7 +8403,7 @@ impl TopKAttrs {
 }
 
 /// The type `relax.attrs.TriluAttrs` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.TriluAttrs", external)]
 #[repr(C)]
 pub struct TriluAttrs {
@@ -8439,7 +8439,7 @@ impl TriluAttrs {
 }
 
 /// The type `relax.attrs.WrapParamAttrs` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.attrs.WrapParamAttrs", external)]
 #[repr(C)]
 pub struct WrapParamAttrs {
@@ -8475,7 +8475,7 @@ impl WrapParamAttrs {
 }
 
 /// The type `relax.distributed.DeviceMesh` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.distributed.DeviceMesh", external)]
 #[repr(C)]
 pub struct DeviceMesh {
@@ -8531,7 +8531,7 @@ impl DeviceMesh {
 }
 
 /// The type `relax.distributed.Placement` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.distributed.Placement", external)]
 #[repr(C)]
 pub struct Placement {
@@ -8565,7 +8565,7 @@ impl Placement {
 }
 
 /// The type `relax.distributed.PlacementSpec` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.distributed.PlacementSpec", external)]
 #[repr(C)]
 pub struct PlacementSpec {
@@ -8605,7 +8605,7 @@ impl PlacementSpec {
 }
 
 /// The type `relax.distributed.Sharding` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.distributed.Sharding", external)]
 #[repr(C)]
 pub struct Sharding {
@@ -8618,7 +8618,7 @@ pub struct Sharding {
 unsafe impl tvm_ffi::ExternalType for Sharding {}
 
 /// The type `relax.dpl.DFPattern` (24 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.dpl.DFPattern", external)]
 #[repr(C)]
 pub struct DFPattern {}
@@ -8627,7 +8627,7 @@ pub struct DFPattern {}
 unsafe impl tvm_ffi::ExternalType for DFPattern {}
 
 /// The type `relax.dpl.AndPattern` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.dpl.AndPattern", external)]
 #[repr(C)]
 pub struct AndPattern {
@@ -8680,7 +8680,7 @@ impl AndPattern {
 }
 
 /// The type `relax.dpl.AttrPattern` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.dpl.AttrPattern", external)]
 #[repr(C)]
 pub struct AttrPattern {
@@ -8760,7 +8760,7 @@ impl CallPattern {
 }
 
 /// The type `relax.dpl.ConstantPattern` (24 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.dpl.ConstantPattern", external)]
 #[repr(C)]
 pub struct ConstantPattern {
@@ -8786,7 +8786,7 @@ impl ConstantPattern {
 }
 
 /// The type `relax.dpl.DFConstraint` (24 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.dpl.DFConstraint", external)]
 #[repr(C)]
 pub struct DFConstraint {}
@@ -8795,7 +8795,7 @@ pub struct DFConstraint {}
 unsafe impl tvm_ffi::ExternalType for DFConstraint {}
 
 /// The type `relax.dpl.DataTypePattern` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.dpl.DataTypePattern", external)]
 #[repr(C)]
 pub struct DataTypePattern {
@@ -8845,7 +8845,7 @@ impl DataTypePattern {
 }
 
 /// The type `relax.dpl.VarPattern` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.dpl.VarPattern", external)]
 #[repr(C)]
 pub struct VarPattern {
@@ -8881,7 +8881,7 @@ impl VarPattern {
 }
 
 /// The type `relax.dpl.DataflowVarPattern` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.dpl.DataflowVarPattern", external)]
 #[repr(C)]
 pub struct DataflowVarPattern {
@@ -8912,7 +8912,7 @@ impl DataflowVarPattern {
 }
 
 /// The type `relax.dpl.ExprPattern` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.dpl.ExprPattern", external)]
 #[repr(C)]
 pub struct ExprPattern {
@@ -8951,7 +8951,7 @@ impl ExprPattern {
 }
 
 /// The type `relax.dpl.PatternMatchingRewriter` (24 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.dpl.PatternMatchingRewriter", external)]
 #[repr(C)]
 pub struct PatternMatchingRewriter {
@@ -8991,7 +8991,7 @@ impl ExprPatternRewriter {
 }
 
 /// The type `relax.dpl.ExternFuncPattern` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.dpl.ExternFuncPattern", external)]
 #[repr(C)]
 pub struct ExternFuncPattern {
@@ -9027,7 +9027,7 @@ impl ExternFuncPattern {
 }
 
 /// The type `relax.dpl.FunctionPattern` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.dpl.FunctionPattern", external)]
 #[repr(C)]
 pub struct FunctionPattern {
@@ -9077,7 +9077,7 @@ impl FunctionPattern {
 }
 
 /// The type `relax.dpl.GlobalVarPattern` (24 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.dpl.GlobalVarPattern", external)]
 #[repr(C)]
 pub struct GlobalVarPattern {
@@ -9090,7 +9090,7 @@ pub struct GlobalVarPattern {
 unsafe impl tvm_ffi::ExternalType for GlobalVarPattern {}
 
 /// The type `relax.dpl.NotPattern` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.dpl.NotPattern", external)]
 #[repr(C)]
 pub struct NotPattern {
@@ -9129,7 +9129,7 @@ impl NotPattern {
 }
 
 /// The type `relax.dpl.OrPattern` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.dpl.OrPattern", external)]
 #[repr(C)]
 pub struct OrPattern {
@@ -9211,7 +9211,7 @@ impl OrRewriter {
 }
 
 /// The type `relax.dpl.PatternContext` (24 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.dpl.PatternContext", external)]
 #[repr(C)]
 pub struct PatternContext {}
@@ -9265,7 +9265,7 @@ impl PatternSeq {
 }
 
 /// The type `relax.dpl.PrimArrPattern` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.dpl.PrimArrPattern", external)]
 #[repr(C)]
 pub struct PrimArrPattern {
@@ -9325,7 +9325,7 @@ impl SameShapeConstraint {
 }
 
 /// The type `relax.dpl.ShapePattern` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.dpl.ShapePattern", external)]
 #[repr(C)]
 pub struct ShapePattern {
@@ -9375,7 +9375,7 @@ impl ShapePattern {
 }
 
 /// The type `relax.dpl.TupleGetItemPattern` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.dpl.TupleGetItemPattern", external)]
 #[repr(C)]
 pub struct TupleGetItemPattern {
@@ -9425,7 +9425,7 @@ impl TupleGetItemPattern {
 }
 
 /// The type `relax.dpl.TuplePattern` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.dpl.TuplePattern", external)]
 #[repr(C)]
 pub struct TuplePattern {
@@ -9490,7 +9490,7 @@ impl TupleRewriter {
 }
 
 /// The type `relax.dpl.TypePattern` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.dpl.TypePattern", external)]
 #[repr(C)]
 pub struct TypePattern {
@@ -9543,7 +9543,7 @@ impl TypePattern {
 }
 
 /// The type `relax.dpl.UnorderedTuplePattern` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.dpl.UnorderedTuplePattern", external)]
 #[repr(C)]
 pub struct UnorderedTuplePattern {
@@ -9581,7 +9581,7 @@ impl UnorderedTuplePattern {
 }
 
 /// The type `relax.dpl.WildcardPattern` (24 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.dpl.WildcardPattern", external)]
 #[repr(C)]
 pub struct WildcardPattern {
@@ -9607,7 +9607,7 @@ impl WildcardPattern {
 }
 
 /// The type `relax.expr.Binding` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.expr.Binding", external)]
 #[repr(C)]
 pub struct Binding {
@@ -9653,7 +9653,7 @@ impl Binding {
 }
 
 /// The type `relax.expr.BindingBlock` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.expr.BindingBlock", external)]
 #[repr(C)]
 pub struct BindingBlock {
@@ -9696,7 +9696,7 @@ impl BindingBlock {
 }
 
 /// The type `relax.expr.DataflowBlock` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.expr.DataflowBlock", external)]
 #[repr(C)]
 pub struct DataflowBlock {
@@ -9730,7 +9730,7 @@ impl DataflowBlock {
 }
 
 /// The type `relax.expr.DataflowVar` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.expr.DataflowVar", external)]
 #[repr(C)]
 pub struct DataflowVar {
@@ -9768,7 +9768,7 @@ impl DataflowVar {
 }
 
 /// The type `relax.expr.ExternFunc` (64 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.expr.ExternFunc", external)]
 #[repr(C)]
 pub struct ExternFunc {
@@ -9815,7 +9815,7 @@ impl ExternFunc {
 }
 
 /// The type `relax.expr.Function` (80 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.expr.Function", external)]
 #[repr(C)]
 pub struct RelaxExprFunction {
@@ -9895,7 +9895,7 @@ impl RelaxExprFunction {
 }
 
 /// The type `relax.expr.If` (64 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.expr.If", external)]
 #[repr(C)]
 pub struct If {
@@ -9965,7 +9965,7 @@ impl If {
 }
 
 /// The type `relax.expr.MatchCast` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.expr.MatchCast", external)]
 #[repr(C)]
 pub struct MatchCast {
@@ -10023,7 +10023,7 @@ impl MatchCast {
 }
 
 /// The type `relax.expr.SeqExpr` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.expr.SeqExpr", external)]
 #[repr(C)]
 pub struct SeqExpr {
@@ -10078,7 +10078,7 @@ impl SeqExpr {
 }
 
 /// The type `relax.expr.ShapeExpr` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.expr.ShapeExpr", external)]
 #[repr(C)]
 pub struct ShapeExpr {
@@ -10121,7 +10121,7 @@ impl ShapeExpr {
 }
 
 /// The type `relax.expr.VarBinding` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.expr.VarBinding", external)]
 #[repr(C)]
 pub struct VarBinding {
@@ -10167,7 +10167,7 @@ impl VarBinding {
 }
 
 /// The type `relax.transform.FusionPattern` (72 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.transform.FusionPattern", external)]
 #[repr(C)]
 pub struct FusionPattern {
@@ -10278,7 +10278,7 @@ impl InferLayoutOutput {
 }
 
 /// The type `relax.transform.InplaceOpportunity` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.transform.InplaceOpportunity", external)]
 #[repr(C)]
 pub struct InplaceOpportunity {
@@ -10321,7 +10321,7 @@ impl InplaceOpportunity {
 }
 
 /// The type `relax.transform.LayoutDecision` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.transform.LayoutDecision", external)]
 #[repr(C)]
 pub struct LayoutDecision {
@@ -10367,7 +10367,7 @@ impl LayoutDecision {
 }
 
 /// The type `relax.transform.PatternCheckContext` (64 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.transform.PatternCheckContext", external)]
 #[repr(C)]
 pub struct PatternCheckContext {
@@ -10449,7 +10449,7 @@ impl PatternCheckContext {
 }
 
 /// The type `relax.transform.StorageToken` (24 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.transform.StorageToken", external)]
 #[repr(C)]
 pub struct StorageToken {}
@@ -10458,7 +10458,7 @@ pub struct StorageToken {}
 unsafe impl tvm_ffi::ExternalType for StorageToken {}
 
 /// The type `relax.vm.KVState` (24 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.vm.KVState", external)]
 #[repr(C)]
 pub struct KVState {}
@@ -10467,7 +10467,7 @@ pub struct KVState {}
 unsafe impl tvm_ffi::ExternalType for KVState {}
 
 /// The type `relax.vm.AttentionKVCache` (24 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.vm.AttentionKVCache", external)]
 #[repr(C)]
 pub struct AttentionKVCache {
@@ -10480,7 +10480,7 @@ pub struct AttentionKVCache {
 unsafe impl tvm_ffi::ExternalType for AttentionKVCache {}
 
 /// The type `relax.vm.AttentionKVCacheLegacy` (24 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.vm.AttentionKVCacheLegacy", external)]
 #[repr(C)]
 pub struct AttentionKVCacheLegacy {}
@@ -10489,7 +10489,7 @@ pub struct AttentionKVCacheLegacy {}
 unsafe impl tvm_ffi::ExternalType for AttentionKVCacheLegacy {}
 
 /// The type `relax.vm.Closure` (24 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.vm.Closure", external)]
 #[repr(C)]
 pub struct Closure {}
@@ -10498,7 +10498,7 @@ pub struct Closure {}
 unsafe impl tvm_ffi::ExternalType for Closure {}
 
 /// The type `relax.vm.PagedAttentionKVCache` (24 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.vm.PagedAttentionKVCache", external)]
 #[repr(C)]
 pub struct PagedAttentionKVCache {
@@ -10511,7 +10511,7 @@ pub struct PagedAttentionKVCache {
 unsafe impl tvm_ffi::ExternalType for PagedAttentionKVCache {}
 
 /// The type `relax.vm.RNNState` (24 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.vm.RNNState", external)]
 #[repr(C)]
 pub struct RNNState {
@@ -10524,7 +10524,7 @@ pub struct RNNState {
 unsafe impl tvm_ffi::ExternalType for RNNState {}
 
 /// The type `relax.vm.RNNStateImp` (24 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "relax.vm.RNNStateImp", external)]
 #[repr(C)]
 pub struct RNNStateImp {
@@ -10537,7 +10537,7 @@ pub struct RNNStateImp {
 unsafe impl tvm_ffi::ExternalType for RNNStateImp {}
 
 /// The type `s_tir.SLayout` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "s_tir.SLayout", external)]
 #[repr(C)]
 pub struct SLayout {
@@ -10652,7 +10652,7 @@ impl TargetKind {
 }
 
 /// The type `tirx.Stmt` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "tirx.Stmt", external)]
 #[repr(C)]
 pub struct Stmt {
@@ -10684,7 +10684,7 @@ impl Stmt {
 }
 
 /// The type `tirx.AllocBuffer` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "tirx.AllocBuffer", external)]
 #[repr(C)]
 pub struct AllocBuffer {
@@ -10737,7 +10737,7 @@ impl AllocBuffer {
 }
 
 /// The type `tirx.AssertStmt` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "tirx.AssertStmt", external)]
 #[repr(C)]
 pub struct AssertStmt {
@@ -10802,7 +10802,7 @@ impl AssertStmt {
 }
 
 /// The type `tirx.AttrStmt` (80 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "tirx.AttrStmt", external)]
 #[repr(C)]
 pub struct AttrStmt {
@@ -10892,7 +10892,7 @@ impl Axis {
 }
 
 /// The type `tirx.Bind` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "tirx.Bind", external)]
 #[repr(C)]
 pub struct Bind {
@@ -10948,7 +10948,7 @@ impl Bind {
 }
 
 /// The type `tirx.Break` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "tirx.Break", external)]
 #[repr(C)]
 pub struct Break {
@@ -10978,7 +10978,7 @@ impl Break {
 }
 
 /// The type `tirx.BufferRegionType` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "tirx.BufferRegionType", external)]
 #[repr(C)]
 pub struct BufferRegionType {
@@ -11008,7 +11008,7 @@ impl BufferRegionType {
 }
 
 /// The type `tirx.BufferStore` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "tirx.BufferStore", external)]
 #[repr(C)]
 pub struct BufferStore {
@@ -11073,7 +11073,7 @@ impl BufferStore {
 }
 
 /// The type `tirx.BufferType` (104 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "tirx.BufferType", external)]
 #[repr(C)]
 pub struct BufferType {
@@ -11192,7 +11192,7 @@ impl BufferType {
 }
 
 /// The type `tirx.CallFFIKernelAttr` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "tirx.CallFFIKernelAttr", external)]
 #[repr(C)]
 pub struct CallFFIKernelAttr {
@@ -11228,7 +11228,7 @@ impl CallFFIKernelAttr {
 }
 
 /// The type `tirx.Layout` (24 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "tirx.Layout", external)]
 #[repr(C)]
 pub struct Layout {}
@@ -11289,7 +11289,7 @@ impl ComposeLayout {
 }
 
 /// The type `tirx.Continue` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "tirx.Continue", external)]
 #[repr(C)]
 pub struct Continue {
@@ -11319,7 +11319,7 @@ impl Continue {
 }
 
 /// The type `tirx.DeclBuffer` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "tirx.DeclBuffer", external)]
 #[repr(C)]
 pub struct DeclBuffer {
@@ -11375,7 +11375,7 @@ impl DeclBuffer {
 }
 
 /// The type `tirx.DispatchContext` (112 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "tirx.DispatchContext", external)]
 #[repr(C)]
 pub struct DispatchContext {
@@ -11508,7 +11508,7 @@ impl DispatchContext {
 }
 
 /// The type `tirx.Evaluate` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "tirx.Evaluate", external)]
 #[repr(C)]
 pub struct Evaluate {
@@ -11552,7 +11552,7 @@ impl Evaluate {
 }
 
 /// The type `tirx.ExecScope` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "tirx.ExecScope", external)]
 #[repr(C)]
 pub struct ExecScope {
@@ -11584,7 +11584,7 @@ impl ExecScope {
 }
 
 /// The type `tirx.For` (96 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "tirx.For", external)]
 #[repr(C)]
 pub struct For {
@@ -11700,7 +11700,7 @@ impl For {
 }
 
 /// The type `tirx.IfThenElse` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "tirx.IfThenElse", external)]
 #[repr(C)]
 pub struct IfThenElse {
@@ -11765,7 +11765,7 @@ impl IfThenElse {
 }
 
 /// The type `tirx.IndexMap` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "tirx.IndexMap", external)]
 #[repr(C)]
 pub struct IndexMap {
@@ -11817,7 +11817,7 @@ impl IndexMap {
 }
 
 /// The type `tirx.Iter` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "tirx.Iter", external)]
 #[repr(C)]
 pub struct Iter {
@@ -11920,7 +11920,7 @@ impl IterVar {
 }
 
 /// The type `tirx.LambdaExpr` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "tirx.LambdaExpr", external)]
 #[repr(C)]
 pub struct LambdaExpr {
@@ -11966,7 +11966,7 @@ impl LambdaExpr {
 }
 
 /// The type `tirx.PrimFunc` (72 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "tirx.PrimFunc", external)]
 #[repr(C)]
 pub struct PrimFunc {
@@ -12059,7 +12059,7 @@ impl PrimFuncPass {
 }
 
 /// The type `tirx.Return` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "tirx.Return", external)]
 #[repr(C)]
 pub struct Return {
@@ -12103,7 +12103,7 @@ impl Return {
 }
 
 /// The type `tirx.ScopeIdDef` (56 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "tirx.ScopeIdDef", external)]
 #[repr(C)]
 pub struct ScopeIdDef {
@@ -12164,7 +12164,7 @@ impl ScopeIdDef {
 }
 
 /// The type `tirx.ScopeIdDefStmt` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "tirx.ScopeIdDefStmt", external)]
 #[repr(C)]
 pub struct ScopeIdDefStmt {
@@ -12208,7 +12208,7 @@ impl ScopeIdDefStmt {
 }
 
 /// The type `tirx.SeqStmt` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "tirx.SeqStmt", external)]
 #[repr(C)]
 pub struct SeqStmt {
@@ -12249,7 +12249,7 @@ impl SeqStmt {
 }
 
 /// The type `tirx.TensorMapEncodeTiledAttr` (80 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "tirx.TensorMapEncodeTiledAttr", external)]
 #[repr(C)]
 pub struct TensorMapEncodeTiledAttr {
@@ -12341,7 +12341,7 @@ impl TensorMapEncodeTiledAttr {
 }
 
 /// The type `tirx.TensorMapType` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "tirx.TensorMapType", external)]
 #[repr(C)]
 pub struct TensorMapType {
@@ -12407,7 +12407,7 @@ impl TileLayout {
 }
 
 /// The type `tirx.TilePrimitiveCall` (88 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "tirx.TilePrimitiveCall", external)]
 #[repr(C)]
 pub struct TilePrimitiveCall {
@@ -12499,7 +12499,7 @@ impl TilePrimitiveCall {
 }
 
 /// The type `tirx.While` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "tirx.While", external)]
 #[repr(C)]
 pub struct While {
@@ -12555,7 +12555,7 @@ impl While {
 }
 
 /// The type `tirx.transform.RemoveNoOpConfig` (40 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "tirx.transform.RemoveNoOpConfig", external)]
 #[repr(C)]
 pub struct RemoveNoOpConfig {
@@ -12598,7 +12598,7 @@ impl RemoveNoOpConfig {
 }
 
 /// The type `tirx.transform.StmtSimplifyConfig` (32 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "tirx.transform.StmtSimplifyConfig", external)]
 #[repr(C)]
 pub struct StmtSimplifyConfig {
@@ -12652,7 +12652,7 @@ impl StmtSimplifyConfig {
 }
 
 /// The type `tirx.transform.UnrollLoopConfig` (48 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "tirx.transform.UnrollLoopConfig", external)]
 #[repr(C)]
 pub struct UnrollLoopConfig {
@@ -12722,7 +12722,7 @@ impl UnrollLoopConfig {
 }
 
 /// The type `transform.PassInfo` (64 bytes), declared from the runtime's reflection.
-#[derive(tvm_ffi::Object)]
+#[derive(tvm_ffi::Object, Clone)]
 #[ffi_type(key = "transform.PassInfo", external)]
 #[repr(C)]
 pub struct PassInfo {

@@ -132,6 +132,29 @@ pub fn copy_add(add: ObjectRef<Add>) -> ObjectRef<Add> {
     Add::from_fields(add.base.span(), add.base.ty(), add.a(), add.b())
 }
 
+/// A copy of a `tirx.For` with another extent, rebuilt typed and losslessly: the fields
+/// cloned (`Clone` of the declaration), one set, the copy allocated by Rust; with `clear_body`,
+/// first a copy whose required `body` is null (as C++ may leave it), which the rebuild keeps.
+/// Returns the copy, and whether its body is null.
+#[ffi_func(name = "tvm_bindings.with_extent")]
+pub fn with_extent(
+    loop_: ObjectRef<For>,
+    extent: ObjectRef<Expr>,
+    clear_body: bool,
+) -> Result<Array<Any>> {
+    let mut source = loop_;
+    if clear_body {
+        let cleared = (*source).clone();
+        cleared.body.set(None);
+        source = ObjectRef::new(cleared);
+    }
+    let copy = (*source).clone();
+    copy.extent.set(Some(extent));
+    let copy = ObjectRef::new(copy);
+    let body_is_null = copy.body.get().is_none();
+    Array::new([Any::new(copy), Any::new(body_is_null)])
+}
+
 /// Rebuilds a statement bottom-up in Rust: every `tirx.For` and `tirx.SeqStmt` is allocated
 /// anew (`from_fields`, every field carried over), the other statements are kept.
 fn rebuild(stmt: ObjectRef<Stmt>) -> Result<ObjectRef<Stmt>> {
