@@ -7,6 +7,8 @@
 #include <tvm/ffi/reflection/registry.h>
 #include <tvm/ffi/string.h>
 
+#include <string>
+
 #include "my_ext_types.h"
 
 namespace ffi = tvm::ffi;
@@ -55,6 +57,19 @@ ffi::Array<ffi::Any> Made() {
           child.parent().value().same_as(parent.object()), child.object()};
 }
 
+// A node with enum fields built from entries looked up by value (`Get`), read back as values;
+// and the error of a value the enum lacks.
+ffi::Array<ffi::Any> Stroked() {
+  my_ext::Stroke s = my_ext::Stroke::New(my_ext::Marker::Get(2), my_ext::Color::Get("dark blue"));
+  std::string error;
+  try {
+    my_ext::Color::Get("purple");
+  } catch (const ffi::Error& err) {
+    error = err.kind() + ": " + err.message();
+  }
+  return {my_ext::Marker(s.marker()).value(), my_ext::Color(s.color()).value(), error, s.object()};
+}
+
 }  // namespace
 
 TVM_FFI_STATIC_INIT_BLOCK() {
@@ -65,5 +80,6 @@ TVM_FFI_STATIC_INIT_BLOCK() {
       .def("header_reader.options", Options)
       .def("header_reader.cxx_child", CxxChild)
       .def("header_reader.is_point", IsPoint)
-      .def("header_reader.made", Made);
+      .def("header_reader.made", Made)
+      .def("header_reader.stroked", Stroked);
 }

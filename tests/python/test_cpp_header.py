@@ -111,6 +111,11 @@ assert (x, y, label, tag_sum, verbose, same_parent) == (1, 2, "made in C++", 9, 
 # A Rust object, as Python reads it.
 assert isinstance(child, Options) and child.id == 6 and child.parent.title == "parent"
 assert child.timeout == 20 and list(child.parent.tags) == [4, 5]
+# Enum parameters are typed (`IntEnum`/`StrEnum`); `Get` looks an entry up by its value.
+marker, color, error, stroke = reader("stroked")()
+assert (marker, color) == (2, "dark blue")
+assert error == "ValueError: Enum `my_ext.Color` has no instance with index purple", error
+assert tvm_ffi.get_global_func("my_ext.describe_marker")(stroke.marker, stroke.color) == "dark blue Cross"
 """)
 
 

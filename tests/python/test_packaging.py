@@ -196,6 +196,9 @@ assert my_ext.describe_marker(my_ext.Marker.Cross, my_ext.Color.green) == "green
 assert my_ext.Color.dark_blue.value == "dark blue" and my_ext.Color("dark blue").same_as(my_ext.Color.dark_blue)
 assert my_ext.describe_marker() == "green Dot" and my_ext.describe_marker(color="red") == "red Dot"
 assert my_ext.describe_marker(color=my_ext.Color.dark_blue, marker=2) == "dark blue Cross"
+# Enum fields set by a constructor, from entries or their values.
+assert my_ext.Stroke(my_ext.Marker.Cross).color.same_as(my_ext.Color.green)
+assert my_ext.Stroke(2, "dark blue").marker.same_as(my_ext.Marker.Cross)
 try:
     my_ext.Interval(2.0, 1.0)
     raise AssertionError("no error")
@@ -220,6 +223,10 @@ marker: Marker = Marker.Cross
 color: Color = Color.red
 text: str = my_ext.describe_marker(marker, color)
 default_text: str = my_ext.describe_marker(color=Color.dark_blue)
+# An enum parameter takes the enum's values too (run time converts them).
+by_value: str = my_ext.describe_marker(2, "dark blue")
+stroke: my_ext.Stroke = my_ext.Stroke(Marker.Dot, "red")
+stroke_color: Color = stroke.color
 total: int = my_ext.apply_twice(lambda x: x + 1, 1)
 length: float = Interval(1.0, 2.0).length()
 keyword_length: float = Interval(lo=1.0, hi=2.0).length()

@@ -116,6 +116,7 @@ class TypeDesc:
     fields: list[Field]  # ancestors' first, in offset order
     parent: str | None
     init: list[Param] | None = None  # the constructor's parameters, if it has one
+    enum_base: str | None = None  # an enum type's runtime base (`tvm::ffi::StrEnum`, ..)
 
     @property
     def namespaces(self) -> list[str]:
@@ -233,11 +234,11 @@ def read_types(library: str, prefix: str) -> list[TypeDesc]:
         _assign_members(fields)
         parent = info.parent_type_info.type_key if info.parent_type_info else None
         types.append(TypeDesc(key, info.total_size, fields, parent,
-                              _init_params(core, info, chain, value_type)))
+                              _init_params(core, info, chain, value_type, enum_of), enum_of(key)))
     return types
 
 
-def _init_params(core, info, chain, value_type) -> list[Param] | None:
+def _init_params(core, info, chain, value_type, enum_of) -> list[Param] | None:
     """The parameters of the type's own constructor: an explicit `__ffi_init__`'s (its names and
     schema), or the reflected init fields (positional ones, then keyword-only ones)."""
     if core._lookup_type_attr(info.type_index, "__ffi_init__") is None:
@@ -249,7 +250,7 @@ def _init_params(core, info, chain, value_type) -> list[Param] | None:
             params = params.get("params", []) if isinstance(params, dict) else []
             if len(names) != len(params):
                 return None
-            return [Param(_identifier(n), _cpp_type(p, lambda _: None), False)
+            return [Param(_identifier(n), _cpp_type(p, enum_of), False)
                     for n, p in zip(names, params)]
     fields = [f for owner in reversed(chain) for f in owner.fields if getattr(f, "c_init", True)]
     ordered = ([f for f in fields if not getattr(f, "c_kw_only", False)]
@@ -510,6 +511,17 @@ def _view_class(t: TypeDesc) -> list[str]:
             f"  static {t.name} New({params}) {{",
             "    static const tvm::ffi::Function init = tvm_ffi_sdk_header::InitOf(TypeIndex());",
             f"    return {t.name}(init({', '.join(args)}).cast<tvm::ffi::ObjectRef>());",
+            "  }",
+        ]
+    if t.enum_base in ("tvm::ffi::IntEnum", "tvm::ffi::StrEnum"):
+        # The entry of a value, looked up as C++'s own enums do (`EnumObj::_GetBy*Index`).
+        by_int = t.enum_base == "tvm::ffi::IntEnum"
+        lines += [
+            "",
+            f"  /*! \\brief The entry of `{t.key}` whose value is `value` (a ValueError if none is). */",
+            f"  static {t.enum_base} Get({'int64_t' if by_int else 'const tvm::ffi::String&'} value) {{",
+            f"    return tvm::ffi::Any(tvm::ffi::EnumObj::_GetBy{'Int' if by_int else 'Str'}Index(TypeIndex(), value))",
+            f"        .cast<{t.enum_base}>();",
             "  }",
         ]
     for f in t.fields:

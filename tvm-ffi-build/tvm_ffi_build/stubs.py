@@ -10,8 +10,9 @@ corrects one upstream behaviour and is idempotent (stubgen regenerates its block
    `tvm_ffi.dataclasses`) and registers them with `@register_object`, which skips the enum
    machinery (`.name`, entries as class attributes). They become `class OpKind(IntEnum,
    type_key="pkg.OpKind")` with one `Add: ClassVar[OpKind]` per entry (`add =
-   entry(value="+")` for a `str` entry whose value is no name); an enum parameter's default
-   (registered as its value) is written `color: Color = ...`.
+   entry(value="+")` for a `str` entry whose value is no name); an enum parameter, which takes
+   the enum's values too, is `color: Color | Literal["red", ..]`, and its default (registered as
+   its value) is written `= ...`.
 2. comparison hooks: stubgen registers every class with `@register_object`, whose `==` compares
    identities; a type with `__ffi_eq__`/`__ffi_compare__`/`__ffi_hash__` gets
    `@c_class(key, eq=True, order=True, unsafe_hash=True)` (the options its hooks call for).
@@ -24,7 +25,8 @@ corrects one upstream behaviour and is idempotent (stubgen regenerates its block
    call of `_ffi_helpers.py` (placed next to it by the build) that makes the stubs' signatures true.
 6. `__init__.py`: stubgen re-exports `__all__` through `.extend()`, which type checkers cannot
    follow; it becomes `__all__ += _ffi_api.__all__`.
-7. imports: `Any`, `ClassVar` and `c_class`, which the edits above use and stubgen does not import.
+7. imports: `Any`, `ClassVar`, `Literal` and `c_class`, which the edits above use and stubgen does
+   not import.
 """
 
 from __future__ import annotations
@@ -274,11 +276,15 @@ def _named_def(line: str, info: dict[str, Any], enum_defaults: dict[str, dict[An
             out.append(part)
             continue
         name = names[int(numbered.group(1))]
-        text = f"{name}: {numbered.group(2)}"
+        cls = re.sub(r"^Optional\[(.*)\]$|^(.*) \| None$", r"\1\2", numbered.group(2))
+        values = enum_defaults.get(cls, {})
+        # An enum parameter takes the enum's values too (`"int64"` for `DType.int64`).
+        annotation = numbered.group(2).replace(cls, f"{cls} | Literal[{', '.join(map(repr, values))}]") \
+            if values else numbered.group(2)
+        text = f"{name}: {annotation}"
         if name in defaults:
             default = defaults[name]
-            cls = re.sub(r"^Optional\[(.*)\]$|^(.*) \| None$", r"\1\2", numbered.group(2))
-            alias = enum_defaults.get(cls, {}).get(default) if default is not None else None
+            alias = values.get(default) if default is not None else None
             # `...`: the stubs of functions come before the enum classes they name.
             text += " = ..." if alias is not None else f" = {default!r}"
         out.append(text)
@@ -369,7 +375,7 @@ def _refine_export_block(text: str) -> str:
 
 def _refine_imports(text: str) -> str:
     """Edit 7 (stubgen writes `Callable[..., Any]` without importing `Any`, and knows nothing of
-    edits 1 and 2): `Any`, `ClassVar` and `c_class` imported after stubgen's import block."""
+    edits 1-3): `Any`, `ClassVar`, `Literal` and `c_class` imported after stubgen's import block."""
     end = "# tvm-ffi-stubgen(end)\n"
     start = text.find("# tvm-ffi-stubgen(begin): import-section\n")
     if start < 0:
@@ -382,7 +388,7 @@ def _refine_imports(text: str) -> str:
         text = text[:at] + text[at_end:]
     code = re.sub(r"^\s*#.*$", "", text, flags=re.M)
     imported = text[start:at]
-    needed = [name for name in ("Any", "ClassVar")
+    needed = [name for name in ("Any", "ClassVar", "Literal")
               if re.search(rf"\b{name}\b", code) and not re.search(rf"import .*\b{name}\b", imported)]
     lines = [f"from typing import {', '.join(needed)}\n"] if needed else []
     if re.search(r"^@_ffi_c_class\(", code, re.M):

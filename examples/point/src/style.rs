@@ -1,6 +1,6 @@
 //! Enums: how a point is drawn. An `int` enum and a `str` enum become Python enum classes
 //! with one attribute per variant (`my_ext.Marker.Dot`, `my_ext.Color.red`).
-use tvm_ffi::{ffi_func, Enum};
+use tvm_ffi::{ffi_func, ffi_methods, Enum, EnumRef};
 
 /// The marker drawn at a point (an `int` enum: `my_ext.Marker.Dot.value == 1`).
 #[derive(Enum, Clone, Copy, PartialEq, Eq, Debug)]
@@ -39,4 +39,27 @@ pub fn describe_marker(
         Color::DarkBlue => "dark blue",
     };
     format!("{color} {marker:?}")
+}
+
+/// A marker drawn in a colour: enum fields, set by a constructor whose colour has a default.
+#[derive(tvm_ffi::Object)]
+#[ffi_type(key = "my_ext.Stroke")]
+#[repr(C)]
+pub struct Stroke {
+    /// The marker.
+    pub marker: EnumRef<Marker>,
+    /// Its colour.
+    pub color: EnumRef<Color>,
+}
+
+#[ffi_methods]
+impl Stroke {
+    /// A `marker` drawn in `color` (green unless given).
+    #[ffi(init)]
+    pub fn new(marker: Marker, #[ffi(default = "green")] color: Color) -> Self {
+        Stroke {
+            marker: marker.into(),
+            color: color.into(),
+        }
+    }
 }

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 # fmt: on
 # tvm-ffi-stubgen(end)
 # tvm_ffi_build: names the refined stubs use
-from typing import ClassVar
+from typing import ClassVar, Literal
 from tvm_ffi.dataclasses import c_class as _ffi_c_class
 from tvm_ffi.dataclasses import entry as _ffi_entry
 # tvm-ffi-stubgen(import-object): tvm_ffi.libinfo.load_lib_module;False;_FFI_LOAD_LIB
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     def checked_div(a: int, b: int) -> int: ...
     def count_args(*args: Any) -> Any: ...
     def describe_error(f: Callable[..., Any]) -> str: ...
-    def describe_marker(marker: Marker = ..., color: Color = ...) -> str: ...
+    def describe_marker(marker: Marker | Literal[1, 2] = ..., color: Color | Literal['red', 'green', 'dark blue'] = ...) -> str: ...
     def greet(name: str) -> str: ...
     def identity(obj: Object) -> Object: ...
     def join(*args: Any) -> Any: ...
@@ -141,6 +141,7 @@ __all__ = [
     "Options",
     "Point",
     "Point3",
+    "Stroke",
     "Version",
     "add",
     "apply_twice",
@@ -197,6 +198,23 @@ class Version(_ffi_Object):
     if TYPE_CHECKING:
         def __init__(self, major: int, minor: int, patch: int = ...) -> None: ...
         def __ffi_init__(self, major: int, minor: int, patch: int = ...) -> None: ...
+    # fmt: on
+    # tvm-ffi-stubgen(end)
+# tvm-ffi-stubgen(import-object): tvm_ffi.libinfo.load_lib_module;False;_FFI_LOAD_LIB
+LIB = _FFI_LOAD_LIB("my_ext", "tvm_ffi_example_point")
+# tvm-ffi-stubgen(import-object): tvm_ffi.register_object;False;_FFI_REG_OBJ
+# tvm-ffi-stubgen(import-object): ffi.Object;False;_ffi_Object
+@_FFI_REG_OBJ("my_ext.Stroke")
+class Stroke(_ffi_Object):
+    """FFI binding for `my_ext.Stroke`."""
+
+    # tvm-ffi-stubgen(begin): object/my_ext.Stroke
+    # fmt: off
+    marker: Marker
+    color: Color
+    if TYPE_CHECKING:
+        def __init__(self, marker: Marker | Literal[1, 2], color: Color | Literal['red', 'green', 'dark blue'] = ...) -> None: ...
+        def __ffi_init__(self, marker: Marker | Literal[1, 2], color: Color | Literal['red', 'green', 'dark blue'] = ...) -> None: ...
     # fmt: on
     # tvm-ffi-stubgen(end)
 
