@@ -330,3 +330,25 @@ assert same is True
 tvm.ir.assert_structural_equal(inplace, cxx)
 assert inplace.script() == cxx.script()
 """)
+
+
+@pytest.mark.skipif(UNDER_ASAN, reason="scripts/asan.sh does not build the TVM fixture (a 270-type crate) "
+                    "under AddressSanitizer")
+def test_bindings_loaded_before_tvm_report_in_a_few_lines():
+    """Loaded into a process that has not imported `tvm`, every declaration of the bindings is a
+    load error (TVM registers the types): the first five are printed, one line counts the rest,
+    and `load_errors` lists them all."""
+    run = run_in_fresh_python(f"""
+import tvm_ffi
+tvm_ffi.load_module({_lib_path("libtvm_ffi_test_tvm_bindings.so")!r})
+errors = list(tvm_ffi.get_global_func("tvm_bindings.load_errors")())
+print(len(errors))
+""")
+    count = int(run.stdout.strip())
+    lines = run.stderr.splitlines()
+    assert count > 200, run.stdout
+    assert len(lines) == 6, run.stderr
+    assert all(line.startswith("tvm-ffi: cannot register type `") for line in lines[:5]), run.stderr
+    assert lines[5] == (f"tvm-ffi: ... and {count - 5} more load errors "
+                        "(tvm_ffi::registry::load_errors() lists them all)")
+

@@ -29,8 +29,9 @@
 //! - **Only libtvm_ffi is called** during registration (the loader lock is held, and from Python
 //!   the GIL): no Python callbacks, no blocking on other threads.
 //! - **Never abort.** A failure (version mismatch, duplicate global name, conflicting type) is
-//!   recorded in [`load_errors`] and printed to stderr naming the function or type key; the rest
-//!   of the library still registers. Panics are caught.
+//!   recorded in [`load_errors`] and printed to stderr naming the function or type key (the
+//!   first five; one line counts the rest); the rest of the library still registers. Panics
+//!   are caught.
 //! - **Never unload.** The registries keep raw pointers into the library, so the constructor
 //!   also pins the library with `RTLD_NODELETE` (and the workspace links cdylibs with
 //!   `-z nodelete`).
@@ -98,10 +99,31 @@ pub(crate) fn not_registered(key: &str) -> String {
     format!("TVM-FFI type `{key}` did not register when its library loaded: {why}")
 }
 
+/// How many load errors are printed one by one; the rest are counted in one line. Bindings of
+/// a C++ IR loaded before that IR's library report every type (hundreds of lines), and the
+/// first few say what happened.
+const PRINTED_LOAD_ERRORS: usize = 5;
+
 fn report(message: String) {
-    crate::abi::warn(format_args!("{message}"));
-    if let Ok(mut errors) = LOAD_ERRORS.lock() {
-        errors.push(message);
+    match LOAD_ERRORS.lock() {
+        Ok(mut errors) => {
+            if errors.len() < PRINTED_LOAD_ERRORS {
+                crate::abi::warn(format_args!("{message}"));
+            }
+            errors.push(message);
+        }
+        Err(_) => crate::abi::warn(format_args!("{message}")),
+    }
+}
+
+/// The line that counts the load errors [`report`] did not print.
+fn report_unprinted() {
+    let count = LOAD_ERRORS.lock().map(|errors| errors.len()).unwrap_or(0);
+    if count > PRINTED_LOAD_ERRORS {
+        crate::abi::warn(format_args!(
+            "... and {} more load errors (tvm_ffi::registry::load_errors() lists them all)",
+            count - PRINTED_LOAD_ERRORS
+        ));
     }
 }
 
@@ -122,6 +144,7 @@ pub(crate) fn ensure_registered() {
         REGISTERING.with(|flag| flag.set(true));
         crate::base::error::panic::guard_quiet("tvm-ffi registration", register_all);
         REGISTERING.with(|flag| flag.set(false));
+        report_unprinted();
         // A type whose registration never ran (a version mismatch, a panic) is unusable too.
         for entry in TYPES.iter() {
             if entry.slot.get().is_none() {
