@@ -16,7 +16,7 @@ use tvm_ffi::{bail, Any, Array, Function, Map, ObjectRef, Result, String};
 
 /// A hasher for object addresses (the keys of every table here): one multiplication.
 #[derive(Default, Clone, Copy)]
-struct AddressHasher(u64);
+pub(crate) struct AddressHasher(u64);
 
 impl std::hash::Hasher for AddressHasher {
     fn finish(&self) -> u64 {
@@ -32,10 +32,10 @@ impl std::hash::Hasher for AddressHasher {
     }
 }
 
-type Build = std::hash::BuildHasherDefault<AddressHasher>;
-type AddressMap<V> = HashMap<usize, V, Build>;
+pub(crate) type Build = std::hash::BuildHasherDefault<AddressHasher>;
+pub(crate) type AddressMap<V> = HashMap<usize, V, Build>;
 
-fn key<T: tvm_ffi::object::ObjectType>(object: &ObjectRef<T>) -> usize {
+pub(crate) fn key<T: tvm_ffi::object::ObjectType>(object: &ObjectRef<T>) -> usize {
     object.as_raw().as_ptr() as usize
 }
 

@@ -20,11 +20,12 @@ pub mod ir;
 
 mod analyzer;
 mod convert_ssa;
+mod dead_code_elimination;
 mod expr;
 mod remove_no_op;
 mod seq;
 
-use ir::{PrimFunc, RemoveNoOpConfig};
+use ir::{IRModule, PrimFunc, RemoveNoOpConfig};
 use remove_no_op::{Config, NoOpRemover};
 use tvm_ffi::{ffi_func, Any, Array, Function, Map, Moved, ObjectRef, Result, String};
 
@@ -115,6 +116,31 @@ pub fn convert_ssa_pass() -> Result<Any> {
     let info = Function::get_global_required("transform.PassInfo")?.call((
         0i32,
         String::from("tirx.ConvertSSA"),
+        Array::<String>::new([])?,
+        false,
+    ))?;
+    Function::get_global_required("transform.MakeModulePass")?.call((pass_func, info))
+}
+
+/// `tvm.relax.transform.DeadCodeElimination(entry_functions=None)` in Rust: removes the Relax
+/// bindings nothing needs and the functions no entry function reaches (the named
+/// `entry_functions`, every `ExternFunc` and every function with a `global_symbol`).
+#[ffi_func(name = "tvm_passes.DeadCodeElimination")]
+pub fn dead_code_elimination_pass(
+    #[ffi(default = None)] entry_functions: Option<Array<String>>,
+) -> Result<Any> {
+    let entry_functions: Vec<String> = entry_functions
+        .map(|names| names.to_vec())
+        .unwrap_or_default();
+    let pass_func = Function::from_typed(
+        move |module: RValueRef<ObjectRef<IRModule>>, _ctx: Any| -> Result<ObjectRef<IRModule>> {
+            dead_code_elimination::dead_code_elimination(module.into_inner(), &entry_functions)
+        },
+    );
+    // C++: `CreateModulePass(pass_func, 1, "DeadCodeElimination", {})`.
+    let info = Function::get_global_required("transform.PassInfo")?.call((
+        1i32,
+        String::from("DeadCodeElimination"),
         Array::<String>::new([])?,
         false,
     ))?;
