@@ -17,11 +17,14 @@ from conftest import UNDER_ASAN, _lib_path
 tvm = pytest.importorskip(
     "tvm", reason="Apache TVM is not installed (scripts/setup.sh installs apache-tvm from python-requirements.txt)")
 import tvm_ffi  # noqa: E402
-from tvm import tirx  # noqa: E402
+from tvm import relax, tirx  # noqa: E402
+from tvm.script import ir as I  # noqa: E402
+from tvm.script import relax as R  # noqa: E402
 from tvm.script import tirx as T  # noqa: E402
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "examples" / "tvm-passes" / "python"))
-from tvm_passes_workload import no_op_heavy_module, random_module, statement_count  # noqa: E402
+from tvm_passes_workload import (  # noqa: E402
+    binding_count, dead_code_module, no_op_heavy_module, random_module, statement_count)
 
 pytestmark = pytest.mark.skipif(
     UNDER_ASAN, reason="scripts/asan.sh does not build the TVM examples under AddressSanitizer")
@@ -462,3 +465,352 @@ def test_rust_passes_in_a_sequential(rust_remove_no_op, rust_convert_ssa):
     mixed = tvm.transform.Sequential([rust_convert_ssa(), tirx.transform.StmtSimplify(),
                                       rust_remove_no_op()])
     tvm.ir.assert_structural_equal(mixed(mod), cpp(mod))
+
+
+# DeadCodeElimination, a Relax module pass. Each input goes through the Rust pass and TVM's
+# `relax.transform.DeadCodeElimination` with the same entry functions.
+
+@pytest.fixture(scope="module")
+def rust_dce():
+    tvm_ffi.load_module(_lib_path("libtvm_passes.so"))
+    return tvm_ffi.get_global_func("tvm_passes.DeadCodeElimination")
+
+
+def _both_dce(rust_factory, mod, entry_functions=None):
+    expected = relax.transform.DeadCodeElimination(entry_functions)(mod)
+    got = rust_factory(entry_functions)(mod)
+    tvm.ir.assert_structural_equal(got, expected)
+    return got, expected
+
+
+def _names(mod):
+    return sorted(gvar.name_hint for gvar in mod.get_global_vars())
+
+
+@I.ir_module
+class DeadChainsInDataflow:
+    @R.function
+    def main(x: R.Tensor((4, 4), "float32"), y: R.Tensor((4, 4), "float32")) -> R.Tensor((4, 4), "float32"):
+        with R.dataflow():
+            a = R.add(x, y)
+            chain0 = R.multiply(a, a)
+            chain1 = R.nn.relu(chain0)
+            pair = (chain1, a)
+            first = pair[0]
+            b = R.subtract(a, x)
+            unused_output = R.add(b, first)
+            R.output(b, unused_output)
+        return b
+
+
+@I.ir_module
+class BlocksLeftEmpty:
+    @R.function
+    def main(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+        a = R.add(x, x)
+        with R.dataflow():
+            d = R.multiply(x, x)
+            e = R.exp(d)
+            R.output(e)
+        dead = R.negative(a)
+        b = R.add(a, x)
+        with R.dataflow():
+            f = R.multiply(b, b)
+            R.output(f)
+        return b
+
+
+@I.ir_module
+class ImpureCallsKept:
+    @R.function(pure=False)
+    def main(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+        printed = R.print(x, format="{}")
+        packed = R.call_packed("test.impure", x, ty_args=R.Tensor((4,), "float32"))
+        pure_packed = R.call_pure_packed("test.pure", x, ty_args=R.Tensor((4,), "float32"))
+        arith = R.add(x, x)
+        used_by_impure = R.multiply(x, x)
+        printed_again = R.print(used_by_impure, format="{}")
+        cls = ImpureCallsKept
+        from_impure = cls.impure_helper(x)
+        from_pure = cls.pure_helper(x)
+        return x
+
+    @R.function(pure=False, private=True)
+    def impure_helper(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+        printed = R.print(x, format="{}")
+        return x
+
+    @R.function(private=True)
+    def pure_helper(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+        y = R.add(x, x)
+        return y
+
+
+@I.ir_module
+class UnusedFunctions:
+    @R.function
+    def main(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+        cls = UnusedFunctions
+        with R.dataflow():
+            a = cls.used_helper(x)
+            b = cls.called_from_dead_code(x)
+            R.output(a)
+        return a
+
+    @R.function(private=True)
+    def used_helper(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+        cls = UnusedFunctions
+        y = cls.used_indirectly(x)
+        return y
+
+    @R.function(private=True)
+    def used_indirectly(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+        return x
+
+    @R.function(private=True)
+    def called_from_dead_code(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+        cls = UnusedFunctions
+        y = cls.only_from_dead_code(x)
+        return y
+
+    @R.function(private=True)
+    def only_from_dead_code(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+        return x
+
+    @R.function(private=True)
+    def never_called(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+        cls = UnusedFunctions
+        y = cls.used_indirectly(x)
+        return y
+
+    @R.function
+    def exported_but_unused(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+        dead = R.add(x, x)
+        return x
+
+
+@I.ir_module
+class PrivateOnly:
+    @R.function(private=True)
+    def f(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+        cls = PrivateOnly
+        dead = cls.h(x)
+        y = cls.g(x)
+        return y
+
+    @R.function(private=True)
+    def g(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+        dead = R.add(x, x)
+        return x
+
+    @R.function(private=True)
+    def h(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+        return x
+
+
+@I.ir_module
+class NestedFunctionsAndBranches:
+    @R.function
+    def main(x: R.Tensor((4,), "float32"), c: R.Tensor((), "bool")) -> R.Tensor((4,), "float32"):
+        @R.function
+        def local(y: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+            dead = R.add(y, y)
+            z = R.multiply(y, y)
+            return z
+
+        @R.function
+        def unused_local(y: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+            return y
+
+        captured = R.add(x, x)
+
+        @R.function
+        def closure(y: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+            z = R.add(y, captured)
+            return z
+
+        if c:
+            t = R.add(x, x)
+            dead_t = R.multiply(t, t)
+            r = local(t)
+        else:
+            dead_f = R.exp(x)
+            r = R.subtract(x, x)
+        if c:
+            unused_branch_value = R.add(x, x)
+            u = unused_branch_value
+        else:
+            u = x
+        return r
+
+
+@I.ir_module
+class CallTirToPrimFuncs:
+    @T.prim_func(private=True)
+    def used_prim(a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32")):
+        for i in range(4):
+            b[i] = a[i] + T.float32(1)
+
+    @T.prim_func(private=True)
+    def dead_prim(a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32")):
+        for i in range(4):
+            b[i] = a[i] * T.float32(2)
+
+    @T.prim_func(private=True)
+    def never_called_prim(a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32")):
+        for i in range(4):
+            b[i] = a[i]
+
+    @T.prim_func
+    def exported_prim(a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32")):
+        for i in range(4):
+            b[i] = a[i] - T.float32(1)
+
+    @R.function
+    def main(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+        cls = CallTirToPrimFuncs
+        with R.dataflow():
+            a = R.call_tir(cls.used_prim, (x,), R.Tensor((4,), "float32"))
+            b = R.call_tir(cls.dead_prim, (a,), R.Tensor((4,), "float32"))
+            R.output(a)
+        return a
+
+
+@I.ir_module
+class MatchCastAndShapes:
+    @R.function
+    def main(x: R.Tensor(("n",), "float32"), s: R.Shape(["m"])) -> R.Tensor(("n",), "float32"):
+        n = T.int64()
+        m = T.int64()
+        y = R.match_cast(x, R.Tensor((n,), "float32"))
+        dead = R.add(y, y)
+        shape = R.shape_of(x)
+        dead_shape = R.shape([m, n])
+        z = R.add(x, x)
+        w = R.match_cast(z, R.Tensor((n,), "float32"))
+        return x
+
+
+DCE_INPUTS = [DeadChainsInDataflow, BlocksLeftEmpty, ImpureCallsKept, UnusedFunctions, PrivateOnly,
+              NestedFunctionsAndBranches, CallTirToPrimFuncs, MatchCastAndShapes]
+
+
+def test_dce_factory_has_tvm_s_parameters(rust_dce):
+    assert list(inspect.signature(relax.transform.DeadCodeElimination).parameters) == ["entry_functions"]
+    for made in [rust_dce(), rust_dce(None), rust_dce(["main"])]:
+        assert isinstance(made, tvm.transform.Pass)
+        assert made.info.name == "DeadCodeElimination" and made.info.opt_level == 1
+
+
+@pytest.mark.parametrize("mod", DCE_INPUTS, ids=[m.__name__ if hasattr(m, "__name__") else str(i)
+                                                 for i, m in enumerate(DCE_INPUTS)])
+def test_dce_matches_the_cpp_pass(rust_dce, mod):
+    got, _ = _both_dce(rust_dce, mod)
+    assert not tvm_ffi.structural_equal(got, mod)
+
+
+def test_dce_removes_bindings_and_functions(rust_dce):
+    got, _ = _both_dce(rust_dce, DeadChainsInDataflow)
+    assert [b.var.name for b in got["main"].body.blocks[0].bindings] == ["a", "b"]
+    got, _ = _both_dce(rust_dce, BlocksLeftEmpty)
+    assert len(got["main"].body.blocks) == 1  # the two plain blocks around the emptied one merge
+    got, _ = _both_dce(rust_dce, ImpureCallsKept)
+    kept = [b.var.name for b in got["main"].body.blocks[0].bindings]
+    assert kept == ["printed", "packed", "used_by_impure", "printed_again", "from_impure"]
+    got, _ = _both_dce(rust_dce, UnusedFunctions)
+    assert _names(got) == ["exported_but_unused", "main", "used_helper", "used_indirectly"]
+    got, _ = _both_dce(rust_dce, CallTirToPrimFuncs)
+    assert _names(got) == ["exported_prim", "main", "used_prim"]
+
+
+def test_dce_entry_functions(rust_dce):
+    # Private functions only: without entries every one is removed.
+    got, _ = _both_dce(rust_dce, PrivateOnly)
+    assert _names(got) == []
+    got, _ = _both_dce(rust_dce, PrivateOnly, ["f"])
+    assert _names(got) == ["f", "g"]
+    for entries in [["g"], ["h", "g"], ["f", "f"], []]:
+        _both_dce(rust_dce, PrivateOnly, entries)
+    _both_dce(rust_dce, UnusedFunctions, ["never_called", "main"])
+    # An entry that is not in the module: both refuse, naming it.
+    with pytest.raises(ValueError, match="missing"):
+        relax.transform.DeadCodeElimination(["missing"])(PrivateOnly)
+    with pytest.raises(ValueError, match="missing"):
+        rust_dce(["missing"])(PrivateOnly)
+
+
+@I.ir_module
+class PrimFuncCalls:
+    @T.prim_func(private=True)
+    def leaf(a: T.handle):
+        T.evaluate(0)
+
+    @T.prim_func(private=True)
+    def unused_leaf(a: T.handle):
+        T.evaluate(0)
+
+    @T.prim_func
+    def caller(a: T.handle):
+        T.evaluate(0)
+
+
+def test_dce_follows_calls_between_prim_funcs(rust_dce):
+    # `caller` (exported) calls the private `leaf` through its `GlobalVar`: `leaf` is kept.
+    mod = PrimFuncCalls
+    caller = mod["caller"]
+    call = tvm.ir.Call(mod.get_global_var("leaf"), [caller.params[0]], ret_ty="int32")
+    mod = tvm.IRModule({gvar: func for gvar, func in mod.functions.items()})
+    mod["caller"] = caller.with_body(tirx.Evaluate(call))
+    got, _ = _both_dce(rust_dce, mod)
+    assert _names(got) == ["caller", "leaf"]
+
+
+def test_dce_keeps_functions_when_a_callee_is_missing(rust_dce):
+    # `main` calls `used_helper`, which this module lacks: C++ removes no function then.
+    mod = tvm.IRModule({gvar: func for gvar, func in UnusedFunctions.functions.items()
+                        if gvar.name_hint != "used_helper"})
+    got, _ = _both_dce(rust_dce, mod)
+    assert len(got.functions) == len(mod.functions)
+
+
+def test_dce_keeps_extern_functions(rust_dce):
+    bb = relax.BlockBuilder()
+    bb.add_func(relax.extern("an_extern_symbol"), "an_extern")
+    mod = bb.get()
+    mod["main"] = DeadChainsInDataflow["main"]
+    got, _ = _both_dce(rust_dce, mod)
+    assert "an_extern" in _names(got)
+
+
+def test_dce_keeps_a_module_without_dead_code(rust_dce):
+    mod = _both_dce(rust_dce, DeadChainsInDataflow)[0]
+    got, _ = _both_dce(rust_dce, mod)
+    assert got.same_as(mod)
+
+
+def test_dce_inside_a_sequential_of_cpp_passes(rust_dce):
+    def pipeline(dce, entry):
+        return tvm.transform.Sequential([relax.transform.ConvertToDataflow(), dce(),
+                                         relax.transform.CanonicalizeBindings(), dce(),
+                                         relax.transform.FoldConstant(), dce([entry])])
+
+    for mod, entry in [(NestedFunctionsAndBranches, "main"), (UnusedFunctions, "used_helper"),
+                       (BlocksLeftEmpty, "main"), (dead_code_module(40, seed=1), "f0")]:
+        expected = pipeline(relax.transform.DeadCodeElimination, entry)(mod)
+        tvm.ir.assert_structural_equal(pipeline(rust_dce, entry)(mod), expected)
+
+
+def test_dce_a_large_generated_module(rust_dce):
+    mod = dead_code_module()
+    assert len(mod.functions) == 330 and binding_count(mod) > 4000
+    got, _ = _both_dce(rust_dce, mod)
+    assert len(got.functions) < len(mod.functions)
+    assert binding_count(got) < binding_count(mod) // 2
+
+
+def test_dce_random_modules(rust_dce):
+    # A differential run: generated modules of different shapes, with and without entries.
+    for seed in range(30):
+        mod = dead_code_module(functions=4 + seed, bindings=2 + seed % 7, seed=seed)
+        entries = None if seed % 3 else [f"f{seed % 4 + 1}"]
+        _both_dce(rust_dce, mod, entries)

@@ -147,3 +147,62 @@ def random_module(seed: int, reuse_vars: bool = False) -> tvm.IRModule:
 
     body = tirx.SeqStmt([stmt() for _ in range(4)])
     return tvm.IRModule({"main": tirx.PrimFunc([a, b, n], body)})
+
+
+def dead_code_module(functions: int = 300, bindings: int = 16, seed: int = 0) -> tvm.IRModule:
+    """A Relax module of `functions` functions full of what `DeadCodeElimination` removes: each
+    a dataflow block of `bindings` random bindings (`add`, `multiply`, a `call_tir` of one of
+    the module's `PrimFunc`s, a call of a Relax function built before it) of which only those
+    its result needs are live; one function in four has a `global_symbol` (an entry), the others
+    are private, reached only through live calls or not at all (then removed, with the
+    `PrimFunc`s only they call). The same seed gives the same module."""
+    import random
+
+    from tvm import relax
+    from tvm.script import tirx as T
+
+    def prim_func(scale: float):
+        @T.prim_func(private=True)
+        def scaled(a: T.Buffer((16, 16), "float32"), b: T.Buffer((16, 16), "float32"),
+                   c: T.Buffer((16, 16), "float32")):
+            for i, j in T.grid(16, 16):
+                c[i, j] = a[i, j] * T.float32(scale) + b[i, j]
+
+        return scaled
+
+    rng = random.Random(seed)
+    bb = relax.BlockBuilder()
+    ty = relax.TensorType((16, 16), "float32")
+    prims = [bb.add_func(prim_func(float(k + 1)), f"scaled{k}") for k in range(max(functions // 10, 1))]
+    relax_gvars = []
+    for i in reversed(range(functions)):
+        x, y = relax.Var("x", ty), relax.Var("y", ty)
+        name = f"f{i}"
+        with bb.function(name, [x, y], private=i % 4 != 0):
+            with bb.dataflow():
+                values = [x, y]
+                for _ in range(bindings):
+                    a, b = rng.choice(values), rng.choice(values)
+                    kind = rng.randrange(5)
+                    if kind == 0:
+                        value = relax.op.add(a, b)
+                    elif kind == 1:
+                        value = relax.op.multiply(a, b)
+                    elif kind == 2 and relax_gvars:
+                        value = relax.Call(rng.choice(relax_gvars[-20:]), [a, b])
+                    else:
+                        value = relax.call_tir(rng.choice(prims), (a, b), ty)
+                    values.append(bb.emit(value))
+                # The result needs the last binding and one other: the rest are dead.
+                out = bb.emit_output(relax.op.add(values[-1], values[2 + rng.randrange(bindings)]))
+            bb.emit_func_output(out)
+        relax_gvars.append(bb.get().get_global_var(name))
+    return bb.finalize()
+
+
+def binding_count(mod: tvm.IRModule) -> int:
+    """How many bindings the module's Relax functions hold (outermost blocks)."""
+    from tvm import relax
+
+    return sum(len(block.bindings) for func in mod.functions.values() if isinstance(func, relax.Function)
+               for block in func.body.blocks)
