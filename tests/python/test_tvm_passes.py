@@ -1,12 +1,15 @@
 """TVM passes written in Rust (`examples/tvm-passes`), against TVM's own C++ passes.
 
 `libtvm_passes.so`, loaded into a process that imported `tvm` (`apache-tvm==0.27.0.post1`),
-registers `tvm_passes.RemoveNoOp()` and `tvm_passes.ConvertSSA()`, factories with the parameters
-of `tvm.tirx.transform.RemoveNoOp()` and `ConvertSSA()` returning real `tvm.transform.Pass`es.
-Each input here (written for these tests) goes through the Rust and the C++ pass, and the outputs
-must be structurally equal: one input per rule of C++'s `NoOpRemover` and per kind of
-redefinition `IRConvertSSA` renames, mixed `tvm.transform.Sequential`s of C++ and Rust passes,
-1,000 random functions, and a generated function of 10^4 statements."""
+registers `tvm_passes.RemoveNoOp()`, `tvm_passes.ConvertSSA()` and
+`tvm_passes.DeadCodeElimination(entry_functions=None)`, factories with the parameters of
+`tvm.tirx.transform.RemoveNoOp()`, `ConvertSSA()` and `tvm.relax.transform.DeadCodeElimination()`
+returning real `tvm.transform.Pass`es. Each input here (written for these tests) goes through the
+Rust and the C++ pass, and the outputs must be structurally equal: one input per rule of C++'s
+`NoOpRemover` and per kind of redefinition `IRConvertSSA` renames, Relax modules of dead bindings
+and unused functions for `DeadCodeElimination`, mixed `tvm.transform.Sequential`s of C++ and Rust
+passes, 1,000 random functions, a generated function of 10^4 statements and a generated Relax
+module of 300 functions."""
 import inspect
 import pathlib
 import sys

@@ -1,14 +1,17 @@
 //! Apache TVM passes written in Rust, over the generated declarations of TVM's IR.
 //!
 //! Loaded with `tvm_ffi.load_module` into a process that imported `tvm`, this library registers
-//! `tvm_passes.RemoveNoOp()` and `tvm_passes.ConvertSSA()`: factories with the parameters of
-//! TVM's own `tvm.tirx.transform.RemoveNoOp()` and `ConvertSSA()` that return real
-//! `tvm.transform.Pass`es (made by TVM's `tirx.transform.CreatePrimFuncPass` and
-//! `transform.MakeModulePass`, with a Rust `Function` as the pass function). The passes
-//! reimplement C++'s `NoOpRemover` and `IRConvertSSA` in Rust; `RemoveNoOp` asks TVM's
-//! arithmetic analyzer (`sym.Analyzer*`) what it cannot decide itself, never the C++ pass.
-//! Tested against the C++ passes, input for input, by `tests/python/test_tvm_passes.py`;
-//! measured by `benches/tvm_passes.py`.
+//! `tvm_passes.RemoveNoOp()`, `tvm_passes.ConvertSSA()` and
+//! `tvm_passes.DeadCodeElimination(entry_functions=None)`: factories with the parameters of
+//! TVM's own `tvm.tirx.transform.RemoveNoOp()`, `ConvertSSA()` and
+//! `tvm.relax.transform.DeadCodeElimination()` that return real `tvm.transform.Pass`es (made by
+//! TVM's `tirx.transform.CreatePrimFuncPass` and `transform.MakeModulePass`, with a Rust
+//! `Function` as the pass function). The passes reimplement C++'s `NoOpRemover`,
+//! `IRConvertSSA` and Relax's `DeadCodeElimination` in Rust; `RemoveNoOp` asks TVM's
+//! arithmetic analyzer (`sym.Analyzer*`) what it cannot decide itself, `DeadCodeElimination`
+//! asks an operator's purity (`ir.OpGetAttr`), never the C++ pass. Tested against the C++
+//! passes, input for input, by `tests/python/test_tvm_passes.py`; measured by
+//! `benches/tvm_passes.py`.
 #![deny(unsafe_code)]
 
 // The declarations of TVM's IR: the one generated file of `tests/tvm-bindings` (kept current
