@@ -791,6 +791,35 @@ def test_dce_keeps_a_module_without_dead_code(rust_dce):
     assert got.same_as(mod)
 
 
+def test_dce_normalizes_blocks_as_tvm_does(rust_dce):
+    # Functions built with constructors, not normalized: neighbouring blocks of one kind, empty
+    # blocks, a binding to a `SeqExpr`, `SeqExpr`s without a type. C++ rebuilds every function
+    # through its normalizing `BlockBuilder`; the Rust pass gives the same result.
+    ty = relax.TensorType((4,), "float32")
+    x = relax.Var("x", ty)
+    bb = relax.BlockBuilder()
+    add = bb.normalize(relax.op.add(x, x))
+    a, b, v, inner = (relax.Var(name, ty) for name in "abvi")
+    d = relax.DataflowVar("d", ty)
+    dead = relax.Var("dead", ty)
+    bodies = [
+        relax.SeqExpr([relax.BindingBlock([relax.VarBinding(a, add)]),
+                       relax.BindingBlock([relax.VarBinding(b, bb.normalize(relax.op.add(a, x)))])], b),
+        relax.SeqExpr([relax.BindingBlock([]), relax.BindingBlock([relax.VarBinding(a, add)]),
+                       relax.DataflowBlock([])], a),
+        relax.SeqExpr([relax.DataflowBlock([relax.VarBinding(a, add)]),
+                       relax.DataflowBlock([relax.VarBinding(d, bb.normalize(relax.op.add(x, x)))]),
+                       relax.BindingBlock([relax.VarBinding(b, bb.normalize(relax.op.add(a, x)))])], b),
+        relax.SeqExpr([relax.BindingBlock([relax.VarBinding(dead, add)]), relax.DataflowBlock(
+            [relax.VarBinding(d, add)]), relax.BindingBlock([relax.VarBinding(a, add)])], a),
+        relax.SeqExpr([relax.BindingBlock([relax.VarBinding(v, bb.normalize(relax.SeqExpr(
+            [relax.BindingBlock([relax.VarBinding(inner, add)])], inner)))])], v),
+    ]
+    for body in bodies:
+        func = relax.Function([x], body, ty, True).with_attr("global_symbol", "main")
+        _both_dce(rust_dce, tvm.IRModule({"main": func}))
+
+
 def test_dce_inside_a_sequential_of_cpp_passes(rust_dce):
     def pipeline(dce, entry):
         return tvm.transform.Sequential([relax.transform.ConvertToDataflow(), dce(),

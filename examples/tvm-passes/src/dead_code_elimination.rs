@@ -176,6 +176,11 @@ fn is_leaf(expr: &ObjectRef<Expr>) -> bool {
         || expr.is_instance::<ExternFunc>()
 }
 
+/// C++ `Type::IsMissing`: no type, or the bare `ir.Type` that stands for none.
+fn is_missing(ty: &ObjectRef<Type>) -> bool {
+    ty.type_key() == "ir.Type"
+}
+
 fn bound_value(binding: &ObjectRef<Binding>) -> Option<ObjectRef<Expr>> {
     if let Some(b) = binding.downcast_ref::<VarBinding>() {
         return b.value.get();
@@ -705,16 +710,21 @@ impl<'a> Remover<'a> {
                 _ => normalized.push(block),
             }
         }
-        if !changed {
+        // A `SeqExpr` built without a type (not normalized) gets its body's, as the normalizer
+        // gives it (C++ erases from it the symbolic variables defined inside, which such an
+        // input rarely has).
+        let ty = seq.base.ty().filter(|ty| !is_missing(ty));
+        if !changed && ty.is_some() {
             return Ok(seq.clone());
         }
+        let ty = ty.or_else(|| body.ty());
         let blocks = normalized
             .into_iter()
             .map(Block::build)
             .collect::<Result<Vec<_>>>()?;
         Ok(SeqExpr::from_fields(
             seq.base.span(),
-            seq.base.ty(),
+            ty,
             Array::new(blocks)?,
             body,
         ))
