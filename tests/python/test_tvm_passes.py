@@ -705,8 +705,7 @@ def test_dce_factory_has_tvm_s_parameters(rust_dce):
         assert made.info.name == "DeadCodeElimination" and made.info.opt_level == 1
 
 
-@pytest.mark.parametrize("mod", DCE_INPUTS, ids=[m.__name__ if hasattr(m, "__name__") else str(i)
-                                                 for i, m in enumerate(DCE_INPUTS)])
+@pytest.mark.parametrize("mod", DCE_INPUTS, ids=[mod.__name__ for mod in DCE_INPUTS])
 def test_dce_matches_the_cpp_pass(rust_dce, mod):
     got, _ = _both_dce(rust_dce, mod)
     assert not tvm_ffi.structural_equal(got, mod)

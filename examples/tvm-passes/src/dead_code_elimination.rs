@@ -746,7 +746,7 @@ fn prim_func_callees(func: &ObjectRef<PrimFunc>) -> Result<Vec<ObjectRef<GlobalV
                 }
                 return WalkResult::Advance;
             }
-            if value.as_object::<Type>().is_some() {
+            if value.as_object::<Type>().is_some() || value.as_object::<Op>().is_some() {
                 return WalkResult::Skip;
             }
             WalkResult::Advance
