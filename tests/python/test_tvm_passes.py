@@ -8,8 +8,8 @@ returning real `tvm.transform.Pass`es. Each input here (written for these tests)
 Rust and the C++ pass, and the outputs must be structurally equal: one input per rule of C++'s
 `NoOpRemover` and per kind of redefinition `IRConvertSSA` renames, Relax modules of dead bindings
 and unused functions for `DeadCodeElimination`, mixed `tvm.transform.Sequential`s of C++ and Rust
-passes, 1,000 random functions, a generated function of 10^4 statements and a generated Relax
-module of 300 functions."""
+passes, 1,000 random functions, 200 random Relax modules, a generated function of 10^4 statements
+and a generated Relax module of 300 functions."""
 import inspect
 import pathlib
 import sys
@@ -27,7 +27,7 @@ from tvm.script import tirx as T  # noqa: E402
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "examples" / "tvm-passes" / "python"))
 from tvm_passes_workload import (  # noqa: E402
-    binding_count, dead_code_module, no_op_heavy_module, random_module, statement_count)
+    binding_count, dead_code_module, no_op_heavy_module, random_module, random_relax_module, statement_count)
 
 pytestmark = pytest.mark.skipif(
     UNDER_ASAN, reason="scripts/asan.sh does not build the TVM examples under AddressSanitizer")
@@ -845,3 +845,14 @@ def test_dce_random_modules(rust_dce):
         mod = dead_code_module(functions=4 + seed, bindings=2 + seed % 7, seed=seed)
         entries = None if seed % 3 else [f"f{seed % 4 + 1}"]
         _both_dce(rust_dce, mod, entries)
+
+
+def test_dce_random_relax_functions(rust_dce):
+    # A differential run over random TVMScript: branches, local functions, dataflow blocks,
+    # impure calls and helpers; nearly every module changes.
+    changed = 0
+    for seed in range(200):
+        mod = random_relax_module(seed)
+        got, _ = _both_dce(rust_dce, mod, None if seed % 3 else ["main"])
+        changed += not tvm_ffi.structural_equal(got, mod)
+    assert changed >= 180

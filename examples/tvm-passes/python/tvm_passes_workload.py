@@ -206,3 +206,96 @@ def binding_count(mod: tvm.IRModule) -> int:
 
     return sum(len(block.bindings) for func in mod.functions.values() if isinstance(func, relax.Function)
                for block in func.body.blocks)
+
+
+def random_relax_module(seed: int) -> tvm.IRModule:
+    """A random Relax module (parsed from generated TVMScript) mixing what `DeadCodeElimination`
+    looks at: an impure `main` of pure and impure bindings (`R.print`), `match_cast`s, tuples,
+    branches, dataflow blocks with some of their bindings output, local functions (some
+    capturing an outer variable, some called) and calls of pure and impure helpers, private or
+    exported. The same seed gives the same module."""
+    import random
+
+    from tvm.script import from_source
+
+    rng = random.Random(seed)
+    tensor = 'R.Tensor((4,), "float32")'
+    lines = ["@I.ir_module", "class Module:"]
+    helpers = []
+    for h in range(rng.randrange(4)):
+        impure, private = rng.random() < 0.4, rng.random() < 0.7
+        flags = ", ".join(flag for flag, on in [("pure=False", impure), ("private=True", private)] if on)
+        lines += [f"    @R.function({flags})", f"    def h{h}(x: {tensor}) -> {tensor}:"]
+        if impure:
+            lines.append('        p = R.print(x, format="{}")')
+        lines += ["        d = R.add(x, x)", "        return x"]
+        helpers.append((f"h{h}", impure))
+    count = [0]
+
+    def fresh():
+        count[0] += 1
+        return f"v{count[0]}"
+
+    def block(indent, values, depth, in_dataflow=False, pure=False):
+        pad = " " * indent
+        out = []
+        for _ in range(rng.randrange(1, 6)):
+            kind = rng.randrange(9 if depth < 2 and not in_dataflow else 3)
+            a, b, v = rng.choice(values), rng.choice(values), fresh()
+            if kind == 0:
+                out.append(f"{pad}{v} = R.add({a}, {b})")
+                values.append(v)
+            elif kind == 1:
+                out.append(f"{pad}{v} = R.multiply({a}, {b})")
+                values.append(v)
+            elif kind == 2:
+                out.append(f"{pad}{v} = R.match_cast({a}, {tensor})")
+                values.append(v)
+            elif kind == 3 and not pure:
+                out.append(f'{pad}{v} = R.print({a}, format="{{}}")')
+            elif kind == 4:
+                out.append(f"{pad}if c:")
+                branch = list(values)
+                out += block(indent + 4, branch, depth + 1, pure=pure)
+                out.append(f"{pad}    {v} = {rng.choice(branch)}")
+                out.append(f"{pad}else:")
+                branch = list(values)
+                out += block(indent + 4, branch, depth + 1, pure=pure)
+                out.append(f"{pad}    {v} = {rng.choice(branch)}")
+                values.append(v)
+            elif kind == 5:
+                out += [f"{pad}@R.function", f"{pad}def local_{v}(y: {tensor}) -> {tensor}:"]
+                inner = ["y"] + ([rng.choice(values)] if rng.random() < 0.5 else [])
+                out += block(indent + 4, inner, depth + 1, pure=True)
+                out.append(f"{pad}    return {rng.choice(inner)}")
+                if rng.random() < 0.6:
+                    out.append(f"{pad}{v} = local_{v}({a})")
+                    values.append(v)
+            elif kind == 6 and helpers:
+                name, impure = rng.choice(helpers)
+                if not (impure and pure):
+                    out.append(f"{pad}{v} = cls.{name}({a})")
+                    values.append(v)
+            elif kind == 7:
+                out.append(f"{pad}with R.dataflow():")
+                inner = list(values)
+                out += block(indent + 4, inner, depth + 1, in_dataflow=True, pure=True)
+                outputs = [x for x in inner[len(values):] if rng.random() < 0.5] or inner[len(values):][-1:]
+                if not outputs:
+                    out.append(f"{pad}    {v} = R.add({a}, {b})")
+                    outputs = [v]
+                out.append(f"{pad}    R.output({', '.join(outputs)})")
+                values.extend(outputs)
+            else:
+                item = fresh()
+                out += [f"{pad}{v} = ({a}, {b})", f"{pad}{item} = {v}[{rng.randrange(2)}]"]
+                values.append(item)
+        return out
+
+    lines += ["    @R.function(pure=False)",
+              f'    def main(x: {tensor}, c: R.Tensor((), "bool")) -> {tensor}:',
+              "        cls = Module"]
+    values = ["x"]
+    lines += block(8, values, 0)
+    lines.append(f"        return {rng.choice(values)}")
+    return from_source("\n".join(lines))
