@@ -18,6 +18,12 @@
 //!
 //! The only thing asked of TVM is an operator's purity (`ir.OpGetAttr(op, "FPurity")`, then
 //! `"TCallEffectKind"`), once per operator.
+//!
+//! Not reproduced, as no normalized input needs it: C++ rebuilds every Relax function through a
+//! normalizing `BlockBuilder`, which also applies operators' `FNormalize` (a `call_tir` whose
+//! arguments are a variable rather than an in-line tuple; the Python API refuses to build one)
+//! and gives a `SeqExpr` without a type its body's type with the symbolic variables defined
+//! inside erased (here: its body's type as it is).
 
 use crate::convert_ssa::{key, AddressMap, Build};
 use crate::ir::{
@@ -456,13 +462,16 @@ impl UseDef {
         }
         let mut unused = AddressSet::default();
         while let Some(k) = work.pop() {
-            if purity.contains_impure_call(&self.bound[&k])? {
+            let Some(value) = self.bound.get(&k) else {
+                continue;
+            };
+            if purity.contains_impure_call(value)? {
                 continue;
             }
             unused.insert(k);
             for used in self.uses.get(&k).into_iter().flatten() {
                 if let Some(count) = remaining.get_mut(used) {
-                    *count -= 1;
+                    *count = count.saturating_sub(1);
                     if *count == 0 && !self.outputs.contains(used) {
                         work.push(*used);
                     }
