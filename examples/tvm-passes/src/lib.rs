@@ -136,7 +136,7 @@ pub fn dead_code_elimination_pass(
         .map(|names| names.to_vec())
         .unwrap_or_default();
     let pass_func = Function::from_typed(
-        move |module: RValueRef<ObjectRef<IRModule>>, _ctx: Any| -> Result<ObjectRef<IRModule>> {
+        move |module: Moved<ObjectRef<IRModule>>, _ctx: Any| -> Result<ObjectRef<IRModule>> {
             dead_code_elimination::dead_code_elimination(module.into_inner(), &entry_functions)
         },
     );
