@@ -209,6 +209,24 @@ tvm.ir.assert_structural_equal(wider, tirx.For(i, lo, tirx.const(32, "int32"), t
 _, body_is_null = f("with_extent")(cxx, tirx.const(32, "int32"), True)
 assert body_is_null
 
+# Semantic constructors written in Rust on top of `from_fields`: derived types, defaults, checks.
+x = tirx.Var("x", "int32")
+one = f("int_imm")("int32", 1)
+tvm.ir.assert_structural_equal(one, tirx.IntImm("int32", 1))
+tvm.ir.assert_structural_equal(f("add")(x, one), tirx.Add(x, tirx.IntImm("int32", 1)))
+tvm.ir.assert_structural_equal(f("serial_loop")(i, hi, body), tirx.For(i, lo, hi, tirx.ForKind.SERIAL, body))
+for call, kind, message in [
+    (lambda: f("int_imm")("int8", 300), ValueError, "tirx.IntImm: 300 is not a value of `int8`"),
+    (lambda: f("add")(x, tirx.IntImm("int64", 1)), TypeError,
+     "tirx.Add: operands of different types: `int32` and `int64`"),
+]:
+    try:
+        call()
+    except kind as err:
+        assert str(err) == message, err
+    else:
+        raise AssertionError(message)
+
 func = tvm.script.from_source('''
 @T.prim_func
 def func(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8, 4), "float32")):

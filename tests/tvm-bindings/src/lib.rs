@@ -12,12 +12,16 @@
 #[allow(unsafe_code)]
 pub mod generated;
 
-use generated::{Add, Expr, For, ForKind, IntImm, Op, PrimFunc, Ramp, SeqStmt, Stmt, Var};
+use generated::{
+    Add, Expr, For, ForKind, IntImm, Op, PrimFunc, PrimType, Ramp, SeqStmt, Stmt, Type, Var,
+};
 use tvm_ffi::structural::{
     self, DefRegionKind, MapValue, Mutator, UnchangedOr, VarRemap, VisitValue, WalkOrder,
     WalkResult,
 };
-use tvm_ffi::{ffi_func, Any, Array, BigInt, Map, ObjectRef, Result, String};
+use tvm_ffi::{
+    bail, ensure, ffi_func, Any, Array, BigInt, DataType, Map, ObjectRef, Result, String,
+};
 
 /// The load errors of this library (none when every generated declaration matched).
 #[ffi_func(name = "tvm_bindings.load_errors")]
@@ -130,6 +134,71 @@ pub fn make_for(
 #[ffi_func(name = "tvm_bindings.copy_add")]
 pub fn copy_add(add: ObjectRef<Add>) -> ObjectRef<Add> {
     Add::from_fields(add.base.span(), add.base.ty(), add.a(), add.b())
+}
+
+// Semantic constructors: checks, defaults and derived fields, written on top of `from_fields`
+// (the generated constructor takes every field as it is stored).
+
+/// The data type of a primitive expression (`None` for another).
+fn dtype_of(expr: &ObjectRef<Expr>) -> Option<DataType> {
+    expr.ty()?.downcast::<PrimType>().map(|ty| ty.dtype())
+}
+
+/// An integer constant of `dtype`, its type derived (a `PrimType`), its value checked to fit.
+#[ffi_func(name = "tvm_bindings.int_imm")]
+pub fn int_imm(dtype: DataType, value: i64) -> Result<ObjectRef<IntImm>> {
+    let bits = u32::from(dtype.bits());
+    let fits = dtype.code() == DataType::INT32.code()
+        && (bits >= 64 || (-(1i64 << (bits - 1))..(1i64 << (bits - 1))).contains(&value));
+    ensure!(
+        fits,
+        ValueError,
+        "tirx.IntImm: {value} is not a value of `{dtype}`"
+    );
+    let ty: ObjectRef<Type> = PrimType::from_fields(None, dtype).upcast();
+    Ok(IntImm::from_fields(None, Some(ty), BigInt::from(value)))
+}
+
+/// `a + b`: both operands of one primitive type, which the sum has too.
+#[ffi_func(name = "tvm_bindings.add")]
+pub fn add(a: ObjectRef<Expr>, b: ObjectRef<Expr>) -> Result<ObjectRef<Add>> {
+    let (ta, tb) = (dtype_of(&a), dtype_of(&b));
+    match (ta, tb) {
+        (Some(ta), Some(tb)) if ta == tb => {}
+        _ => bail!(
+            TypeError,
+            "tirx.Add: operands of different types: `{}` and `{}`",
+            ta.map_or("non-primitive".into(), |t| t.to_string()),
+            tb.map_or("non-primitive".into(), |t| t.to_string())
+        ),
+    }
+    let ty = a.ty();
+    Ok(Add::from_fields(None, ty, a, b))
+}
+
+/// A serial loop `for var in range(extent)`: `min` defaults to a zero of the variable's type.
+#[ffi_func(name = "tvm_bindings.serial_loop")]
+pub fn serial_loop(
+    var: ObjectRef<Var>,
+    extent: ObjectRef<Expr>,
+    body: ObjectRef<Stmt>,
+) -> Result<ObjectRef<For>> {
+    let dtype = dtype_of(&var.clone().upcast()).ok_or_else(|| {
+        tvm_ffi::Error::type_error("tirx.For: the loop variable is not primitive")
+    })?;
+    let min = int_imm(dtype, 0)?.upcast();
+    let annotations = Map::new([])?;
+    Ok(For::from_fields(
+        None,
+        var,
+        min,
+        extent,
+        ForKind::SERIAL,
+        body,
+        None,
+        annotations,
+        None,
+    ))
 }
 
 /// A copy of a `tirx.For` with another extent, rebuilt typed and losslessly: the fields
