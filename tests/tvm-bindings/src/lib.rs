@@ -163,14 +163,14 @@ pub fn int_imm(dtype: DataType, value: i64) -> Result<ObjectRef<IntImm>> {
 #[ffi_func(name = "tvm_bindings.add")]
 pub fn add(a: ObjectRef<Expr>, b: ObjectRef<Expr>) -> Result<ObjectRef<Add>> {
     let (ta, tb) = (dtype_of(&a), dtype_of(&b));
-    match (ta, tb) {
-        (Some(ta), Some(tb)) if ta == tb => {}
-        _ => bail!(
+    if ta.is_none() || ta != tb {
+        let name = |t: Option<DataType>| t.map_or("non-primitive".into(), |t| t.to_string());
+        bail!(
             TypeError,
             "tirx.Add: operands of different types: `{}` and `{}`",
-            ta.map_or("non-primitive".into(), |t| t.to_string()),
-            tb.map_or("non-primitive".into(), |t| t.to_string())
-        ),
+            name(ta),
+            name(tb)
+        );
     }
     let ty = a.ty();
     Ok(Add::from_fields(None, ty, a, b))
