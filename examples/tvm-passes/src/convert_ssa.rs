@@ -7,11 +7,13 @@
 //! Not handled (refused with an error naming the statement): `s_tir` blocks.
 
 use crate::ir::{
-    AllocBuffer, AssertStmt, AttrStmt, Bind, BufferStore, BufferType, DeclBuffer, Evaluate, Expr,
-    For, IfThenElse, Iter, PrimFunc, SeqStmt, Stmt, TensorLoad, Var, While,
+    AllocBuffer, AssertStmt, AttrStmt, Bind, BufferStore, BufferType, Call, DeclBuffer, Evaluate,
+    Expr, FloatImm, For, IfThenElse, IntImm, Iter, IterVar, Layout, Let, PrimFunc, SeqStmt, Stmt,
+    StringImm, TensorLoad, TileLayout, Var, While,
 };
 use std::collections::{HashMap, HashSet};
 use tvm_ffi::builtin::AnyObject;
+use tvm_ffi::object::ObjectType;
 use tvm_ffi::{bail, Any, Array, Function, Map, ObjectRef, Result, String};
 
 /// A hasher for object addresses (the keys of every table here): one multiplication.
@@ -35,8 +37,62 @@ impl std::hash::Hasher for AddressHasher {
 pub(crate) type Build = std::hash::BuildHasherDefault<AddressHasher>;
 pub(crate) type AddressMap<V> = HashMap<usize, V, Build>;
 
-pub(crate) fn key<T: tvm_ffi::object::ObjectType>(object: &ObjectRef<T>) -> usize {
+pub(crate) fn key<T: ObjectType>(object: &ObjectRef<T>) -> usize {
     object.as_raw().as_ptr() as usize
+}
+
+/// `object` as a `T` when its dynamic type (`index`) is exactly `T`: one comparison, where a
+/// failed `downcast_ref` of a subtype-capable type looks the type's ancestry up.
+fn exact<T: ObjectType>(index: i32, object: &ObjectRef<impl ObjectType>) -> Option<&ObjectRef<T>> {
+    if index == T::type_index() {
+        object.downcast_ref::<T>()
+    } else {
+        None
+    }
+}
+
+/// Whether two arrays are the same object (C++ `same_as`).
+fn same_array<T>(a: &Array<T>, b: &Array<T>) -> bool {
+    a.as_object_ref().ptr_eq(b.as_object_ref())
+}
+
+/// Whether two optional objects are the same object, or both absent.
+fn same_opt<T: ObjectType>(a: &Option<ObjectRef<T>>, b: &Option<ObjectRef<T>>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => a.ptr_eq(b),
+        (None, None) => true,
+        _ => false,
+    }
+}
+
+/// The TVM globals the pass calls, each looked up once per run.
+#[derive(Clone, Copy)]
+enum Global {
+    Let,
+    IterVar,
+    RangeFromMinExtent,
+    Iter,
+    TileLayout,
+}
+
+#[derive(Default)]
+struct Globals([Option<Function>; 5]);
+
+impl Globals {
+    fn get(&mut self, which: Global) -> Result<&Function> {
+        let name = match which {
+            Global::Let => "prim.Let",
+            Global::IterVar => "tirx.IterVar",
+            Global::RangeFromMinExtent => "ir.Range_from_min_extent",
+            Global::Iter => "tirx.Iter",
+            Global::TileLayout => "tirx.TileLayout",
+        };
+        let slot = &mut self.0[which as usize];
+        if slot.is_none() {
+            *slot = Some(Function::get_global_required(name)?);
+        }
+        Ok(slot.as_ref().expect("looked up just above"))
+    }
 }
 
 /// Fields of the expression types that hold expressions: `(name, is an array)`.
@@ -62,18 +118,42 @@ fn expr_fields(type_key: &str) -> &'static [(&'static str, bool)] {
     }
 }
 
+/// A buffer of `buf_remap`, with the variables its type uses: what `BufferDependsOnVar` asks
+/// at every scope's end, found once (a buffer's type does not change during the pass).
+struct RemappedBuffer {
+    buffer: ObjectRef<Var>,
+    uses: Vec<usize>,
+}
+
+impl RemappedBuffer {
+    fn new(buffer: ObjectRef<Var>) -> Result<Self> {
+        let mut uses = Vec::new();
+        buffer_vars(&buffer, &mut |var| {
+            uses.push(key(var));
+            false
+        })?;
+        Ok(RemappedBuffer { buffer, uses })
+    }
+
+    /// C++ `BufferDependsOnVar`: whether the buffer is `var` or its type uses it.
+    fn depends_on(&self, var: &ObjectRef<Var>) -> bool {
+        self.buffer.ptr_eq(var) || self.uses.contains(&key(var))
+    }
+}
+
 /// C++ `IRConvertSSA`.
 #[derive(Default)]
 pub struct ConvertSsa {
     var_remap: AddressMap<Vec<ObjectRef<Var>>>,
     defined: HashSet<usize, Build>,
-    buf_remap: AddressMap<Vec<ObjectRef<Var>>>,
+    buf_remap: AddressMap<Vec<RemappedBuffer>>,
     function_scope_var_remap: AddressMap<ObjectRef<Var>>,
     /// The remaps of each open scope: `(old, new)`.
     scopes: Vec<Vec<(ObjectRef<Var>, ObjectRef<Var>)>>,
     /// How many remaps `var_remap` holds: with none (and no thread index remapped), no buffer
     /// type can change.
     active: usize,
+    globals: Globals,
 }
 
 impl ConvertSsa {
@@ -102,23 +182,17 @@ impl ConvertSsa {
 
     /// Undoes one remap (`PopVarRemap` and a scope's end): the buffers rebuilt on the new
     /// variable are forgotten.
-    fn undo(&mut self, old: &ObjectRef<Var>, new: &ObjectRef<Var>) -> Result<()> {
+    fn undo(&mut self, old: &ObjectRef<Var>, new: &ObjectRef<Var>) {
         if let Some(stack) = self.var_remap.get_mut(&key(old)) {
             if stack.pop().is_some() {
                 self.active -= 1;
             }
         }
-        let keys: Vec<usize> = self.buf_remap.keys().copied().collect();
-        for k in keys {
-            let depends = match self.buf_remap.get(&k).and_then(|b| b.last()) {
-                Some(buffer) => buffer_depends_on(buffer, new)?,
-                None => false,
-            };
-            if depends {
-                self.buf_remap.get_mut(&k).expect("present").pop();
+        for buffers in self.buf_remap.values_mut() {
+            if buffers.last().is_some_and(|b| b.depends_on(new)) {
+                buffers.pop();
             }
         }
-        Ok(())
     }
 
     fn with_scope<R>(&mut self, f: impl FnOnce(&mut Self) -> Result<R>) -> Result<R> {
@@ -126,7 +200,7 @@ impl ConvertSsa {
         let out = f(self);
         let remaps = self.scopes.pop().expect("a scope is open");
         for (old, new) in remaps.iter().rev() {
-            self.undo(old, new)?;
+            self.undo(old, new);
         }
         out
     }
@@ -164,75 +238,57 @@ impl ConvertSsa {
     }
 
     pub fn visit_expr(&mut self, expr: &ObjectRef<Expr>) -> Result<ObjectRef<Expr>> {
-        if let Some(var) = expr.downcast_ref::<Var>() {
+        // One read of the dynamic type, compared with each type's index (the common types are
+        // final, so equality is the test); subtypes and rare types take the general path.
+        let index = expr.type_index();
+        if let Some(var) = exact::<Var>(index, expr) {
             return Ok(self.remapped_var(var).upcast());
         }
-        if expr.is_instance::<crate::ir::IntImm>() || expr.is_instance::<crate::ir::FloatImm>() {
+        if index == IntImm::type_index()
+            || index == FloatImm::type_index()
+            || index == StringImm::type_index()
+        {
             return Ok(expr.clone());
         }
-        if let Some(load) = expr.downcast_ref::<TensorLoad>() {
-            let indices = self.visit_exprs(&load.indices())?;
+        if let Some(out) = self.visit_binary(index, expr)? {
+            return Ok(out);
+        }
+        if let Some(load) = exact::<TensorLoad>(index, expr) {
+            let old_indices = load.indices();
+            let indices = self.visit_exprs(&old_indices)?;
             let source = load.source();
-            let buffer = match source.downcast::<Var>() {
-                Some(buffer) if is_buffer(&buffer) => self.remapped_buffer(&buffer)?.upcast(),
+            let buffer = match source.downcast_ref::<Var>() {
+                Some(buffer) if is_buffer(buffer) => self.remapped_buffer(buffer)?.upcast(),
                 _ => self.visit_expr(&source)?,
             };
-            if indices
-                .as_object_ref()
-                .ptr_eq(load.indices().as_object_ref())
-                && buffer.ptr_eq(&source)
-            {
+            if same_array(&indices, &old_indices) && buffer.ptr_eq(&source) {
                 return Ok(expr.clone());
             }
             let base = &load.base;
             return Ok(TensorLoad::from_fields(base.span(), base.ty(), buffer, indices).upcast());
         }
-        if let Some(let_) = expr.downcast_ref::<crate::ir::Let>() {
-            let var = let_.var();
-            if self.defined.contains(&key(&var)) {
-                let value = self.visit_expr(&let_.value())?;
-                let new_var = Self::make_new_var(&var);
-                self.push_remap(&var, &new_var);
-                let body = self.visit_expr(&let_.body());
-                // `PopVarRemap`: this remap only, out of the current scope's list.
-                self.undo(&var, &new_var)?;
-                if let Some(scope) = self.scopes.last_mut() {
-                    if scope.last().is_some_and(|(_, n)| n.ptr_eq(&new_var)) {
-                        scope.pop();
-                    }
-                }
-                let body = body?;
-                let made = Function::get_global_required("prim.Let")?.call((
-                    new_var,
-                    value,
-                    body,
-                    Any::default(),
-                ))?;
-                return made.cast();
-            }
-            self.defined.insert(key(&var));
-        }
-        if let Some(out) = self.visit_binary(expr)? {
-            return Ok(out);
-        }
-        if let Some(call) = expr.downcast_ref::<crate::ir::Call>() {
-            let args = self.visit_exprs(&call.args())?;
-            if args.as_object_ref().ptr_eq(call.args().as_object_ref()) {
+        if let Some(call) = exact::<Call>(index, expr) {
+            let old_args = call.args();
+            let args = self.visit_exprs(&old_args)?;
+            if same_array(&args, &old_args) {
                 return Ok(expr.clone());
             }
+            // Through reflection: `attrs` may be null, which `Call::from_fields` cannot take.
             return expr.copy_with([("args", Any::new(args))]);
         }
-        let fields: &[(&str, bool)] = if expr.type_key() == "prim.Let" {
-            &[("value", false), ("body", false)]
-        } else {
-            expr_fields(expr.type_key())
-        };
+        if let Some(let_) = exact::<Let>(index, expr) {
+            return self.visit_let(expr, let_);
+        }
+        if let Some(var) = expr.downcast_ref::<Var>() {
+            return Ok(self.remapped_var(var).upcast());
+        }
+        let fields = expr_fields(expr.type_key());
         let mut replacements = Vec::new();
         for &(name, is_array) in fields {
             if is_array {
                 let items = expr.get_field::<Array<ObjectRef<Expr>>>(name)?;
                 let new = self.visit_exprs(&items)?;
-                if !new.as_object_ref().ptr_eq(items.as_object_ref()) {
+                if !same_array(&new, &items) {
                     replacements.push((name, Any::new(new)));
                 }
             } else {
@@ -249,12 +305,49 @@ impl ConvertSsa {
         expr.copy_with(replacements)
     }
 
+    /// C++ `VisitExpr_(const LetNode*)`: a variable bound again gets a new one for the body.
+    fn visit_let(&mut self, expr: &ObjectRef<Expr>, let_: &Let) -> Result<ObjectRef<Expr>> {
+        let var = let_.var();
+        let old_value = let_.value();
+        let old_body = let_.body();
+        if self.defined.contains(&key(&var)) {
+            let value = self.visit_expr(&old_value)?;
+            let new_var = Self::make_new_var(&var);
+            self.push_remap(&var, &new_var);
+            let body = self.visit_expr(&old_body);
+            // `PopVarRemap`: this remap only, out of the current scope's list.
+            self.undo(&var, &new_var);
+            if let Some(scope) = self.scopes.last_mut() {
+                if scope.last().is_some_and(|(_, n)| n.ptr_eq(&new_var)) {
+                    scope.pop();
+                }
+            }
+            let made =
+                self.globals
+                    .get(Global::Let)?
+                    .call((new_var, value, body?, Any::default()))?;
+            return made.cast();
+        }
+        self.defined.insert(key(&var));
+        let value = self.visit_expr(&old_value)?;
+        let body = self.visit_expr(&old_body)?;
+        if value.ptr_eq(&old_value) && body.ptr_eq(&old_body) {
+            return Ok(expr.clone());
+        }
+        let base = &let_.base;
+        Ok(Let::from_fields(base.span(), base.ty(), var, value, body).upcast())
+    }
+
     /// The binary operators, through their generated types (`None`: not one of them).
-    fn visit_binary(&mut self, expr: &ObjectRef<Expr>) -> Result<Option<ObjectRef<Expr>>> {
+    fn visit_binary(
+        &mut self,
+        index: i32,
+        expr: &ObjectRef<Expr>,
+    ) -> Result<Option<ObjectRef<Expr>>> {
         macro_rules! binary {
             ($($ty:ident),*) => {
                 $(
-                    if let Some(node) = expr.downcast_ref::<crate::ir::$ty>() {
+                    if let Some(node) = exact::<crate::ir::$ty>(index, expr) {
                         let (a, b) = (node.a(), node.b());
                         let (new_a, new_b) = (self.visit_expr(&a)?, self.visit_expr(&b)?);
                         if new_a.ptr_eq(&a) && new_b.ptr_eq(&b) {
@@ -274,7 +367,6 @@ impl ConvertSsa {
         );
         Ok(None)
     }
-
     /// C++ `GetRemappedBuffer`.
     fn remapped_buffer(&mut self, buf: &ObjectRef<Var>) -> Result<ObjectRef<Var>> {
         if self.active == 0 && self.function_scope_var_remap.is_empty() {
@@ -285,49 +377,46 @@ impl ConvertSsa {
         // the same before, and the visit is saved.
         if !new_var.ptr_eq(buf) {
             if let Some(last) = self.buf_remap.get(&key(buf)).and_then(|b| b.last()) {
-                if last.ptr_eq(&new_var) {
-                    return Ok(last.clone());
+                if last.buffer.ptr_eq(&new_var) {
+                    return Ok(last.buffer.clone());
                 }
             }
         }
         let Some(ty) = buf.base.ty().and_then(|t| t.downcast::<BufferType>()) else {
             return Ok(new_var);
         };
-        let elem_offset = match ty.elem_offset.get() {
-            Some(e) => Some(self.visit_expr(&e)?),
+        let (old_elem_offset, old_shape, old_strides) =
+            (ty.elem_offset.get(), ty.shape.get(), ty.strides.get());
+        let elem_offset = match &old_elem_offset {
+            Some(e) => Some(self.visit_expr(e)?),
             None => None,
         };
-        let shape = self.visit_exprs(&ty.shape.get())?;
-        let strides = self.visit_exprs(&ty.strides.get())?;
+        let shape = self.visit_exprs(&old_shape)?;
+        let strides = self.visit_exprs(&old_strides)?;
         let new_layout = self.remapped_tile_layout(ty.layout.get())?;
-        let same_opt = |a: &Option<ObjectRef<Expr>>, b: &Option<ObjectRef<Expr>>| match (a, b) {
-            (Some(a), Some(b)) => a.ptr_eq(b),
-            (None, None) => true,
-            _ => false,
-        };
         let layout_changed = new_layout.is_some();
         let unchanged_fields = |t: &ObjectRef<BufferType>| {
             !layout_changed
-                && shape.as_object_ref().ptr_eq(t.shape.get().as_object_ref())
-                && strides
-                    .as_object_ref()
-                    .ptr_eq(t.strides.get().as_object_ref())
+                && same_array(&shape, &t.shape.get())
+                && same_array(&strides, &t.strides.get())
                 && same_opt(&elem_offset, &t.elem_offset.get())
         };
-        if new_var.ptr_eq(buf) && unchanged_fields(&ty) {
+        if new_var.ptr_eq(buf)
+            && !layout_changed
+            && same_array(&shape, &old_shape)
+            && same_array(&strides, &old_strides)
+            && same_opt(&elem_offset, &old_elem_offset)
+        {
             return Ok(buf.clone());
         }
         if let Some(last) = self.buf_remap.get(&key(buf)).and_then(|b| b.last()) {
-            if last.ptr_eq(&new_var) {
-                return Ok(last.clone());
+            if last.buffer.ptr_eq(&new_var) {
+                return Ok(last.buffer.clone());
             }
         }
         if let Some(new_ty) = new_var.base.ty().and_then(|t| t.downcast::<BufferType>()) {
             if unchanged_fields(&new_ty) {
-                self.buf_remap
-                    .entry(key(buf))
-                    .or_default()
-                    .push(new_var.clone());
+                self.remember_buffer(key(buf), new_var.clone())?;
                 return Ok(new_var);
             }
         }
@@ -345,45 +434,50 @@ impl ConvertSsa {
         if let Some(last) = self.var_remap.get_mut(&k).and_then(|s| s.last_mut()) {
             if last.ptr_eq(&new_var) {
                 *last = new_buf.clone();
-                self.buf_remap.entry(k).or_default().push(new_buf.clone());
+                self.remember_buffer(k, new_buf.clone())?;
                 return Ok(new_buf);
             }
         }
         if let Some(function_var) = self.function_scope_var_remap.get_mut(&k) {
             if function_var.ptr_eq(&new_var) {
                 *function_var = new_buf.clone();
-                self.buf_remap.entry(k).or_default().push(new_buf.clone());
+                self.remember_buffer(k, new_buf.clone())?;
                 return Ok(new_buf);
             }
         }
         self.push_remap(buf, &new_buf);
-        self.buf_remap.entry(k).or_default().push(new_buf.clone());
+        self.remember_buffer(k, new_buf.clone())?;
         Ok(new_buf)
+    }
+
+    /// Pushes the buffer that `old` (an address) stands for in the current scope.
+    fn remember_buffer(&mut self, old: usize, buffer: ObjectRef<Var>) -> Result<()> {
+        let remapped = RemappedBuffer::new(buffer)?;
+        self.buf_remap.entry(old).or_default().push(remapped);
+        Ok(())
     }
 
     /// A `tirx.TileLayout` whose iterators' extents or strides use a remapped variable, rebuilt
     /// (`None`: the layout is unchanged).
-    fn remapped_tile_layout(
-        &mut self,
-        layout: Option<ObjectRef<crate::ir::Layout>>,
-    ) -> Result<Option<Any>> {
-        let Some(layout) = layout.filter(|l| l.type_key() == "tirx.TileLayout") else {
+    fn remapped_tile_layout(&mut self, layout: Option<ObjectRef<Layout>>) -> Result<Option<Any>> {
+        let Some(layout) = tile_layout(layout) else {
             return Ok(None);
         };
-        let make_iter = Function::get_global_required("tirx.Iter")?;
         let mut changed = false;
         let mut parts = Vec::new();
         for name in ["shard", "replica"] {
             let iters = layout.get_field::<Array<ObjectRef<Iter>>>(name)?;
             let mut out = Vec::with_capacity(iters.len());
             for it in iters.iter() {
-                let extent = self.visit_expr(&it.extent())?;
-                let stride = self.visit_expr(&it.stride())?;
-                if extent.ptr_eq(&it.extent()) && stride.ptr_eq(&it.stride()) {
+                let (old_extent, old_stride) = (it.extent(), it.stride());
+                let extent = self.visit_expr(&old_extent)?;
+                let stride = self.visit_expr(&old_stride)?;
+                if extent.ptr_eq(&old_extent) && stride.ptr_eq(&old_stride) {
                     out.push(Any::new(it));
                 } else {
                     changed = true;
-                    out.push(make_iter.call((extent, stride, it.axis.get()))?);
+                    let made = self.globals.get(Global::Iter)?;
+                    out.push(made.call((extent, stride, it.axis.get()))?);
                 }
             }
             parts.push(Array::new(out)?);
@@ -395,7 +489,9 @@ impl ConvertSsa {
         let shard = parts.pop().expect("shard");
         let offset = layout.get_field_any("offset")?;
         Ok(Some(
-            Function::get_global_required("tirx.TileLayout")?.call((shard, replica, offset))?,
+            self.globals
+                .get(Global::TileLayout)?
+                .call((shard, replica, offset))?,
         ))
     }
 
@@ -409,7 +505,8 @@ impl ConvertSsa {
     }
 
     pub fn visit_stmt(&mut self, stmt: &ObjectRef<Stmt>) -> Result<ObjectRef<Stmt>> {
-        if let Some(seq) = stmt.downcast_ref::<SeqStmt>() {
+        let index = stmt.type_index();
+        if let Some(seq) = exact::<SeqStmt>(index, stmt) {
             let items = seq.seq();
             let mut visited = Vec::with_capacity(items.len());
             for item in items.iter() {
@@ -417,7 +514,7 @@ impl ConvertSsa {
             }
             return crate::seq::flatten(stmt, seq, visited);
         }
-        if let Some(eval) = stmt.downcast_ref::<Evaluate>() {
+        if let Some(eval) = exact::<Evaluate>(index, stmt) {
             let value = eval.value();
             let new = self.visit_expr(&value)?;
             if new.ptr_eq(&value) {
@@ -425,15 +522,15 @@ impl ConvertSsa {
             }
             return Ok(Evaluate::from_fields(eval.base.span(), new).upcast());
         }
-        if let Some(store) = stmt.downcast_ref::<BufferStore>() {
-            let value = self.visit_expr(&store.value())?;
-            let indices = self.visit_exprs(&store.indices())?;
-            let buffer = self.remapped_buffer(&store.buffer())?;
-            if value.ptr_eq(&store.value())
-                && indices
-                    .as_object_ref()
-                    .ptr_eq(store.indices().as_object_ref())
-                && buffer.ptr_eq(&store.buffer())
+        if let Some(store) = exact::<BufferStore>(index, stmt) {
+            let (old_value, old_indices, old_buffer) =
+                (store.value(), store.indices(), store.buffer());
+            let value = self.visit_expr(&old_value)?;
+            let indices = self.visit_exprs(&old_indices)?;
+            let buffer = self.remapped_buffer(&old_buffer)?;
+            if value.ptr_eq(&old_value)
+                && same_array(&indices, &old_indices)
+                && buffer.ptr_eq(&old_buffer)
             {
                 return Ok(stmt.clone());
             }
@@ -441,31 +538,33 @@ impl ConvertSsa {
                 BufferStore::from_fields(store.base.span(), buffer, value, indices).upcast(),
             );
         }
-        if let Some(bind) = stmt.downcast_ref::<Bind>() {
+        if let Some(bind) = exact::<Bind>(index, stmt) {
             let var = bind.var();
-            let value = self.visit_expr(&bind.value())?;
+            let old_value = bind.value();
+            let value = self.visit_expr(&old_value)?;
             if self.defined.contains(&key(&var)) {
                 let new_var = Self::make_new_var(&var);
                 self.push_remap(&var, &new_var);
                 return Ok(Bind::from_fields(None, new_var, value).upcast());
             }
             self.defined.insert(key(&var));
-            if value.ptr_eq(&bind.value()) {
+            if value.ptr_eq(&old_value) {
                 return Ok(stmt.clone());
             }
             return Ok(Bind::from_fields(bind.base.span(), var, value).upcast());
         }
-        if let Some(decl) = stmt.downcast_ref::<DeclBuffer>() {
+        if let Some(decl) = exact::<DeclBuffer>(index, stmt) {
             let buffer = decl.buffer();
             self.define(&buffer);
-            let data = self.visit_expr(&decl.data())?;
+            let old_data = decl.data();
+            let data = self.visit_expr(&old_data)?;
             let new_buffer = self.remapped_buffer(&buffer)?;
-            if data.ptr_eq(&decl.data()) && new_buffer.ptr_eq(&buffer) {
+            if data.ptr_eq(&old_data) && new_buffer.ptr_eq(&buffer) {
                 return Ok(stmt.clone());
             }
             return Ok(DeclBuffer::from_fields(decl.base.span(), new_buffer, data).upcast());
         }
-        if let Some(alloc) = stmt.downcast_ref::<AllocBuffer>() {
+        if let Some(alloc) = exact::<AllocBuffer>(index, stmt) {
             let buffer = alloc.buffer();
             self.define(&buffer);
             let new_buffer = self.remapped_buffer(&buffer)?;
@@ -479,90 +578,46 @@ impl ConvertSsa {
             )
             .upcast());
         }
-        if let Some(loop_) = stmt.downcast_ref::<For>() {
-            let var = loop_.loop_var();
-            let redefined = self.defined.contains(&key(&var));
-            if !redefined {
-                self.defined.insert(key(&var));
-            }
-            return self.with_scope(|this| {
-                let new_var = if redefined {
-                    let new_var = Self::make_new_var(&var);
-                    this.push_remap(&var, &new_var);
-                    new_var
-                } else {
-                    var.clone()
-                };
-                let min = this.visit_expr(&loop_.min())?;
-                let extent = this.visit_expr(&loop_.extent())?;
-                let step = match loop_.step() {
-                    Some(s) => Some(this.visit_expr(&s)?),
-                    None => None,
-                };
-                let body = this.visit_stmt(&loop_.body())?;
-                let same_step = match (&step, &loop_.step()) {
-                    (Some(a), Some(b)) => a.ptr_eq(b),
-                    _ => true,
-                };
-                if !redefined
-                    && min.ptr_eq(&loop_.min())
-                    && extent.ptr_eq(&loop_.extent())
-                    && same_step
-                    && body.ptr_eq(&loop_.body())
-                {
-                    return Ok(stmt.clone());
-                }
-                Ok(For::from_fields(
-                    loop_.base.span(),
-                    new_var,
-                    min,
-                    extent,
-                    loop_.kind(),
-                    body,
-                    loop_.thread_binding(),
-                    loop_.annotations(),
-                    step,
-                )
-                .upcast())
-            });
+        if let Some(loop_) = exact::<For>(index, stmt) {
+            return self.visit_for(stmt, loop_);
         }
-        if let Some(node) = stmt.downcast_ref::<IfThenElse>() {
-            let condition = self.visit_expr(&node.condition())?;
-            let then_case = self.with_scope(|this| this.visit_stmt(&node.then_case()))?;
-            let else_case = match node.else_case() {
-                Some(e) => Some(self.with_scope(|this| this.visit_stmt(&e))?),
+        if let Some(node) = exact::<IfThenElse>(index, stmt) {
+            let (old_condition, old_then, old_else) =
+                (node.condition(), node.then_case(), node.else_case());
+            let condition = self.visit_expr(&old_condition)?;
+            let then_case = self.with_scope(|this| this.visit_stmt(&old_then))?;
+            let else_case = match &old_else {
+                Some(e) => Some(self.with_scope(|this| this.visit_stmt(e))?),
                 None => None,
             };
-            let same_else = match (&else_case, &node.else_case()) {
-                (Some(a), Some(b)) => a.ptr_eq(b),
-                _ => true,
-            };
-            if condition.ptr_eq(&node.condition())
-                && then_case.ptr_eq(&node.then_case())
-                && same_else
+            if condition.ptr_eq(&old_condition)
+                && then_case.ptr_eq(&old_then)
+                && same_opt(&else_case, &old_else)
             {
                 return Ok(stmt.clone());
             }
             return Ok(IfThenElse::from_fields(None, condition, then_case, else_case).upcast());
         }
-        if let Some(node) = stmt.downcast_ref::<While>() {
+        if let Some(node) = exact::<While>(index, stmt) {
             return self.with_scope(|this| {
-                let condition = this.visit_expr(&node.condition())?;
-                let body = this.visit_stmt(&node.body())?;
-                if condition.ptr_eq(&node.condition()) && body.ptr_eq(&node.body()) {
+                let (old_condition, old_body) = (node.condition(), node.body());
+                let condition = this.visit_expr(&old_condition)?;
+                let body = this.visit_stmt(&old_body)?;
+                if condition.ptr_eq(&old_condition) && body.ptr_eq(&old_body) {
                     return Ok(stmt.clone());
                 }
                 Ok(While::from_fields(node.base.span(), condition, body).upcast())
             });
         }
-        if let Some(assert) = stmt.downcast_ref::<AssertStmt>() {
-            let condition = self.visit_expr(&assert.condition())?;
-            if condition.ptr_eq(&assert.condition()) {
+        if let Some(assert) = exact::<AssertStmt>(index, stmt) {
+            let old_condition = assert.condition();
+            let condition = self.visit_expr(&old_condition)?;
+            if condition.ptr_eq(&old_condition) {
                 return Ok(stmt.clone());
             }
             return stmt.copy_with([("condition", Any::new(condition))]);
         }
-        if let Some(attr) = stmt.downcast_ref::<AttrStmt>() {
+        if let Some(attr) = exact::<AttrStmt>(index, stmt) {
             return self.visit_attr(stmt, attr);
         }
         match stmt.type_key() {
@@ -576,20 +631,69 @@ impl ConvertSsa {
         }
     }
 
+    /// C++ `VisitStmt_(const ForNode*)`: a loop variable defined again gets a new one.
+    fn visit_for(&mut self, stmt: &ObjectRef<Stmt>, loop_: &For) -> Result<ObjectRef<Stmt>> {
+        let var = loop_.loop_var();
+        let redefined = self.defined.contains(&key(&var));
+        if !redefined {
+            self.defined.insert(key(&var));
+        }
+        self.with_scope(|this| {
+            let new_var = if redefined {
+                let new_var = Self::make_new_var(&var);
+                this.push_remap(&var, &new_var);
+                new_var
+            } else {
+                var.clone()
+            };
+            let (old_min, old_extent, old_step, old_body) =
+                (loop_.min(), loop_.extent(), loop_.step(), loop_.body());
+            let min = this.visit_expr(&old_min)?;
+            let extent = this.visit_expr(&old_extent)?;
+            let step = match &old_step {
+                Some(s) => Some(this.visit_expr(s)?),
+                None => None,
+            };
+            let body = this.visit_stmt(&old_body)?;
+            if !redefined
+                && min.ptr_eq(&old_min)
+                && extent.ptr_eq(&old_extent)
+                && same_opt(&step, &old_step)
+                && body.ptr_eq(&old_body)
+            {
+                return Ok(stmt.clone());
+            }
+            Ok(For::from_fields(
+                loop_.base.span(),
+                new_var,
+                min,
+                extent,
+                loop_.kind(),
+                body,
+                loop_.thread_binding(),
+                loop_.annotations(),
+                step,
+            )
+            .upcast())
+        })
+    }
+
     fn visit_attr(&mut self, stmt: &ObjectRef<Stmt>, attr: &AttrStmt) -> Result<ObjectRef<Stmt>> {
         let node = attr.node();
-        if node.type_key() == "tirx.IterVar" {
+        if node.checked_cast::<ObjectRef<IterVar>>().is_some() {
             let iter_var = node.cast::<ObjectRef<AnyObject>>()?;
             let dom = iter_var.get_field::<Option<ObjectRef<crate::ir::Range>>>("dom")?;
             let new_dom = match &dom {
                 Some(dom) => {
-                    let min = self.visit_expr(&dom.min())?;
-                    let extent = self.visit_expr(&dom.extent())?;
-                    if min.ptr_eq(&dom.min()) && extent.ptr_eq(&dom.extent()) {
+                    let (old_min, old_extent) = (dom.min(), dom.extent());
+                    let min = self.visit_expr(&old_min)?;
+                    let extent = self.visit_expr(&old_extent)?;
+                    if min.ptr_eq(&old_min) && extent.ptr_eq(&old_extent) {
                         Some(dom.clone())
                     } else {
                         Some(
-                            Function::get_global_required("ir.Range_from_min_extent")?
+                            self.globals
+                                .get(Global::RangeFromMinExtent)?
                                 .call((min, extent, Any::default()))?
                                 .cast::<ObjectRef<crate::ir::Range>>()?,
                         )
@@ -617,7 +721,7 @@ impl ConvertSsa {
             let new_iter_var = if same_dom && var.ptr_eq(&old_var) {
                 node.clone()
             } else {
-                Function::get_global_required("tirx.IterVar")?.call((
+                self.globals.get(Global::IterVar)?.call((
                     new_dom,
                     var.clone(),
                     iter_var.get_field_any("iter_type")?,
@@ -625,12 +729,13 @@ impl ConvertSsa {
                     iter_var.get_field_any("span")?,
                 ))?
             };
-            let value = self.visit_expr(&attr.value())?;
-            let body = self.with_scope(|this| this.visit_stmt(&attr.body()))?;
+            let (old_value, old_body) = (attr.value(), attr.body());
+            let value = self.visit_expr(&old_value)?;
+            let body = self.with_scope(|this| this.visit_stmt(&old_body))?;
             let same_node = new_iter_var
                 .checked_cast::<ObjectRef<AnyObject>>()
                 .is_some_and(|n| n.ptr_eq(&iter_var));
-            let output = if same_node && body.ptr_eq(&attr.body()) && value.ptr_eq(&attr.value()) {
+            let output = if same_node && body.ptr_eq(&old_body) && value.ptr_eq(&old_value) {
                 stmt.clone()
             } else {
                 AttrStmt::from_fields(
@@ -650,13 +755,14 @@ impl ConvertSsa {
         }
         let node_var = node.checked_cast::<ObjectRef<Var>>();
         let out = self.with_scope(|this| {
-            let value = this.visit_expr(&attr.value())?;
-            let body = this.visit_stmt(&attr.body())?;
-            if value.ptr_eq(&attr.value()) && body.ptr_eq(&attr.body()) {
+            let (old_value, old_body) = (attr.value(), attr.body());
+            let value = this.visit_expr(&old_value)?;
+            let body = this.visit_stmt(&old_body)?;
+            if value.ptr_eq(&old_value) && body.ptr_eq(&old_body) {
                 return Ok(stmt.clone());
             }
             Ok(
-                AttrStmt::from_fields(attr.base.span(), attr.node(), attr.attr_key(), value, body)
+                AttrStmt::from_fields(attr.base.span(), node, attr.attr_key(), value, body)
                     .upcast(),
             )
         })?;
@@ -771,7 +877,7 @@ impl ConvertSsa {
         // `PopAllRemapsInCurrentScope` (the function's level) and the function's thread indices.
         let remaps = std::mem::take(self.scopes.last_mut().expect("a scope is open"));
         for (old, new) in remaps.iter().rev() {
-            self.undo(old, new)?;
+            self.undo(old, new);
         }
         self.function_scope_var_remap.clear();
         Ok(out)
@@ -782,52 +888,83 @@ fn is_buffer(var: &ObjectRef<Var>) -> bool {
     var.base.ty().is_some_and(|t| t.is_instance::<BufferType>())
 }
 
-/// The variables of an expression, in C++'s post order (`PostOrderVisit`).
-fn collect_vars(expr: &ObjectRef<Expr>, out: &mut Vec<ObjectRef<Var>>) -> Result<()> {
-    if let Some(var) = expr.downcast::<Var>() {
-        out.push(var);
-        return Ok(());
+/// Calls `each` on the variables of an expression in C++'s post order (`PostOrderVisit`),
+/// stopping at the first for which it answers `true` (the answer returned).
+fn any_var(expr: &ObjectRef<Expr>, each: &mut impl FnMut(&ObjectRef<Var>) -> bool) -> Result<bool> {
+    let index = expr.type_index();
+    if let Some(var) = exact::<Var>(index, expr) {
+        return Ok(each(var));
+    }
+    if index == IntImm::type_index() || index == FloatImm::type_index() {
+        return Ok(false);
+    }
+    macro_rules! binary {
+        ($($ty:ident),*) => {
+            $(
+                if let Some(node) = exact::<crate::ir::$ty>(index, expr) {
+                    return Ok(any_var(&node.a(), each)? || any_var(&node.b(), each)?);
+                }
+            )*
+        };
+    }
+    binary!(Add, Sub, Mul, FloorDiv, FloorMod, Div, Mod, Min, Max);
+    if let Some(var) = expr.downcast_ref::<Var>() {
+        return Ok(each(var));
     }
     for &(name, is_array) in expr_fields(expr.type_key()) {
         if is_array {
             for item in expr.get_field::<Array<ObjectRef<Expr>>>(name)?.iter() {
-                collect_vars(&item, out)?;
+                if any_var(&item, each)? {
+                    return Ok(true);
+                }
             }
-        } else {
-            collect_vars(&expr.get_field::<ObjectRef<Expr>>(name)?, out)?;
+        } else if any_var(&expr.get_field::<ObjectRef<Expr>>(name)?, each)? {
+            return Ok(true);
         }
     }
+    Ok(false)
+}
+
+/// The variables of an expression, in C++'s post order (`PostOrderVisit`).
+fn collect_vars(expr: &ObjectRef<Expr>, out: &mut Vec<ObjectRef<Var>>) -> Result<()> {
+    any_var(expr, &mut |var| {
+        out.push(var.clone());
+        false
+    })?;
     Ok(())
 }
 
-/// C++ `BufferDependsOnVar`: whether the buffer is `var` or its shape, strides or offset use it.
-fn buffer_depends_on(buffer: &ObjectRef<Var>, var: &ObjectRef<Var>) -> Result<bool> {
-    if buffer.ptr_eq(var) {
-        return Ok(true);
-    }
+/// The layout when it is a `tirx.TileLayout` (the only kind whose iterators hold expressions).
+fn tile_layout(layout: Option<ObjectRef<Layout>>) -> Option<ObjectRef<Layout>> {
+    layout.filter(|l| l.is_instance::<TileLayout>())
+}
+
+/// Calls `each` on the variables of a buffer's offset, shape, strides and tile layout (what
+/// C++ `BufferDependsOnVar` looks in), stopping at the first for which it answers `true`.
+fn buffer_vars(
+    buffer: &ObjectRef<Var>,
+    each: &mut impl FnMut(&ObjectRef<Var>) -> bool,
+) -> Result<bool> {
     let Some(ty) = buffer.base.ty().and_then(|t| t.downcast::<BufferType>()) else {
         return Ok(false);
     };
-    let mut exprs: Vec<ObjectRef<Expr>> = ty.shape.get().iter().collect();
-    exprs.extend(ty.strides.get().iter());
-    exprs.extend(ty.elem_offset.get());
-    if let Some(layout) = ty
-        .layout
-        .get()
-        .filter(|l| l.type_key() == "tirx.TileLayout")
-    {
-        for name in ["shard", "replica"] {
-            for it in layout.get_field::<Array<ObjectRef<Iter>>>(name)?.iter() {
-                exprs.push(it.extent());
-                exprs.push(it.stride());
-            }
+    if let Some(offset) = ty.elem_offset.get() {
+        if any_var(&offset, each)? {
+            return Ok(true);
         }
     }
-    for e in exprs {
-        let mut vars = Vec::new();
-        collect_vars(&e, &mut vars)?;
-        if vars.iter().any(|v| v.ptr_eq(var)) {
+    for dim in ty.shape.get().iter().chain(ty.strides.get().iter()) {
+        if any_var(&dim, each)? {
             return Ok(true);
+        }
+    }
+    if let Some(layout) = tile_layout(ty.layout.get()) {
+        for name in ["shard", "replica"] {
+            for it in layout.get_field::<Array<ObjectRef<Iter>>>(name)?.iter() {
+                if any_var(&it.extent(), each)? || any_var(&it.stride(), each)? {
+                    return Ok(true);
+                }
+            }
         }
     }
     Ok(false)
