@@ -420,6 +420,20 @@ def test_convert_ssa_renames_each_redefinition(rust_convert_ssa):
         assert not tvm_ffi.structural_equal(got["main"], func) or name == "branches", name
 
 
+def test_convert_ssa_renames_inside_every_operator(rust_convert_ssa):
+    # A variable bound twice, used under each kind of expression node after each binding.
+    v = tirx.Var("v", "int32")
+    a = tirx.decl_buffer((16,), "int32", name="A")
+    uses = lambda: [v << 1, v >> 1, v & 3, v | 3, v ^ 3, ~v, tirx.Not(v > 0),  # noqa: E731
+                    tirx.Cast("int64", v), tirx.Select(v > 0, v, 1), tirx.max(v, 2) % 3,
+                    tirx.Let(v, v + 1, v * 2)]
+    body = tirx.SeqStmt([tirx.Bind(v, 1), *map(tirx.Evaluate, uses()),
+                         tirx.Bind(v, 2), *map(tirx.Evaluate, uses())])
+    got, _ = _both_ssa(rust_convert_ssa, _module(tirx.PrimFunc([a], body)))
+    second = got["main"].body.seq[len(uses()) + 1]
+    assert not second.var.same_as(v)
+
+
 def test_convert_ssa_across_functions(rust_convert_ssa):
     # Parameters, a buffer whose shape uses a parameter, a thread index and a binding, all
     # defined again by the second function.

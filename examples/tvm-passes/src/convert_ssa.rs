@@ -100,10 +100,11 @@ fn expr_fields(type_key: &str) -> &'static [(&'static str, bool)] {
     match type_key {
         "prim.Add" | "prim.Sub" | "prim.Mul" | "prim.Div" | "prim.Mod" | "prim.FloorDiv"
         | "prim.FloorMod" | "prim.Min" | "prim.Max" | "prim.EQ" | "prim.NE" | "prim.LT"
-        | "prim.LE" | "prim.GT" | "prim.GE" | "prim.And" | "prim.Or" => {
+        | "prim.LE" | "prim.GT" | "prim.GE" | "prim.And" | "prim.Or" | "prim.BitwiseAnd"
+        | "prim.BitwiseOr" | "prim.BitwiseXor" | "prim.LShift" | "prim.RShift" => {
             &[("a", false), ("b", false)]
         }
-        "prim.Not" => &[("a", false)],
+        "prim.Not" | "prim.BitwiseNot" => &[("a", false)],
         "prim.Select" => &[
             ("condition", false),
             ("true_value", false),
@@ -363,7 +364,8 @@ impl ConvertSsa {
             };
         }
         binary!(
-            Add, Sub, Mul, FloorDiv, FloorMod, Div, Mod, Min, Max, EQ, NE, LT, LE, GT, GE, And, Or
+            Add, Sub, Mul, FloorDiv, FloorMod, Div, Mod, Min, Max, EQ, NE, LT, LE, GT, GE, And, Or,
+            BitwiseAnd, BitwiseOr, BitwiseXor, LShift, RShift
         );
         Ok(None)
     }
