@@ -450,6 +450,28 @@ def test_convert_ssa_rebuilds_a_buffer_whose_shape_var_is_renamed(rust_convert_s
     _both_ssa(rust_convert_ssa, _twice(allocated_buffer))
 
 
+def test_convert_ssa_rebuilds_a_buffer_only_where_its_shape_var_is_renamed(rust_convert_ssa):
+    # `A` is allocated once and its shape's variable bound again between its uses: only the
+    # later uses see a rebuilt buffer, which nothing defines (so both passes' outputs hold free
+    # variables, compared by position). `B`'s shape holds a `Let`, which each visit of the
+    # buffer's type defines again, remapped or not; `C`'s constant shape never changes.
+    n, x = tirx.Var("n", "int32"), tirx.Var("x", "int32")
+    a = tirx.decl_buffer((n,), "int32", name="A")
+    b = tirx.decl_buffer((tirx.Let(x, 2, x * 4),), "int32", name="B")
+    c = tirx.decl_buffer((4,), "int32", name="C")
+    uses = lambda: tirx.SeqStmt([tirx.BufferStore(a, n, [0]),  # noqa: E731
+                                 tirx.BufferStore(c, tirx.BufferLoad(a, [0]), [1])])
+    body = tirx.SeqStmt([tirx.Bind(n, 4), *map(tirx.AllocBuffer, (a, b, c)), uses(),
+                         tirx.BufferStore(b, 1, [0]), tirx.Bind(n, 8), uses(),
+                         tirx.For(n, 0, 2, tirx.ForKind.SERIAL, uses()), uses()])
+    mod = _module(tirx.PrimFunc([], body))
+    got = rust_convert_ssa()(mod)
+    tvm.ir.assert_structural_equal(got, tirx.transform.ConvertSSA()(mod), map_free_vars=True)
+    seq = got["main"].body.seq
+    assert seq[4].buffer.same_as(a) and not seq[8].buffer.same_as(a)
+    assert all(s.buffer.same_as(c) for s in (seq[5], seq[9]))
+
+
 @T.prim_func(private=True)
 def allocated_buffer(n: T.int32):
     A = T.alloc_buffer((n + 1,), "int32")

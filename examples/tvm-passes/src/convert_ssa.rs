@@ -11,6 +11,7 @@ use crate::ir::{
     Expr, FloatImm, For, IfThenElse, IntImm, Iter, IterVar, Layout, Let, PrimFunc, SeqStmt, Stmt,
     StringImm, TensorLoad, TileLayout, Var, While,
 };
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use tvm_ffi::builtin::AnyObject;
 use tvm_ffi::object::ObjectType;
@@ -129,10 +130,12 @@ struct RemappedBuffer {
 impl RemappedBuffer {
     fn new(buffer: ObjectRef<Var>) -> Result<Self> {
         let mut uses = Vec::new();
-        buffer_vars(&buffer, &mut |var| {
-            uses.push(key(var));
-            false
-        })?;
+        for expr in buffer_exprs(&buffer)? {
+            any_var(&expr, &mut |var| {
+                uses.push(key(var));
+                false
+            })?;
+        }
         Ok(RemappedBuffer { buffer, uses })
     }
 
@@ -142,12 +145,44 @@ impl RemappedBuffer {
     }
 }
 
+/// What `GetRemappedBuffer` needs to know of a buffer's type when the buffer itself is not
+/// renamed: the variables its expressions use, if visiting them does nothing but rename those
+/// (`None` otherwise). The buffer is held so that its address stays its own.
+struct TypeVars {
+    _buffer: ObjectRef<Var>,
+    vars: Option<Vec<usize>>,
+}
+
+impl TypeVars {
+    fn new(buffer: &ObjectRef<Var>) -> Result<Self> {
+        let mut vars = Vec::new();
+        for expr in buffer_exprs(buffer)? {
+            if !renames_only(&expr)? {
+                return Ok(TypeVars {
+                    _buffer: buffer.clone(),
+                    vars: None,
+                });
+            }
+            any_var(&expr, &mut |var| {
+                vars.push(key(var));
+                false
+            })?;
+        }
+        Ok(TypeVars {
+            _buffer: buffer.clone(),
+            vars: Some(vars),
+        })
+    }
+}
+
 /// C++ `IRConvertSSA`.
 #[derive(Default)]
 pub struct ConvertSsa {
     var_remap: AddressMap<Vec<ObjectRef<Var>>>,
     defined: HashSet<usize, Build>,
     buf_remap: AddressMap<Vec<RemappedBuffer>>,
+    /// Per buffer seen by `remapped_buffer`: see `TypeVars`.
+    type_vars: AddressMap<TypeVars>,
     function_scope_var_remap: AddressMap<ObjectRef<Var>>,
     /// The remaps of each open scope: `(old, new)`.
     scopes: Vec<Vec<(ObjectRef<Var>, ObjectRef<Var>)>>,
@@ -371,17 +406,18 @@ impl ConvertSsa {
     }
     /// C++ `GetRemappedBuffer`.
     fn remapped_buffer(&mut self, buf: &ObjectRef<Var>) -> Result<ObjectRef<Var>> {
-        if self.active == 0 && self.function_scope_var_remap.is_empty() {
-            return Ok(buf.clone());
-        }
         let new_var = self.remapped_var(buf);
-        // C++ checks this cache after visiting the type; for a renamed buffer the answer is
-        // the same before, and the visit is saved.
-        if !new_var.ptr_eq(buf) {
-            if let Some(last) = self.buf_remap.get(&key(buf)).and_then(|b| b.last()) {
-                if last.buffer.ptr_eq(&new_var) {
-                    return Ok(last.buffer.clone());
-                }
+        if new_var.ptr_eq(buf) {
+            // C++ visits the type and returns `buf` when every visit gave back its input: known
+            // without the visits when they would only rename variables that are not remapped.
+            if !self.type_may_change(buf)? {
+                return Ok(buf.clone());
+            }
+        } else if let Some(last) = self.buf_remap.get(&key(buf)).and_then(|b| b.last()) {
+            // C++ checks this cache after visiting the type; for a renamed buffer the answer
+            // is the same before, and the visit is saved.
+            if last.buffer.ptr_eq(&new_var) {
+                return Ok(last.buffer.clone());
             }
         }
         let Some(ty) = buf.base.ty().and_then(|t| t.downcast::<BufferType>()) else {
@@ -450,6 +486,28 @@ impl ConvertSsa {
         self.push_remap(buf, &new_buf);
         self.remember_buffer(k, new_buf.clone())?;
         Ok(new_buf)
+    }
+
+    /// Whether visiting the type of `buf` may give anything but the same objects: it uses a
+    /// variable remapped now, or its visit does more than rename.
+    fn type_may_change(&mut self, buf: &ObjectRef<Var>) -> Result<bool> {
+        let entry = match self.type_vars.entry(key(buf)) {
+            Entry::Occupied(entry) => entry.into_mut(),
+            Entry::Vacant(entry) => entry.insert(TypeVars::new(buf)?),
+        };
+        let Some(vars) = &entry.vars else {
+            return Ok(true);
+        };
+        if self.active == 0 && self.function_scope_var_remap.is_empty() {
+            return Ok(false);
+        }
+        Ok(vars.iter().any(|&v| {
+            self.var_remap.get(&v).is_some_and(|s| !s.is_empty())
+                || self
+                    .function_scope_var_remap
+                    .get(&v)
+                    .is_some_and(|n| key(n) != v)
+        }))
     }
 
     /// Pushes the buffer that `old` (an address) stands for in the current scope.
@@ -941,33 +999,42 @@ fn tile_layout(layout: Option<ObjectRef<Layout>>) -> Option<ObjectRef<Layout>> {
     layout.filter(|l| l.is_instance::<TileLayout>())
 }
 
-/// Calls `each` on the variables of a buffer's offset, shape, strides and tile layout (what
-/// C++ `BufferDependsOnVar` looks in), stopping at the first for which it answers `true`.
-fn buffer_vars(
-    buffer: &ObjectRef<Var>,
-    each: &mut impl FnMut(&ObjectRef<Var>) -> bool,
-) -> Result<bool> {
+/// The expressions of a buffer's type that C++ `GetRemappedBuffer` visits and
+/// `BufferDependsOnVar` looks in: its offset, shape, strides and tile layout's iterators.
+fn buffer_exprs(buffer: &ObjectRef<Var>) -> Result<Vec<ObjectRef<Expr>>> {
     let Some(ty) = buffer.base.ty().and_then(|t| t.downcast::<BufferType>()) else {
-        return Ok(false);
+        return Ok(Vec::new());
     };
-    if let Some(offset) = ty.elem_offset.get() {
-        if any_var(&offset, each)? {
-            return Ok(true);
-        }
-    }
-    for dim in ty.shape.get().iter().chain(ty.strides.get().iter()) {
-        if any_var(&dim, each)? {
-            return Ok(true);
-        }
-    }
+    let mut exprs: Vec<ObjectRef<Expr>> = ty.elem_offset.get().into_iter().collect();
+    exprs.extend(ty.shape.get().iter());
+    exprs.extend(ty.strides.get().iter());
     if let Some(layout) = tile_layout(ty.layout.get()) {
         for name in ["shard", "replica"] {
             for it in layout.get_field::<Array<ObjectRef<Iter>>>(name)?.iter() {
-                if any_var(&it.extent(), each)? || any_var(&it.stride(), each)? {
-                    return Ok(true);
-                }
+                exprs.push(it.extent());
+                exprs.push(it.stride());
             }
         }
     }
-    Ok(false)
+    Ok(exprs)
+}
+
+/// Whether visiting `expr` does nothing but rename variables: it holds no `Let` (which defines
+/// one) and no load (whose buffer is remapped in turn).
+fn renames_only(expr: &ObjectRef<Expr>) -> Result<bool> {
+    if expr.is_instance::<Let>() || expr.is_instance::<TensorLoad>() {
+        return Ok(false);
+    }
+    for &(name, is_array) in expr_fields(expr.type_key()) {
+        if is_array {
+            for item in expr.get_field::<Array<ObjectRef<Expr>>>(name)?.iter() {
+                if !renames_only(&item)? {
+                    return Ok(false);
+                }
+            }
+        } else if !renames_only(&expr.get_field::<ObjectRef<Expr>>(name)?)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
