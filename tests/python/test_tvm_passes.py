@@ -20,7 +20,7 @@ from conftest import UNDER_ASAN, _lib_path
 tvm = pytest.importorskip(
     "tvm", reason="Apache TVM is not installed (scripts/setup.sh installs apache-tvm from python-requirements.txt)")
 import tvm_ffi  # noqa: E402
-from tvm import relax, tirx  # noqa: E402
+from tvm import relax, s_tir, tirx  # noqa: E402
 from tvm.script import ir as I  # noqa: E402
 from tvm.script import relax as R  # noqa: E402
 from tvm.script import tirx as T  # noqa: E402
@@ -495,6 +495,61 @@ def test_convert_ssa_random_functions(rust_convert_ssa):
         _both_ssa(rust_convert_ssa, _twice(func))
         compared += 1
     assert compared >= 490
+
+
+@T.prim_func(private=True, s_tir=True)
+def ssa_blocks(a: T.handle, b: T.handle, n: T.int32):
+    A = T.match_buffer(a, (n, 16), "float32")
+    B = T.match_buffer(b, (n,), "float32")
+    for i, k in T.grid(n, 16):
+        with T.sblock("sum"):
+            vi = T.axis.spatial((2, n), i)
+            vk = T.axis.reduce(16, k)
+            T.where(i >= 2)
+            T.reads(A[vi, vk])
+            T.writes(B[vi])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+    for i in range(n):
+        with T.sblock("copy"):
+            vi = T.axis.spatial(n, i)
+            T.reads(A[vi, 0:4])
+            T.writes(B[vi])
+            C = T.alloc_buffer((4,), "float32")
+            S = T.match_buffer(A[vi, 0:4], (4,), "float32")
+            C[0] = S[0]
+            B[vi] = C[0]
+
+
+def test_convert_ssa_inside_blocks(rust_convert_ssa):
+    # As TVM 0.27's C++ pass: a block opens no scope and defines nothing (its iteration
+    # variables, allocated and matched buffers stay); its domains, regions, `init` and body are
+    # visited like any other statement's expressions.
+    got, _ = _both_ssa(rust_convert_ssa, _module(ssa_blocks))
+    assert got["main"].same_as(ssa_blocks)
+    got, _ = _both_ssa(rust_convert_ssa, _twice(ssa_blocks))
+    # (TVMScript wraps the body in a root block.)
+    f, g = (got[name].body.block.body.seq[0].body.body.block for name in "fg")
+    assert not f.iter_vars[0].dom.extent.same_as(g.iter_vars[0].dom.extent)
+    assert not f.reads[0].source.same_as(g.reads[0].source)
+    # The same block twice in one function, a binding inside a block that outlives it, and a
+    # region over a buffer whose shape variable is bound again (the region keeps the buffer).
+    realize = ssa_blocks.body.block.body.seq[0].body.body
+    block = realize.block
+    x, n = tirx.Var("x", "int32"), ssa_blocks.params[2]
+    with_bind = s_tir.SBlockRealize(realize.iter_values, realize.predicate, s_tir.SBlock(
+        block.iter_vars, block.reads, block.writes, block.name_hint,
+        tirx.SeqStmt([tirx.Bind(x, 3), block.body]), block.init))
+    bodies = [
+        tirx.SeqStmt([realize, realize]),
+        tirx.SeqStmt([tirx.Bind(x, 1), with_bind, tirx.Evaluate(x + 1)]),
+        tirx.SeqStmt([tirx.Bind(n, 5), realize]),
+    ]
+    for body in bodies:
+        mod = _module(tirx.PrimFunc(list(ssa_blocks.params), body))
+        got = rust_convert_ssa()(mod)
+        tvm.ir.assert_structural_equal(got, tirx.transform.ConvertSSA()(mod), map_free_vars=True)
 
 
 def test_rust_passes_in_a_sequential(rust_remove_no_op, rust_convert_ssa):

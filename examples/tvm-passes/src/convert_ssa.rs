@@ -4,18 +4,20 @@
 //! fresh variable of the same name and type from that definition on; a buffer whose shape,
 //! strides or offset use a replaced variable is rebuilt with a type of its own.
 //!
-//! Not handled (refused with an error naming the statement): `s_tir` blocks.
+//! `s_tir` blocks (`s_tir.SBlockRealize`, `s_tir.SBlock`, outside the generated namespaces:
+//! read by field name) are visited as TVM 0.27's C++ pass visits them, which the tests check:
+//! they open no scope and define nothing; their expressions are renamed.
 
 use crate::ir::{
     AllocBuffer, AssertStmt, AttrStmt, Bind, BufferStore, BufferType, Call, DeclBuffer, Evaluate,
-    Expr, FloatImm, For, IfThenElse, IntImm, Iter, IterVar, Layout, Let, PrimFunc, SeqStmt, Stmt,
-    StringImm, TensorLoad, TileLayout, Var, While,
+    Expr, FloatImm, For, IfThenElse, IntImm, Iter, IterVar, Layout, Let, PrimFunc, Range, SeqStmt,
+    Stmt, StringImm, TensorLoad, TensorRegion, TileLayout, Var, While,
 };
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use tvm_ffi::builtin::AnyObject;
 use tvm_ffi::object::ObjectType;
-use tvm_ffi::{bail, Any, Array, Function, Map, ObjectRef, Result, String};
+use tvm_ffi::{Any, Array, Function, Map, ObjectRef, Result, String};
 
 /// A hasher for object addresses (the keys of every table here): one multiplication.
 #[derive(Default, Clone, Copy)]
@@ -74,10 +76,11 @@ enum Global {
     RangeFromMinExtent,
     Iter,
     TileLayout,
+    MatchBufferRegion,
 }
 
 #[derive(Default)]
-struct Globals([Option<Function>; 5]);
+struct Globals([Option<Function>; 6]);
 
 impl Globals {
     fn get(&mut self, which: Global) -> Result<&Function> {
@@ -87,6 +90,7 @@ impl Globals {
             Global::RangeFromMinExtent => "ir.Range_from_min_extent",
             Global::Iter => "tirx.Iter",
             Global::TileLayout => "tirx.TileLayout",
+            Global::MatchBufferRegion => "s_tir.MatchBufferRegion",
         };
         let slot = &mut self.0[which as usize];
         if slot.is_none() {
@@ -681,14 +685,164 @@ impl ConvertSsa {
             return self.visit_attr(stmt, attr);
         }
         match stmt.type_key() {
-            key @ ("s_tir.SBlockRealize" | "s_tir.SBlock") => {
-                bail!(
-                    NotImplementedError,
-                    "the Rust ConvertSSA does not handle `{key}`"
-                )
-            }
+            "s_tir.SBlock" => self.visit_block(stmt),
+            "s_tir.SBlockRealize" => self.visit_block_realize(stmt),
             _ => Ok(stmt.clone()),
         }
+    }
+
+    /// An `s_tir.SBlock`, as TVM 0.27's C++ pass visits it (`StmtExprMutator`'s visit, checked
+    /// against it): no scope of its own and no definitions (its iteration variables, allocated
+    /// and matched buffers are left as they are); the expressions of its iteration domains,
+    /// regions (read, written, matched) and its `init` and body are visited.
+    fn visit_block(&mut self, stmt: &ObjectRef<Stmt>) -> Result<ObjectRef<Stmt>> {
+        let mut replacements = Vec::new();
+        let iter_vars = stmt.get_field::<Array<ObjectRef<IterVar>>>("iter_vars")?;
+        let mut new_iter_vars = Vec::with_capacity(iter_vars.len());
+        let mut changed = false;
+        for iter_var in iter_vars.iter() {
+            let dom = IterVar::dom(&iter_var)?;
+            let new_dom = self.visit_range(&dom)?;
+            if new_dom.ptr_eq(&dom) {
+                new_iter_vars.push(iter_var);
+                continue;
+            }
+            changed = true;
+            new_iter_vars.push(
+                self.globals
+                    .get(Global::IterVar)?
+                    .call((
+                        new_dom,
+                        IterVar::var(&iter_var)?,
+                        IterVar::iter_type(&iter_var)?,
+                        IterVar::thread_tag(&iter_var)?,
+                        Any::default(),
+                    ))?
+                    .cast()?,
+            );
+        }
+        if changed {
+            replacements.push(("iter_vars", Any::new(Array::new(new_iter_vars)?)));
+        }
+        for name in ["reads", "writes"] {
+            let regions = stmt.get_field::<Array<ObjectRef<TensorRegion>>>(name)?;
+            let mut new_regions = Vec::with_capacity(regions.len());
+            let mut changed = false;
+            for region in regions.iter() {
+                let new = self.visit_region(&region)?;
+                changed |= !new.ptr_eq(&region);
+                new_regions.push(new);
+            }
+            if changed {
+                replacements.push((name, Any::new(Array::new(new_regions)?)));
+            }
+        }
+        let matches = stmt.get_field::<Array<ObjectRef<AnyObject>>>("match_buffers")?;
+        let mut new_matches = Vec::with_capacity(matches.len());
+        let mut changed = false;
+        for matched in matches.iter() {
+            let source = matched.get_field::<ObjectRef<TensorRegion>>("source")?;
+            let new_source = self.visit_region(&source)?;
+            if new_source.ptr_eq(&source) {
+                new_matches.push(matched);
+                continue;
+            }
+            changed = true;
+            let buffer = matched.get_field_any("buffer")?;
+            new_matches.push(
+                self.globals
+                    .get(Global::MatchBufferRegion)?
+                    .call((buffer, new_source))?
+                    .cast()?,
+            );
+        }
+        if changed {
+            replacements.push(("match_buffers", Any::new(Array::new(new_matches)?)));
+        }
+        if let Some(init) = stmt.get_field::<Option<ObjectRef<Stmt>>>("init")? {
+            let new_init = self.visit_stmt(&init)?;
+            if !new_init.ptr_eq(&init) {
+                replacements.push(("init", Any::new(new_init)));
+            }
+        }
+        let body = stmt.get_field::<ObjectRef<Stmt>>("body")?;
+        let new_body = self.visit_stmt(&body)?;
+        if !new_body.ptr_eq(&body) {
+            replacements.push(("body", Any::new(new_body)));
+        }
+        if replacements.is_empty() {
+            return Ok(stmt.clone());
+        }
+        stmt.copy_with(replacements)
+    }
+
+    /// A range with its bounds visited (C++ `Range::FromMinExtent` when one changed).
+    fn visit_range(&mut self, range: &ObjectRef<Range>) -> Result<ObjectRef<Range>> {
+        let (old_min, old_extent) = (range.min(), range.extent());
+        let min = self.visit_expr(&old_min)?;
+        let extent = self.visit_expr(&old_extent)?;
+        if min.ptr_eq(&old_min) && extent.ptr_eq(&old_extent) {
+            return Ok(range.clone());
+        }
+        Ok(Range::from_fields(min, extent, None))
+    }
+
+    /// A block's region: its source visited as an expression (a renamed buffer gives its new
+    /// variable; unlike a load or store, the buffer is not rebuilt), and its ranges.
+    fn visit_region(
+        &mut self,
+        region: &ObjectRef<TensorRegion>,
+    ) -> Result<ObjectRef<TensorRegion>> {
+        let source = region.source();
+        let new_source = self.visit_expr(&source)?;
+        let ranges = region.region();
+        let mut new_ranges = Vec::with_capacity(ranges.len());
+        let mut changed = false;
+        for range in ranges.iter() {
+            let new = self.visit_range(&range)?;
+            changed |= !new.ptr_eq(&range);
+            new_ranges.push(new);
+        }
+        if !changed && new_source.ptr_eq(&source) {
+            return Ok(region.clone());
+        }
+        let ranges = if changed {
+            Array::new(new_ranges)?
+        } else {
+            ranges
+        };
+        let base = &region.base;
+        Ok(TensorRegion::from_fields(
+            base.span(),
+            base.ty(),
+            new_source,
+            ranges,
+        ))
+    }
+
+    /// `StmtMutator`'s visit of an `s_tir.SBlockRealize`: its iteration values, predicate and
+    /// block.
+    fn visit_block_realize(&mut self, stmt: &ObjectRef<Stmt>) -> Result<ObjectRef<Stmt>> {
+        let values = stmt.get_field::<Array<ObjectRef<Expr>>>("iter_values")?;
+        let predicate = stmt.get_field::<ObjectRef<Expr>>("predicate")?;
+        let block = stmt.get_field::<ObjectRef<Stmt>>("block")?;
+        let new_values = self.visit_exprs(&values)?;
+        let new_predicate = self.visit_expr(&predicate)?;
+        let new_block = self.visit_stmt(&block)?;
+        let mut replacements = Vec::new();
+        if !same_array(&new_values, &values) {
+            replacements.push(("iter_values", Any::new(new_values)));
+        }
+        if !new_predicate.ptr_eq(&predicate) {
+            replacements.push(("predicate", Any::new(new_predicate)));
+        }
+        if !new_block.ptr_eq(&block) {
+            replacements.push(("block", Any::new(new_block)));
+        }
+        if replacements.is_empty() {
+            return Ok(stmt.clone());
+        }
+        stmt.copy_with(replacements)
     }
 
     /// C++ `VisitStmt_(const ForNode*)`: a loop variable defined again gets a new one.
