@@ -472,6 +472,22 @@ def test_convert_ssa_rebuilds_a_buffer_only_where_its_shape_var_is_renamed(rust_
     assert all(s.buffer.same_as(c) for s in (seq[5], seq[9]))
 
 
+def test_convert_ssa_plain_use_of_a_renamed_allocation(rust_convert_ssa):
+    # In the second function the allocation is renamed and rebuilt (its shape's variable is
+    # renamed too): stores use the rebuilt buffer, and a plain use of the buffer's variable (a
+    # call argument) the renamed variable, as TVM 0.27's C++ pass leaves it.
+    n = tirx.Var("n", "int32")
+    a = tirx.decl_buffer((n,), "int32", name="A")
+    body = tirx.SeqStmt([tirx.AllocBuffer(a), tirx.BufferStore(a, 1, [0]),
+                         tirx.Evaluate(tirx.call_extern("int32", "use", a))])
+    mod = _twice(tirx.PrimFunc([n], body))
+    got = rust_convert_ssa()(mod)
+    tvm.ir.assert_structural_equal(got, tirx.transform.ConvertSSA()(mod), map_free_vars=True)
+    seq = got["g"].body.seq
+    assert seq[1].buffer.same_as(seq[0].buffer)
+    assert not seq[2].value.args[1].same_as(seq[0].buffer)
+
+
 @T.prim_func(private=True)
 def allocated_buffer(n: T.int32):
     A = T.alloc_buffer((n + 1,), "int32")
@@ -522,12 +538,43 @@ def ssa_blocks(a: T.handle, b: T.handle, n: T.int32):
             B[vi] = C[0]
 
 
+@T.prim_func(private=True, s_tir=True)
+def ssa_nested_blocks(a: T.handle, b: T.handle, c: T.handle, n: T.int32):
+    A = T.match_buffer(a, (n, 32), "float32")
+    B = T.match_buffer(b, (32, 32), "float32")
+    C = T.match_buffer(c, (n, 32), "float32")
+    A_shared = T.alloc_buffer((n, 32), "float32", scope="shared")
+    for i, k in T.grid(n, 32):
+        with T.sblock("cache"):
+            vi, vk = T.axis.remap("SS", [i, k])
+            A_shared[vi, vk] = A[vi, vk]
+    for i0, j0 in T.grid(T.ceildiv(n, 4), 8):
+        with T.sblock("outer"):
+            vi0, vj0 = T.axis.remap("SS", [i0, j0])
+            T.reads(A_shared[vi0 * 4:vi0 * 4 + 4, 0:32], B[0:32, vj0 * 4:vj0 * 4 + 4])
+            T.writes(C[vi0 * 4:vi0 * 4 + 4, vj0 * 4:vj0 * 4 + 4])
+            for i1, j1, k in T.grid(4, 4, 32):
+                with T.sblock("update"):
+                    vi = T.axis.spatial(n, vi0 * 4 + i1)
+                    vj = T.axis.spatial(32, vj0 * 4 + j1)
+                    vk = T.axis.reduce(32, k)
+                    T.where(vi0 * 4 + i1 < n)
+                    with T.init():
+                        C[vi, vj] = T.float32(0)
+                    x = T.Bind(A_shared[vi, vk] * B[vk, vj])
+                    C[vi, vj] = C[vi, vj] + x
+
+
 def test_convert_ssa_inside_blocks(rust_convert_ssa):
     # As TVM 0.27's C++ pass: a block opens no scope and defines nothing (its iteration
     # variables, allocated and matched buffers stay); its domains, regions, `init` and body are
     # visited like any other statement's expressions.
     got, _ = _both_ssa(rust_convert_ssa, _module(ssa_blocks))
     assert got["main"].same_as(ssa_blocks)
+    # Nested blocks over an allocation of the root block, in one to three functions.
+    for names in ("f", "fg", "fgh"):
+        mod = tvm.IRModule({k: ssa_nested_blocks.with_attr("global_symbol", k) for k in names})
+        _both_ssa(rust_convert_ssa, mod)
     got, _ = _both_ssa(rust_convert_ssa, _twice(ssa_blocks))
     # (TVMScript wraps the body in a root block.)
     f, g = (got[name].body.block.body.seq[0].body.body.block for name in "fg")

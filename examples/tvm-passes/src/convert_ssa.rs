@@ -128,11 +128,15 @@ fn expr_fields(type_key: &str) -> &'static [(&'static str, bool)] {
 /// at every scope's end, found once (a buffer's type does not change during the pass).
 struct RemappedBuffer {
     buffer: ObjectRef<Var>,
+    /// The variable that the buffer's own variable was remapped to when it was built: the
+    /// buffer itself, but for an allocation rebuilt after its variable was renamed (see
+    /// `remapped_buffer`).
+    built_for: ObjectRef<Var>,
     uses: Vec<usize>,
 }
 
 impl RemappedBuffer {
-    fn new(buffer: ObjectRef<Var>) -> Result<Self> {
+    fn new(buffer: ObjectRef<Var>, built_for: ObjectRef<Var>) -> Result<Self> {
         let mut uses = Vec::new();
         for expr in buffer_exprs(&buffer)? {
             any_var(&expr, &mut |var| {
@@ -140,7 +144,16 @@ impl RemappedBuffer {
                 false
             })?;
         }
-        Ok(RemappedBuffer { buffer, uses })
+        Ok(RemappedBuffer {
+            buffer,
+            built_for,
+            uses,
+        })
+    }
+
+    /// Whether this is the buffer of a variable now remapped to `var`.
+    fn is_for(&self, var: &ObjectRef<Var>) -> bool {
+        self.buffer.ptr_eq(var) || self.built_for.ptr_eq(var)
     }
 
     /// C++ `BufferDependsOnVar`: whether the buffer is `var` or its type uses it.
@@ -410,6 +423,18 @@ impl ConvertSsa {
     }
     /// C++ `GetRemappedBuffer`.
     fn remapped_buffer(&mut self, buf: &ObjectRef<Var>) -> Result<ObjectRef<Var>> {
+        self.remapped_buffer_at(buf, false)
+    }
+
+    /// [`Self::remapped_buffer`], at an allocation (`allocation`) or a use. An allocated buffer
+    /// renamed and rebuilt there leaves its plain uses on the renamed variable (not the rebuilt
+    /// buffer) as TVM 0.27's C++ pass does (its base mutator rebuilds the allocation); loads and
+    /// stores still find the rebuilt buffer.
+    fn remapped_buffer_at(
+        &mut self,
+        buf: &ObjectRef<Var>,
+        allocation: bool,
+    ) -> Result<ObjectRef<Var>> {
         let new_var = self.remapped_var(buf);
         if new_var.ptr_eq(buf) {
             // C++ visits the type and returns `buf` when every visit gave back its input: known
@@ -420,7 +445,7 @@ impl ConvertSsa {
         } else if let Some(last) = self.buf_remap.get(&key(buf)).and_then(|b| b.last()) {
             // C++ checks this cache after visiting the type; for a renamed buffer the answer
             // is the same before, and the visit is saved.
-            if last.buffer.ptr_eq(&new_var) {
+            if last.is_for(&new_var) {
                 return Ok(last.buffer.clone());
             }
         }
@@ -452,13 +477,13 @@ impl ConvertSsa {
             return Ok(buf.clone());
         }
         if let Some(last) = self.buf_remap.get(&key(buf)).and_then(|b| b.last()) {
-            if last.buffer.ptr_eq(&new_var) {
+            if last.is_for(&new_var) {
                 return Ok(last.buffer.clone());
             }
         }
         if let Some(new_ty) = new_var.base.ty().and_then(|t| t.downcast::<BufferType>()) {
             if unchanged_fields(&new_ty) {
-                self.remember_buffer(key(buf), new_var.clone())?;
+                self.remember_buffer(key(buf), new_var.clone(), new_var.clone())?;
                 return Ok(new_var);
             }
         }
@@ -475,20 +500,23 @@ impl ConvertSsa {
         let k = key(buf);
         if let Some(last) = self.var_remap.get_mut(&k).and_then(|s| s.last_mut()) {
             if last.ptr_eq(&new_var) {
-                *last = new_buf.clone();
-                self.remember_buffer(k, new_buf.clone())?;
+                if !allocation {
+                    *last = new_buf.clone();
+                }
+                let built_for = last.clone();
+                self.remember_buffer(k, new_buf.clone(), built_for)?;
                 return Ok(new_buf);
             }
         }
         if let Some(function_var) = self.function_scope_var_remap.get_mut(&k) {
             if function_var.ptr_eq(&new_var) {
                 *function_var = new_buf.clone();
-                self.remember_buffer(k, new_buf.clone())?;
+                self.remember_buffer(k, new_buf.clone(), new_buf.clone())?;
                 return Ok(new_buf);
             }
         }
         self.push_remap(buf, &new_buf);
-        self.remember_buffer(k, new_buf.clone())?;
+        self.remember_buffer(k, new_buf.clone(), new_buf.clone())?;
         Ok(new_buf)
     }
 
@@ -515,8 +543,13 @@ impl ConvertSsa {
     }
 
     /// Pushes the buffer that `old` (an address) stands for in the current scope.
-    fn remember_buffer(&mut self, old: usize, buffer: ObjectRef<Var>) -> Result<()> {
-        let remapped = RemappedBuffer::new(buffer)?;
+    fn remember_buffer(
+        &mut self,
+        old: usize,
+        buffer: ObjectRef<Var>,
+        built_for: ObjectRef<Var>,
+    ) -> Result<()> {
+        let remapped = RemappedBuffer::new(buffer, built_for)?;
         self.buf_remap.entry(old).or_default().push(remapped);
         Ok(())
     }
@@ -631,7 +664,7 @@ impl ConvertSsa {
         if let Some(alloc) = exact::<AllocBuffer>(index, stmt) {
             let buffer = alloc.buffer();
             self.define(&buffer);
-            let new_buffer = self.remapped_buffer(&buffer)?;
+            let new_buffer = self.remapped_buffer_at(&buffer, true)?;
             if new_buffer.ptr_eq(&buffer) {
                 return Ok(stmt.clone());
             }
