@@ -473,19 +473,21 @@ def test_convert_ssa_rebuilds_a_buffer_only_where_its_shape_var_is_renamed(rust_
 
 
 def test_convert_ssa_plain_use_of_a_renamed_allocation(rust_convert_ssa):
-    # In the second function the allocation is renamed and rebuilt (its shape's variable is
-    # renamed too): stores use the rebuilt buffer, and a plain use of the buffer's variable (a
-    # call argument) the renamed variable, as TVM 0.27's C++ pass leaves it.
+    # In the second function the allocated (or declared) buffer is renamed and rebuilt (its
+    # shape's variable is renamed too): stores use the rebuilt buffer, and a plain use of the
+    # buffer's variable (a call argument) the renamed variable, as TVM 0.27's C++ pass leaves it.
     n = tirx.Var("n", "int32")
+    data = tirx.Var("data", tvm.ir.PointerType(tvm.ir.PrimType("int32")))
     a = tirx.decl_buffer((n,), "int32", name="A")
-    body = tirx.SeqStmt([tirx.AllocBuffer(a), tirx.BufferStore(a, 1, [0]),
-                         tirx.Evaluate(tirx.call_extern("int32", "use", a))])
-    mod = _twice(tirx.PrimFunc([n], body))
-    got = rust_convert_ssa()(mod)
-    tvm.ir.assert_structural_equal(got, tirx.transform.ConvertSSA()(mod), map_free_vars=True)
-    seq = got["g"].body.seq
-    assert seq[1].buffer.same_as(seq[0].buffer)
-    assert not seq[2].value.args[1].same_as(seq[0].buffer)
+    for define in (tirx.AllocBuffer(a), tirx.DeclBuffer(a, data=data)):
+        body = tirx.SeqStmt([define, tirx.BufferStore(a, 1, [0]),
+                             tirx.Evaluate(tirx.call_extern("int32", "use", a))])
+        mod = _twice(tirx.PrimFunc([n, data], body))
+        got = rust_convert_ssa()(mod)
+        tvm.ir.assert_structural_equal(got, tirx.transform.ConvertSSA()(mod), map_free_vars=True)
+        seq = got["g"].body.seq
+        assert seq[1].buffer.same_as(seq[0].buffer)
+        assert not seq[2].value.args[1].same_as(seq[0].buffer)
 
 
 @T.prim_func(private=True)

@@ -129,8 +129,8 @@ fn expr_fields(type_key: &str) -> &'static [(&'static str, bool)] {
 struct RemappedBuffer {
     buffer: ObjectRef<Var>,
     /// The variable that the buffer's own variable was remapped to when it was built: the
-    /// buffer itself, but for an allocation rebuilt after its variable was renamed (see
-    /// `remapped_buffer`).
+    /// buffer itself, but for a definition's buffer rebuilt after its variable was renamed
+    /// (see `remapped_buffer_at`).
     built_for: ObjectRef<Var>,
     uses: Vec<usize>,
 }
@@ -426,14 +426,14 @@ impl ConvertSsa {
         self.remapped_buffer_at(buf, false)
     }
 
-    /// [`Self::remapped_buffer`], at an allocation (`allocation`) or a use. An allocated buffer
-    /// renamed and rebuilt there leaves its plain uses on the renamed variable (not the rebuilt
-    /// buffer) as TVM 0.27's C++ pass does (its base mutator rebuilds the allocation); loads and
-    /// stores still find the rebuilt buffer.
+    /// [`Self::remapped_buffer`], at a buffer's definition (`AllocBuffer`, `DeclBuffer`) or a
+    /// use. A buffer renamed and rebuilt at its definition leaves its plain uses on the renamed
+    /// variable (not the rebuilt buffer) as TVM 0.27's C++ pass does (its base mutator rebuilds
+    /// the definition's buffer); loads and stores still find the rebuilt buffer.
     fn remapped_buffer_at(
         &mut self,
         buf: &ObjectRef<Var>,
-        allocation: bool,
+        definition: bool,
     ) -> Result<ObjectRef<Var>> {
         let new_var = self.remapped_var(buf);
         if new_var.ptr_eq(buf) {
@@ -500,7 +500,7 @@ impl ConvertSsa {
         let k = key(buf);
         if let Some(last) = self.var_remap.get_mut(&k).and_then(|s| s.last_mut()) {
             if last.ptr_eq(&new_var) {
-                if !allocation {
+                if !definition {
                     *last = new_buf.clone();
                 }
                 let built_for = last.clone();
@@ -655,7 +655,7 @@ impl ConvertSsa {
             self.define(&buffer);
             let old_data = decl.data();
             let data = self.visit_expr(&old_data)?;
-            let new_buffer = self.remapped_buffer(&buffer)?;
+            let new_buffer = self.remapped_buffer_at(&buffer, true)?;
             if data.ptr_eq(&old_data) && new_buffer.ptr_eq(&buffer) {
                 return Ok(stmt.clone());
             }
