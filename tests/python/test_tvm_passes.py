@@ -295,6 +295,57 @@ def test_each_rule_changes_or_keeps_what_cpp_does(rust_remove_no_op):
     assert changed >= len(RULES) - 3
 
 
+def test_literal_conditionals_are_folded_where_cpp_folds_them(rust_remove_no_op):
+    # C++ folds an `if_then_else` or `Select` with a literal condition in the expressions its
+    # analyzer-aware visitor visits (loop bounds, conditions, bindings, assertions, attribute
+    # values, block domains, predicates, iteration values and regions), and leaves those of
+    # evaluations and stores alone.
+    n, i, vi = (tirx.Var(name, "int32") for name in ("n", "i", "vi"))
+    a = tirx.decl_buffer((16,), "int32", name="A")
+    yes, no = tirx.const(True, "bool"), tirx.const(False, "bool")
+    store = tirx.BufferStore(a, 1, [0])
+    call = tirx.call_extern("int32", "f")
+
+    def ite(c, x, y):
+        return tirx.call_intrin("int32", "prim.if_then_else", c, x, y)  # unfolded
+
+    def realize(dom=tvm.ir.Range(0, 16), predicate=yes, value=i, region_min=vi):
+        region = [tvm.ir.TensorRegion(a, [tvm.ir.Range.from_min_extent(region_min, 1)],
+                                      tirx.BufferRegionType())]
+        block = s_tir.SBlock([tirx.IterVar(dom, vi, 0)], region, region, "b",
+                             tirx.BufferStore(a, vi + 1, [vi]))
+        return tirx.For(i, 0, 16, tirx.ForKind.SERIAL,
+                        s_tir.SBlockRealize([value], predicate, block))
+
+    bodies = {
+        "evaluate": (tirx.Evaluate(ite(no, call, 0)), False),
+        "store": (tirx.BufferStore(a, tirx.Select(yes, n, 1), [0]), False),
+        "loop bounds": (tirx.For(i, tirx.Select(yes, 1, 0), n, tirx.ForKind.SERIAL, store,
+                                 step=tirx.Select(yes, 2, 1)), True),
+        "loop extent": (tirx.For(i, 0, ite(yes, 0, n), tirx.ForKind.SERIAL, store), True),
+        "condition": (tirx.IfThenElse(tirx.Select(tirx.Select(yes, yes, no), n > 0, n < 0),
+                                      store, None), True),
+        "binding": (tirx.SeqStmt([tirx.Bind(i, tirx.Select(yes, n, 1)), store]), True),
+        "assertion": (tirx.SeqStmt([tirx.AssertStmt(tirx.Select(yes, n > 0, no),
+                                                    tvm.ir.StringImm("RuntimeError"), []), store]),
+                      True),
+        "attribute": (tirx.AttrStmt(n, "pragma_x", tirx.Select(yes, 1, 2), store), True),
+        "while": (tirx.While(tirx.Select(yes, n > 0, no), store), True),
+        "inside a let": (tirx.For(i, 0, tirx.Let(vi, 3, tirx.Select(yes, n, 1)),
+                                  tirx.ForKind.SERIAL, store), True),
+        "not literal": (tirx.IfThenElse(tirx.Select(n > 2, n > 0, n < 0), store, None), False),
+        "block domain": (realize(dom=tvm.ir.Range.from_min_extent(0, tirx.Select(yes, 16, n))),
+                         True),
+        "block predicate": (realize(predicate=tirx.Select(yes, i < 8, i < 4)), True),
+        "block value": (realize(value=tirx.Select(yes, i, 0)), True),
+        "block region": (realize(region_min=tirx.Select(yes, vi, 0)), True),
+    }
+    for name, (body, folds) in bodies.items():
+        mod = _module(tirx.PrimFunc([a, n], body))
+        got, _ = _both(rust_remove_no_op, mod)
+        assert tvm_ffi.structural_equal(got, mod) != folds, name
+
+
 def test_nested_sequences_are_flattened(rust_remove_no_op):
     a = tirx.decl_buffer((16,), "int32", name="A")
     nop = tirx.Evaluate(tirx.const(0, "int32"))

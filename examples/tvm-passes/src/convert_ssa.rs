@@ -8,6 +8,7 @@
 //! read by field name) are visited as TVM 0.27's C++ pass visits them, which the tests check:
 //! they open no scope and define nothing; their expressions are renamed.
 
+use crate::expr::expr_fields;
 use crate::ir::{
     AllocBuffer, AssertStmt, AttrStmt, Bind, BufferStore, BufferType, Call, DeclBuffer, Evaluate,
     Expr, FloatImm, For, IfThenElse, IntImm, Iter, IterVar, Layout, Let, PrimFunc, Range, SeqStmt,
@@ -97,30 +98,6 @@ impl Globals {
             *slot = Some(Function::get_global_required(name)?);
         }
         Ok(slot.as_ref().expect("looked up just above"))
-    }
-}
-
-/// Fields of the expression types that hold expressions: `(name, is an array)`.
-fn expr_fields(type_key: &str) -> &'static [(&'static str, bool)] {
-    match type_key {
-        "prim.Add" | "prim.Sub" | "prim.Mul" | "prim.Div" | "prim.Mod" | "prim.FloorDiv"
-        | "prim.FloorMod" | "prim.Min" | "prim.Max" | "prim.EQ" | "prim.NE" | "prim.LT"
-        | "prim.LE" | "prim.GT" | "prim.GE" | "prim.And" | "prim.Or" | "prim.BitwiseAnd"
-        | "prim.BitwiseOr" | "prim.BitwiseXor" | "prim.LShift" | "prim.RShift" => {
-            &[("a", false), ("b", false)]
-        }
-        "prim.Not" | "prim.BitwiseNot" => &[("a", false)],
-        "prim.Select" => &[
-            ("condition", false),
-            ("true_value", false),
-            ("false_value", false),
-        ],
-        "prim.Cast" => &[("value", false)],
-        "prim.Ramp" => &[("base", false), ("stride", false), ("lanes", false)],
-        "prim.Broadcast" => &[("value", false), ("lanes", false)],
-        "prim.Shuffle" => &[("vectors", true), ("indices", true)],
-        "ir.Call" => &[("args", true)],
-        _ => &[],
     }
 }
 

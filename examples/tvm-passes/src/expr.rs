@@ -202,3 +202,27 @@ pub fn dtype_of(expr: &ObjectRef<Expr>) -> Option<DataType> {
 pub fn evaluate(value: ObjectRef<Expr>) -> ObjectRef<Stmt> {
     Evaluate::from_fields(None, value).upcast()
 }
+
+/// Fields of the expression types that hold expressions: `(name, is an array)`.
+pub fn expr_fields(type_key: &str) -> &'static [(&'static str, bool)] {
+    match type_key {
+        "prim.Add" | "prim.Sub" | "prim.Mul" | "prim.Div" | "prim.Mod" | "prim.FloorDiv"
+        | "prim.FloorMod" | "prim.Min" | "prim.Max" | "prim.EQ" | "prim.NE" | "prim.LT"
+        | "prim.LE" | "prim.GT" | "prim.GE" | "prim.And" | "prim.Or" | "prim.BitwiseAnd"
+        | "prim.BitwiseOr" | "prim.BitwiseXor" | "prim.LShift" | "prim.RShift" => {
+            &[("a", false), ("b", false)]
+        }
+        "prim.Not" | "prim.BitwiseNot" => &[("a", false)],
+        "prim.Select" => &[
+            ("condition", false),
+            ("true_value", false),
+            ("false_value", false),
+        ],
+        "prim.Cast" => &[("value", false)],
+        "prim.Ramp" => &[("base", false), ("stride", false), ("lanes", false)],
+        "prim.Broadcast" => &[("value", false), ("lanes", false)],
+        "prim.Shuffle" => &[("vectors", true), ("indices", true)],
+        "ir.Call" => &[("args", true)],
+        _ => &[],
+    }
+}

@@ -25,6 +25,7 @@ mod analyzer;
 mod convert_ssa;
 mod dead_code_elimination;
 mod expr;
+mod fold;
 mod remove_no_op;
 mod seq;
 

@@ -12,18 +12,23 @@
 //! (`s_tir.SBlockRealize`, `s_tir.SBlock`, outside the generated namespaces) are read and rebuilt
 //! by field name, their iteration variables bound to their domains.
 //!
-//! Expressions are kept as they are, as C++ keeps them, except that C++ also folds an
-//! `if_then_else` call or a `Select` whose condition is a literal constant inside an expression
-//! (not done here).
+//! Expressions are kept as they are, as C++ keeps them, except that an `if_then_else` call or a
+//! `Select` whose condition is a literal constant is folded to the value it selects in the
+//! expressions C++'s analyzer-aware visitor visits (loop bounds, conditions, bindings,
+//! assertions, attribute values, and blocks' domains, predicates, iteration values and
+//! regions; `Evaluate` and `BufferStore` are handled by the rules alone). Not done: C++ also
+//! folds the shape, strides and offset of a buffer at its definition (`AllocBuffer`,
+//! `DeclBuffer`, a block's allocated and matched buffers), rebuilding the buffer.
 
 use crate::analyzer::Analyzer;
 use crate::expr::{
     as_const_int, dtype_of, evaluate, int_imm, is_const, is_no_op, is_prim, loads_from, Effects,
     PURE, READ_STATE,
 };
+use crate::fold::Folder;
 use crate::ir::{
     AssertStmt, AttrStmt, Bind, BufferStore, Call, Evaluate, Expr, For, IfThenElse, Range, SeqStmt,
-    Stmt, TensorLoad, Var, While,
+    Stmt, TensorLoad, TensorRegion, Var, While,
 };
 use crate::seq::{flatten, flatten_into};
 use tvm_ffi::builtin::AnyObject;
@@ -43,6 +48,7 @@ struct Builders {
     le: Function,
     not: Function,
     buffer_load: Function,
+    iter_var: Function,
     get_op: Function,
     /// The operator `likely`.
     likely: Option<ObjectRef<Expr>>,
@@ -84,6 +90,7 @@ impl Builders {
             le: g("prim._OpLE")?,
             not: g("prim.Not")?,
             buffer_load: g("tirx.BufferLoad")?,
+            iter_var: g("tirx.IterVar")?,
             get_op,
         })
     }
@@ -100,6 +107,8 @@ pub struct NoOpRemover {
     profiler_ops: Vec<ObjectRef<Expr>>,
     /// `(loop variable, min, extent)` of the enclosing loops (C++'s `var_range_map_`).
     loops: Vec<(ObjectRef<Var>, ObjectRef<Expr>, ObjectRef<Expr>)>,
+    /// The folding of literal conditionals in the expressions C++ visits.
+    folder: Folder,
 }
 
 impl NoOpRemover {
@@ -120,7 +129,9 @@ impl NoOpRemover {
                 }
             }
         }
+        let folder = Folder::new(&build.get_op);
         Ok(NoOpRemover {
+            folder,
             analyzer: Analyzer::new(config.max_simplification_steps)?,
             effects: Effects::new()?,
             build,
@@ -200,27 +211,37 @@ impl NoOpRemover {
             return self.visit_attr(stmt, attr);
         }
         if let Some(bind) = stmt.downcast_ref::<Bind>() {
-            let value = bind.value();
+            let old_value = bind.value();
+            let value = self.folder.fold(&old_value)?;
             if is_prim(&value) && self.effects.side_effect(&value)? <= PURE {
-                self.analyzer.bind_value(bind.var(), value);
+                self.analyzer.bind_value(bind.var(), value.clone());
             }
-            return Ok(stmt.clone());
+            if value.ptr_eq(&old_value) {
+                return Ok(stmt.clone());
+            }
+            return Ok(Bind::from_fields(bind.base.span(), bind.var(), value).upcast());
         }
         if let Some(assert) = stmt.downcast_ref::<AssertStmt>() {
-            let condition = assert.condition();
+            let old_condition = assert.condition();
+            let condition = self.folder.fold(&old_condition)?;
             if self.effects.side_effect(&condition)? <= PURE {
-                self.analyzer.constrain(condition);
+                self.analyzer.constrain(condition.clone());
             }
-            return Ok(stmt.clone());
+            if condition.ptr_eq(&old_condition) {
+                return Ok(stmt.clone());
+            }
+            return stmt.copy_with([("condition", Any::new(condition))]);
         }
         if let Some(while_) = stmt.downcast_ref::<While>() {
+            let old_condition = while_.condition();
+            let condition = self.folder.fold(&old_condition)?;
             let body = while_.body();
             let new_body = self.visit(&body)?;
-            if new_body.ptr_eq(&body) {
+            if condition.ptr_eq(&old_condition) && new_body.ptr_eq(&body) {
                 return Ok(stmt.clone());
             }
             let span = while_.base.span();
-            return Ok(While::from_fields(span, while_.condition(), new_body).upcast());
+            return Ok(While::from_fields(span, condition, new_body).upcast());
         }
         match stmt.type_key() {
             "s_tir.SBlockRealize" => return self.visit_block_realize(stmt),
@@ -232,18 +253,33 @@ impl NoOpRemover {
     }
 
     /// An `s_tir.SBlockRealize` (outside the generated namespaces: read by field name): its
-    /// block visited.
+    /// iteration values and predicate folded, its block visited.
     fn visit_block_realize(&mut self, stmt: &ObjectRef<Stmt>) -> Result<ObjectRef<Stmt>> {
+        let mut replacements = Vec::new();
+        let values = stmt.get_field::<Array<ObjectRef<Expr>>>("iter_values")?;
+        let new_values = self.folder.fold_all(&values)?;
+        if !new_values.as_object_ref().ptr_eq(values.as_object_ref()) {
+            replacements.push(("iter_values", Any::new(new_values)));
+        }
+        let predicate = stmt.get_field::<ObjectRef<Expr>>("predicate")?;
+        let new_predicate = self.folder.fold(&predicate)?;
+        if !new_predicate.ptr_eq(&predicate) {
+            replacements.push(("predicate", Any::new(new_predicate)));
+        }
         let block = stmt.get_field::<ObjectRef<Stmt>>("block")?;
         let new_block = self.visit(&block)?;
-        if new_block.ptr_eq(&block) {
+        if !new_block.ptr_eq(&block) {
+            replacements.push(("block", Any::new(new_block)));
+        }
+        if replacements.is_empty() {
             return Ok(stmt.clone());
         }
-        stmt.copy_with([("block", Any::new(new_block))])
+        stmt.copy_with(replacements)
     }
 
     /// An `s_tir.SBlock`, as C++'s `IRMutatorWithAnalyzer`: its iteration variables bound to
-    /// their domains in a scope of their own, its `init` and `body` visited.
+    /// their domains in a scope of their own, its domains and read and write regions folded,
+    /// its `init` and `body` visited.
     fn visit_block(&mut self, stmt: &ObjectRef<Stmt>) -> Result<ObjectRef<Stmt>> {
         self.analyzer.push_scope();
         let out = self.visit_block_scoped(stmt);
@@ -259,6 +295,59 @@ impl NoOpRemover {
             self.analyzer.bind_range(var, dom.min(), dom.extent());
         }
         let mut replacements = Vec::new();
+        let mut new_iter_vars = Vec::with_capacity(iter_vars.len());
+        let mut changed = false;
+        for iter_var in iter_vars.iter() {
+            let dom = iter_var.get_field::<ObjectRef<Range>>("dom")?;
+            let new_dom = self.fold_range(&dom)?;
+            if new_dom.ptr_eq(&dom) {
+                new_iter_vars.push(Any::new(iter_var));
+                continue;
+            }
+            changed = true;
+            new_iter_vars.push(self.build.iter_var.call((
+                new_dom,
+                iter_var.get_field_any("var")?,
+                iter_var.get_field_any("iter_type")?,
+                iter_var.get_field_any("thread_tag")?,
+                Any::default(),
+            ))?);
+        }
+        if changed {
+            replacements.push(("iter_vars", Any::new(Array::new(new_iter_vars)?)));
+        }
+        for name in ["reads", "writes"] {
+            let regions = stmt.get_field::<Array<ObjectRef<TensorRegion>>>(name)?;
+            let mut new_regions = Vec::with_capacity(regions.len());
+            let mut changed = false;
+            for region in regions.iter() {
+                let ranges = region.region();
+                let mut new_ranges = Vec::with_capacity(ranges.len());
+                let mut ranges_changed = false;
+                for range in ranges.iter() {
+                    let new = self.fold_range(&range)?;
+                    ranges_changed |= !new.ptr_eq(&range);
+                    new_ranges.push(new);
+                }
+                if ranges_changed {
+                    changed = true;
+                    let base = &region.base;
+                    let source = region.source();
+                    let new_ranges = Array::new(new_ranges)?;
+                    new_regions.push(TensorRegion::from_fields(
+                        base.span(),
+                        base.ty(),
+                        source,
+                        new_ranges,
+                    ));
+                } else {
+                    new_regions.push(region);
+                }
+            }
+            if changed {
+                replacements.push((name, Any::new(Array::new(new_regions)?)));
+            }
+        }
         if let Some(init) = stmt.get_field::<Option<ObjectRef<Stmt>>>("init")? {
             let new_init = self.visit(&init)?;
             if !new_init.ptr_eq(&init) {
@@ -274,6 +363,16 @@ impl NoOpRemover {
             return Ok(stmt.clone());
         }
         stmt.copy_with(replacements)
+    }
+
+    /// A range with its bounds folded (C++ `Range::FromMinExtent` when one changed).
+    fn fold_range(&self, range: &ObjectRef<Range>) -> Result<ObjectRef<Range>> {
+        let (min, extent) = (range.min(), range.extent());
+        let (new_min, new_extent) = (self.folder.fold(&min)?, self.folder.fold(&extent)?);
+        if new_min.ptr_eq(&min) && new_extent.ptr_eq(&extent) {
+            return Ok(range.clone());
+        }
+        Ok(Range::from_fields(new_min, new_extent, None))
     }
 
     /// C++ `StmtMutator::VisitStmt_(SeqStmt)`: visits each statement, then `SeqStmt::Flatten`
@@ -308,25 +407,38 @@ impl NoOpRemover {
         self.loops.pop();
         self.analyzer.pop_scope()?;
         let new_body = new_body?;
-        if is_const(&extent, 0) {
+        // C++ visits the bounds with the body (`StmtExprMutator`), folding them.
+        let (old_min, old_step) = (loop_.min(), loop_.step());
+        let min = self.folder.fold(&old_min)?;
+        let new_extent = self.folder.fold(&extent)?;
+        let step = match &old_step {
+            Some(step) => Some(self.folder.fold(step)?),
+            None => None,
+        };
+        if is_const(&new_extent, 0) {
             return Ok(self.nop());
         }
         if is_no_op(&new_body) {
-            return self.make_evaluate_all(&[loop_.min(), extent]);
+            return self.make_evaluate_all(&[min, new_extent]);
         }
-        if new_body.ptr_eq(&body) {
+        let same_step = match (&step, &old_step) {
+            (Some(a), Some(b)) => a.ptr_eq(b),
+            _ => true,
+        };
+        if new_body.ptr_eq(&body) && min.ptr_eq(&old_min) && new_extent.ptr_eq(&extent) && same_step
+        {
             return Ok(stmt.clone());
         }
         Ok(For::from_fields(
             loop_.base.span(),
             loop_.loop_var(),
-            loop_.min(),
-            extent,
+            min,
+            new_extent,
             loop_.kind(),
             new_body,
             loop_.thread_binding(),
             loop_.annotations(),
-            loop_.step(),
+            step,
         )
         .upcast())
     }
@@ -373,7 +485,8 @@ impl NoOpRemover {
         stmt: &ObjectRef<Stmt>,
         node: &IfThenElse,
     ) -> Result<ObjectRef<Stmt>> {
-        let condition = node.condition();
+        let old_condition = node.condition();
+        let condition = self.folder.fold(&old_condition)?;
         let mut real = condition.clone();
         if let Some(call) = condition.downcast_ref::<Call>() {
             let callee = call.op();
@@ -421,7 +534,7 @@ impl NoOpRemover {
             (Some(a), Some(b)) => a.ptr_eq(b),
             _ => true,
         };
-        if new_then.ptr_eq(&then_case) && same_else {
+        if condition.ptr_eq(&old_condition) && new_then.ptr_eq(&then_case) && same_else {
             return Ok(stmt.clone());
         }
         Ok(IfThenElse::from_fields(node.base.span(), condition, new_then, new_else).upcast())
@@ -506,16 +619,15 @@ impl NoOpRemover {
         let new_body = self.visit(&body);
         self.analyzer.pop_scope()?;
         let new_body = new_body?;
+        let old_value = attr.value();
+        let value = self.folder.fold(&old_value)?;
         if is_no_op(&new_body) {
-            return self.make_evaluate(attr.value());
+            return self.make_evaluate(value);
         }
-        if new_body.ptr_eq(&body) {
+        if new_body.ptr_eq(&body) && value.ptr_eq(&old_value) {
             return Ok(stmt.clone());
         }
-        Ok(
-            AttrStmt::from_fields(attr.base.span(), attr.node(), key, attr.value(), new_body)
-                .upcast(),
-        )
+        Ok(AttrStmt::from_fields(attr.base.span(), attr.node(), key, value, new_body).upcast())
     }
 
     fn visit_store(
