@@ -3,6 +3,7 @@ import copy
 import gc
 import json
 import pathlib
+import re
 import pickle
 import subprocess
 import sys
@@ -361,7 +362,15 @@ print("ok")
 """
     run = run_in_fresh_python(script)
     assert run.stdout.strip() == "ok"
-    assert "cannot register global function `my_ext.add`" in run.stderr
+    # A load error per global function (the types are shared): the first five printed, then a
+    # line that counts the rest.
+    lines = run.stderr.splitlines()
+    assert len(lines) == 6, run.stderr
+    duplicate = re.compile(r"tvm-ffi: cannot register global function `(my_ext\.\w+)`: "
+                           r"Global Function `\1` is already registered$")
+    assert all(duplicate.match(line) for line in lines[:5]), run.stderr
+    assert re.fullmatch(r"tvm-ffi: \.\.\. and \d+ more load errors "
+                        r"\(tvm_ffi::registry::load_errors\(\) lists them all\)", lines[5]), run.stderr
     assert "cannot register type" not in run.stderr
 
 
