@@ -26,6 +26,7 @@
 //! inside erased (here: its body's type as it is).
 
 use crate::convert_ssa::{key, AddressMap, Build};
+use crate::expr::{outermost, PURE};
 use crate::ir::{
     BaseFunc, Binding, BindingBlock, Call, Constant, DataflowBlock, Expr, ExternFunc, FloatImm,
     GlobalVar, IRModule, If, IntImm, MatchCast, Op, PrimFunc, RelaxExprFunction, RelaxFuncType,
@@ -37,9 +38,6 @@ use tvm_ffi::structural::{self, VisitValue, WalkOrder, WalkResult};
 use tvm_ffi::{bail, Any, Array, Function, Map, ObjectRef, Result, String};
 
 type AddressSet = HashSet<usize, Build>;
-
-/// C++ `CallEffectKind::kPure`.
-const PURE: i64 = 1;
 
 /// C++ `IsImpureCall` and `ContainsImpureCall`, with each operator's purity asked of TVM once.
 pub struct Purity {
@@ -194,40 +192,6 @@ fn bound_value(binding: &ObjectRef<Binding>) -> Option<ObjectRef<Expr>> {
     binding
         .downcast_ref::<MatchCast>()
         .and_then(|b| b.value.get())
-}
-
-/// The outermost sub-expressions of `expr` (not `expr` itself) that `pick` takes, found by
-/// TVM's own traversal of its fields; variables, operators and types are not entered.
-fn outermost(
-    expr: &ObjectRef<Expr>,
-    pick: impl Fn(&ObjectRef<Expr>) -> bool,
-) -> Result<Vec<ObjectRef<Expr>>> {
-    let root = key(expr);
-    let mut found = Vec::new();
-    structural::walk(
-        Any::new(expr.clone()),
-        |value: &VisitValue| {
-            if let Some(e) = value.as_object::<Expr>() {
-                if key(e) == root {
-                    return WalkResult::Advance;
-                }
-                if pick(e) {
-                    found.push(e.clone());
-                    return WalkResult::Skip;
-                }
-                if e.is_instance::<Var>() || e.is_instance::<Op>() {
-                    return WalkResult::Skip;
-                }
-                return WalkResult::Advance;
-            }
-            if value.as_object::<Type>().is_some() {
-                return WalkResult::Skip;
-            }
-            WalkResult::Advance
-        },
-        WalkOrder::PreOrder,
-    )?;
-    Ok(found)
 }
 
 /// C++ `UDChain` (`CollectVarUsage`) over one Relax function: for each variable, how many

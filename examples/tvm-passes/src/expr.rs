@@ -1,6 +1,7 @@
 //! What the passes ask of an expression: its side effects (C++ `tirx::SideEffect`), whether it
 //! reads a buffer, and the constants and nodes they build.
 
+use crate::convert_ssa::key;
 use crate::ir::{
     Call, Evaluate, Expr, FloatImm, IntImm, Op, PrimType, Stmt, StringImm, TensorLoad, Type, Var,
 };
@@ -109,31 +110,34 @@ impl Effects {
             }
             return Ok(());
         }
-        // Any other expression: its sub-expressions, through TVM's own traversal.
-        let mut found = Vec::new();
-        walk_children(expr, |e| {
-            found.push(e.clone());
-        })?;
-        for e in found {
+        // Any other expression: its calls and loads (the others hold none), through TVM's own
+        // traversal.
+        for e in outermost(expr, |e| {
+            e.is_instance::<Call>() || e.is_instance::<TensorLoad>()
+        })? {
             self.side_effect_into(&e, kind)?;
         }
         Ok(())
     }
 }
 
-/// Calls `each` on the outermost sub-expressions of `expr` that are calls or loads (the others
-/// hold none), without entering variables, operators and types.
-fn walk_children(expr: &ObjectRef<Expr>, mut each: impl FnMut(&ObjectRef<Expr>)) -> Result<()> {
-    let root = expr.as_raw().as_ptr() as usize;
+/// The outermost sub-expressions of `expr` (not `expr` itself) that `pick` takes, found by
+/// TVM's own traversal of its fields; variables, operators and types are not entered.
+pub fn outermost(
+    expr: &ObjectRef<Expr>,
+    pick: impl Fn(&ObjectRef<Expr>) -> bool,
+) -> Result<Vec<ObjectRef<Expr>>> {
+    let root = key(expr);
+    let mut found = Vec::new();
     structural::walk(
         Any::new(expr.clone()),
         |value: &VisitValue| {
             if let Some(e) = value.as_object::<Expr>() {
-                if e.as_raw().as_ptr() as usize == root {
+                if key(e) == root {
                     return WalkResult::Advance;
                 }
-                if e.is_instance::<Call>() || e.is_instance::<TensorLoad>() {
-                    each(e);
+                if pick(e) {
+                    found.push(e.clone());
                     return WalkResult::Skip;
                 }
                 if e.is_instance::<Var>() || e.is_instance::<Op>() {
@@ -148,7 +152,7 @@ fn walk_children(expr: &ObjectRef<Expr>, mut each: impl FnMut(&ObjectRef<Expr>))
         },
         WalkOrder::PreOrder,
     )?;
-    Ok(())
+    Ok(found)
 }
 
 /// Whether `expr` loads from `buffer` anywhere.
@@ -175,9 +179,9 @@ pub fn loads_from(expr: &ObjectRef<Expr>, buffer: &ObjectRef<Var>) -> Result<boo
         }
         return Ok(false);
     }
-    let mut found = Vec::new();
-    walk_children(expr, |e| found.push(e.clone()))?;
-    for e in found {
+    for e in outermost(expr, |e| {
+        e.is_instance::<Call>() || e.is_instance::<TensorLoad>()
+    })? {
         if loads_from(&e, buffer)? {
             return Ok(true);
         }
