@@ -8,8 +8,9 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, Ordering};
 
 use crate::abi::sys::{self, type_index as ti, TVMFFIAny, TVMFFIObject};
 use crate::base::error::{panic as ffi_panic, Error, Result};
+use crate::base::object::alloc_object;
 use crate::base::object::type_info;
-use crate::base::value::AnyView;
+use crate::base::value::{Any, AnyView};
 use crate::call::function::Function;
 
 /// The calling thread, as an address no other live thread shares (a thread-local's): cheaper
@@ -90,6 +91,42 @@ impl Hook {
                 type_info::type_key_of_index(other)
             ))),
         }
+    }
+}
+
+/// A new object of `type_index` whose payload is `fields` (the visitor or mutator lent to a
+/// hook), owned by the returned `Any` (C++ may take more references), and its address.
+///
+/// # Safety
+/// `type_index` describes a type whose payload layout is `F` (C++ reads the prefix of the
+/// runtime's object that `F` starts with).
+pub(crate) unsafe fn new_lent_object<F>(
+    fields: F,
+    type_index: i32,
+) -> (Any, NonNull<TVMFFIObject>) {
+    // SAFETY: the caller's contract.
+    let object = unsafe { alloc_object(fields, type_index, 0) };
+    let raw = TVMFFIAny {
+        type_index,
+        zero_padding: 0,
+        value: sys::TVMFFIAnyValue {
+            v_obj: object.as_ptr(),
+        },
+    };
+    // SAFETY: the one reference of the new object, owned by the `Any` from here on.
+    (unsafe { Any::from_raw(raw) }, object)
+}
+
+/// The payload of an object made by [`new_lent_object`].
+///
+/// # Safety
+/// `object` was made by [`new_lent_object`] with an `F` and stays alive for `'a`.
+pub(crate) unsafe fn lent_fields<'a, F>(object: NonNull<TVMFFIObject>) -> &'a F {
+    // SAFETY: the payload follows the 24-byte header; the caller's contract.
+    unsafe {
+        &*(object.as_ptr() as *const u8)
+            .add(std::mem::size_of::<TVMFFIObject>())
+            .cast()
     }
 }
 

@@ -19,12 +19,14 @@ use std::mem::{offset_of, size_of};
 use std::ptr::NonNull;
 use std::sync::atomic::AtomicI32;
 
-use super::hook_abi::{lent_type_index, panic_into_abi, Hook, Lent, Refused};
+use super::hook_abi::{
+    lent_fields, lent_type_index, new_lent_object, panic_into_abi, Hook, Lent, Refused,
+};
 use super::mutate_value::{is_unique, Permit};
 use super::visit::{with_frame, AttrColumn, DefRegionKind};
 use crate::abi::sys::{self, type_index as ti, TVMFFIAny, TVMFFIObject};
 use crate::base::error::{panic as ffi_panic, Error, Result};
-use crate::base::object::{alloc_object, type_index_of, type_info, ObjectCell};
+use crate::base::object::{type_index_of, type_info, ObjectCell};
 use crate::base::value::{Any, AnyView};
 
 /// The type key C++ declares `StructuralMutatorObj` under.
@@ -169,17 +171,7 @@ fn call_mutate_hook(
     };
     // SAFETY: `mutator_index` is `ffi.StructuralMutator`, whose readers (C++) read the
     // `StructuralMutatorObj` prefix that `MutatorFields` starts with (asserted above).
-    let object = unsafe { alloc_object(fields, mutator_index, 0) };
-    let raw_mutator = TVMFFIAny {
-        type_index: mutator_index,
-        zero_padding: 0,
-        value: sys::TVMFFIAnyValue {
-            v_obj: object.as_ptr(),
-        },
-    };
-    // SAFETY: the one reference of the new object, owned by `mutator` from here on (C++ may
-    // take more; the object is freed when the last one goes).
-    let mutator = unsafe { Any::from_raw(raw_mutator) };
+    let (mutator, object) = unsafe { new_lent_object(fields, mutator_index) };
     // SAFETY: the fields of the object `mutator` keeps alive through this function.
     let fields = unsafe { fields_of(object) };
     let mut active = ActiveHook {
@@ -201,12 +193,9 @@ fn call_mutate_hook(
             // SAFETY: an owned value the hook returned.
             outcome_of(unsafe { Any::from_raw(raw) })
         }
-        Hook::Function(hook) => {
-            // SAFETY: `mutator` owns the object through the call.
-            let mutator_view = unsafe { AnyView::from_raw(raw_mutator) };
-            hook.call_packed(&[mutator_view, *value])
-                .and_then(outcome_of)
-        }
+        Hook::Function(hook) => hook
+            .call_packed(&[*mutator.as_view(), *value])
+            .and_then(outcome_of),
     };
     // In this order (as an unwind drops them too): the fields are written before `mutator`
     // lets go of the object.
@@ -220,12 +209,8 @@ fn call_mutate_hook(
 /// # Safety
 /// `object` is a live object allocated by [`call_mutate_hook`], kept alive for `'a`.
 unsafe fn fields_of<'a>(object: NonNull<TVMFFIObject>) -> &'a MutatorFields {
-    // SAFETY: the fields follow the 24-byte header (asserted above); the caller's contract.
-    unsafe {
-        &*(object.as_ptr() as *const u8)
-            .add(size_of::<TVMFFIObject>())
-            .cast()
-    }
+    // SAFETY: the caller's contract.
+    unsafe { lent_fields(object) }
 }
 
 /// The result of a hook: its error, `None` for the `Unchanged` marker, or the replacement.

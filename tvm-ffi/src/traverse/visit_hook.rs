@@ -17,7 +17,9 @@ use std::mem::{offset_of, size_of};
 use std::ptr::NonNull;
 use std::sync::atomic::AtomicI32;
 
-use super::hook_abi::{lent_type_index, panic_into_abi, Hook, Lent, Refused};
+use super::hook_abi::{
+    lent_fields, lent_type_index, new_lent_object, panic_into_abi, Hook, Lent, Refused,
+};
 use crate::abi::sys::{self, type_index as ti, TVMFFIAny, TVMFFIObject};
 use crate::base::error::{panic as ffi_panic, Error, Result};
 use crate::base::object::{alloc_object, type_index_of, type_info, ObjectCell};
@@ -120,17 +122,7 @@ pub(crate) fn call_visit_hook(
     };
     // SAFETY: `visitor_index` is `ffi.StructuralVisitor`, whose readers (C++) read the
     // `StructuralVisitorObj` prefix that `VisitorFields` starts with (asserted above).
-    let object = unsafe { alloc_object(fields, visitor_index, 0) };
-    let raw_visitor = TVMFFIAny {
-        type_index: visitor_index,
-        zero_padding: 0,
-        value: sys::TVMFFIAnyValue {
-            v_obj: object.as_ptr(),
-        },
-    };
-    // SAFETY: the one reference of the new object, owned by `visitor` from here on (C++ may
-    // take more; the object is freed when the last one goes).
-    let visitor = unsafe { Any::from_raw(raw_visitor) };
+    let (visitor, object) = unsafe { new_lent_object(fields, visitor_index) };
     // SAFETY: the fields of the object `visitor` keeps alive through this function.
     let fields = unsafe { fields_of(object) };
     let mut active = ActiveHook { visit_child };
@@ -149,12 +141,9 @@ pub(crate) fn call_visit_hook(
             // SAFETY: an owned value the hook returned.
             outcome_of(unsafe { Any::from_raw(raw) }, hooked_type_index)
         }
-        Hook::Function(hook) => {
-            // SAFETY: `visitor` owns the object through the call.
-            let visitor_view = unsafe { AnyView::from_raw(raw_visitor) };
-            hook.call_packed(&[visitor_view, *value])
-                .and_then(|result| outcome_of(result, hooked_type_index))
-        }
+        Hook::Function(hook) => hook
+            .call_packed(&[*visitor.as_view(), *value])
+            .and_then(|result| outcome_of(result, hooked_type_index)),
     };
     // In this order (as an unwind drops them too): the fields are written before `visitor`
     // lets go of the object.
@@ -168,12 +157,8 @@ pub(crate) fn call_visit_hook(
 /// # Safety
 /// `object` is a live object allocated by [`call_visit_hook`], kept alive for `'a`.
 unsafe fn fields_of<'a>(object: NonNull<TVMFFIObject>) -> &'a VisitorFields {
-    // SAFETY: the fields follow the 24-byte header (asserted above); the caller's contract.
-    unsafe {
-        &*(object.as_ptr() as *const u8)
-            .add(size_of::<TVMFFIObject>())
-            .cast()
-    }
+    // SAFETY: the caller's contract.
+    unsafe { lent_fields(object) }
 }
 
 /// The outcome a hook (or a visit through a vtable) returned: None, an `ffi.Error` or an
